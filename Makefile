@@ -1,0 +1,40 @@
+# The two commands of the README: `make run` and `make test`. Both set everything up first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install run test lint ui bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# torch first, pinned: the CPU build; an unpinned torch would pull a multi-GB CUDA build
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	MIND_HOME=.demo/home DAGSTER_HOME=$(CURDIR)/.demo/dagster $(BIN)/python -m mind_core.demo
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+ui: $(STAMP)
+	mkdir -p .dagster && DAGSTER_HOME=$(CURDIR)/.dagster $(BIN)/dagster dev -w workspace.yaml
+
+bench: $(STAMP)
+	mkdir -p benchmarks/results
+	for b in frames search; do $(BIN)/python benchmarks/$$b.py || exit 1; done
+
+clean:
+	rm -rf $(VENV) .demo .dagster benchmarks/results

@@ -1,0 +1,167 @@
+"""Connections to a mind file: sqlite-vec loaded, WAL, foreign keys, busy timeout, transactions.
+
+Python's own ``sqlite3`` cannot load extensions on many builds (this project's CI machine
+included), so the driver is chosen at import time: the stdlib module when it can load
+extensions, otherwise ``pysqlite3`` (a bundled, recent SQLite with the same DB-API).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from mind_core.errors import ExtensionMissingError
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+def _can_load_extensions(module: ModuleType) -> bool:
+    try:
+        conn = module.connect(":memory:")
+    except Exception:
+        return False
+    try:
+        return hasattr(conn, "enable_load_extension")
+    finally:
+        conn.close()
+
+
+def _pick_driver() -> ModuleType | None:
+    candidates = ["sqlite3", "pysqlite3.dbapi2"]
+    for name in candidates:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if _can_load_extensions(module):
+            return module
+    return None
+
+
+sqlite: ModuleType | None = _pick_driver()
+
+_FIX_HINT = (
+    "mind-harvest needs an SQLite driver that can load the sqlite-vec extension. "
+    "Python's sqlite3 module here cannot load extensions; install the bundled driver with "
+    "`pip install pysqlite3-binary` (Linux x86_64) or use a Python built with "
+    "--enable-loadable-sqlite-extensions, and make sure `pip install sqlite-vec` succeeded."
+)
+
+
+def driver() -> ModuleType:
+    """The DB-API module in use; raises a clear error when none can load extensions."""
+    if sqlite is None:
+        raise ExtensionMissingError(_FIX_HINT)
+    return sqlite
+
+
+def _load_sqlite_vec(conn: Any) -> None:
+    try:
+        import sqlite_vec
+    except ImportError as exc:
+        raise ExtensionMissingError("The sqlite-vec package is not installed. " + _FIX_HINT) from exc
+    try:
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+    except Exception as exc:  # driver-specific error types
+        raise ExtensionMissingError(f"sqlite-vec failed to load ({exc}). " + _FIX_HINT) from exc
+
+
+class Database:
+    """One connection to one mind file, with re-entrant transactions.
+
+    The connection runs in autocommit mode; ``transaction()`` issues ``BEGIN IMMEDIATE`` so a
+    writer takes the write lock up front and waits (busy timeout) instead of failing later with
+    "database is locked" when two processes write the same mind. Nested calls become savepoints.
+    """
+
+    def __init__(self, path: str | Path = ":memory:", *, readonly: bool = False) -> None:
+        module = driver()
+        self.path = str(path)
+        self.readonly = readonly
+        if self.path != ":memory:":
+            if readonly:
+                target = f"file:{Path(self.path).resolve()}?mode=ro"
+                self.conn = module.connect(target, uri=True, isolation_level=None, check_same_thread=False)
+            else:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                self.conn = module.connect(self.path, isolation_level=None, check_same_thread=False)
+        else:
+            self.conn = module.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self.conn.row_factory = module.Row
+        self.errors = module
+        _load_sqlite_vec(self.conn)
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not readonly and self.path != ":memory:":
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        self._depth = 0
+        self._lock = threading.RLock()
+
+    # -- statements -------------------------------------------------------------------------
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        return self.conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        return self.conn.executemany(sql, rows)
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        return self.conn.execute(sql, params).fetchone()
+
+    def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    def table_exists(self, name: str) -> bool:
+        return self.scalar("SELECT 1 FROM sqlite_master WHERE name = ? AND type IN ('table','view')", (name,)) == 1
+
+    def columns(self, table: str) -> set[str]:
+        return {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}
+
+    # -- transactions -----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Database]:
+        """Run the block in one transaction (BEGIN IMMEDIATE); nested blocks are savepoints."""
+        with self._lock:
+            depth = self._depth
+            if depth == 0:
+                self.conn.execute("BEGIN IMMEDIATE")
+            else:
+                self.conn.execute(f"SAVEPOINT sp{depth}")
+            self._depth += 1
+            try:
+                yield self
+            except BaseException:
+                self._depth -= 1
+                if depth == 0:
+                    self.conn.execute("ROLLBACK")
+                else:
+                    self.conn.execute(f"ROLLBACK TO sp{depth}")
+                    self.conn.execute(f"RELEASE sp{depth}")
+                raise
+            else:
+                self._depth -= 1
+                if depth == 0:
+                    self.conn.execute("COMMIT")
+                else:
+                    self.conn.execute(f"RELEASE sp{depth}")
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            if self._depth == 0 and not self.readonly and self.path != ":memory:":
+                self.conn.execute("PRAGMA optimize")
+        self.conn.close()

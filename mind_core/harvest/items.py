@@ -1,0 +1,111 @@
+"""The harvest item model: what a source plugin yields and the import engine consumes.
+
+Plain dataclasses, no Dagster and no database: a plugin only needs this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+ItemKind = Literal["conversation", "note", "email", "memory", "instruction", "artifact"]
+ITEM_KINDS: tuple[str, ...] = ("conversation", "note", "email", "memory", "instruction", "artifact")
+
+
+def stable_key(*parts: object) -> str:
+    """A key that is the same on every run for the same parts (first 40 hex of sha256).
+
+    Parts are joined with NUL so that ("a b", "c") and ("a", "b c") differ; None counts as "".
+    """
+    joined = "\x00".join("" if p is None else str(p) for p in parts)
+    return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+@dataclass
+class HarvestMessage:
+    """One message (or note section, or email) inside an item; becomes one I-frame."""
+
+    key: str
+    text: str
+    role: str | None = None  # user / assistant / tool / system, or None for notes
+    author: str | None = None  # a person's name or address where the source has one
+    timestamp: str | None = None  # ISO-8601 with a zone (UTC 'Z' preferred), or None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class HarvestItem:
+    """A conversation, note, email thread member, memory, instruction or artifact."""
+
+    key: str
+    kind: str
+    title: str
+    container_key: str  # conversation / note / thread id: one session per container
+    messages: list[HarvestMessage] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    timestamp: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ITEM_KINDS:
+            raise ValueError(f"unknown item kind {self.kind!r}; expected one of {', '.join(ITEM_KINDS)}")
+
+
+@dataclass
+class HarvestError:
+    """A located problem with one record or file; the scan goes on after it."""
+
+    path: str
+    reason: str
+    record: str | None = None  # record index / id, or "line N", or an archive member name
+
+    def __str__(self) -> str:
+        where = f"{self.path}" + (f" [{self.record}]" if self.record else "")
+        return f"{where}: {self.reason}"
+
+
+ScanEvent = HarvestItem | HarvestError
+
+
+@runtime_checkable
+class Source(Protocol):
+    """A source plugin: knows one kind of export and turns it into a stream of items."""
+
+    kind: str
+    display_name: str
+
+    def detect(self, path: Path) -> bool:
+        """True when the path looks like this source's input (cheap: names and first bytes)."""
+        ...
+
+    def scan(self, path: Path) -> Iterator[ScanEvent]:
+        """Yield items and located errors; never raise for bad data."""
+        ...
+
+    def fingerprint(self, path: Path) -> str:
+        """A cheap change detector (sizes and mtimes of the input files)."""
+        ...
+
+
+def file_fingerprint(path: Path, patterns: tuple[str, ...] = ("*",)) -> str:
+    """Sizes and mtimes of a file, or of every matching file below a folder, hashed."""
+    path = Path(path)
+    entries: list[str] = []
+    if path.is_file():
+        st = path.stat()
+        entries.append(f"{path.name}\x00{st.st_size}\x00{st.st_mtime_ns}")
+    elif path.is_dir():
+        seen: set[Path] = set()
+        for pattern in patterns:
+            for p in path.rglob(pattern):
+                if p in seen or not p.is_file():
+                    continue
+                seen.add(p)
+                st = p.stat()
+                entries.append(f"{p.relative_to(path)}\x00{st.st_size}\x00{st.st_mtime_ns}")
+    else:
+        return "missing"
+    entries.sort()
+    return hashlib.sha256("\n".join(entries).encode("utf-8", "surrogatepass")).hexdigest()

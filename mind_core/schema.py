@@ -1,0 +1,198 @@
+"""The mind's schema: the original's tables verbatim, plus additive extensions, and migrations.
+
+Table names, columns and CHECK constraints follow the spec (reference-behaviour §1) so a mind
+written here is a valid mind for the original system. Our additions are additive only: new
+columns with defaults, new tables, new indexes. Migrations detect what is present, so reopening a
+mind never recreates anything and a mind made by the original schema is upgraded in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from mind_core.db import Database
+from mind_core.timestamps import now_iso
+
+SCHEMA_VERSION = "1"
+EXTENSIONS_VERSION = "1"
+DEFAULT_DIMENSIONS = 1024
+
+SCHEMA_SQL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS identity (
+  id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL,
+  role TEXT NOT NULL DEFAULT '', department TEXT NOT NULL DEFAULT '',
+  personality TEXT NOT NULL DEFAULT '', capabilities TEXT NOT NULL DEFAULT '',
+  system_prompt TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL DEFAULT (datetime('now')), updated_at TEXT NOT NULL DEFAULT (datetime('now')));
+CREATE TABLE IF NOT EXISTS awareness (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  category TEXT NOT NULL CHECK (category IN ('task', 'action', 'pending', 'flag')),
+  content TEXT NOT NULL, priority INTEGER NOT NULL DEFAULT 0, metadata TEXT NOT NULL DEFAULT '{}',
+  created_at TEXT NOT NULL DEFAULT (datetime('now')), expires_at TEXT);
+CREATE TABLE IF NOT EXISTS sessions (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, gop_id TEXT NOT NULL UNIQUE, project_id TEXT,
+  status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'closed', 'archived')),
+  started_at TEXT NOT NULL DEFAULT (datetime('now')), ended_at TEXT, summary TEXT);
+CREATE INDEX IF NOT EXISTS idx_sessions_project ON sessions (project_id, started_at);
+CREATE TABLE IF NOT EXISTS memory_frames (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  frame_type TEXT NOT NULL CHECK (frame_type IN ('I', 'P', 'B')),
+  gop_id TEXT NOT NULL, t INTEGER NOT NULL DEFAULT 0,
+  base_frame_id INTEGER REFERENCES memory_frames(id),
+  content TEXT NOT NULL,
+  importance TEXT NOT NULL DEFAULT 'normal'
+    CHECK (importance IN ('critical', 'important', 'normal', 'temporary', 'deprecated')),
+  source TEXT NOT NULL DEFAULT 'user_stated'
+    CHECK (source IN ('user_stated', 'tool_verified', 'agent_inferred', 'import', 'system')),
+  access_count INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL DEFAULT (datetime('now')),
+  last_accessed TEXT NOT NULL DEFAULT (datetime('now')),
+  FOREIGN KEY (gop_id) REFERENCES sessions(gop_id));
+CREATE INDEX IF NOT EXISTS idx_frames_gop_t ON memory_frames (gop_id, t);
+CREATE INDEX IF NOT EXISTS idx_frames_type ON memory_frames (frame_type, gop_id);
+CREATE INDEX IF NOT EXISTS idx_frames_base ON memory_frames (base_frame_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_frames_fts USING fts5(
+  content, content_rowid='id', tokenize='porter unicode61');
+CREATE TABLE IF NOT EXISTS knowledge_entities (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, entity_type TEXT NOT NULL, name TEXT NOT NULL,
+  properties TEXT NOT NULL DEFAULT '{}',
+  valid_from TEXT NOT NULL DEFAULT (datetime('now')), valid_to TEXT,
+  recorded_at TEXT NOT NULL DEFAULT (datetime('now')));
+CREATE INDEX IF NOT EXISTS idx_entities_type ON knowledge_entities (entity_type);
+CREATE INDEX IF NOT EXISTS idx_entities_name ON knowledge_entities (name);
+CREATE TABLE IF NOT EXISTS knowledge_relations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  source_id INTEGER NOT NULL REFERENCES knowledge_entities(id),
+  target_id INTEGER NOT NULL REFERENCES knowledge_entities(id),
+  relation_type TEXT NOT NULL, confidence REAL NOT NULL DEFAULT 1.0,
+  properties TEXT NOT NULL DEFAULT '{}',
+  valid_from TEXT NOT NULL DEFAULT (datetime('now')), valid_to TEXT,
+  recorded_at TEXT NOT NULL DEFAULT (datetime('now')));
+CREATE INDEX IF NOT EXISTS idx_relations_source ON knowledge_relations (source_id, relation_type);
+CREATE INDEX IF NOT EXISTS idx_relations_target ON knowledge_relations (target_id, relation_type);
+CREATE TABLE IF NOT EXISTS harvest_sources (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL UNIQUE, display_name TEXT NOT NULL,
+  source_path TEXT, last_synced_at TEXT,
+  items_imported INTEGER NOT NULL DEFAULT 0, frames_created INTEGER NOT NULL DEFAULT 0,
+  auto_sync INTEGER NOT NULL DEFAULT 0, sync_interval_hours INTEGER NOT NULL DEFAULT 24,
+  last_content_hash TEXT, created_at TEXT NOT NULL DEFAULT (datetime('now')));
+CREATE TABLE IF NOT EXISTS harvest_runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'running',
+  total_items INTEGER NOT NULL DEFAULT 0, items_saved INTEGER NOT NULL DEFAULT 0,
+  started_at TEXT NOT NULL DEFAULT (datetime('now')), updated_at TEXT NOT NULL DEFAULT (datetime('now')),
+  finished_at TEXT, error_message TEXT, input_cache_path TEXT);
+CREATE TABLE IF NOT EXISTS embedding_usage (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL, year_month TEXT NOT NULL,
+  count INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL, UNIQUE(user_id, year_month));
+"""
+
+# Additive extensions (ours). Columns on memory_frames are added by _migrate_frame_columns.
+EXTENSIONS_SQL = """
+CREATE TABLE IF NOT EXISTS kg_entity_frames (
+  entity_id INTEGER NOT NULL REFERENCES knowledge_entities(id) ON DELETE CASCADE,
+  frame_id INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  PRIMARY KEY (entity_id, frame_id));
+CREATE INDEX IF NOT EXISTS idx_kg_entity_frames_frame ON kg_entity_frames (frame_id);
+CREATE INDEX IF NOT EXISTS idx_kg_entity_frames_entity ON kg_entity_frames (entity_id);
+CREATE INDEX IF NOT EXISTS idx_entities_type_lname ON knowledge_entities (entity_type, lower(name));
+CREATE TABLE IF NOT EXISTS memory_frame_chunks (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  frame_id INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  chunk_idx INTEGER NOT NULL, char_start INTEGER NOT NULL, char_end INTEGER NOT NULL,
+  UNIQUE (frame_id, chunk_idx));
+CREATE TABLE IF NOT EXISTS harvest_ledger (
+  source TEXT NOT NULL, item_key TEXT NOT NULL, content_hash TEXT NOT NULL,
+  frame_id INTEGER REFERENCES memory_frames(id) ON DELETE SET NULL,
+  first_seen TEXT NOT NULL, last_seen TEXT NOT NULL,
+  PRIMARY KEY (source, item_key));
+CREATE INDEX IF NOT EXISTS idx_harvest_ledger_frame ON harvest_ledger (frame_id);
+"""
+
+FRAME_EXTENSION_COLUMNS = {
+    "content_hash": "ALTER TABLE memory_frames ADD COLUMN content_hash TEXT",
+    "metadata": "ALTER TABLE memory_frames ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'",
+    # hash of the content a frame's vector was made from; NULL = no vector or stale
+    "embedded_hash": "ALTER TABLE memory_frames ADD COLUMN embedded_hash TEXT",
+}
+
+_HM_PREFIX = re.compile(r"^\[hm [^\]]*\]\s*")
+
+
+def strip_hm_prefix(content: str) -> str:
+    """Remove a leading ``[hm session:… src:…]`` provenance block (reference-behaviour §2)."""
+    return _HM_PREFIX.sub("", content, count=1)
+
+
+def content_hash(content: str) -> str:
+    """The dedup key: sha256 of the content without its [hm …] prefix, whitespace trimmed."""
+    return hashlib.sha256(strip_hm_prefix(content).strip().encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def vec_table_sql(table: str, dimensions: int) -> str:
+    return f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0(embedding float[{int(dimensions)}])"
+
+
+def vec_dimensions(db: Database, table: str = "memory_frames_vec") -> int | None:
+    """The float[N] width of an existing vec0 table, read from its DDL."""
+    sql = db.scalar("SELECT sql FROM sqlite_master WHERE name = ?", (table,))
+    if not sql:
+        return None
+    match = re.search(r"float\[(\d+)\]", sql)
+    return int(match.group(1)) if match else None
+
+
+def get_meta(db: Database, key: str) -> str | None:
+    return db.scalar("SELECT value FROM meta WHERE key = ?", (key,))
+
+
+def set_meta(db: Database, key: str, value: str) -> None:
+    db.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def ensure_schema(db: Database, dimensions: int | None = None) -> None:
+    """Create a new mind or upgrade an existing one in place; safe to call on every open."""
+    with db.transaction():
+        fresh = not db.table_exists("meta")
+        _exec_script(db, SCHEMA_SQL)
+        _migrate_frame_columns(db)
+        _exec_script(db, EXTENSIONS_SQL)
+        db.execute("CREATE INDEX IF NOT EXISTS idx_frames_content_hash ON memory_frames (content_hash)")
+        db.execute("CREATE INDEX IF NOT EXISTS idx_frames_created ON memory_frames (created_at)")
+        existing_dims = vec_dimensions(db)
+        dims = existing_dims or int(get_meta(db, "vec_dimensions") or dimensions or DEFAULT_DIMENSIONS)
+        db.execute(vec_table_sql("memory_frames_vec", dims))
+        db.execute(vec_table_sql("memory_frame_chunks_vec", dims))
+        if fresh or get_meta(db, "schema_version") is None:
+            set_meta(db, "schema_version", SCHEMA_VERSION)
+        if get_meta(db, "first_run_at") is None:
+            set_meta(db, "first_run_at", now_iso())
+        set_meta(db, "mind_harvest_extensions", EXTENSIONS_VERSION)
+        set_meta(db, "vec_dimensions", str(dims))
+
+
+def _exec_script(db: Database, script: str) -> None:
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _migrate_frame_columns(db: Database) -> None:
+    present = db.columns("memory_frames")
+    if "source" not in present:  # the original's own migration
+        db.execute("ALTER TABLE memory_frames ADD COLUMN source TEXT NOT NULL DEFAULT 'user_stated'")
+    added_hash = False
+    for column, ddl in FRAME_EXTENSION_COLUMNS.items():
+        if column not in present:
+            db.execute(ddl)
+            added_hash = added_hash or column == "content_hash"
+    if added_hash:
+        rows = db.query("SELECT id, content FROM memory_frames")
+        db.executemany(
+            "UPDATE memory_frames SET content_hash = ? WHERE id = ?",
+            [(content_hash(r["content"]), r["id"]) for r in rows],
+        )
