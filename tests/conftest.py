@@ -1,0 +1,18 @@
+"""Shared fixtures: the real third-party data folder, a fresh mind, and the embedders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data beside the repo; tests that need it skip (only) when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data folder not present at {SHARED_DATA} (clone without ../shared)")
+    return SHARED_DATA
