@@ -1,0 +1,210 @@
+"""The pluggy host: every source, extractor and retriever arrives through these hooks.
+
+Built-in plugins (``DEFAULT_PLUGINS``) are imported and registered exactly like third-party ones,
+so a third-party plugin has no capability the built-ins lack. Third-party plugins are found through
+the ``mind_harvest`` entry-point group; setting ``MIND_HARVEST_DISABLE_PLUGIN_AUTOLOAD`` turns that
+off (tests, or a user debugging a misbehaving plugin).
+
+A plugin module implements any of the hooks below with ``@hookimpl`` and calls ``register`` once per
+object it provides::
+
+    from mind_core.plugins import hookimpl
+
+    @hookimpl
+    def register_sources(register):
+        register(MySource())
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from mind_core.errors import MindError
+from mind_core.harvest.items import Source
+
+PROJECT_NAME = "mind_harvest"
+ENTRY_POINT_GROUP = "mind_harvest"
+DISABLE_AUTOLOAD_ENV = "MIND_HARVEST_DISABLE_PLUGIN_AUTOLOAD"
+
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "plugins.chatgpt",
+    "plugins.claude",
+    "plugins.gemini",
+    "plugins.markdown",
+    "plugins.email",
+)
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+log = logging.getLogger(__name__)
+
+
+class PluginError(MindError):
+    """A plugin broke the contract (bad source object, duplicate kind)."""
+
+
+class UnknownSourceError(MindError, LookupError):
+    """A source kind no registered plugin provides."""
+
+    def __init__(self, kind: str, known: list[str]) -> None:
+        self.kind = kind
+        self.known = known
+        listed = ", ".join(known) if known else "(none registered)"
+        super().__init__(f"unknown source kind {kind!r}; known kinds: {listed}")
+
+
+class HookSpecs:
+    """The hooks a plugin may implement; each receives a ``register`` callable."""
+
+    @hookspec
+    def register_sources(self, register: Callable[[Source], None]) -> None:
+        """Provide harvest sources: objects with kind, display_name, detect, scan, fingerprint."""
+
+    @hookspec
+    def register_extractors(self, register: Callable[[Any], None]) -> None:
+        """Provide entity/relation extractors for mind_core.extract (cognify)."""
+
+    @hookspec
+    def register_retrievers(self, register: Callable[[Any], None]) -> None:
+        """Provide external recall sources consulted by combined retrieval."""
+
+
+@dataclass
+class _Registry:
+    manager: pluggy.PluginManager
+    sources: dict[str, Source] = field(default_factory=dict)
+    extractors: list[Any] = field(default_factory=list)
+    retrievers: list[Any] = field(default_factory=list)
+
+
+_lock = threading.Lock()
+_registry: _Registry | None = None
+
+
+def _build_manager() -> pluggy.PluginManager:
+    manager = pluggy.PluginManager(PROJECT_NAME)
+    manager.add_hookspecs(HookSpecs)
+    for module_name in DEFAULT_PLUGINS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:  # TEMPORARY while the built-ins are being written
+            if exc.name != module_name:
+                raise
+            continue
+        manager.register(module, name=module_name)
+    if not os.environ.get(DISABLE_AUTOLOAD_ENV):
+        manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+    manager.check_pending()
+    return manager
+
+
+def _call_in_registration_order(hook: pluggy.HookCaller, register: Callable[[Any], None]) -> None:
+    """Call each implementation oldest-registered first (pluggy itself calls newest first).
+
+    Registration hooks only collect objects, so order is all that differs: built-ins, in
+    DEFAULT_PLUGINS order, come before entry-point plugins, which makes ``detect_source``
+    deterministic and lets no third-party detector shadow a built-in format.
+    """
+    for impl in hook.get_hookimpls():
+        if impl.hookwrapper or impl.wrapper:
+            continue
+        try:
+            impl.function(register=register)
+        except PluginError:
+            raise
+        except Exception as exc:
+            raise PluginError(f"plugin {impl.plugin_name!r} failed in {hook.name}: {exc}") from exc
+
+
+def _collect_sources(manager: pluggy.PluginManager) -> dict[str, Source]:
+    sources: dict[str, Source] = {}
+
+    def register(source: Source) -> None:
+        if not isinstance(source, Source):
+            raise PluginError(
+                f"{source!r} is not a source: it needs kind, display_name, detect, scan and fingerprint"
+            )
+        kind = source.kind
+        if not isinstance(kind, str) or not kind:
+            raise PluginError(f"source {source!r} has no kind name")
+        if kind in sources:
+            raise PluginError(f"two plugins register the source kind {kind!r}: {sources[kind]!r} and {source!r}")
+        sources[kind] = source
+
+    _call_in_registration_order(manager.hook.register_sources, register)
+    return sources
+
+
+def _collect(hook: pluggy.HookCaller) -> list[Any]:
+    collected: list[Any] = []
+    _call_in_registration_order(hook, collected.append)
+    return collected
+
+
+def _load() -> _Registry:
+    manager = _build_manager()
+    return _Registry(
+        manager=manager,
+        sources=_collect_sources(manager),
+        extractors=_collect(manager.hook.register_extractors),
+        retrievers=_collect(manager.hook.register_retrievers),
+    )
+
+
+def _current(refresh: bool = False) -> _Registry:
+    global _registry
+    with _lock:
+        if _registry is None or refresh:
+            _registry = _load()
+        return _registry
+
+
+def get_plugin_manager(refresh: bool = False) -> pluggy.PluginManager:
+    """The process-wide plugin manager; ``refresh=True`` rebuilds it (new entry points, env change)."""
+    return _current(refresh).manager
+
+
+def source_kinds() -> list[str]:
+    return sorted(_current().sources)
+
+
+def get_source(kind: str) -> Source:
+    sources = _current().sources
+    try:
+        return sources[kind]
+    except KeyError:
+        raise UnknownSourceError(kind, sorted(sources)) from None
+
+
+def detect_source(path: Path | str) -> Source | None:
+    """The first source (built-ins in DEFAULT_PLUGINS order, then entry-point plugins) claiming the path.
+
+    A plugin whose ``detect`` raises is logged and passed over, so one broken third-party detector
+    cannot stop every other source from being found.
+    """
+    target = Path(path)
+    for source in _current().sources.values():
+        try:
+            if source.detect(target):
+                return source
+        except Exception:
+            log.warning("source %r failed to inspect %s", source.kind, target, exc_info=True)
+    return None
+
+
+def get_extractors() -> list[Any]:
+    return list(_current().extractors)
+
+
+def get_retrievers() -> list[Any]:
+    return list(_current().retrievers)

@@ -1,0 +1,179 @@
+"""The pluggy host: entry-point discovery, the autoload switch, and the unknown-kind error."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mind_core import plugins
+from mind_core.harvest.items import HarvestItem
+
+THROWAWAY_PLUGIN = '''
+from pathlib import Path
+
+from mind_core.harvest.items import HarvestItem, HarvestMessage, file_fingerprint, stable_key
+from mind_core.plugins import hookimpl
+
+
+class LinesSource:
+    """One item per .lines file, one message per line."""
+
+    kind = "throwaway-lines"
+    display_name = "Throwaway lines"
+
+    def detect(self, path):
+        return Path(path).suffix == ".lines"
+
+    def scan(self, path):
+        path = Path(path)
+        lines = path.read_text(encoding="utf-8").splitlines()
+        yield HarvestItem(
+            key=stable_key(self.kind, path.name),
+            kind="note",
+            title=path.stem,
+            container_key=path.name,
+            messages=[HarvestMessage(key=str(i), text=line) for i, line in enumerate(lines)],
+        )
+
+    def fingerprint(self, path):
+        return file_fingerprint(path)
+
+
+@hookimpl
+def register_sources(register):
+    register(LinesSource())
+
+
+@hookimpl
+def register_extractors(register):
+    register("throwaway-extractor")
+
+
+@hookimpl
+def register_retrievers(register):
+    register("throwaway-retriever")
+'''
+
+
+def install_distribution(site: Path, module: str, code: str) -> None:
+    """A real installed distribution (dist-info + entry_points.txt) that only exists in ``site``."""
+    site.mkdir(exist_ok=True)
+    (site / f"{module}.py").write_text(code, encoding="utf-8")
+    dist_info = site / f"{module}-0.1.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 0.1\n", encoding="utf-8"
+    )
+    (dist_info / "entry_points.txt").write_text(f"[mind_harvest]\n{module} = {module}\n", encoding="utf-8")
+
+
+@pytest.fixture
+def plugin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A folder on sys.path for throwaway distributions; the host is rebuilt without them afterwards."""
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delenv(plugins.DISABLE_AUTOLOAD_ENV, raising=False)
+    yield site
+    monkeypatch.undo()
+    plugins.get_plugin_manager(refresh=True)
+
+
+@pytest.fixture
+def installed_throwaway(plugin_site: Path):
+    install_distribution(plugin_site, "throwaway_mind_plugin", THROWAWAY_PLUGIN)
+    plugins.get_plugin_manager(refresh=True)
+    return plugin_site
+
+
+def test_entry_point_plugin_is_found_and_scans(installed_throwaway, tmp_path: Path) -> None:
+    assert "throwaway-lines" in plugins.source_kinds()
+    sample = tmp_path / "team.lines"
+    sample.write_text("Alice owns Project Falcon\nBob runs PostgreSQL\n", encoding="utf-8")
+
+    source = plugins.detect_source(sample)
+    assert source is plugins.get_source("throwaway-lines")
+    events = list(source.scan(sample))
+    assert len(events) == 1 and isinstance(events[0], HarvestItem)
+    assert [m.text for m in events[0].messages] == ["Alice owns Project Falcon", "Bob runs PostgreSQL"]
+    assert "throwaway-extractor" in plugins.get_extractors()
+    assert "throwaway-retriever" in plugins.get_retrievers()
+    assert plugins.get_plugin_manager().get_plugin("throwaway_mind_plugin") is not None
+
+
+def test_autoload_switch_skips_entry_points(installed_throwaway, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(plugins.DISABLE_AUTOLOAD_ENV, "1")
+    plugins.get_plugin_manager(refresh=True)
+    assert "throwaway-lines" not in plugins.source_kinds()
+    assert "throwaway-extractor" not in plugins.get_extractors()
+
+
+def test_unknown_kind_lists_known_kinds() -> None:
+    plugins.get_plugin_manager(refresh=True)
+    with pytest.raises(plugins.UnknownSourceError) as caught:
+        plugins.get_source("no-such-kind")
+    message = str(caught.value)
+    assert "no-such-kind" in message
+    for kind in plugins.source_kinds():
+        assert kind in message
+
+
+def test_entry_point_plugin_with_bad_source_fails_loudly(plugin_site: Path) -> None:
+    code = textwrap.dedent(
+        """
+        from mind_core.plugins import hookimpl
+
+        class HalfSource:
+            kind = "half"
+
+        @hookimpl
+        def register_sources(register):
+            register(HalfSource())
+        """
+    )
+    install_distribution(plugin_site, "half_source_plugin", code)
+    with pytest.raises(plugins.PluginError, match="not a source"):
+        plugins.get_plugin_manager(refresh=True)
+
+
+def test_entry_point_plugin_with_misspelled_hook_fails_loudly(plugin_site: Path) -> None:
+    code = textwrap.dedent(
+        """
+        from mind_core.plugins import hookimpl
+
+        @hookimpl
+        def register_sourcez(register):
+            pass
+        """
+    )
+    install_distribution(plugin_site, "misspelled_plugin", code)
+    with pytest.raises(Exception, match="register_sourcez"):
+        plugins.get_plugin_manager(refresh=True)
+
+
+def test_duplicate_kind_is_refused(plugin_site: Path) -> None:
+    code = textwrap.dedent(
+        """
+        from mind_core.plugins import hookimpl
+
+        class Twin:
+            kind = "twin"
+            display_name = "Twin"
+            def detect(self, path):
+                return False
+            def scan(self, path):
+                return iter(())
+            def fingerprint(self, path):
+                return ""
+
+        @hookimpl
+        def register_sources(register):
+            register(Twin())
+            register(Twin())
+        """
+    )
+    install_distribution(plugin_site, "twin_plugin", code)
+    with pytest.raises(plugins.PluginError, match="'twin'"):
+        plugins.get_plugin_manager(refresh=True)
