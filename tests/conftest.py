@@ -16,3 +16,21 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data folder not present at {SHARED_DATA} (clone without ../shared)")
     return SHARED_DATA
+
+
+@pytest.fixture
+def fake_embedder():
+    """A fresh deterministic bag-of-words embedder (1024-d) that records what it embedded."""
+    from tests.fakes import HashingEmbedder
+
+    return HashingEmbedder()
+
+
+@pytest.fixture(scope="session")
+def real_embedder():
+    """The in-process all-MiniLM-L6-v2 provider at 1024 dimensions, loaded once per test session."""
+    from mind_core.embeddings import InprocessEmbedder
+
+    embedder = InprocessEmbedder(dimensions=1024)
+    embedder.embed("warm up")
+    return embedder

