@@ -1,0 +1,718 @@
+"""The bitemporal knowledge graph: entities and typed relations that are valid over a time span.
+
+Every entity and relation row carries ``valid_from`` / ``valid_to`` (NULL = still valid) and
+``recorded_at``. Nothing is hard-deleted here: retiring sets ``valid_to``, and as-of queries
+(``get_entities_valid_at``, ``get_relations_valid_at``) answer "what was true at instant T".
+
+Time handling. Everything this class writes is canonical UTC ISO (``now_iso`` /
+``normalize_iso``). Minds written by the original also hold SQLite's ``YYYY-MM-DD HH:MM:SS``
+and callers' ISO strings with offsets, so every time comparison is made on instants with
+``julianday(col)``, never on the strings (the original compared strings of mixed formats).
+
+Errors. Lookups by id that may legitimately miss (``get_entity``, ``get_relation``,
+``find_entity``) return None; traversals from an unknown id return empty results; writes that
+need an existing row (update, retire, relate, link) raise ``NotFoundError``; malformed
+arguments raise ``InvalidInputError``, as do validation-schema violations (with the
+original's exact messages).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mind_core.db import Database
+from mind_core.errors import InvalidInputError, NotFoundError
+from mind_core.timestamps import normalize_iso, now_iso
+
+CO_OCCURS_WITH = "co_occurs_with"
+# Relation types whose direction carries no meaning: one row stands for both directions.
+UNDIRECTED_RELATION_TYPES = frozenset({CO_OCCURS_WITH})
+
+# Bound parameter lists well below SQLite's limit; frontiers and id lists are chunked by this.
+_CHUNK = 500
+# Longest entity name (in words) that find_entities_in_text can recognise.
+MAX_NAME_WORDS = 6
+MIN_TEXT_MATCH_LENGTH = 3
+_TEXT_TOKEN_EDGES = "\"'`.,;:!?()[]{}<>*_~|/\\-\u2018\u2019\u201c\u201d"
+
+
+@dataclass(frozen=True)
+class Entity:
+    id: int
+    entity_type: str
+    name: str
+    properties: dict[str, Any]
+    valid_from: str
+    valid_to: str | None
+    recorded_at: str
+
+    @property
+    def active(self) -> bool:
+        return self.valid_to is None
+
+
+@dataclass(frozen=True)
+class Relation:
+    id: int
+    source_id: int
+    target_id: int
+    relation_type: str
+    confidence: float
+    properties: dict[str, Any]
+    valid_from: str
+    valid_to: str | None
+    recorded_at: str
+
+    @property
+    def active(self) -> bool:
+        return self.valid_to is None
+
+
+@dataclass(frozen=True)
+class EntityTypeRule:
+    """What a validation schema demands of one entity type.
+
+    ``allowed_relations=None`` means the type may have any outgoing relation (the original
+    would crash on a rule without ``allowedRelations``).
+    """
+
+    required: tuple[str, ...] = ()
+    allowed_relations: frozenset[str] | None = field(default=None)
+
+
+def _load_properties(text: str | None) -> dict[str, Any]:
+    """Rows written by other tools may hold anything; a non-object reads as no properties."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _entity(row: Any) -> Entity:
+    return Entity(
+        id=row["id"],
+        entity_type=row["entity_type"],
+        name=row["name"],
+        properties=_load_properties(row["properties"]),
+        valid_from=row["valid_from"],
+        valid_to=row["valid_to"],
+        recorded_at=row["recorded_at"],
+    )
+
+
+def _relation(row: Any) -> Relation:
+    return Relation(
+        id=row["id"],
+        source_id=row["source_id"],
+        target_id=row["target_id"],
+        relation_type=row["relation_type"],
+        confidence=float(row["confidence"]),
+        properties=_load_properties(row["properties"]),
+        valid_from=row["valid_from"],
+        valid_to=row["valid_to"],
+        recorded_at=row["recorded_at"],
+    )
+
+
+def escape_like(term: str) -> str:
+    """Make ``%``, ``_`` and ``\\`` literal for ``LIKE ? ESCAPE '\\'``."""
+    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _chunks(values: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def _placeholders(count: int) -> str:
+    return ",".join("?" * count)
+
+
+def _require_text(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{what} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _require_id(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{what} must be an integer id, got {value!r}")
+    return value
+
+
+def _require_count(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInputError(f"{what} must be a non-negative integer, got {value!r}")
+    return value
+
+
+def _require_confidence(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidInputError(f"confidence must be a finite number, got {value!r}")
+    if not 0.0 <= value <= 1.0:
+        raise InvalidInputError(f"confidence must lie in [0, 1], got {value!r}")
+    return float(value)
+
+
+def _dump_properties(properties: Mapping[str, Any] | None) -> str:
+    if properties is None:
+        return "{}"
+    if not isinstance(properties, Mapping):
+        raise InvalidInputError(f"properties must be a mapping, got {type(properties).__name__}")
+    try:
+        return json.dumps(dict(properties), ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"properties are not JSON-serialisable: {exc}") from exc
+
+
+def _instant(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be an ISO-8601 timestamp string, got {value!r}")
+    try:
+        return normalize_iso(value)
+    except ValueError as exc:
+        raise InvalidInputError(f"{what} is not a valid timestamp: {value!r}") from exc
+
+
+def _validity(valid_from: str | None, valid_to: str | None) -> tuple[str, str | None]:
+    start = now_iso() if valid_from is None else _instant(valid_from, "valid_from")
+    end = None if valid_to is None else _instant(valid_to, "valid_to")
+    if end is not None and end < start:  # both canonical, so string order is time order
+        raise InvalidInputError(f"valid_to ({end}) is before valid_from ({start})")
+    return start, end
+
+
+def text_name_candidates(text: str, max_words: int = MAX_NAME_WORDS) -> set[str]:
+    """Lower-cased word n-grams of ``text`` that an entity name could equal.
+
+    Words are whitespace-separated tokens. Punctuation inside an n-gram is kept ("u.s. army",
+    "node.js"), so a sentence break ("Alice. Johnson") does not fuse two words into a name;
+    punctuation at the n-gram's two ends is stripped, and a trailing possessive ('s) is also
+    tried without it ("Falcon's" -> "falcon").
+    """
+    tokens = text.lower().split()
+    candidates: set[str] = set()
+    for start in range(len(tokens)):
+        for end in range(start + 1, min(start + max_words, len(tokens)) + 1):
+            gram = " ".join(tokens[start:end]).strip(_TEXT_TOKEN_EDGES)
+            if len(gram) < MIN_TEXT_MATCH_LENGTH:
+                continue
+            candidates.add(gram)
+            for suffix in ("'s", "\u2019s"):
+                if gram.endswith(suffix) and len(gram) - 2 >= MIN_TEXT_MATCH_LENGTH:
+                    candidates.add(gram[:-2].strip(_TEXT_TOKEN_EDGES))
+    return candidates
+
+
+class KnowledgeGraph:
+    """Entities and relations of one mind, with validity spans and as-of queries."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._schema: dict[str, EntityTypeRule] | None = None
+
+    # -- validation ---------------------------------------------------------------------------
+    def set_validation_schema(self, schema: Mapping[str, Any] | None) -> None:
+        """Enforce required properties and allowed relations per entity type; None turns it off.
+
+        Each value is an ``EntityTypeRule`` or a mapping with ``required`` and
+        ``allowed_relations`` (the original's ``allowedRelations`` is accepted too).
+        """
+        if schema is None:
+            self._schema = None
+            return
+        if not isinstance(schema, Mapping):
+            raise InvalidInputError("validation schema must be a mapping of entity type to rule")
+        rules: dict[str, EntityTypeRule] = {}
+        for entity_type, rule in schema.items():
+            if isinstance(rule, EntityTypeRule):
+                rules[entity_type] = rule
+                continue
+            if not isinstance(rule, Mapping):
+                raise InvalidInputError(f"validation rule for {entity_type!r} must be a mapping")
+            allowed = rule.get("allowed_relations", rule.get("allowedRelations"))
+            rules[entity_type] = EntityTypeRule(
+                required=tuple(rule.get("required") or ()),
+                allowed_relations=None if allowed is None else frozenset(allowed),
+            )
+        self._schema = rules
+
+    def _validate_entity(self, entity_type: str, properties: Mapping[str, Any]) -> None:
+        rule = self._schema.get(entity_type) if self._schema else None
+        if rule is None:
+            return
+        for key in rule.required:
+            if key not in properties:
+                raise InvalidInputError(
+                    f"Validation failed: required property '{key}' missing for type '{entity_type}'"
+                )
+
+    def _validate_relation(self, source_type: str, relation_type: str) -> None:
+        rule = self._schema.get(source_type) if self._schema else None
+        if rule is None or rule.allowed_relations is None:
+            return
+        if relation_type not in rule.allowed_relations:
+            raise InvalidInputError(
+                f"Validation failed: relation '{relation_type}' not allowed for type '{source_type}'"
+            )
+
+    # -- entities -----------------------------------------------------------------------------
+    def create_entity(
+        self,
+        entity_type: str,
+        name: str,
+        properties: Mapping[str, Any] | None = None,
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+    ) -> Entity:
+        """Insert a new entity (no dedup: ``upsert_entity`` is the deduplicating path)."""
+        _require_text(entity_type, "entity_type")
+        _require_text(name, "name")
+        props_json = _dump_properties(properties)
+        self._validate_entity(entity_type, properties or {})
+        start, end = _validity(valid_from, valid_to)
+        cursor = self.db.execute(
+            "INSERT INTO knowledge_entities (entity_type, name, properties, valid_from, valid_to, recorded_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (entity_type, name, props_json, start, end, now_iso()),
+        )
+        return self._entity_by_id(cursor.lastrowid)
+
+    def get_entity(self, entity_id: int) -> Entity | None:
+        """The entity, retired or not; None when the id does not exist."""
+        row = self.db.query_one(
+            "SELECT * FROM knowledge_entities WHERE id = ?", (_require_id(entity_id, "entity_id"),)
+        )
+        return None if row is None else _entity(row)
+
+    def _entity_by_id(self, entity_id: int) -> Entity:
+        entity = self.get_entity(entity_id)
+        if entity is None:
+            raise NotFoundError(f"no knowledge entity with id {entity_id}")
+        return entity
+
+    def update_entity(
+        self, entity_id: int, name: str | None = None, properties: Mapping[str, Any] | None = None
+    ) -> Entity:
+        """Change name and/or properties in place (no new version), stamping ``recorded_at``."""
+        self._entity_by_id(entity_id)
+        sets, params = ["recorded_at = ?"], [now_iso()]
+        if name is not None:
+            sets.append("name = ?")
+            params.append(_require_text(name, "name"))
+        if properties is not None:
+            sets.append("properties = ?")
+            params.append(_dump_properties(properties))
+        self.db.execute(f"UPDATE knowledge_entities SET {', '.join(sets)} WHERE id = ?", (*params, entity_id))
+        return self._entity_by_id(entity_id)
+
+    def retire_entity(self, entity_id: int) -> bool:
+        """End the entity's validity now; False when it was already retired (its end is kept).
+
+        Its relations stay as they are, as in the original; retire them explicitly if needed.
+        """
+        self._entity_by_id(entity_id)
+        cursor = self.db.execute(
+            "UPDATE knowledge_entities SET valid_to = ? WHERE id = ? AND valid_to IS NULL",
+            (now_iso(), entity_id),
+        )
+        return cursor.rowcount == 1
+
+    def get_entities_by_type(self, entity_type: str, limit: int = 500) -> list[Entity]:
+        if not entity_type:
+            return self.get_entities(limit)
+        rows = self.db.query(
+            "SELECT * FROM knowledge_entities WHERE entity_type = ? AND valid_to IS NULL ORDER BY name, id LIMIT ?",
+            (entity_type, _require_count(limit, "limit")),
+        )
+        return [_entity(r) for r in rows]
+
+    def get_entities(self, limit: int = 200, offset: int = 0) -> list[Entity]:
+        rows = self.db.query(
+            "SELECT * FROM knowledge_entities WHERE valid_to IS NULL ORDER BY name, id LIMIT ? OFFSET ?",
+            (_require_count(limit, "limit"), _require_count(offset, "offset")),
+        )
+        return [_entity(r) for r in rows]
+
+    def search_entities(self, query: str, limit: int = 100) -> list[Entity]:
+        """Active entities whose name contains ``query`` (ASCII case-insensitive, wildcards literal)."""
+        if not isinstance(query, str):
+            raise InvalidInputError(f"query must be a string, got {query!r}")
+        rows = self.db.query(
+            "SELECT * FROM knowledge_entities WHERE name LIKE ? ESCAPE '\\' AND valid_to IS NULL"
+            " ORDER BY name, id LIMIT ?",
+            (f"%{escape_like(query)}%", _require_count(limit, "limit")),
+        )
+        return [_entity(r) for r in rows]
+
+    def get_entity_type_counts(self) -> list[tuple[str, int]]:
+        """``(type, active count)`` pairs, most common type first."""
+        rows = self.db.query(
+            "SELECT entity_type AS type, COUNT(*) AS count FROM knowledge_entities WHERE valid_to IS NULL"
+            " GROUP BY entity_type ORDER BY count DESC, type"
+        )
+        return [(r["type"], r["count"]) for r in rows]
+
+    def get_entity_count(self) -> int:
+        return int(self.db.scalar("SELECT COUNT(*) FROM knowledge_entities WHERE valid_to IS NULL"))
+
+    def get_entities_valid_at(self, instant: str, limit: int = 500) -> list[Entity]:
+        """Entities whose span ``[valid_from, valid_to)`` contains ``instant``, retired or not."""
+        at = _instant(instant, "instant")
+        rows = self.db.query(
+            "SELECT * FROM knowledge_entities WHERE julianday(valid_from) <= julianday(?)"
+            " AND (valid_to IS NULL OR julianday(valid_to) > julianday(?)) ORDER BY id LIMIT ?",
+            (at, at, _require_count(limit, "limit")),
+        )
+        return [_entity(r) for r in rows]
+
+    def find_entity(self, entity_type: str, name: str) -> Entity | None:
+        """The oldest active entity of this type whose name equals ``name`` ignoring ASCII case.
+
+        Uses the ``(entity_type, lower(name))`` index, so it sees every entity of the type.
+        """
+        row = self.db.query_one(
+            "SELECT * FROM knowledge_entities WHERE entity_type = ? AND lower(name) = lower(?)"
+            " AND valid_to IS NULL ORDER BY id LIMIT 1",
+            (_require_text(entity_type, "entity_type"), _require_text(name, "name")),
+        )
+        return None if row is None else _entity(row)
+
+    def upsert_entity(
+        self, entity_type: str, name: str, properties: Mapping[str, Any] | None = None
+    ) -> tuple[int, bool]:
+        """``(id, created)``: the active entity with this type and name, created when absent.
+
+        An existing entity is returned unchanged (its properties are not merged).
+        """
+        with self.db.transaction():
+            existing = self.find_entity(entity_type, name)
+            if existing is not None:
+                return existing.id, False
+            return self.create_entity(entity_type, name, properties).id, True
+
+    # -- relations ----------------------------------------------------------------------------
+    def create_relation(
+        self,
+        source_id: int,
+        target_id: int,
+        relation_type: str,
+        confidence: float = 1.0,
+        properties: Mapping[str, Any] | None = None,
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+    ) -> Relation:
+        """Insert a relation (no dedup: ``upsert_relation`` is the deduplicating path)."""
+        _require_text(relation_type, "relation_type")
+        conf = _require_confidence(confidence)
+        props_json = _dump_properties(properties)
+        source = self._entity_by_id(_require_id(source_id, "source_id"))
+        self._entity_by_id(_require_id(target_id, "target_id"))
+        self._validate_relation(source.entity_type, relation_type)
+        start, end = _validity(valid_from, valid_to)
+        cursor = self.db.execute(
+            "INSERT INTO knowledge_relations"
+            " (source_id, target_id, relation_type, confidence, properties, valid_from, valid_to, recorded_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (source_id, target_id, relation_type, conf, props_json, start, end, now_iso()),
+        )
+        return self._relation_by_id(cursor.lastrowid)
+
+    def get_relation(self, relation_id: int) -> Relation | None:
+        row = self.db.query_one(
+            "SELECT * FROM knowledge_relations WHERE id = ?", (_require_id(relation_id, "relation_id"),)
+        )
+        return None if row is None else _relation(row)
+
+    def _relation_by_id(self, relation_id: int) -> Relation:
+        relation = self.get_relation(relation_id)
+        if relation is None:
+            raise NotFoundError(f"no knowledge relation with id {relation_id}")
+        return relation
+
+    def get_relations_from(self, source_id: int, relation_type: str | None = None) -> list[Relation]:
+        """Active outgoing relations, optionally of one type."""
+        return self._active_relations("source_id", source_id, relation_type)
+
+    def get_relations_to(self, target_id: int, relation_type: str | None = None) -> list[Relation]:
+        """Active incoming relations, optionally of one type."""
+        return self._active_relations("target_id", target_id, relation_type)
+
+    def _active_relations(self, column: str, entity_id: int, relation_type: str | None) -> list[Relation]:
+        sql = f"SELECT * FROM knowledge_relations WHERE {column} = ? AND valid_to IS NULL"
+        params: list[Any] = [_require_id(entity_id, column)]
+        if relation_type:
+            sql += " AND relation_type = ?"
+            params.append(relation_type)
+        return [_relation(r) for r in self.db.query(sql + " ORDER BY id", params)]
+
+    def get_relations_valid_at(
+        self,
+        instant: str,
+        source_id: int | None = None,
+        target_id: int | None = None,
+        relation_type: str | None = None,
+        limit: int = 500,
+    ) -> list[Relation]:
+        """Relations whose own span contains ``instant`` (the endpoints' spans are not consulted)."""
+        at = _instant(instant, "instant")
+        sql = (
+            "SELECT * FROM knowledge_relations WHERE julianday(valid_from) <= julianday(?)"
+            " AND (valid_to IS NULL OR julianday(valid_to) > julianday(?))"
+        )
+        params: list[Any] = [at, at]
+        if source_id is not None:
+            sql += " AND source_id = ?"
+            params.append(_require_id(source_id, "source_id"))
+        if target_id is not None:
+            sql += " AND target_id = ?"
+            params.append(_require_id(target_id, "target_id"))
+        if relation_type:
+            sql += " AND relation_type = ?"
+            params.append(relation_type)
+        params.append(_require_count(limit, "limit"))
+        return [_relation(r) for r in self.db.query(sql + " ORDER BY id LIMIT ?", params)]
+
+    def retire_relation(self, relation_id: int) -> bool:
+        """End the relation's validity now; False when it was already retired."""
+        self._relation_by_id(relation_id)
+        cursor = self.db.execute(
+            "UPDATE knowledge_relations SET valid_to = ? WHERE id = ? AND valid_to IS NULL",
+            (now_iso(), relation_id),
+        )
+        return cursor.rowcount == 1
+
+    def find_relation(self, source_id: int, target_id: int, relation_type: str) -> Relation | None:
+        """The oldest active relation of this type between the two entities.
+
+        For undirected types (``co_occurs_with``) either direction counts.
+        """
+        directions = [(source_id, target_id)]
+        if relation_type in UNDIRECTED_RELATION_TYPES and source_id != target_id:
+            directions.append((target_id, source_id))
+        clause = " OR ".join("(source_id = ? AND target_id = ?)" for _ in directions)
+        row = self.db.query_one(
+            f"SELECT * FROM knowledge_relations WHERE relation_type = ? AND valid_to IS NULL AND ({clause})"
+            " ORDER BY id LIMIT 1",
+            (relation_type, *(v for pair in directions for v in pair)),
+        )
+        return None if row is None else _relation(row)
+
+    def upsert_relation(
+        self,
+        source_id: int,
+        target_id: int,
+        relation_type: str,
+        confidence: float = 1.0,
+        properties: Mapping[str, Any] | None = None,
+    ) -> tuple[int, bool]:
+        """``(id, created)`` keeping one active relation per (source, target, type).
+
+        A repeat sighting increments ``properties["count"]`` (a new relation starts at 1) and
+        keeps the higher confidence; the existing properties are otherwise kept.
+        """
+        _require_text(relation_type, "relation_type")
+        conf = _require_confidence(confidence)
+        _dump_properties(properties)
+        with self.db.transaction():
+            existing = self.find_relation(
+                _require_id(source_id, "source_id"), _require_id(target_id, "target_id"), relation_type
+            )
+            if existing is None:
+                props = dict(properties or {})
+                props.setdefault("count", 1)
+                return self.create_relation(source_id, target_id, relation_type, conf, props).id, True
+            props = dict(existing.properties)
+            previous = props.get("count")
+            props["count"] = (
+                previous if isinstance(previous, int) and not isinstance(previous, bool) else 1
+            ) + 1
+            self.db.execute(
+                "UPDATE knowledge_relations SET properties = ?, confidence = ?, recorded_at = ? WHERE id = ?",
+                (_dump_properties(props), max(existing.confidence, conf), now_iso(), existing.id),
+            )
+            return existing.id, False
+
+    # -- traversal ----------------------------------------------------------------------------
+    def traverse(self, start_id: int, relation_type: str, max_depth: int) -> list[Entity]:
+        """Active entities reachable along active outgoing ``relation_type`` edges, in BFS order.
+
+        The start is excluded; cycles are safe; a retired entity is neither returned nor crossed.
+        """
+        _require_id(start_id, "start_id")
+        _require_count(max_depth, "max_depth")
+        visited = {start_id}
+        frontier = [start_id]
+        reached: list[Entity] = []
+        for _ in range(max_depth):
+            if not frontier:
+                break
+            next_frontier: list[int] = []
+            position = {entity_id: i for i, entity_id in enumerate(frontier)}
+            rows: list[Any] = []
+            for chunk in _chunks(frontier):
+                rows += self.db.query(
+                    "SELECT e.*, r.source_id AS edge_source, r.id AS edge_id FROM knowledge_relations r"
+                    " JOIN knowledge_entities e ON e.id = r.target_id"
+                    f" WHERE r.source_id IN ({_placeholders(len(chunk))}) AND r.relation_type = ?"
+                    " AND r.valid_to IS NULL",
+                    (*chunk, relation_type),
+                )
+            rows.sort(key=lambda row: (position[row["edge_source"]], row["edge_id"]))
+            for row in rows:
+                if row["id"] in visited:
+                    continue
+                visited.add(row["id"])
+                if row["valid_to"] is None:
+                    reached.append(_entity(row))
+                    next_frontier.append(row["id"])
+            frontier = next_frontier
+        return reached
+
+    def bfs_distances(self, start_id: int, max_depth: int) -> dict[int, int]:
+        """``{entity id: hops}`` along active outgoing edges of any type, start excluded.
+
+        As in the original, retired target entities are included (only the edges must be active).
+        """
+        _require_id(start_id, "start_id")
+        distances = self._bfs([start_id], _require_count(max_depth, "max_depth"), undirected=False)
+        distances.pop(start_id, None)
+        return distances
+
+    def _bfs(self, seeds: Sequence[int], max_depth: int, *, undirected: bool) -> dict[int, int]:
+        distances = {seed: 0 for seed in seeds}
+        frontier = list(distances)
+        for depth in range(1, max_depth + 1):
+            if not frontier:
+                break
+            next_frontier: list[int] = []
+            for chunk in _chunks(frontier):
+                marks = _placeholders(len(chunk))
+                sql = f"SELECT target_id AS n FROM knowledge_relations WHERE source_id IN ({marks}) AND valid_to IS NULL"
+                params: list[int] = list(chunk)
+                if undirected:
+                    sql += (
+                        " UNION SELECT source_id AS n FROM knowledge_relations"
+                        f" WHERE target_id IN ({marks}) AND valid_to IS NULL"
+                    )
+                    params += list(chunk)
+                for row in self.db.query(sql, params):
+                    neighbour = row["n"]
+                    if neighbour not in distances:
+                        distances[neighbour] = depth
+                        next_frontier.append(neighbour)
+            frontier = next_frontier
+        return distances
+
+    # -- entity <-> frame bridge --------------------------------------------------------------
+    def link_entity_to_frame(self, entity_id: int, frame_id: int) -> bool:
+        """Record that the frame mentions the entity; False when the link already existed."""
+        return self.link_entities_to_frame([entity_id], frame_id) == 1
+
+    def link_entities_to_frame(self, entity_ids: Iterable[int], frame_id: int) -> int:
+        """Link many entities to one frame in one statement; returns how many links are new."""
+        ids = [_require_id(e, "entity_id") for e in entity_ids]
+        _require_id(frame_id, "frame_id")
+        if not ids:
+            return 0
+        before = self.db.conn.total_changes
+        try:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO kg_entity_frames (entity_id, frame_id) VALUES (?, ?)",
+                [(e, frame_id) for e in dict.fromkeys(ids)],
+            )
+        except self.db.errors.IntegrityError as exc:
+            raise NotFoundError(
+                f"cannot link entities {ids} to frame {frame_id}: unknown entity or frame"
+            ) from exc
+        return self.db.conn.total_changes - before
+
+    def entities_for_frame(self, frame_id: int) -> list[Entity]:
+        rows = self.db.query(
+            "SELECT e.* FROM kg_entity_frames b JOIN knowledge_entities e ON e.id = b.entity_id"
+            " WHERE b.frame_id = ? ORDER BY e.id",
+            (_require_id(frame_id, "frame_id"),),
+        )
+        return [_entity(r) for r in rows]
+
+    def frames_for_entity(self, entity_id: int) -> list[int]:
+        rows = self.db.query(
+            "SELECT frame_id FROM kg_entity_frames WHERE entity_id = ? ORDER BY frame_id",
+            (_require_id(entity_id, "entity_id"),),
+        )
+        return [r["frame_id"] for r in rows]
+
+    # -- text and search support --------------------------------------------------------------
+    def find_entities_in_text(self, text: str, limit: int = 12) -> list[Entity]:
+        """Active entities (name of 3+ chars) named in ``text`` as whole words, longest name first.
+
+        Instead of testing every entity name against the text (the original's ``instr`` over
+        all rows), the text's word n-grams (up to ``MAX_NAME_WORDS`` words, see
+        ``text_name_candidates``) are looked up through the ``(entity_type, lower(name))``
+        index, so the cost follows the text's length, not the graph's size. Matching is on
+        whole words: "rust" is not found in "trust". Case folding is SQLite's (ASCII).
+        """
+        if not isinstance(text, str):
+            raise InvalidInputError(f"text must be a string, got {text!r}")
+        _require_count(limit, "limit")
+        candidates = text_name_candidates(text)
+        if not candidates or limit == 0:
+            return []
+        types = self._entity_types()
+        if not types:
+            return []
+        rows = self.db.query(
+            f"SELECT * FROM knowledge_entities WHERE entity_type IN ({_placeholders(len(types))})"
+            " AND lower(name) IN (SELECT value FROM json_each(?)) AND valid_to IS NULL"
+            " AND length(name) >= ? ORDER BY length(name) DESC, id LIMIT ?",
+            (*types, json.dumps(sorted(candidates)), MIN_TEXT_MATCH_LENGTH, limit),
+        )
+        return [_entity(r) for r in rows]
+
+    def _entity_types(self) -> list[str]:
+        """Distinct entity types by hopping through idx_entities_type (a loose index scan), so
+        the cost grows with the number of types, not of entities."""
+        rows = self.db.query(
+            "WITH RECURSIVE t(v) AS (SELECT MIN(entity_type) FROM knowledge_entities"
+            " UNION ALL SELECT (SELECT MIN(entity_type) FROM knowledge_entities WHERE entity_type > t.v)"
+            " FROM t WHERE t.v IS NOT NULL) SELECT v FROM t WHERE v IS NOT NULL"
+        )
+        return [r[0] for r in rows]
+
+    def frame_distances_from_entities(
+        self, seed_entity_ids: Iterable[int], max_depth: int = 3
+    ) -> dict[int, int]:
+        """``{frame id: distance}`` for the contextual relevance score.
+
+        Seeds are at distance 0. Distances are hop counts over active relations treated as
+        undirected (the graph's edges are mostly co-occurrences, whose stored direction is
+        arbitrary, and "Falcon is led by Alice" relates Alice to Falcon as much as the reverse);
+        a multi-source BFS gives each entity its minimum distance over all seeds. Each frame
+        takes the minimum distance of the entities linked to it in ``kg_entity_frames``.
+        """
+        seeds = list(dict.fromkeys(_require_id(s, "seed entity id") for s in seed_entity_ids))
+        _require_count(max_depth, "max_depth")
+        if not seeds:
+            return {}
+        entity_distances = self._bfs(seeds, max_depth, undirected=True)
+        frames: dict[int, int] = {}
+        by_distance = sorted(entity_distances.items(), key=lambda item: item[1])
+        ids = [entity_id for entity_id, _ in by_distance]
+        for chunk in _chunks(ids):
+            rows = self.db.query(
+                f"SELECT entity_id, frame_id FROM kg_entity_frames WHERE entity_id IN ({_placeholders(len(chunk))})",
+                list(chunk),
+            )
+            for row in rows:
+                distance = entity_distances[row["entity_id"]]
+                current = frames.get(row["frame_id"])
+                if current is None or distance < current:
+                    frames[row["frame_id"]] = distance
+        return frames
