@@ -9,17 +9,51 @@ from mind_core.embeddings.base import (
     normalize_dimensions,
     to_blob,
 )
+from mind_core.embeddings.http_providers import (
+    LiteLLMEmbedder,
+    OllamaEmbedder,
+    OpenAIEmbedder,
+    VoyageEmbedder,
+)
 from mind_core.embeddings.inprocess import InprocessEmbedder, load_model
 from mind_core.embeddings.mock import MockEmbedder, mock_embed
+from mind_core.embeddings.provider import (
+    DEGRADED_WARNING,
+    EmbeddingProvider,
+    create_embedding_provider,
+)
+from mind_core.embeddings.tiers import (
+    TIER_CAPABILITIES,
+    TIERS,
+    EmbeddingQuotaExceededError,
+    TierCapabilities,
+    TierError,
+    get_minimum_tier_for_provider,
+    is_eval_mode,
+)
 
 __all__ = [
     "DEFAULT_DIMENSIONS",
+    "DEGRADED_WARNING",
+    "TIERS",
+    "TIER_CAPABILITIES",
     "Embedder",
     "EmbeddingError",
+    "EmbeddingProvider",
+    "EmbeddingQuotaExceededError",
     "InprocessEmbedder",
+    "LiteLLMEmbedder",
     "MockEmbedder",
+    "OllamaEmbedder",
+    "OpenAIEmbedder",
+    "TierCapabilities",
+    "TierError",
+    "VoyageEmbedder",
+    "create_embedding_provider",
     "fingerprint_of",
     "fit_rows",
+    "get_minimum_tier_for_provider",
+    "is_eval_mode",
     "load_model",
     "mock_embed",
     "normalize_dimensions",

@@ -1,0 +1,292 @@
+"""Embedding servers reached over HTTP: Ollama, Voyage AI, OpenAI and a LiteLLM proxy.
+
+Request and response shapes follow the original engine (reference-behaviour §8). Each client
+keeps one ``httpx.Client`` for connection reuse; the connect timeout is short and separate from
+the read timeout, so probing a server that is not running fails within a second or two while a
+server that is loading its model still gets the full read timeout.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import numpy as np
+
+from mind_core.embeddings.base import (
+    DEFAULT_DIMENSIONS,
+    EmbeddingError,
+    check_text,
+    check_texts,
+    fit_rows,
+)
+
+DEFAULT_OLLAMA_URL = "http://localhost:11434"
+DEFAULT_OLLAMA_MODEL = "nomic-embed-text"
+VOYAGE_URL = "https://api.voyageai.com/v1/embeddings"
+VOYAGE_MODEL = "voyage-3-lite"
+OPENAI_URL = "https://api.openai.com/v1/embeddings"
+OPENAI_MODEL = "text-embedding-3-small"
+LITELLM_MODEL = "text-embedding"
+
+OLLAMA_TIMEOUT_S = 30.0
+API_TIMEOUT_S = 15.0
+LOCAL_CONNECT_TIMEOUT_S = 1.5
+REMOTE_CONNECT_TIMEOUT_S = 5.0
+DEFAULT_HTTP_BATCH = 64
+_BODY_EXCERPT = 300
+
+
+class HttpEmbedder:
+    """Shared plumbing: batching, POST with JSON, error wrapping, response validation."""
+
+    provider = "http"
+    model_name = ""
+    degraded = False
+    max_seq_length: int | None = None
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        model: str,
+        dimensions: int,
+        timeout: float,
+        connect_timeout: float,
+        api_key: str | None = None,
+        batch_size: int = DEFAULT_HTTP_BATCH,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.url = url
+        self.model_name = model
+        self.dimensions = int(dimensions)
+        self.batch_size = int(batch_size)
+        headers = {"Content-Type": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=min(connect_timeout, timeout)),
+            headers=headers,
+            trust_env=False,
+        )
+
+    # -- subclass hooks --------------------------------------------------------------------
+    def _body(self, payload: str | list[str]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _vectors(self, data: Any) -> Any:
+        raise NotImplementedError
+
+    def _fit(self, rows: list[list[float]]) -> np.ndarray:
+        return fit_rows(rows, self.dimensions)
+
+    # -- Embedder ---------------------------------------------------------------------------
+    def embed(self, text: str) -> np.ndarray:
+        return self._request(check_text(text), 1)[0]
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        items = check_texts(texts)
+        out = np.zeros((len(items), self.dimensions), dtype=np.float32)
+        for start in range(0, len(items), self.batch_size):
+            chunk = items[start : start + self.batch_size]
+            out[start : start + len(chunk)] = self._request(chunk, len(chunk))
+        return out
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _request(self, payload: str | list[str], expected: int) -> np.ndarray:
+        try:
+            response = self._client.post(self.url, json=self._body(payload))
+        except httpx.HTTPError as exc:
+            raise EmbeddingError(f"{self.provider} at {self.url}: {type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            excerpt = response.text[:_BODY_EXCERPT]
+            raise EmbeddingError(f"{self.provider} at {self.url}: HTTP {response.status_code}: {excerpt}")
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise EmbeddingError(f"{self.provider} at {self.url}: response is not JSON") from exc
+        rows = _validated_rows(self._vectors(data), expected, f"{self.provider} at {self.url}")
+        return self._fit(rows)
+
+
+def _validated_rows(rows: Any, expected: int, where: str) -> list[list[float]]:
+    """The response's vectors, or an EmbeddingError saying what is wrong with them."""
+    if not isinstance(rows, list) or len(rows) != expected:
+        got = len(rows) if isinstance(rows, list) else type(rows).__name__
+        raise EmbeddingError(f"{where}: expected {expected} embeddings, got {got}")
+    for i, row in enumerate(rows):
+        if not isinstance(row, list) or not row:
+            raise EmbeddingError(f"{where}: embedding #{i} is not a non-empty list of numbers")
+        for value in row:
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise EmbeddingError(f"{where}: embedding #{i} contains {value!r}")
+    return rows
+
+
+def _openai_style_rows(data: Any) -> Any:
+    """``data[].embedding`` ordered by ``index`` when the server supplies it."""
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        return None
+    if all(isinstance(item.get("index"), int) for item in items):
+        items = sorted(items, key=lambda item: item["index"])
+    return [item.get("embedding") for item in items]
+
+
+class OllamaEmbedder(HttpEmbedder):
+    """POST {base}/api/embed {model, input} → {embeddings}; nomic's 768 values are zero-padded."""
+
+    provider = "ollama"
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        *,
+        model: str = DEFAULT_OLLAMA_MODEL,
+        dimensions: int = DEFAULT_DIMENSIONS,
+        timeout: float = OLLAMA_TIMEOUT_S,
+        connect_timeout: float = LOCAL_CONNECT_TIMEOUT_S,
+        batch_size: int = DEFAULT_HTTP_BATCH,
+    ) -> None:
+        self.base_url = (base_url or DEFAULT_OLLAMA_URL).rstrip("/")
+        super().__init__(
+            f"{self.base_url}/api/embed",
+            model=model,
+            dimensions=dimensions,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            batch_size=batch_size,
+        )
+
+    def _body(self, payload: str | list[str]) -> dict[str, Any]:
+        return {"model": self.model_name, "input": payload}
+
+    def _vectors(self, data: Any) -> Any:
+        return data.get("embeddings") if isinstance(data, dict) else None
+
+
+class VoyageEmbedder(HttpEmbedder):
+    """Voyage AI embeddings for documents (``input_type: 'document'``)."""
+
+    provider = "voyage"
+
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        url: str | None = None,
+        model: str = VOYAGE_MODEL,
+        dimensions: int = DEFAULT_DIMENSIONS,
+        timeout: float = API_TIMEOUT_S,
+        connect_timeout: float = REMOTE_CONNECT_TIMEOUT_S,
+        batch_size: int = DEFAULT_HTTP_BATCH,
+    ) -> None:
+        if not api_key:
+            raise EmbeddingError("voyage needs an API key")
+        super().__init__(
+            url or VOYAGE_URL,
+            model=model,
+            dimensions=dimensions,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            api_key=api_key,
+            batch_size=batch_size,
+        )
+
+    def _body(self, payload: str | list[str]) -> dict[str, Any]:
+        return {"model": self.model_name, "input": payload, "input_type": "document"}
+
+    def _vectors(self, data: Any) -> Any:
+        return _openai_style_rows(data)
+
+
+class OpenAIEmbedder(HttpEmbedder):
+    """OpenAI embeddings; the 1536 values of text-embedding-3-small are truncated to the target."""
+
+    provider = "openai"
+
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        url: str | None = None,
+        model: str = OPENAI_MODEL,
+        dimensions: int = DEFAULT_DIMENSIONS,
+        timeout: float = API_TIMEOUT_S,
+        connect_timeout: float = REMOTE_CONNECT_TIMEOUT_S,
+        batch_size: int = DEFAULT_HTTP_BATCH,
+    ) -> None:
+        if not api_key:
+            raise EmbeddingError("openai needs an API key")
+        super().__init__(
+            url or OPENAI_URL,
+            model=model,
+            dimensions=dimensions,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            api_key=api_key,
+            batch_size=batch_size,
+        )
+
+    def _body(self, payload: str | list[str]) -> dict[str, Any]:
+        return {"model": self.model_name, "input": payload}
+
+    def _vectors(self, data: Any) -> Any:
+        return _openai_style_rows(data)
+
+
+def litellm_endpoint(url: str) -> str:
+    """``{url minus trailing /v1}/v1/embeddings``, so both proxy-root and /v1 URLs work."""
+    base = url.rstrip("/")
+    if base.endswith("/v1"):
+        base = base[: -len("/v1")]
+    return f"{base}/v1/embeddings"
+
+
+class LiteLLMEmbedder(HttpEmbedder):
+    """A LiteLLM proxy. Like the original, vectors are not padded: the model must emit ``dimensions``."""
+
+    provider = "litellm"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        api_key: str | None = None,
+        model: str = LITELLM_MODEL,
+        dimensions: int = DEFAULT_DIMENSIONS,
+        timeout: float = API_TIMEOUT_S,
+        connect_timeout: float = REMOTE_CONNECT_TIMEOUT_S,
+        batch_size: int = DEFAULT_HTTP_BATCH,
+    ) -> None:
+        if not url:
+            raise EmbeddingError("litellm needs a proxy URL")
+        super().__init__(
+            litellm_endpoint(url),
+            model=model,
+            dimensions=dimensions,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            api_key=api_key,
+            batch_size=batch_size,
+        )
+
+    def _body(self, payload: str | list[str]) -> dict[str, Any]:
+        return {"model": self.model_name, "input": payload}
+
+    def _vectors(self, data: Any) -> Any:
+        return _openai_style_rows(data)
+
+    def _fit(self, rows: list[list[float]]) -> np.ndarray:
+        for row in rows:
+            if len(row) != self.dimensions:
+                raise EmbeddingError(
+                    f"litellm at {self.url} returned {len(row)}-d vectors but {self.dimensions} are "
+                    "required (LiteLLM vectors are not padded; configure a model of that width)"
+                )
+        return np.asarray(rows, dtype=np.float32)

