@@ -162,7 +162,6 @@ def ensure_schema(db: Database, dimensions: int | None = None) -> None:
         _migrate_frame_columns(db)
         _exec_script(db, EXTENSIONS_SQL)
         db.execute("CREATE INDEX IF NOT EXISTS idx_frames_content_hash ON memory_frames (content_hash)")
-        db.execute("CREATE INDEX IF NOT EXISTS idx_frames_created ON memory_frames (created_at)")
         existing_dims = vec_dimensions(db)
         dims = existing_dims or int(get_meta(db, "vec_dimensions") or dimensions or DEFAULT_DIMENSIONS)
         db.execute(vec_table_sql("memory_frames_vec", dims))

@@ -1,0 +1,53 @@
+"""Compaction: prune old temporary/deprecated frames and fold long P-frame chains into their I-frame.
+
+Unlike the original, every removal goes through ``FrameStore.delete`` (FTS, vectors and entity
+links go with the frame, references are nulled first, so no foreign-key failure), and the merged
+I-frame's vector is dropped so the next reconcile re-embeds it instead of serving a stale one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mind_core.frames import FrameStore
+
+P_FRAME_MERGE_THRESHOLD = 10  # a session with more P-frames than this after its I-frame is folded
+P_FRAMES_KEPT = 5  # the newest P-frames stay separate
+MERGE_SEPARATOR = "\n---\n"
+
+
+def compact(frames: FrameStore, max_temp_age_days: int = 30, max_deprecated_age_days: int = 90) -> dict[str, int]:
+    db = frames.db
+    result = {"temporaryPruned": 0, "deprecatedPruned": 0, "pframesMerged": 0}
+    with db.transaction():
+        for importance, days, key in (
+            ("temporary", max_temp_age_days, "temporaryPruned"),
+            ("deprecated", max_deprecated_age_days, "deprecatedPruned"),
+        ):
+            rows = db.query(
+                "SELECT id FROM memory_frames WHERE importance = ? "
+                "AND julianday(created_at) < julianday('now', '-' || ? || ' days')",
+                (importance, int(days)),
+            )
+            result[key] = sum(frames.delete(row["id"]) for row in rows)
+
+        candidates = db.query(
+            "SELECT gop_id FROM memory_frames WHERE frame_type = 'P' GROUP BY gop_id HAVING COUNT(*) > ?",
+            (P_FRAME_MERGE_THRESHOLD,),
+        )
+        for row in candidates:
+            gop_id = row["gop_id"]
+            latest = frames.get_latest_i_frame(gop_id)
+            if latest is None:
+                continue
+            pframes = frames.get_p_frames_since_last_i(gop_id)
+            if len(pframes) <= P_FRAME_MERGE_THRESHOLD:
+                continue
+            to_merge = pframes[: len(pframes) - P_FRAMES_KEPT]
+            merged = MERGE_SEPARATOR.join([latest.content, *(p.content for p in to_merge)])
+            frames.update(latest.id, merged)
+            for pframe in to_merge:
+                frames.delete(pframe.id)
+            result["pframesMerged"] += len(to_merge)
+    return result
