@@ -1,0 +1,96 @@
+"""Rule-based extraction throughput on real conversation turns, and the KG write/lookup costs it feeds.
+
+Messages are LoCoMo dialogue turns (../shared/data/benchmarks/locomo; image turns contribute
+their caption), repeated to --messages. Prints messages/s for ``extract`` and for upserting
+the extracted entities and co-occurrence relations into an in-memory KnowledgeGraph, and the
+time of ``find_entities_in_text`` against the resulting graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import time
+from pathlib import Path
+
+from _common import SHARED_DATA, percentile, write_results
+
+from mind_core.db import Database
+from mind_core.extract import extract
+from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph
+from mind_core.schema import ensure_schema
+
+
+def locomo_turns(path: Path) -> list[str]:
+    turns: list[str] = []
+    for sample in json.loads(path.read_text(encoding="utf-8")):
+        conversation = sample["conversation"]
+        for key, session in conversation.items():
+            if not key.startswith("session_") or not isinstance(session, list):
+                continue
+            for turn in session:
+                text = turn.get("text", "")
+                if turn.get("blip_caption"):
+                    text = f"{text} [image: {turn['blip_caption']}]"
+                turns.append(f"{turn['speaker']}: {text}")
+    return turns
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--messages", type=int, default=10_000)
+    args = parser.parse_args()
+
+    source = SHARED_DATA / "benchmarks" / "locomo" / "locomo10_conv1-3.json"
+    if not source.is_file():
+        raise SystemExit(f"LoCoMo data not found at {source}")
+    turns = locomo_turns(source)
+    messages = list(itertools.islice(itertools.cycle(turns), args.messages))
+    chars = sum(len(m) for m in messages)
+
+    extract(messages[0])  # warm-up outside the timing
+    began = time.perf_counter()
+    extractions = [extract(m) for m in messages]
+    extract_seconds = time.perf_counter() - began
+    entity_total = sum(len(e.entities) for e in extractions)
+    relation_total = sum(len(e.relations) for e in extractions)
+
+    db = Database(":memory:")
+    ensure_schema(db, 8)
+    kg = KnowledgeGraph(db)
+    began = time.perf_counter()
+    with db.transaction():
+        for extraction in extractions:
+            ids = [kg.upsert_entity(e.type, e.name, {"source": "cognify"})[0] for e in extraction.entities]
+            for i, first in enumerate(ids):
+                for second in ids[i + 1 :]:
+                    kg.upsert_relation(first, second, CO_OCCURS_WITH, 0.8, {"source": "cognify"})
+    kg_seconds = time.perf_counter() - began
+
+    lookups: list[float] = []
+    for message in messages[:1000]:
+        started = time.perf_counter()
+        kg.find_entities_in_text(message)
+        lookups.append((time.perf_counter() - started) * 1000)
+
+    figures = {
+        "messages": len(messages),
+        "distinct_turns": len(turns),
+        "mean_chars": round(chars / len(messages), 1),
+        "extract_messages_per_s": round(len(messages) / extract_seconds),
+        "extract_chars_per_s": round(chars / extract_seconds),
+        "entities_extracted": entity_total,
+        "relations_extracted": relation_total,
+        "kg_upsert_messages_per_s": round(len(messages) / kg_seconds),
+        "graph_entities": kg.get_entity_count(),
+        "find_entities_in_text_ms_p50": round(percentile(lookups, 50), 3),
+        "find_entities_in_text_ms_p95": round(percentile(lookups, 95), 3),
+    }
+    for key, value in figures.items():
+        print(f"{key:32s} {value}")
+    write_results("extraction", figures)
+
+
+if __name__ == "__main__":
+    main()
