@@ -190,6 +190,8 @@ class Extractor(Protocol):
 # -- technology terms ---------------------------------------------------------------------------
 _LOOKUP: dict[str, tuple[str, bool]] = {term: (term, term in AMBIGUOUS_TECH_TERMS) for term in TECH_TERMS}
 _LOOKUP.update({alias: (term, False) for alias, term in TECH_ALIASES.items()})
+# Whole words only; a preceding "." excludes file names ("main.go") and a following ".x" excludes
+# "node.json", while "node.js" is its own alias.
 _TECH_RE = re.compile(
     r"(?<![A-Za-z0-9_.])("
     + "|".join(sorted((re.escape(k) for k in _LOOKUP), key=len, reverse=True))
@@ -241,8 +243,10 @@ def _inside_name(text: str, start: int, end: int) -> bool:
 def _marked_as_technology(text: str, start: int, end: int, term: str) -> bool:
     token = text[start:end]
     proper = term.upper() if term in ACRONYM_TERMS else term[:1].upper() + term[1:]
-    if token == proper and (term in ACRONYM_TERMS or not _sentence_initial(text, start)):
-        if term in ACRONYM_TERMS or not _inside_name(text, start, end):
+    if token == proper:
+        if term in ACRONYM_TERMS:
+            return True
+        if not _sentence_initial(text, start) and not _inside_name(text, start, end):
             return True
     following = _NEXT_WORD.match(text, end)
     if following and following.group(1).lower() in TECH_CONTEXT_WORDS:
@@ -358,7 +362,7 @@ RELATION_PATTERNS: tuple[RelationPattern, ...] = (
 
 def _relation_end(raw: str, entity_names: dict[str, str]) -> str | None:
     """The relation end's name as the extracted entities spell it, or None when unusable."""
-    if " " in raw.strip() or "\t" in raw:
+    if len(raw.split()) > 1:
         name = clean_proper_noun(raw)
         if name is None:
             return None

@@ -179,6 +179,11 @@ def test_led_by_direction_active_and_passive() -> None:
     }
 
 
+def test_same_relation_from_two_patterns_is_reported_once() -> None:
+    found = extract("Alice Johnson leads Project Falcon. Project Falcon is led by Alice Johnson.").relations
+    assert found == (ExtractedRelation("Project Falcon", "Alice Johnson", "led_by", 0.9),)
+
+
 def test_approved_fires_with_its_object() -> None:
     found = extract("Alice Johnson approved the Falcon Budget yesterday.").relations
     assert found == (ExtractedRelation("Alice Johnson", "Falcon Budget", "approved", 0.8),)
@@ -208,6 +213,11 @@ def test_approved_fires_with_its_object() -> None:
         ),
         (
             "Project Falcon is maintained by the Platform Team.",
+            ("maintained_by", "Project Falcon", "Platform Team"),
+            0.85,
+        ),
+        (
+            "Project Falcon was built by the Platform Team.",
             ("maintained_by", "Project Falcon", "Platform Team"),
             0.85,
         ),
