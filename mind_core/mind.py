@@ -4,31 +4,68 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
+from mind_core import reconcile
 from mind_core.awareness import AwarenessLayer
 from mind_core.db import Database
+from mind_core.embeddings.base import Embedder
 from mind_core.frames import FrameStore
 from mind_core.identity import IdentityLayer
+from mind_core.knowledge import KnowledgeGraph
+from mind_core.linker import MemoryLinker
 from mind_core.schema import ensure_schema
+from mind_core.search import HybridSearch
 from mind_core.sessions import SessionStore
 
 
 class Mind:
     """A mind file opened with its schema ensured; use ``Mind.open(path)`` as a context manager."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, embedder: Embedder | None = None) -> None:
         self.db = db
+        self.embedder = embedder
         self.identity = IdentityLayer(db)
         self.awareness = AwarenessLayer(db)
         self.sessions = SessionStore(db)
         self.frames = FrameStore(db)
+        self.knowledge = KnowledgeGraph(db)
+        self.search = HybridSearch(db, embedder, self.frames, self.knowledge)
+        self.linker = MemoryLinker(self.search)
 
     @classmethod
-    def open(cls, path: str | Path = ":memory:", *, dimensions: int | None = None, readonly: bool = False) -> Mind:
+    def open(
+        cls,
+        path: str | Path = ":memory:",
+        *,
+        embedder: Embedder | None = None,
+        dimensions: int | None = None,
+        readonly: bool = False,
+        rebuild_vectors: bool = False,
+    ) -> Mind:
+        """Open (or create) a mind. With an embedder, its fingerprint must match the mind's
+        vectors unless ``rebuild_vectors`` drops them (to be re-embedded by ``reconcile``)."""
         db = Database(path, readonly=readonly)
-        if not readonly:
-            ensure_schema(db, dimensions)
-        return cls(db)
+        try:
+            if not readonly:
+                width = dimensions or (embedder.dimensions if embedder is not None else None)
+                ensure_schema(db, width)
+            mind = cls(db, embedder)
+            if rebuild_vectors:
+                mind.search.vectors.rebuild()
+            else:
+                mind.search.vectors.check_fingerprint()
+        except BaseException:
+            db.close()
+            raise
+        return mind
+
+    def reconcile(self) -> dict[str, int]:
+        """Repair FTS and vector indexes (vectors only when this mind has an embedder)."""
+        return reconcile.reconcile_indexes(self.db, self.embedder)
+
+    def doctor(self, repair: bool = False) -> dict[str, Any]:
+        return reconcile.doctor(self.db, self.embedder, repair)
 
     @property
     def path(self) -> str:

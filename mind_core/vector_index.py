@@ -1,0 +1,232 @@
+"""The vector side of a mind: writing frame vectors (and chunk vectors for long frames), KNN
+lookups, and the embedding fingerprint that keeps one mind in one vector space.
+
+Long text: MiniLM reads about 256 word pieces and silently drops the rest, so a frame longer than
+``LONG_FRAME_WORDS`` words also gets one vector per overlapping window of its later text, stored
+in ``memory_frame_chunks_vec``. The vector lane takes, per frame, its best (nearest) vector.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mind_core.db import Database
+from mind_core.embeddings.base import Embedder, to_blob
+from mind_core.errors import FingerprintMismatchError, InvalidInputError
+from mind_core.frames import drop_vectors, time_clauses
+from mind_core.schema import content_hash, get_meta, set_meta, vec_dimensions, vec_table_sql
+
+CHUNK_WORDS = 150
+CHUNK_OVERLAP = 30
+LONG_FRAME_WORDS = 180
+EMBED_BATCH = 64
+
+_WORD = re.compile(r"\S+")
+
+
+@dataclass
+class TextChunk:
+    index: int
+    char_start: int
+    char_end: int
+    text: str
+
+
+def split_chunks(text: str) -> list[TextChunk]:
+    """Windows of CHUNK_WORDS words (overlapping by CHUNK_OVERLAP) after the first window.
+
+    The first window is what the frame vector itself already covers, so it is not repeated.
+    """
+    spans = [m.span() for m in _WORD.finditer(text)]
+    if len(spans) <= LONG_FRAME_WORDS:
+        return []
+    chunks = []
+    step = CHUNK_WORDS - CHUNK_OVERLAP
+    for index, start in enumerate(range(step, len(spans), step)):
+        window = spans[start : start + CHUNK_WORDS]
+        char_start, char_end = window[0][0], window[-1][1]
+        chunks.append(TextChunk(index, char_start, char_end, text[char_start:char_end]))
+        if start + CHUNK_WORDS >= len(spans):
+            break
+    return chunks
+
+
+def fingerprint_of(embedder: Embedder) -> dict[str, str]:
+    return {
+        "embedding_provider": str(embedder.provider),
+        "embedding_model": str(embedder.model_name),
+        "embedding_dim": str(embedder.dimensions),
+    }
+
+
+class VectorIndex:
+    def __init__(self, db: Database, embedder: Embedder | None) -> None:
+        self.db = db
+        self.embedder = embedder
+
+    @property
+    def dimensions(self) -> int:
+        return vec_dimensions(self.db) or 0
+
+    # -- fingerprint ----------------------------------------------------------------------
+    def stored_fingerprint(self) -> dict[str, str] | None:
+        values = {k: get_meta(self.db, k) for k in ("embedding_provider", "embedding_model", "embedding_dim")}
+        return values if all(values.values()) else None  # type: ignore[return-value]
+
+    def check_fingerprint(self) -> None:
+        """Refuse an embedder whose vectors would not be comparable with the stored ones."""
+        if self.embedder is None:
+            return
+        wanted = fingerprint_of(self.embedder)
+        if int(wanted["embedding_dim"]) != self.dimensions:
+            raise FingerprintMismatchError(
+                f"this mind stores {self.dimensions}-dimensional vectors but the embedder makes "
+                f"{wanted['embedding_dim']}; open it with the same dimensions, or rebuild the vector index "
+                "(`mind reindex`) to switch"
+            )
+        stored = self.stored_fingerprint()
+        if stored is not None and stored != wanted:
+            raise FingerprintMismatchError(
+                f"this mind's vectors were made by {stored['embedding_provider']}/{stored['embedding_model']} "
+                f"({stored['embedding_dim']} dims), not {wanted['embedding_provider']}/{wanted['embedding_model']} "
+                f"({wanted['embedding_dim']} dims); use the same embedder, or rebuild the vector index "
+                "(`mind reindex`) to re-embed every frame"
+            )
+
+    def record_fingerprint(self) -> None:
+        if self.embedder is not None and self.stored_fingerprint() is None:
+            for key, value in fingerprint_of(self.embedder).items():
+                set_meta(self.db, key, value)
+
+    def rebuild(self) -> None:
+        """Drop every vector and adopt the current embedder's space; frames are re-embedded later."""
+        if self.embedder is None:
+            raise InvalidInputError("rebuilding the vector index needs an embedder")
+        dims = int(self.embedder.dimensions)
+        with self.db.transaction():
+            self.db.execute("DROP TABLE IF EXISTS memory_frames_vec")
+            self.db.execute("DROP TABLE IF EXISTS memory_frame_chunks_vec")
+            self.db.execute("DELETE FROM memory_frame_chunks")
+            self.db.execute(vec_table_sql("memory_frames_vec", dims))
+            self.db.execute(vec_table_sql("memory_frame_chunks_vec", dims))
+            self.db.execute("UPDATE memory_frames SET embedded_hash = NULL")
+            set_meta(self.db, "vec_dimensions", str(dims))
+            for key, value in fingerprint_of(self.embedder).items():
+                set_meta(self.db, key, value)
+
+    # -- writes ---------------------------------------------------------------------------
+    def index_frames(self, frames: Sequence[tuple[int, str]], batch_size: int = EMBED_BATCH) -> int:
+        """Embed and store vectors for (frame id, content) pairs; re-indexing replaces.
+
+        All texts of a batch (frames and their chunks) go to the embedder in one call, and each
+        batch is written in one transaction.
+        """
+        if self.embedder is None:
+            raise InvalidInputError("vector indexing needs an embedder")
+        items = list(frames)
+        for frame_id, content in items:
+            if not isinstance(frame_id, int) or isinstance(frame_id, bool) or not math.isfinite(frame_id):
+                raise InvalidInputError(f"invalid frame id for vector indexing: {frame_id!r}")
+            if not isinstance(content, str):
+                raise InvalidInputError(f"frame {frame_id}: content to index must be a string")
+        self.check_fingerprint()
+        written = 0
+        for start in range(0, len(items), batch_size):
+            batch = items[start : start + batch_size]
+            chunked = [(frame_id, content, split_chunks(content)) for frame_id, content in batch]
+            texts: list[str] = []
+            for _, content, chunks in chunked:
+                texts.append(content)
+                texts.extend(chunk.text for chunk in chunks)
+            vectors = self.embedder.embed_batch(texts)
+            with self.db.transaction():
+                self.record_fingerprint()
+                position = 0
+                for frame_id, content, chunks in chunked:
+                    drop_vectors(self.db, [frame_id])
+                    self.db.execute(
+                        "INSERT INTO memory_frames_vec (rowid, embedding) VALUES (?, ?)",
+                        (frame_id, to_blob(vectors[position])),
+                    )
+                    position += 1
+                    for chunk in chunks:
+                        chunk_id = self.db.execute(
+                            "INSERT INTO memory_frame_chunks (frame_id, chunk_idx, char_start, char_end) "
+                            "VALUES (?, ?, ?, ?)",
+                            (frame_id, chunk.index, chunk.char_start, chunk.char_end),
+                        ).lastrowid
+                        self.db.execute(
+                            "INSERT INTO memory_frame_chunks_vec (rowid, embedding) VALUES (?, ?)",
+                            (chunk_id, to_blob(vectors[position])),
+                        )
+                        position += 1
+                    self.db.execute(
+                        "UPDATE memory_frames SET embedded_hash = ? WHERE id = ?",
+                        (content_hash(content), frame_id),
+                    )
+                    written += 1
+        return written
+
+    # -- reads ----------------------------------------------------------------------------
+    def embed_query(self, query: str) -> Any:
+        if self.embedder is None:
+            raise InvalidInputError("vector search needs an embedder")
+        return self.embedder.embed(query)
+
+    def knn(
+        self,
+        vector: Any,
+        limit: int,
+        gop_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> list[tuple[int, float]]:
+        """Nearest frames (id, distance) in distance order, a frame counted by its best vector."""
+        filtered = bool(gop_id or since or until)
+        k = max(1, limit * 3 if filtered else limit)
+        blob = to_blob(vector)
+        best: dict[int, float] = {}
+        for row in self.db.query(
+            "SELECT rowid, distance FROM memory_frames_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+            (blob, k),
+        ):
+            best[row[0]] = row[1]
+        if self.db.query_one("SELECT 1 FROM memory_frame_chunks LIMIT 1") is not None:
+            hits = self.db.query(
+                "SELECT rowid, distance FROM memory_frame_chunks_vec WHERE embedding MATCH ? AND k = ? "
+                "ORDER BY distance",
+                (blob, k),
+            )
+            if hits:
+                marks = ",".join("?" for _ in hits)
+                owner = dict(
+                    self.db.query(
+                        f"SELECT id, frame_id FROM memory_frame_chunks WHERE id IN ({marks})",
+                        [h[0] for h in hits],
+                    )
+                )
+                for chunk_id, distance in hits:
+                    frame_id = owner.get(chunk_id)
+                    if frame_id is not None and distance < best.get(frame_id, math.inf):
+                        best[frame_id] = distance
+        if not best:
+            return []
+        ids = list(best)
+        marks = ",".join("?" for _ in ids)
+        clauses = [f"id IN ({marks})"]
+        params: list[Any] = list(ids)
+        if gop_id:
+            clauses.append("gop_id = ?")
+            params.append(gop_id)
+        time_sql, time_params = time_clauses("created_at", since, until)
+        clauses += time_sql
+        params += time_params
+        alive = {
+            r[0] for r in self.db.query(f"SELECT id FROM memory_frames WHERE {' AND '.join(clauses)}", params)
+        }
+        ranked = sorted(((fid, d) for fid, d in best.items() if fid in alive), key=lambda item: item[1])
+        return ranked[:limit]
