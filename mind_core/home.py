@@ -1,0 +1,56 @@
+"""Minds on disk: a home folder with the personal mind and one mind file per workspace.
+
+``MIND_HOME`` (default ``~/.mind-harvest``)::
+
+    personal.mind               the person's own mind
+    workspaces/<name>.mind      one mind per workspace (a team, a project)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from mind_core.errors import InvalidInputError
+
+DEFAULT_HOME = "~/.mind-harvest"
+DEFAULT_WORKSPACE = "default"
+PERSONAL = "personal"
+_WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def validate_workspace_name(name: str) -> str:
+    """Workspace names become file names: letters, digits, ``_ . -``; no separators, no ``..``."""
+    if not isinstance(name, str) or not _WORKSPACE_NAME.match(name) or ".." in name:
+        raise InvalidInputError(
+            f"invalid workspace name {name!r}: use 1-64 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit (no path separators, no '..')"
+        )
+    if name == PERSONAL:
+        raise InvalidInputError("'personal' is reserved for the personal mind")
+    return name
+
+
+class MindHome:
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root or os.environ.get("MIND_HOME") or DEFAULT_HOME).expanduser().resolve()
+
+    @property
+    def personal_path(self) -> Path:
+        return self.root / f"{PERSONAL}.mind"
+
+    def workspace_path(self, name: str) -> Path:
+        return self.root / "workspaces" / f"{validate_workspace_name(name)}.mind"
+
+    def mind_path(self, workspace: str | None) -> Path:
+        """The personal mind for ``None`` or 'personal', else the workspace's mind."""
+        if workspace in (None, PERSONAL):
+            return self.personal_path
+        return self.workspace_path(workspace)
+
+    def workspaces(self) -> list[str]:
+        folder = self.root / "workspaces"
+        if not folder.is_dir():
+            return []
+        return sorted(p.stem for p in folder.glob("*.mind") if _WORKSPACE_NAME.match(p.stem))
