@@ -138,7 +138,9 @@ def _collect_sources(manager: pluggy.PluginManager) -> dict[str, Source]:
         if not isinstance(kind, str) or not kind:
             raise PluginError(f"source {source!r} has no kind name")
         if kind in sources:
-            raise PluginError(f"two plugins register the source kind {kind!r}: {sources[kind]!r} and {source!r}")
+            raise PluginError(
+                f"two plugins register the source kind {kind!r}: {sources[kind]!r} and {source!r}"
+            )
         sources[kind] = source
 
     _call_in_registration_order(manager.hook.register_sources, register)
