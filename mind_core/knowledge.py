@@ -37,6 +37,7 @@ _CHUNK = 500
 # Longest entity name (in words) that find_entities_in_text can recognise.
 MAX_NAME_WORDS = 6
 MIN_TEXT_MATCH_LENGTH = 3
+_POSSESSIVES = ("'s", "\u2019s")
 _TEXT_TOKEN_EDGES = "\"'`.,;:!?()[]{}<>*_~|/\\-\u2018\u2019\u201c\u201d"
 
 
@@ -205,9 +206,8 @@ def text_name_candidates(text: str, max_words: int = MAX_NAME_WORDS) -> set[str]
             if len(gram) < MIN_TEXT_MATCH_LENGTH:
                 continue
             candidates.add(gram)
-            for suffix in ("'s", "\u2019s"):
-                if gram.endswith(suffix) and len(gram) - 2 >= MIN_TEXT_MATCH_LENGTH:
-                    candidates.add(gram[:-2].strip(_TEXT_TOKEN_EDGES))
+            if gram.endswith(_POSSESSIVES) and len(gram) - 2 >= MIN_TEXT_MATCH_LENGTH:
+                candidates.add(gram[:-2].strip(_TEXT_TOKEN_EDGES))
     return candidates
 
 
@@ -520,7 +520,7 @@ class KnowledgeGraph:
         """
         _require_text(relation_type, "relation_type")
         conf = _require_confidence(confidence)
-        _dump_properties(properties)
+        _dump_properties(properties)  # reject unusable properties before any write
         with self.db.transaction():
             existing = self.find_relation(
                 _require_id(source_id, "source_id"), _require_id(target_id, "target_id"), relation_type
@@ -672,7 +672,7 @@ class KnowledgeGraph:
             f"SELECT * FROM knowledge_entities WHERE entity_type IN ({_placeholders(len(types))})"
             " AND lower(name) IN (SELECT value FROM json_each(?)) AND valid_to IS NULL"
             " AND length(name) >= ? ORDER BY length(name) DESC, id LIMIT ?",
-            (*types, json.dumps(sorted(candidates)), MIN_TEXT_MATCH_LENGTH, limit),
+            (*types, json.dumps(list(candidates)), MIN_TEXT_MATCH_LENGTH, limit),
         )
         return [_entity(r) for r in rows]
 

@@ -97,6 +97,7 @@ CREATE TABLE IF NOT EXISTS kg_entity_frames (
 CREATE INDEX IF NOT EXISTS idx_kg_entity_frames_frame ON kg_entity_frames (frame_id);
 CREATE INDEX IF NOT EXISTS idx_kg_entity_frames_entity ON kg_entity_frames (entity_id);
 CREATE INDEX IF NOT EXISTS idx_entities_type_lname ON knowledge_entities (entity_type, lower(name));
+CREATE INDEX IF NOT EXISTS idx_relations_pair ON knowledge_relations (source_id, target_id, relation_type);
 CREATE TABLE IF NOT EXISTS memory_frame_chunks (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   frame_id INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
