@@ -703,8 +703,7 @@ class KnowledgeGraph:
             return {}
         entity_distances = self._bfs(seeds, max_depth, undirected=True)
         frames: dict[int, int] = {}
-        by_distance = sorted(entity_distances.items(), key=lambda item: item[1])
-        ids = [entity_id for entity_id, _ in by_distance]
+        ids = list(entity_distances)
         for chunk in _chunks(ids):
             rows = self.db.query(
                 f"SELECT entity_id, frame_id FROM kg_entity_frames WHERE entity_id IN ({_placeholders(len(chunk))})",
