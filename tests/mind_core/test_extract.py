@@ -336,4 +336,4 @@ def test_extraction_throughput_on_locomo(shared_data: Path) -> None:
     for turn in turns:
         extract(turn)
     rate = len(turns) / (time.perf_counter() - started)
-    assert rate > 2000, f"{rate:.0f} messages/s"  # measured ~38,000/s; the embedder does ~hundreds/s
+    assert rate > 2000, f"{rate:.0f} messages/s"  # measured 20,000-38,000/s; the embedder does hundreds/s
