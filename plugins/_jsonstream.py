@@ -19,6 +19,7 @@ from typing import IO, Any
 import ijson
 
 MAX_DEPTH = 256  # real exports nest about 15 levels deep
+MAX_STRETCH = 256  # read at most 256 x ijson's chunk (16 MB) at once inside one long string
 HEAD_BYTES = 64 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -61,13 +62,18 @@ class GuardedReader:
         self._depth = 0
         self._in_string = False
         self._escape_pending = False
+        # yajl re-lexes a token from its start on every chunk, so a 50 MB string read in 64 KB
+        # chunks costs seconds; doubling the chunk while a string stays open keeps that linear.
+        self._stretch = 1
 
     def read(self, size: int = -1) -> bytes:
+        """Up to ``size`` bytes, or more while inside one long string (see ``_stretch``)."""
         if self._head:
             data = self._head if size < 0 else self._head[:size]
             self._head = self._head[len(data) :]
         else:
-            data = self._raw.read(size)
+            self._stretch = min(self._stretch * 2, MAX_STRETCH) if self._in_string else 1
+            data = self._raw.read(size * self._stretch if size > 0 else size)
         self._watch(data)
         self.offset += len(data)
         return data

@@ -388,7 +388,7 @@ def aistudio_items(prompt: Any, path: Path) -> list[HarvestItem]:
             HarvestItem(
                 key=key,
                 kind="conversation",
-                title=_title(messages[0].text) if path.stem == prompt_id else path.stem,
+                title=path.stem or _title(messages[0].text),
                 container_key=key,
                 messages=messages,
                 metadata={k: v for k, v in details.items() if v is not None},
