@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from mind_core import reconcile
 from mind_core.awareness import AwarenessLayer
+from mind_core.cognify import CognifyPipeline
 from mind_core.db import Database
 from mind_core.embeddings.base import Embedder
 from mind_core.frames import FrameStore
@@ -59,6 +61,11 @@ class Mind:
             db.close()
             raise
         return mind
+
+    @cached_property
+    def cognify(self) -> CognifyPipeline:
+        """The write path (frame, knowledge graph, vector), built on first use; linking off."""
+        return CognifyPipeline.from_mind(self)
 
     def reconcile(self) -> dict[str, int]:
         """Repair FTS and vector indexes (vectors only when this mind has an embedder)."""

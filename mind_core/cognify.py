@@ -1,0 +1,353 @@
+"""Cognify: how a piece of text becomes connected memory (spec §6, reference-behaviour §7).
+
+One frame is stored (or reused), its entities and relations are written into the knowledge
+graph and linked back to it through ``kg_entity_frames``, and it gets a vector.
+
+Idempotency. A frame's metadata records ``cognified_hash``, the content hash its knowledge was
+extracted from. A frame whose marker equals its current content hash is not extracted again, so
+re-cognifying creates no entity, relation or link and raises no co-occurrence count twice; a
+frame whose content changed since is re-extracted (its old entity links are replaced). Vectors
+follow ``embedded_hash`` the same way: only frames without a current vector are embedded.
+
+Batches. ``cognify_batch`` extracts all frames of a batch, writes their knowledge in one
+transaction (entities resolved with one indexed query per entity type, links and markers written
+with ``executemany``) and embeds every frame of the batch that lacks a current vector in ONE
+embedder call, so its cost is the embedding model's, not per-frame overhead.
+
+Errors. Bad extracted data (a name or relation a validation schema rejects) is skipped and
+logged with the frame id; the rest of the frame and of the batch is written. Embedder failures
+propagate: the knowledge of the batch is already committed, and a retry embeds only what lacks
+a vector.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import string
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mind_core.errors import InvalidInputError
+from mind_core.extract import ExtractedEntity, Extraction, extract
+from mind_core.frames import Frame, FrameStore
+from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph
+from mind_core.linker import MemoryLink, MemoryLinker
+from mind_core.schema import content_hash
+from mind_core.search import HybridSearch
+from mind_core.sessions import SessionStore
+
+if TYPE_CHECKING:
+    from mind_core.mind import Mind
+
+log = logging.getLogger(__name__)
+
+MAX_EXTRACT_CHARS = 10_000
+CO_OCCURRENCE_CONFIDENCE = 0.8
+DEFAULT_BATCH_SIZE = 256
+COGNIFIED_KEY = "cognified_hash"
+_CHUNK = 500
+
+# SQLite's lower() folds ASCII only; entity keys must fold the same way as the
+# idx_entities_type_lname index, or a non-ASCII name would be looked up under another key.
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _entity_key(entity_type: str, name: str) -> tuple[str, str]:
+    return entity_type, name.translate(_ASCII_LOWER)
+
+
+@dataclass
+class CognifyResult:
+    frame_id: int
+    entities_extracted: int
+    relations_created: int
+    related_frames: list[MemoryLink] | None = None
+
+
+@dataclass
+class _FrameOutcome:
+    entities: int
+    relations_created: int
+
+
+class CognifyPipeline:
+    """The write path of a mind: frame, knowledge graph, entity links, vector, optional links."""
+
+    def __init__(
+        self,
+        frames: FrameStore,
+        sessions: SessionStore,
+        knowledge: KnowledgeGraph,
+        search: HybridSearch,
+        *,
+        linker: MemoryLinker | None = None,
+        enable_linking: bool = False,
+    ) -> None:
+        self.frames = frames
+        self.sessions = sessions
+        self.knowledge = knowledge
+        self.search = search
+        self.db = frames.db
+        self.enable_linking = enable_linking
+        self.linker = linker or (MemoryLinker(search) if enable_linking else None)
+
+    @classmethod
+    def from_mind(cls, mind: Mind, *, enable_linking: bool = False) -> CognifyPipeline:
+        return cls(
+            mind.frames,
+            mind.sessions,
+            mind.knowledge,
+            mind.search,
+            linker=mind.linker,
+            enable_linking=enable_linking,
+        )
+
+    # -- entry points ---------------------------------------------------------------------
+    def cognify(
+        self,
+        content: str,
+        importance: str = "normal",
+        gop_id: str | None = None,
+        turn_id: str | None = None,
+    ) -> CognifyResult:
+        """Remember one turn: store it (I-frame, or P-frame when the session has an I-frame),
+        extract its knowledge, index it, and with linking on, find related frames.
+
+        Content already stored as a frame is not written again: that frame is touched and
+        reused (the original wrote a duplicate P-frame). ``turn_id`` only labels the log line.
+        """
+        if not isinstance(content, str):
+            raise InvalidInputError(f"content to cognify must be a string, got {type(content).__name__}")
+        session = self.sessions.ensure(gop_id) if gop_id is not None else self.sessions.ensure_active()
+        gop = session["gop_id"]
+        frame = self._store(gop, content, importance)
+        outcome, _ = self._cognify_frames([frame])
+        log.debug("cognified turn %s into frame %d", turn_id, frame.id)
+        related = None
+        if self.enable_linking and self.linker is not None:
+            related = self.linker.find_related(content, exclude_frame_id=frame.id)
+        return CognifyResult(
+            frame.id, outcome[frame.id].entities, outcome[frame.id].relations_created, related
+        )
+
+    def cognify_frame(self, frame_id: int) -> CognifyResult | None:
+        """Process one stored frame (e.g. after an import); None when it does not exist."""
+        frame = self.frames.get_by_id(_require_id(frame_id))
+        if frame is None:
+            return None
+        outcome, _ = self._cognify_frames([frame])
+        return CognifyResult(frame.id, outcome[frame.id].entities, outcome[frame.id].relations_created)
+
+    def cognify_batch(self, frame_ids: Iterable[int], batch_size: int = DEFAULT_BATCH_SIZE) -> dict[str, int]:
+        """Process stored frames ``batch_size`` at a time (one transaction, one embedder call each).
+
+        Returns ``processed`` (frames found), ``skipped`` (already cognified with their current
+        content), ``missing`` (unknown ids), ``entities`` (entity mentions: linked entities
+        summed over the processed frames), ``relations`` (relations created) and ``vectors``
+        (frame vectors written).
+        """
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidInputError(f"batch_size must be a positive integer, got {batch_size!r}")
+        ids = list(dict.fromkeys(_require_id(i) for i in frame_ids))
+        totals = {"processed": 0, "skipped": 0, "missing": 0, "entities": 0, "relations": 0, "vectors": 0}
+        for start in range(0, len(ids), batch_size):
+            chunk = ids[start : start + batch_size]
+            found = self.frames.get_many(chunk)
+            missing = [i for i in chunk if i not in found]
+            if missing:
+                log.warning(
+                    "cognify_batch: %d unknown frame id(s) skipped, e.g. %s", len(missing), missing[:5]
+                )
+            frames = [found[i] for i in chunk if i in found]
+            outcome, vectors = self._cognify_frames(frames)
+            totals["processed"] += len(frames)
+            totals["skipped"] += sum(1 for f in frames if _is_cognified(f))
+            totals["missing"] += len(missing)
+            totals["entities"] += sum(o.entities for o in outcome.values())
+            totals["relations"] += sum(o.relations_created for o in outcome.values())
+            totals["vectors"] += vectors
+        return totals
+
+    # -- steps ----------------------------------------------------------------------------
+    def _store(self, gop: str, content: str, importance: str) -> Frame:
+        duplicate = self.frames.find_duplicate(content)
+        if duplicate is not None:
+            self.frames.touch(duplicate.id)
+            return self.frames.get_by_id(duplicate.id) or duplicate
+        latest_i = self.frames.get_latest_i_frame(gop)
+        if latest_i is None:
+            return self.frames.create_i_frame(gop, content, importance)
+        return self.frames.create_p_frame(gop, content, latest_i.id, importance)
+
+    def _cognify_frames(self, frames: Sequence[Frame]) -> tuple[dict[int, _FrameOutcome], int]:
+        """Knowledge for the frames not yet cognified, then vectors for those without one."""
+        pending = [f for f in frames if not _is_cognified(f)]
+        extractions = {f.id: extract(f.content[:MAX_EXTRACT_CHARS]) for f in pending}
+        outcome: dict[int, _FrameOutcome] = {}
+        with self.db.transaction():
+            entity_ids = self._resolve_entities(
+                [(f.id, e) for f in pending for e in extractions[f.id].entities]
+            )
+            links: list[tuple[int, int]] = []
+            for frame in pending:
+                ids = list(
+                    dict.fromkeys(
+                        entity_ids[key]
+                        for key in (_entity_key(e.type, e.name) for e in extractions[frame.id].entities)
+                        if key in entity_ids
+                    )
+                )
+                created = self._co_occurrences(frame.id, ids)
+                created += self._semantic_relations(frame.id, extractions[frame.id], entity_ids)
+                links += [(entity_id, frame.id) for entity_id in ids]
+                outcome[frame.id] = _FrameOutcome(len(ids), created)
+            self._write_links([f for f in pending if COGNIFIED_KEY in f.metadata], links)
+            self.db.executemany(
+                "UPDATE memory_frames SET metadata = json_set("
+                "CASE WHEN json_valid(metadata) THEN metadata ELSE '{}' END, '$." + COGNIFIED_KEY + "', ?)"
+                " WHERE id = ?",
+                [(_digest(f), f.id) for f in pending],
+            )
+        done = [f.id for f in frames if f.id not in outcome]
+        for frame_id, count in self._link_counts(done).items():
+            outcome[frame_id] = _FrameOutcome(count, 0)
+        return outcome, self._index_vectors(frames)
+
+    def _resolve_entities(
+        self, mentions: Sequence[tuple[int, ExtractedEntity]]
+    ) -> dict[tuple[str, str], int]:
+        """``{(type, lower name): entity id}`` for every mention, creating the missing entities.
+
+        Existing entities are found with one indexed query per type and chunk (the oldest
+        active one wins, as in ``KnowledgeGraph.find_entity``); every entity in the graph is
+        seen, not only the first 500 of a type.
+        """
+        wanted: dict[tuple[str, str], tuple[int, ExtractedEntity]] = {}
+        for frame_id, entity in mentions:
+            wanted.setdefault(_entity_key(entity.type, entity.name), (frame_id, entity))
+        by_type: dict[str, list[str]] = {}
+        for entity_type, lname in wanted:
+            by_type.setdefault(entity_type, []).append(lname)
+        resolved: dict[tuple[str, str], int] = {}
+        for entity_type, names in by_type.items():
+            for start in range(0, len(names), _CHUNK):
+                rows = self.db.query(
+                    "SELECT id, lower(name) AS lname FROM knowledge_entities WHERE entity_type = ?"
+                    " AND lower(name) IN (SELECT value FROM json_each(?)) AND valid_to IS NULL ORDER BY id",
+                    (entity_type, json.dumps(names[start : start + _CHUNK])),
+                )
+                for row in rows:
+                    resolved.setdefault((entity_type, row["lname"]), row["id"])
+        for key, (frame_id, entity) in wanted.items():
+            if key in resolved:
+                continue
+            try:
+                created = self.knowledge.create_entity(
+                    entity.type, entity.name, {"confidence": entity.confidence, "source": "cognify"}
+                )
+            except InvalidInputError as exc:
+                log.warning("frame %d: entity %s %r skipped: %s", frame_id, entity.type, entity.name, exc)
+                continue
+            resolved[key] = created.id
+        return resolved
+
+    def _co_occurrences(self, frame_id: int, entity_ids: Sequence[int]) -> int:
+        """One undirected ``co_occurs_with`` per entity pair; a repeat sighting raises its count."""
+        created = 0
+        for i, first in enumerate(entity_ids):
+            for second in entity_ids[i + 1 :]:
+                created += self._upsert_relation(
+                    frame_id, first, second, CO_OCCURS_WITH, CO_OCCURRENCE_CONFIDENCE, "cognify"
+                )
+        return created
+
+    def _semantic_relations(
+        self, frame_id: int, extraction: Extraction, entity_ids: dict[tuple[str, str], int]
+    ) -> int:
+        """Typed relations whose two ends are entities of this same text, matched by lower-case
+        name whatever their type (the first entity of that name in extraction order)."""
+        by_name: dict[str, int] = {}
+        for entity in extraction.entities:
+            entity_id = entity_ids.get(_entity_key(entity.type, entity.name))
+            if entity_id is not None:
+                by_name.setdefault(entity.name.lower(), entity_id)
+        created = 0
+        for relation in extraction.relations:
+            source = by_name.get(relation.source.lower())
+            target = by_name.get(relation.target.lower())
+            if source is None or target is None or source == target:
+                continue
+            created += self._upsert_relation(
+                frame_id, source, target, relation.relation_type, relation.confidence, "semantic"
+            )
+        return created
+
+    def _upsert_relation(
+        self, frame_id: int, source: int, target: int, relation_type: str, confidence: float, origin: str
+    ) -> int:
+        try:
+            _, created = self.knowledge.upsert_relation(
+                source, target, relation_type, confidence, {"source": origin}
+            )
+        except InvalidInputError as exc:
+            log.warning(
+                "frame %d: relation %s %d->%d skipped: %s", frame_id, relation_type, source, target, exc
+            )
+            return 0
+        return int(created)
+
+    def _write_links(self, recognified: Sequence[Frame], links: Sequence[tuple[int, int]]) -> None:
+        """Link entities to frames; a frame re-extracted after a content change loses its old links."""
+        if recognified:
+            self.db.executemany(
+                "DELETE FROM kg_entity_frames WHERE frame_id = ?", [(f.id,) for f in recognified]
+            )
+        self.db.executemany(
+            "INSERT OR IGNORE INTO kg_entity_frames (entity_id, frame_id) VALUES (?, ?)", links
+        )
+
+    def _link_counts(self, frame_ids: Sequence[int]) -> dict[int, int]:
+        counts = dict.fromkeys(frame_ids, 0)
+        for start in range(0, len(frame_ids), _CHUNK):
+            chunk = frame_ids[start : start + _CHUNK]
+            rows = self.db.query(
+                "SELECT frame_id, COUNT(*) AS n FROM kg_entity_frames"
+                f" WHERE frame_id IN ({','.join('?' * len(chunk))}) GROUP BY frame_id",
+                chunk,
+            )
+            counts.update({row["frame_id"]: row["n"] for row in rows})
+        return counts
+
+    def _index_vectors(self, frames: Sequence[Frame]) -> int:
+        """Embed, in one embedder call, the frames whose vector is missing or stale."""
+        if self.search.embedder is None or not frames:
+            return 0
+        embedded: dict[int, str | None] = {}
+        ids = [f.id for f in frames]
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start : start + _CHUNK]
+            rows = self.db.query(
+                f"SELECT id, embedded_hash FROM memory_frames WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            embedded.update({row["id"]: row["embedded_hash"] for row in rows})
+        stale = [(f.id, f.content) for f in frames if f.id in embedded and embedded[f.id] != _digest(f)]
+        if not stale:
+            return 0
+        return self.search.vectors.index_frames(stale, batch_size=len(stale))
+
+
+def _digest(frame: Frame) -> str:
+    return frame.content_hash or content_hash(frame.content)
+
+
+def _is_cognified(frame: Frame) -> bool:
+    return frame.metadata.get(COGNIFIED_KEY) == _digest(frame)
+
+
+def _require_id(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"frame id must be an integer, got {value!r}")
+    return value
