@@ -118,6 +118,13 @@ FRAME_EXTENSION_COLUMNS = {
     "embedded_hash": "ALTER TABLE memory_frames ADD COLUMN embedded_hash TEXT",
 }
 
+# Additive columns on harvest_sources: which plugin reads the source, and the cheap
+# fingerprint of its files at the last completed sync (skips an unchanged source without a scan).
+SOURCE_EXTENSION_COLUMNS = {
+    "kind": "ALTER TABLE harvest_sources ADD COLUMN kind TEXT",
+    "last_fingerprint": "ALTER TABLE harvest_sources ADD COLUMN last_fingerprint TEXT",
+}
+
 _HM_PREFIX = re.compile(r"^\[hm [^\]]*\]\s*")
 
 
@@ -162,6 +169,10 @@ def ensure_schema(db: Database, dimensions: int | None = None) -> None:
         _exec_script(db, SCHEMA_SQL)
         _migrate_frame_columns(db)
         _exec_script(db, EXTENSIONS_SQL)
+        present = db.columns("harvest_sources")
+        for column, ddl in SOURCE_EXTENSION_COLUMNS.items():
+            if column not in present:
+                db.execute(ddl)
         db.execute("CREATE INDEX IF NOT EXISTS idx_frames_content_hash ON memory_frames (content_hash)")
         existing_dims = vec_dimensions(db)
         dims = existing_dims or int(get_meta(db, "vec_dimensions") or dimensions or DEFAULT_DIMENSIONS)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mind_core.db import Database
-from mind_core.embeddings.base import Embedder, to_blob
+from mind_core.embeddings.base import Embedder, fingerprint_of, to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.frames import drop_vectors, time_clauses
 from mind_core.schema import content_hash, get_meta, set_meta, vec_dimensions, vec_table_sql
@@ -55,11 +55,13 @@ def split_chunks(text: str) -> list[TextChunk]:
     return chunks
 
 
-def fingerprint_of(embedder: Embedder) -> dict[str, str]:
+def meta_fingerprint(embedder: Embedder) -> dict[str, str]:
+    """The embedder's fingerprint as the mind's meta rows (the original's [L] key names)."""
+    fingerprint = fingerprint_of(embedder)
     return {
-        "embedding_provider": str(embedder.provider),
-        "embedding_model": str(embedder.model_name),
-        "embedding_dim": str(embedder.dimensions),
+        "embedding_provider": str(fingerprint["provider"]),
+        "embedding_model": str(fingerprint["model"]),
+        "embedding_dim": str(fingerprint["dimensions"]),
     }
 
 
@@ -81,7 +83,7 @@ class VectorIndex:
         """Refuse an embedder whose vectors would not be comparable with the stored ones."""
         if self.embedder is None:
             return
-        wanted = fingerprint_of(self.embedder)
+        wanted = meta_fingerprint(self.embedder)
         if int(wanted["embedding_dim"]) != self.dimensions:
             raise FingerprintMismatchError(
                 f"this mind stores {self.dimensions}-dimensional vectors but the embedder makes "
@@ -99,7 +101,7 @@ class VectorIndex:
 
     def record_fingerprint(self) -> None:
         if self.embedder is not None and self.stored_fingerprint() is None:
-            for key, value in fingerprint_of(self.embedder).items():
+            for key, value in meta_fingerprint(self.embedder).items():
                 set_meta(self.db, key, value)
 
     def rebuild(self) -> None:
@@ -115,7 +117,7 @@ class VectorIndex:
             self.db.execute(vec_table_sql("memory_frame_chunks_vec", dims))
             self.db.execute("UPDATE memory_frames SET embedded_hash = NULL")
             set_meta(self.db, "vec_dimensions", str(dims))
-            for key, value in fingerprint_of(self.embedder).items():
+            for key, value in meta_fingerprint(self.embedder).items():
                 set_meta(self.db, key, value)
 
     # -- writes ---------------------------------------------------------------------------

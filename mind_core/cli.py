@@ -1,0 +1,432 @@
+"""The ``mind`` command: register sources, harvest them, and look after the minds.
+
+Exit codes: 0 success (items skipped for bad input are reported, not fatal); 1 a command failed
+at run time; 2 bad usage or input (unknown kind, missing path, invalid name); 3 ``doctor`` found
+problems it did not repair. Errors are one line on stderr; ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from mind_core.errors import InvalidInputError, MindError, NotFoundError
+from mind_core.home import DEFAULT_WORKSPACE, MindHome
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROBLEMS = 0, 1, 2, 3
+EMBEDDER_ENV = "MIND_HARVEST_EMBEDDER"
+
+
+# -- output helpers -----------------------------------------------------------------------------
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[str(h) for h in headers]] + [["" if v is None else str(v) for v in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+class ProgressLine:
+    """Progress on stderr: rewritten in place on a terminal, a line every few seconds otherwise."""
+
+    def __init__(self, label: str, enabled: bool = True) -> None:
+        self.label = label
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.last < (0.2 if self.tty else 5.0):
+            return
+        self.last = now
+        of = f"/{total:,}" if total else ""
+        text = f"[{self.label}] {stage}: {done:,}{of}"
+        sys.stderr.write(f"\r{text:<70}" if self.tty else text + "\n")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled and self.tty and self.last:
+            sys.stderr.write("\r" + " " * 70 + "\r")
+            sys.stderr.flush()
+
+
+def emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2, default=str) if args.json else text)
+
+
+# -- minds --------------------------------------------------------------------------------------
+def make_embedder(name: str | None) -> Any:
+    from mind_core.embeddings import create_embedding_provider
+
+    provider = name or os.environ.get(EMBEDDER_ENV) or "inprocess"
+    embedder = create_embedding_provider(provider)
+    status = embedder.get_status()
+    if status.get("warning"):
+        print(f"warning: {status['warning']}", file=sys.stderr)
+    return embedder
+
+
+def open_mind(
+    args: argparse.Namespace, workspace: str | None = None, *, embed: bool = True, rebuild: bool = False
+):
+    from mind_core.mind import Mind
+
+    home = MindHome(args.home)
+    path = home.mind_path(workspace or args.workspace)
+    embedder = make_embedder(args.embedder) if embed else None
+    return Mind.open(path, embedder=embedder, rebuild_vectors=rebuild)
+
+
+# -- commands -----------------------------------------------------------------------------------
+def cmd_sources_add(args: argparse.Namespace) -> int:
+    from mind_core.harvest.pipeline import register_source
+
+    with open_mind(args, embed=False) as mind:
+        source = register_source(
+            mind,
+            args.kind,
+            args.path,
+            args.name,
+            auto_sync=args.auto_sync,
+            interval_hours=args.interval_hours,
+        )
+    emit(
+        args,
+        source.__dict__,
+        f"added source {source.source!r} ({source.kind}) -> {source.source_path} "
+        f"in workspace {args.workspace!r}",
+    )
+    return EXIT_OK
+
+
+def _workspaces(args: argparse.Namespace) -> list[str]:
+    if args.all_workspaces:
+        return MindHome(args.home).workspaces()
+    return [args.workspace]
+
+
+def cmd_sources_list(args: argparse.Namespace) -> int:
+    from mind_core.harvest.stores import HarvestSourceStore
+
+    rows, data = [], []
+    for workspace in _workspaces(args):
+        with open_mind(args, workspace, embed=False) as mind:
+            for s in HarvestSourceStore(mind.db).get_all():
+                data.append({"workspace": workspace, **s.__dict__})
+                interval = f"every {s.sync_interval_hours}h" if s.auto_sync else "manual"
+                rows.append(
+                    (
+                        workspace,
+                        s.source,
+                        s.kind,
+                        interval,
+                        s.last_synced_at or "never",
+                        s.items_imported,
+                        s.frames_created,
+                        s.source_path,
+                    )
+                )
+    headers = ("workspace", "source", "kind", "sync", "last synced", "items", "frames", "path")
+    emit(args, data, format_table(headers, rows) if rows else "no sources registered")
+    return EXIT_OK
+
+
+def cmd_sources_remove(args: argparse.Namespace) -> int:
+    from mind_core.harvest.stores import HarvestSourceStore
+
+    with open_mind(args, embed=False) as mind:
+        if not HarvestSourceStore(mind.db).remove(args.name):
+            raise NotFoundError(f"no source named {args.name!r} in workspace {args.workspace!r}")
+    emit(args, {"removed": args.name}, f"removed source {args.name!r} (its frames stay in the mind)")
+    return EXIT_OK
+
+
+def cmd_sources_set(args: argparse.Namespace) -> int:
+    from mind_core.harvest.pipeline import get_registered, register_source
+    from mind_core.harvest.stores import HarvestSourceStore
+
+    with open_mind(args, embed=False) as mind:
+        source = get_registered(mind, args.name)
+        if args.path:
+            source = register_source(mind, source.kind, args.path, args.name)  # type: ignore[arg-type]
+        if args.auto_sync is not None or args.interval_hours is not None:
+            enabled = source.auto_sync if args.auto_sync is None else args.auto_sync
+            HarvestSourceStore(mind.db).set_auto_sync(args.name, enabled, args.interval_hours)
+        source = get_registered(mind, args.name)
+    emit(
+        args,
+        source.__dict__,
+        f"source {source.source!r}: auto-sync {'on' if source.auto_sync else 'off'}, "
+        f"every {source.sync_interval_hours}h, path {source.source_path}",
+    )
+    return EXIT_OK
+
+
+def cmd_harvest(args: argparse.Namespace) -> int:
+    from mind_core.harvest.pipeline import due_sources, harvest
+    from mind_core.harvest.stores import HarvestSourceStore
+
+    reports = []
+    failures = 0
+    for workspace in _workspaces(args):
+        with open_mind(args, workspace) as mind:
+            if args.names:
+                names = list(args.names)
+            elif args.due:
+                names = [s.source for s in due_sources(mind)]
+            else:
+                names = [s.source for s in HarvestSourceStore(mind.db).get_all()]
+            for name in names:
+                progress = ProgressLine(f"{workspace}/{name}", enabled=not args.quiet)
+                try:
+                    report = harvest(mind, name, force=args.force, prune=args.prune, progress=progress)
+                except MindError:
+                    raise
+                except Exception as exc:  # one broken source does not stop the others
+                    failures += 1
+                    print(
+                        f"error: harvest of {workspace}/{name} failed: {type(exc).__name__}: {exc}",
+                        file=sys.stderr,
+                    )
+                    if args.debug:
+                        traceback.print_exc()
+                    continue
+                finally:
+                    progress.done()
+                reports.append({"workspace": workspace, **report.to_dict()})
+    rows = []
+    for r in reports:
+        imported = r["imported"] or {}
+        seconds = sum(r["stage_seconds"].values())
+        rows.append(
+            (
+                r["workspace"],
+                r["source"],
+                r["kind"],
+                "skipped" if r["skipped"] else "harvested",
+                imported.get("items_seen", 0),
+                imported.get("frames_new", 0),
+                imported.get("frames_updated", 0),
+                imported.get("frames_unchanged", 0),
+                r["cognified"].get("entities", 0),
+                r["vectors_written"],
+                imported.get("error_count", 0),
+                f"{seconds:.1f}s",
+            )
+        )
+    text = (
+        format_table(
+            (
+                "workspace",
+                "source",
+                "kind",
+                "status",
+                "items",
+                "new",
+                "updated",
+                "unchanged",
+                "entities",
+                "vectors",
+                "errors",
+                "time",
+            ),
+            rows,
+        )
+        if rows
+        else "nothing to harvest"
+    )
+    error_lines = [
+        f"  {r['source']}: {e}" for r in reports for e in (r["imported"] or {}).get("errors", [])[:10]
+    ]
+    if error_lines:
+        text += "\n\nskipped input (first errors per source):\n" + "\n".join(error_lines)
+    emit(args, reports, text)
+    return EXIT_FAILED if failures else EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from mind_core.harvest.stores import HarvestSourceStore
+
+    data, rows = [], []
+    for workspace in _workspaces(args):
+        with open_mind(args, workspace, embed=False) as mind:
+            stats = mind.frames.get_stats()
+            entry = {
+                "workspace": workspace,
+                "path": mind.path,
+                "frames": stats["total"],
+                "sessions": mind.db.scalar("SELECT COUNT(*) FROM sessions"),
+                "entities": mind.knowledge.get_entity_count(),
+                "relations": mind.db.scalar(
+                    "SELECT COUNT(*) FROM knowledge_relations WHERE valid_to IS NULL"
+                ),
+                "vectors": mind.db.scalar("SELECT COUNT(*) FROM memory_frames_vec"),
+                "sources": len(HarvestSourceStore(mind.db).get_all()),
+                "by_type": stats["byType"],
+            }
+            data.append(entry)
+            rows.append(
+                (
+                    workspace,
+                    entry["frames"],
+                    entry["sessions"],
+                    entry["entities"],
+                    entry["relations"],
+                    entry["vectors"],
+                    entry["sources"],
+                )
+            )
+    emit(
+        args,
+        data,
+        format_table(
+            ("workspace", "frames", "sessions", "entities", "relations", "vectors", "sources"), rows
+        ),
+    )
+    return EXIT_OK
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    with open_mind(args) as mind:
+        report = mind.doctor(repair=args.repair)
+    lines = [f"{k}: {v}" for k, v in report.items() if k not in ("problems", "ok", "after", "repaired")]
+    lines.append("status: " + ("ok" if report["ok"] else "problems: " + ", ".join(report["problems"])))
+    if "repaired" in report:
+        lines.append(f"repaired: {report['repaired']}; after: {report['after']}")
+    emit(args, report, "\n".join(lines))
+    healthy = report["ok"] or report.get("after", {}).get("ok", False)
+    return EXIT_OK if healthy else EXIT_PROBLEMS
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from mind_core.reconcile import reconcile_vec_index
+
+    with open_mind(args, rebuild=True) as mind:
+        progress = ProgressLine("reindex", enabled=not args.quiet)
+        count = reconcile_vec_index(
+            mind.db, mind.embedder, lambda done, total: progress("embed", done, total)
+        )
+        progress.done()
+    emit(args, {"reembedded": count}, f"re-embedded {count:,} frames")
+    return EXIT_OK
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    with open_mind(args) as mind:
+        result = mind.frames.compact(args.max_temp_age_days, args.max_deprecated_age_days)
+        result["reconciled"] = mind.reconcile()
+    emit(args, result, ", ".join(f"{k}: {v}" for k, v in result.items()))
+    return EXIT_OK
+
+
+# -- parser -------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--home", help="mind home folder (default: $MIND_HOME or ~/.mind-harvest)")
+    common.add_argument(
+        "--workspace",
+        "-w",
+        default=DEFAULT_WORKSPACE,
+        help="workspace mind to use ('personal' for the personal mind)",
+    )
+    common.add_argument(
+        "--embedder",
+        help="embedding provider: inprocess (default), auto, ollama, voyage, "
+        f"openai, litellm, mock (or ${EMBEDDER_ENV})",
+    )
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    common.add_argument("--debug", action="store_true", help="show tracebacks")
+    common.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+
+    parser = argparse.ArgumentParser(prog="mind", description="Harvest your history into a searchable mind.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    sources = commands.add_parser("sources", help="manage harvest sources").add_subparsers(
+        dest="action", required=True
+    )
+    add = sources.add_parser("add", parents=[common], help="register a source")
+    add.add_argument("kind")
+    add.add_argument("path")
+    add.add_argument("--name")
+    add.add_argument("--auto-sync", action="store_true")
+    add.add_argument("--interval-hours", type=int)
+    add.set_defaults(func=cmd_sources_add)
+    listing = sources.add_parser("list", parents=[common], help="list sources")
+    listing.add_argument("--all-workspaces", action="store_true")
+    listing.set_defaults(func=cmd_sources_list)
+    remove = sources.add_parser("remove", parents=[common], help="unregister a source (frames stay)")
+    remove.add_argument("name")
+    remove.set_defaults(func=cmd_sources_remove)
+    setter = sources.add_parser("set", parents=[common], help="change a source's path or sync schedule")
+    setter.add_argument("name")
+    setter.add_argument("--path")
+    setter.add_argument("--auto-sync", dest="auto_sync", action="store_true", default=None)
+    setter.add_argument("--no-auto-sync", dest="auto_sync", action="store_false")
+    setter.add_argument("--interval-hours", type=int)
+    setter.set_defaults(func=cmd_sources_set)
+
+    harvest = commands.add_parser("harvest", parents=[common], help="harvest sources into their mind")
+    harvest.add_argument("names", nargs="*", help="sources to harvest (default: all in the workspace)")
+    harvest.add_argument("--due", action="store_true", help="only auto-sync sources whose interval elapsed")
+    harvest.add_argument("--force", action="store_true", help="scan even if the files look unchanged")
+    harvest.add_argument(
+        "--prune", action="store_true", help="delete frames of messages gone from the source"
+    )
+    harvest.add_argument("--all-workspaces", action="store_true")
+    harvest.set_defaults(func=cmd_harvest)
+
+    stats = commands.add_parser("stats", parents=[common], help="counts per mind")
+    stats.add_argument("--all-workspaces", action="store_true")
+    stats.set_defaults(func=cmd_stats)
+
+    doctor = commands.add_parser("doctor", parents=[common], help="check (and repair) the indexes")
+    doctor.add_argument("--repair", action="store_true")
+    doctor.set_defaults(func=cmd_doctor)
+
+    commands.add_parser(
+        "reindex", parents=[common], help="re-embed every frame with the current embedder"
+    ).set_defaults(func=cmd_reindex)
+
+    compact = commands.add_parser(
+        "compact", parents=[common], help="prune old temporary frames, fold P-frames"
+    )
+    compact.add_argument("--max-temp-age-days", type=int, default=30)
+    compact.add_argument("--max-deprecated-age-days", type=int, default=90)
+    compact.set_defaults(func=cmd_compact)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except (InvalidInputError, NotFoundError, LookupError) as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except MindError as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""One harvest of one source: scan → import → cognify → vectors → reconcile.
+
+These are the same functions the Dagster assets call, stage by stage; ``harvest`` runs them all
+for the command line. An unchanged source (same file fingerprint as at its last completed sync)
+is skipped at once, without a scan.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mind_core.cognify import COGNIFIED_KEY
+from mind_core.errors import InvalidInputError, NotFoundError
+from mind_core.harvest.importer import ImportSummary, Progress, import_items
+from mind_core.harvest.items import ScanEvent
+from mind_core.harvest.stores import HarvestSource, HarvestSourceStore
+from mind_core.mind import Mind
+from mind_core.plugins import get_source
+from mind_core.reconcile import (
+    clean_orphan_fts,
+    clean_orphan_vectors,
+    reconcile_fts_index,
+    reconcile_vec_index,
+)
+
+_SOURCE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+def validate_source_name(name: str) -> str:
+    if not name or len(name) > 64 or not set(name) <= _SOURCE_NAME_CHARS or name.startswith("."):
+        raise InvalidInputError(
+            f"invalid source name {name!r}: use 1-64 letters, digits, '-', '_' or '.' (not starting with '.')"
+        )
+    return name
+
+
+def register_source(
+    mind: Mind,
+    kind: str,
+    path: str | Path,
+    name: str | None = None,
+    *,
+    auto_sync: bool = False,
+    interval_hours: int | None = None,
+) -> HarvestSource:
+    """Add (or update) a source in this mind's registry; the plugin kind must exist."""
+    plugin = get_source(kind)  # UnknownSourceError lists the known kinds
+    resolved = Path(path).expanduser().resolve()
+    if not resolved.exists():
+        raise InvalidInputError(f"source path does not exist: {resolved}")
+    store = HarvestSourceStore(mind.db)
+    name = validate_source_name(name or kind)
+    existing = store.get_by_source(name)
+    if existing is not None and existing.kind not in (None, kind):
+        raise InvalidInputError(f"a source named {name!r} already exists with kind {existing.kind!r}")
+    with mind.db.transaction():
+        store.upsert(name, plugin.display_name, str(resolved), kind)
+        if auto_sync or interval_hours is not None:
+            store.set_auto_sync(name, auto_sync, interval_hours)
+    return store.get_by_source(name)  # type: ignore[return-value]
+
+
+def get_registered(mind: Mind, name: str) -> HarvestSource:
+    source = HarvestSourceStore(mind.db).get_by_source(name)
+    if source is None:
+        known = ", ".join(s.source for s in HarvestSourceStore(mind.db).get_all()) or "none"
+        raise NotFoundError(f"no source named {name!r} in this mind (registered: {known})")
+    if not source.kind or not source.source_path:
+        raise InvalidInputError(f"source {name!r} has no kind or path; re-add it with `mind sources add`")
+    return source
+
+
+def source_fingerprint(source: HarvestSource) -> str:
+    return get_source(source.kind).fingerprint(Path(source.source_path))  # type: ignore[arg-type]
+
+
+def scan_source(source: HarvestSource) -> Iterator[ScanEvent]:
+    return get_source(source.kind).scan(Path(source.source_path))  # type: ignore[arg-type]
+
+
+class _TimedScan:
+    """Wraps a scan so the time spent parsing is measured apart from the time spent writing."""
+
+    def __init__(self, events: Iterator[ScanEvent]) -> None:
+        self.events = events
+        self.seconds = 0.0
+
+    def __iter__(self) -> Iterator[ScanEvent]:
+        while True:
+            began = time.perf_counter()
+            try:
+                event = next(self.events)
+            except StopIteration:
+                self.seconds += time.perf_counter() - began
+                return
+            self.seconds += time.perf_counter() - began
+            yield event
+
+
+@dataclass
+class HarvestReport:
+    source: str
+    kind: str | None
+    skipped: bool = False
+    reason: str | None = None
+    imported: ImportSummary | None = None
+    cognified: dict[str, Any] = field(default_factory=dict)
+    vectors_written: int = 0
+    reconciled: dict[str, int] = field(default_factory=dict)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "kind": self.kind,
+            "skipped": self.skipped,
+            "reason": self.reason,
+            "imported": self.imported.to_dict() if self.imported else None,
+            "cognified": self.cognified,
+            "vectors_written": self.vectors_written,
+            "reconciled": self.reconciled,
+            "stage_seconds": self.stage_seconds,
+        }
+
+
+def cognify_frames(mind: Mind, frame_ids: list[int]) -> dict[str, Any]:
+    """Entities, relations and entity-frame links for these frames (and their vectors)."""
+    if not frame_ids:
+        return {"processed": 0, "entities": 0, "relations": 0}
+    return dict(mind.cognify.cognify_batch(frame_ids))
+
+
+def pending_cognify_ids(mind: Mind, source: str | None = None) -> list[int]:
+    """Frames (of one harvest source, or all) whose knowledge was never extracted from their
+    current content: new and changed frames, and those a crash left behind."""
+    where = "json_extract(metadata, '$.provenance.source') = ? AND " if source else ""
+    params = [source] if source else []
+    rows = mind.db.query(
+        f"SELECT id FROM memory_frames WHERE {where}"
+        f"(json_extract(metadata, '$.{COGNIFIED_KEY}') IS NULL "
+        f"OR json_extract(metadata, '$.{COGNIFIED_KEY}') != content_hash) ORDER BY id",
+        params,
+    )
+    return [row[0] for row in rows]
+
+
+def index_vectors(mind: Mind, progress: Progress | None = None) -> int:
+    """Embed every frame that has no vector or a stale one (new, changed, or left by a crash)."""
+    if mind.embedder is None:
+        return 0
+    return reconcile_vec_index(mind.db, mind.embedder, progress)
+
+
+def reconcile_after_harvest(mind: Mind) -> dict[str, int]:
+    return {
+        "ftsFixed": reconcile_fts_index(mind.db),
+        "orphansRemoved": clean_orphan_fts(mind.db) + clean_orphan_vectors(mind.db),
+    }
+
+
+def harvest(
+    mind: Mind,
+    name: str,
+    *,
+    force: bool = False,
+    prune: bool = False,
+    cognify: bool = True,
+    progress: Callable[[str, int, int | None], None] | None = None,
+) -> HarvestReport:
+    """Harvest one registered source into this mind, end to end."""
+    source = get_registered(mind, name)
+    report = HarvestReport(source=name, kind=source.kind)
+    began = time.perf_counter()
+    fingerprint = source_fingerprint(source)
+    report.stage_seconds["fingerprint"] = time.perf_counter() - began
+    if not force and fingerprint == source.last_fingerprint:
+        report.skipped, report.reason = True, "unchanged since the last sync (same file fingerprint)"
+        return report
+
+    def stage_progress(stage: str) -> Progress | None:
+        return None if progress is None else (lambda done, total: progress(stage, done, total))
+
+    scan = _TimedScan(scan_source(source))
+    began = time.perf_counter()
+    report.imported = import_items(
+        mind,
+        name,
+        scan,
+        kind=source.kind,
+        prune=prune,
+        progress=stage_progress("import"),  # type: ignore[arg-type]
+    )
+    report.stage_seconds["scan"] = scan.seconds
+    report.stage_seconds["import"] = time.perf_counter() - began - scan.seconds
+
+    began = time.perf_counter()
+    if cognify:
+        pending = pending_cognify_ids(mind, name)
+        report.cognified = cognify_frames(mind, pending)
+    report.stage_seconds["cognify"] = time.perf_counter() - began
+
+    began = time.perf_counter()
+    report.vectors_written = index_vectors(mind, stage_progress("vectors"))
+    report.stage_seconds["vectors"] = time.perf_counter() - began
+
+    began = time.perf_counter()
+    report.reconciled = reconcile_after_harvest(mind)
+    report.stage_seconds["reconcile"] = time.perf_counter() - began
+    HarvestSourceStore(mind.db).record_sync(name, 0, 0, fingerprint=fingerprint)
+    return report
+
+
+def due_sources(mind: Mind) -> list[HarvestSource]:
+    """Auto-sync sources whose interval has elapsed."""
+    return HarvestSourceStore(mind.db).get_stale()

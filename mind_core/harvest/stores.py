@@ -1,0 +1,180 @@
+"""The harvest_sources registry and the harvest_runs log (reference-behaviour §12.4).
+
+Counters in harvest_sources are cumulative; ``get_stale`` is what scheduled syncs read.
+Times are compared as instants (julianday), whatever format a row was written in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mind_core.db import Database
+from mind_core.errors import InvalidInputError
+from mind_core.timestamps import now_iso
+
+RUN_STATUSES = ("running", "completed", "failed", "abandoned")
+ERROR_MESSAGE_LIMIT = 2000
+
+
+@dataclass
+class HarvestSource:
+    id: int
+    source: str
+    display_name: str
+    source_path: str | None
+    kind: str | None
+    last_synced_at: str | None
+    items_imported: int
+    frames_created: int
+    auto_sync: bool
+    sync_interval_hours: int
+    last_content_hash: str | None
+    last_fingerprint: str | None
+    created_at: str
+
+    @classmethod
+    def from_row(cls, row: Any) -> HarvestSource:
+        data = dict(row)
+        data["auto_sync"] = bool(data["auto_sync"])
+        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
+
+
+class HarvestSourceStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def upsert(
+        self, source: str, display_name: str, source_path: str | None = None, kind: str | None = None
+    ) -> HarvestSource:
+        if not source or not isinstance(source, str):
+            raise InvalidInputError("a harvest source needs a non-empty name")
+        self.db.execute(
+            "INSERT INTO harvest_sources (source, display_name, source_path, kind, created_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(source) DO UPDATE SET display_name = excluded.display_name, "
+            "source_path = COALESCE(excluded.source_path, harvest_sources.source_path), "
+            "kind = COALESCE(excluded.kind, harvest_sources.kind)",
+            (source, display_name, source_path, kind, now_iso()),
+        )
+        return self.get_by_source(source)  # type: ignore[return-value]
+
+    def record_sync(
+        self,
+        source: str,
+        items_imported: int,
+        frames_created: int,
+        content_hash: str | None = None,
+        fingerprint: str | None = None,
+    ) -> None:
+        self.db.execute(
+            "UPDATE harvest_sources SET last_synced_at = ?, items_imported = items_imported + ?, "
+            "frames_created = frames_created + ?, last_content_hash = COALESCE(?, last_content_hash), "
+            "last_fingerprint = COALESCE(?, last_fingerprint) WHERE source = ?",
+            (now_iso(), items_imported, frames_created, content_hash, fingerprint, source),
+        )
+
+    def set_auto_sync(self, source: str, enabled: bool, interval_hours: int | None = None) -> bool:
+        if interval_hours is not None and interval_hours < 1:
+            raise InvalidInputError("the sync interval must be at least 1 hour")
+        cursor = self.db.execute(
+            "UPDATE harvest_sources SET auto_sync = ?, sync_interval_hours = COALESCE(?, sync_interval_hours) "
+            "WHERE source = ?",
+            (1 if enabled else 0, interval_hours, source),
+        )
+        return cursor.rowcount > 0
+
+    def get_by_source(self, source: str) -> HarvestSource | None:
+        row = self.db.query_one("SELECT * FROM harvest_sources WHERE source = ?", (source,))
+        return HarvestSource.from_row(row) if row else None
+
+    def get_all(self) -> list[HarvestSource]:
+        rows = self.db.query(
+            "SELECT * FROM harvest_sources ORDER BY julianday(last_synced_at) DESC NULLS LAST, source ASC"
+        )
+        return [HarvestSource.from_row(r) for r in rows]
+
+    def get_stale(self, now: str | None = None) -> list[HarvestSource]:
+        """Auto-sync sources never synced, or whose interval has elapsed."""
+        rows = self.db.query(
+            "SELECT * FROM harvest_sources WHERE auto_sync = 1 AND (last_synced_at IS NULL OR "
+            "julianday(last_synced_at) + sync_interval_hours / 24.0 <= julianday(?))",
+            (now or now_iso(),),
+        )
+        return [HarvestSource.from_row(r) for r in rows]
+
+    def remove(self, source: str) -> bool:
+        return self.db.execute("DELETE FROM harvest_sources WHERE source = ?", (source,)).rowcount > 0
+
+
+class HarvestRunStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def start(self, source: str, total_items: int = 0, input_cache_path: str | None = None) -> int:
+        now = now_iso()
+        return self.db.execute(
+            "INSERT INTO harvest_runs (source, status, total_items, started_at, updated_at, input_cache_path) "
+            "VALUES (?, 'running', ?, ?, ?, ?)",
+            (source, total_items, now, now, input_cache_path),
+        ).lastrowid
+
+    def heartbeat(self, run_id: int, items_saved: int, total_items: int | None = None) -> None:
+        self.db.execute(
+            "UPDATE harvest_runs SET items_saved = ?, total_items = COALESCE(?, total_items), updated_at = ? "
+            "WHERE id = ? AND status = 'running'",
+            (items_saved, total_items, now_iso(), run_id),
+        )
+
+    def complete(self, run_id: int, items_saved: int, total_items: int | None = None) -> None:
+        now = now_iso()
+        self.db.execute(
+            "UPDATE harvest_runs SET status = 'completed', items_saved = ?, total_items = COALESCE(?, total_items), "
+            "finished_at = ?, updated_at = ? WHERE id = ? AND status = 'running'",
+            (items_saved, total_items, now, now, run_id),
+        )
+
+    def fail(self, run_id: int, message: str, items_saved: int | None = None) -> None:
+        now = now_iso()
+        self.db.execute(
+            "UPDATE harvest_runs SET status = 'failed', error_message = ?, "
+            "items_saved = COALESCE(?, items_saved), finished_at = ?, updated_at = ? "
+            "WHERE id = ? AND status = 'running'",
+            (str(message)[:ERROR_MESSAGE_LIMIT], items_saved, now, now, run_id),
+        )
+
+    def abandon(self, run_id: int) -> bool:
+        cursor = self.db.execute(
+            "UPDATE harvest_runs SET status = 'abandoned', updated_at = ? WHERE id = ? AND status IN ('running','failed')",
+            (now_iso(), run_id),
+        )
+        return cursor.rowcount > 0
+
+    def abandon_interrupted(self, source: str) -> int:
+        """Runs of this source still marked running were cut off (crash, kill): mark them."""
+        cursor = self.db.execute(
+            "UPDATE harvest_runs SET status = 'abandoned', updated_at = ?, "
+            "error_message = COALESCE(error_message, 'interrupted: the process ended before the run finished') "
+            "WHERE source = ? AND status = 'running'",
+            (now_iso(), source),
+        )
+        return cursor.rowcount
+
+    def get(self, run_id: int) -> dict[str, Any] | None:
+        row = self.db.query_one("SELECT * FROM harvest_runs WHERE id = ?", (run_id,))
+        return dict(row) if row else None
+
+    def latest_interrupted(self) -> dict[str, Any] | None:
+        row = self.db.query_one(
+            "SELECT * FROM harvest_runs WHERE status IN ('running', 'failed') AND input_cache_path IS NOT NULL "
+            "ORDER BY julianday(started_at) DESC, id DESC LIMIT 1"
+        )
+        return dict(row) if row else None
+
+    def get_all(self, limit: int = 50, source: str | None = None) -> list[dict[str, Any]]:
+        where = "WHERE source = ?" if source else ""
+        params: list[Any] = [source] if source else []
+        rows = self.db.query(
+            f"SELECT * FROM harvest_runs {where} ORDER BY julianday(started_at) DESC, id DESC LIMIT ?",
+            [*params, int(limit)],
+        )
+        return [dict(r) for r in rows]

@@ -1,0 +1,102 @@
+import json
+from pathlib import Path
+
+from mind_core.cli import EXIT_OK, EXIT_USAGE, main
+from mind_core.harvest.importer import frame_content
+from mind_core.harvest.items import HarvestItem
+from mind_core.plugins import get_source
+from mind_core.schema import content_hash
+from tests.exports import write_chatgpt_export
+
+
+def run(capsys, *argv):
+    code = main([*argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_sources_add_list_set_remove_and_harvest(tmp_path, capsys):
+    home = str(tmp_path / "home")
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 2, 5)
+    base = ["--home", home, "--embedder", "mock", "-q"]
+    code, out, _ = run(capsys, "sources", "add", "chatgpt", str(export), "--name", "gpt", *base)
+    assert code == EXIT_OK and "added source 'gpt'" in out
+    code, out, _ = run(capsys, "sources", "set", "gpt", "--auto-sync", "--interval-hours", "6", *base)
+    assert "auto-sync on, every 6h" in out
+    code, out, _ = run(capsys, "sources", "list", *base, "--json")
+    listed = json.loads(out)
+    assert listed[0]["source"] == "gpt" and listed[0]["auto_sync"] is True
+
+    code, out, _ = run(capsys, "harvest", *base, "--json")
+    report = json.loads(out)[0]
+    assert code == EXIT_OK and report["imported"]["frames_new"] == 10
+    code, out, _ = run(capsys, "harvest", "--due", *base)
+    assert "nothing to harvest" in out  # just synced: not due
+    code, out, _ = run(capsys, "harvest", "gpt", *base)
+    assert "skipped" in out
+    code, out, _ = run(capsys, "stats", *base, "--json")
+    assert json.loads(out)[0]["frames"] == 10
+    code, out, _ = run(capsys, "doctor", *base)
+    assert code == EXIT_OK and "status: ok" in out
+    code, out, _ = run(capsys, "sources", "remove", "gpt", *base)
+    assert code == EXIT_OK
+
+
+def test_errors_are_one_line_with_meaningful_exit_codes(tmp_path, capsys):
+    base = ["--home", str(tmp_path / "home"), "--embedder", "mock", "-q"]
+    code, _, err = run(capsys, "sources", "add", "myspace", str(tmp_path), *base)
+    assert code == EXIT_USAGE and err.startswith("error: unknown source kind") and "chatgpt" in err
+    assert "Traceback" not in err
+    code, _, err = run(capsys, "sources", "add", "chatgpt", str(tmp_path / "missing.json"), *base)
+    assert code == EXIT_USAGE and "does not exist" in err
+    code, _, err = run(capsys, "stats", "--workspace", "../etc", *base)
+    assert code == EXIT_USAGE and "invalid workspace name" in err
+    code, _, err = run(capsys, "harvest", "nope", *base)
+    assert code == EXIT_USAGE and "no source named 'nope'" in err
+
+
+SHARED_SOURCES = [
+    ("chatgpt", "chat-exports/chatgpt/chatgpt2graph-2023/conversations.json"),
+    ("chatgpt", "chat-exports/chatgpt/polylogue-fixtures"),
+    ("claude", "chat-exports/claude/anthropic-data-2025"),
+    ("claude", "chat-exports/claude/polylogue-fixtures"),
+    ("gemini", "chat-exports/gemini/polylogue-aistudio"),
+    ("markdown", "markdown/obsidian-help-en"),
+    ("markdown", "markdown/kepano-obsidian"),
+    ("email", "email/cpython-test_email"),
+    ("email", "email/mail-parser"),
+    ("email", "email/notmuch-corpus"),
+    ("email", "email/mimekit-mbox"),
+]
+
+
+def expected_frames(kind: str, path: Path) -> set[str]:
+    """Distinct frame contents, computed from the plugin's scan without the import engine."""
+    hashes = set()
+    for event in get_source(kind).scan(path):
+        if isinstance(event, HarvestItem):
+            hashes.update(content_hash(frame_content(event, m)) for m in event.messages if m.text.strip())
+    return hashes
+
+
+def test_harvest_all_shared_data_through_the_cli(tmp_path, capsys, shared_data):
+    base = ["--home", str(tmp_path / "home"), "--embedder", "mock", "-q"]
+    expected: set[str] = set()
+    for index, (kind, rel) in enumerate(SHARED_SOURCES):
+        code, _, err = run(
+            capsys, "sources", "add", kind, str(shared_data / rel), "--name", f"{kind}-{index}", *base
+        )
+        assert code == EXIT_OK, err
+        expected |= expected_frames(kind, shared_data / rel)
+    code, out, err = run(capsys, "harvest", *base, "--json")
+    assert code == EXIT_OK, err
+    reports = json.loads(out)
+    assert len(reports) == len(SHARED_SOURCES) and not any(r["skipped"] for r in reports)
+    code, out, _ = run(capsys, "stats", *base, "--json")
+    stats = json.loads(out)[0]
+    assert stats["frames"] == len(expected) > 1500
+    assert stats["sources"] == len(SHARED_SOURCES)
+    assert stats["vectors"] == stats["frames"] and stats["entities"] > 100
+    errors = {r["source"]: r["imported"]["error_count"] for r in reports}
+    assert errors["email-8"] >= 1  # the binary Outlook .msg is a located error, not a crash
+    assert sum(errors.values()) - errors["email-8"] == 0
