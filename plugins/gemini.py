@@ -60,27 +60,13 @@ class ShapeError(ValueError):
 
 
 class _HTMLText(HTMLParser):
-    """Answer HTML as plain text: blocks on their own lines, list bullets, headings as ``#``."""
+    """Answer HTML as plain text: blocks on their own lines, ``-`` / ``1.`` list items, ``#`` headings."""
 
-    BLOCKS = frozenset(
-        {
-            "p",
-            "div",
-            "section",
-            "article",
-            "blockquote",
-            "pre",
-            "table",
-            "tr",
-            "ul",
-            "ol",
-            "dl",
-            "dt",
-            "dd",
-            "hr",
-        }
-    )
+    PARAGRAPHS = frozenset({"p", "pre", "blockquote", "table"})
+    LINES = frozenset({"div", "section", "article", "tr", "dl", "dt", "dd", "hr"})
     SKIP = frozenset({"script", "style", "head", "template", "noscript", "svg"})
+    INDENT = "\x01"  # survives the per-line whitespace cleanup, becomes two spaces at the end
+    NEWLINE_IN_PRE = "\x00"
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -88,14 +74,22 @@ class _HTMLText(HTMLParser):
         self.skipping = 0
         self.preformatted = 0
         self.cells = 0
+        self.lists: list[int | None] = []  # per open list: the next number, or None for bullets
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in self.SKIP:
             self.skipping += 1
         elif tag == "br":
             self.out.append("\n")
+        elif tag in ("ul", "ol"):
+            self.out.append("" if self.lists else "\n\n")
+            self.lists.append(1 if tag == "ol" else None)
         elif tag == "li":
-            self.out.append("\n- ")
+            number = self.lists[-1] if self.lists else None
+            marker = f"{number}. " if number is not None else "- "
+            if number is not None:
+                self.lists[-1] = number + 1
+            self.out.append("\n" + self.INDENT * max(0, len(self.lists) - 1) + marker)
         elif re.fullmatch(r"h[1-6]", tag):
             self.out.append("\n\n" + "#" * int(tag[1]) + " ")
         elif tag in ("td", "th"):
@@ -104,32 +98,40 @@ class _HTMLText(HTMLParser):
         elif tag == "img":
             alt = dict(attrs).get("alt")
             self.out.append(f"[Image: {alt}]" if alt else "[Image]")
-        elif tag in self.BLOCKS:
-            self.out.append("\n\n" if tag in ("p", "pre", "blockquote", "table", "ul", "ol") else "\n")
+        elif tag in self.PARAGRAPHS:
+            self.out.append("\n\n")
+        elif tag in self.LINES:
+            self.out.append("\n")
         if tag == "pre":
             self.preformatted += 1
-        if tag == "tr":
+        elif tag == "tr":
             self.cells = 0
 
     def handle_endtag(self, tag: str) -> None:
         if tag in self.SKIP:
             self.skipping = max(0, self.skipping - 1)
-        elif tag == "pre":
-            self.preformatted = max(0, self.preformatted - 1)
+        elif tag in ("ul", "ol"):
+            if self.lists:
+                self.lists.pop()
+            self.out.append("" if self.lists else "\n\n")
+        elif tag in self.PARAGRAPHS or re.fullmatch(r"h[1-6]", tag):
             self.out.append("\n\n")
-        elif (tag in self.BLOCKS and tag != "tr") or re.fullmatch(r"h[1-6]", tag):
+            if tag == "pre":
+                self.preformatted = max(0, self.preformatted - 1)
+        elif tag in self.LINES and tag != "tr":
             self.out.append("\n")
 
     def handle_data(self, data: str) -> None:
         if self.skipping:
             return
-        self.out.append(
-            data.replace("\n", "\x00") if self.preformatted else _SPACES.sub(" ", data.replace("\n", " "))
-        )
+        if self.preformatted:
+            self.out.append(data.replace("\n", self.NEWLINE_IN_PRE))
+        else:
+            self.out.append(_SPACES.sub(" ", data.replace("\n", " ")))
 
     def text(self) -> str:
         lines = [line.strip(" ") for line in "".join(self.out).split("\n")]
-        text = "\n".join(lines).replace("\x00", "\n")
+        text = "\n".join(lines).replace(self.NEWLINE_IN_PRE, "\n").replace(self.INDENT, "  ")
         return _BLANK_LINES.sub("\n\n", text).strip()
 
 

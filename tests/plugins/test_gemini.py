@@ -85,7 +85,7 @@ def test_takeout_log_is_grouped_by_time_gaps_in_utc(takeout: Path) -> None:
     ]
     assert third.messages[0].metadata["original_time"] == "2024-05-01T23:50:00-07:00"
     assert third.messages[0].text == "Plan the PostgreSQL upgrade\n[Attached: upgrade-notes.pdf]"
-    assert third.messages[1].text == "## Steps\n\n- Back up\n- Upgrade"
+    assert third.messages[1].text == "## Steps\n\n1. Back up\n2. Upgrade"
     assert third.metadata["skipped_in_file"] == {"not_a_prompt": 2}
     assert len({i.key for i in items}) == 3
 
@@ -207,3 +207,8 @@ def test_html_to_text_keeps_structure() -> None:
         html_to_text(html)
         == "# Plan\n\nUse pg_upgrade — then check.\n\nline 1\n  line 2\n\nStep | Owner\n1 | Bob\n\nDone\nnow"
     )
+
+
+def test_html_to_text_numbers_and_nests_lists() -> None:
+    html = "<p>Risks:</p><ol><li>Types<ul><li>zero dates</li></ul></li><li>Downtime</li></ol><p>End</p>"
+    assert html_to_text(html) == "Risks:\n\n1. Types\n  - zero dates\n2. Downtime\n\nEnd"
