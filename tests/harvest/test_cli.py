@@ -100,5 +100,6 @@ def test_harvest_all_shared_data_through_the_cli(tmp_path, capsys, shared_data):
     assert stats["vectors"] == stats["frames"] and stats["entities"] > 100
     errors = {r["source"]: r["imported"]["error_count"] for r in reports}
     outlook = "email-9"  # mail-parser: its binary Outlook .msg is a located error, not a crash
-    assert errors[outlook] == 1 and "mail_outlook_1" in reports[9]["imported"]["errors"][0]
+    by_source = {r["source"]: r for r in reports}
+    assert errors[outlook] == 1 and "mail_outlook_1" in by_source[outlook]["imported"]["errors"][0]
     assert sum(errors.values()) == 1
