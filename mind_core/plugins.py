@@ -95,13 +95,7 @@ def _build_manager() -> pluggy.PluginManager:
     manager = pluggy.PluginManager(PROJECT_NAME)
     manager.add_hookspecs(HookSpecs)
     for module_name in DEFAULT_PLUGINS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:  # TEMPORARY while the built-ins are being written
-            if exc.name != module_name:
-                raise
-            continue
-        manager.register(module, name=module_name)
+        manager.register(importlib.import_module(module_name), name=module_name)
     if not os.environ.get(DISABLE_AUTOLOAD_ENV):
         manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
     manager.check_pending()
@@ -153,8 +147,8 @@ def _collect(hook: pluggy.HookCaller) -> list[Any]:
     return collected
 
 
-def _load() -> _Registry:
-    manager = _build_manager()
+def _load(manager: pluggy.PluginManager | None = None) -> _Registry:
+    manager = manager or _build_manager()
     return _Registry(
         manager=manager,
         sources=_collect_sources(manager),
@@ -174,6 +168,23 @@ def _current(refresh: bool = False) -> _Registry:
 def get_plugin_manager(refresh: bool = False) -> pluggy.PluginManager:
     """The process-wide plugin manager; ``refresh=True`` rebuilds it (new entry points, env change)."""
     return _current(refresh).manager
+
+
+def register_plugin(plugin: object, name: str | None = None) -> None:
+    """Register a plugin object or module at run time (an application embedding the engine, tests).
+
+    The same checks apply as at start-up; the sources, extractors and retrievers are collected anew.
+    """
+    global _registry
+    registry = _current()
+    with _lock:
+        registry.manager.register(plugin, name=name)
+        try:
+            registry.manager.check_pending()
+            _registry = _load(registry.manager)
+        except Exception:
+            registry.manager.unregister(plugin)
+            raise
 
 
 def source_kinds() -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,41 @@ def test_duplicate_kind_is_refused(plugin_site: Path) -> None:
     install_distribution(plugin_site, "twin_plugin", code)
     with pytest.raises(plugins.PluginError, match="'twin'"):
         plugins.get_plugin_manager(refresh=True)
+
+
+def test_every_built_in_is_registered_like_a_plugin() -> None:
+    manager = plugins.get_plugin_manager(refresh=True)
+    for module_name in plugins.DEFAULT_PLUGINS:
+        assert manager.get_plugin(module_name) is not None
+    assert {"chatgpt", "claude", "gemini", "markdown", "email"} <= set(plugins.source_kinds())
+
+
+def test_a_broken_built_in_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plugins, "DEFAULT_PLUGINS", (*plugins.DEFAULT_PLUGINS, "plugins.no_such_source"))
+    with pytest.raises(ModuleNotFoundError, match="plugins.no_such_source"):
+        plugins.get_plugin_manager(refresh=True)
+    monkeypatch.undo()
+    plugins.get_plugin_manager(refresh=True)
+
+
+def module_from_source(name: str, code: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    exec(compile(code, name, "exec"), module.__dict__)
+    return module
+
+
+def test_register_plugin_at_run_time(tmp_path: Path) -> None:
+    plugin = module_from_source("runtime_lines", THROWAWAY_PLUGIN)
+    plugins.get_plugin_manager(refresh=True)
+    plugins.register_plugin(plugin)
+    try:
+        sample = tmp_path / "notes.lines"
+        sample.write_text("one\n", encoding="utf-8")
+        assert plugins.detect_source(sample).kind == "throwaway-lines"
+        with pytest.raises(plugins.PluginError, match="throwaway-lines"):
+            plugins.register_plugin(module_from_source("runtime_lines_twin", THROWAWAY_PLUGIN))
+        assert plugins.get_plugin_manager().is_registered(plugin)
+        assert "throwaway-lines" in plugins.source_kinds()
+    finally:
+        plugins.get_plugin_manager(refresh=True)
+    assert "throwaway-lines" not in plugins.source_kinds()
