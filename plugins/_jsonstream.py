@@ -131,8 +131,6 @@ class Record:
 
 def _clean_reason(exc: BaseException) -> str:
     text = str(exc)
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
     if text.startswith(("b'", 'b"')):
         text = text[2:-1].encode().decode("unicode_escape", "replace")
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
@@ -150,20 +148,22 @@ def stream_records(raw: IO[bytes], list_keys: tuple[str, ...] = ()) -> Iterator[
     head = raw.read(HEAD_BYTES)
     if head.startswith(UTF8_BOM):
         head = head[len(UTF8_BOM) :]
+    skipped = 0
+    while head and not head.strip():  # leading whitespace, however long, is dropped
+        skipped += len(head)
+        head = raw.read(HEAD_BYTES)
+    if not head:
+        raise JSONStreamError("no JSON document (only whitespace)" if skipped else "empty file", 0, skipped)
+    head = head.lstrip()
     reader = GuardedReader(raw, head)
-    stripped = head.lstrip()
     count = 0
     try:
-        if not stripped:
-            if not head and not raw.read(1):
-                raise JSONStreamError("empty file", 0, 0)
-            raise JSONStreamError("no JSON document (only whitespace)", 0, len(head))
-        if stripped[:1] == b"[":
+        if head[:1] == b"[":
             for value in ijson.items(reader, "item", use_float=True):
                 yield Record(count, value)
                 count += 1
             return
-        if stripped[:1] == b"{":
+        if head[:1] == b"{":
             for record in _object_records(reader, list_keys):
                 if record.index is not None:
                     count += 1

@@ -92,3 +92,11 @@ def test_long_string_is_read_in_growing_chunks() -> None:
     while chunk := reader.read(65536):
         sizes.append(len(chunk))
     assert max(sizes) > 65536 and sum(sizes) == len(data)
+
+
+def test_long_leading_whitespace_is_not_mistaken_for_an_empty_document() -> None:
+    assert records(b" " * 200_000 + b"[1]") == [(0, 1)]
+    with pytest.raises(JSONStreamError, match="only whitespace"):
+        records(b"\n" * 200_000)
+    with pytest.raises(JSONStreamError, match="empty file"):
+        records(b"")
