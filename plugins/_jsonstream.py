@@ -65,6 +65,7 @@ class GuardedReader:
         # yajl re-lexes a token from its start on every chunk, so a 50 MB string read in 64 KB
         # chunks costs seconds; doubling the chunk while a string stays open keeps that linear.
         self._stretch = 1
+        self._inside_one_string = False  # the last chunk lay wholly inside one string
 
     def read(self, size: int = -1) -> bytes:
         """Up to ``size`` bytes, or more while inside one long string (see ``_stretch``)."""
@@ -72,7 +73,7 @@ class GuardedReader:
             data = self._head if size < 0 else self._head[:size]
             self._head = self._head[len(data) :]
         else:
-            self._stretch = min(self._stretch * 2, MAX_STRETCH) if self._in_string else 1
+            self._stretch = min(self._stretch * 2, MAX_STRETCH) if self._inside_one_string else 1
             data = self._raw.read(size * self._stretch if size > 0 else size)
         self._watch(data)
         self.offset += len(data)
@@ -88,6 +89,7 @@ class GuardedReader:
                 data = data[:-1]
             data = _ESCAPE_PAIR.sub(b"", data)
         pieces = data.translate(None, _NOT_STRUCTURAL).split(b'"')
+        self._inside_one_string = self._in_string and len(pieces) == 1
         outside = pieces[1::2] if self._in_string else pieces[0::2]
         if len(pieces) % 2 == 0:
             self._in_string = not self._in_string

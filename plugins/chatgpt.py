@@ -114,14 +114,11 @@ def _render_parts(parts: Any, attachments_by_id: dict[str, str], used: set[str])
     return rendered
 
 
-def _content_text(content: dict[str, Any], message: dict[str, Any], used: set[str]) -> str:
+def _content_text(
+    content: dict[str, Any], message: dict[str, Any], attachments_by_id: dict[str, str], used: set[str]
+) -> str:
     """The readable text of one message's content, labelled by what kind of content it is."""
     content_type = content.get("content_type") or "text"
-    attachments_by_id = {
-        str(a.get("id")): str(a.get("name"))
-        for a in _dict(message.get("metadata")).get("attachments") or []
-        if isinstance(a, dict) and a.get("id") and a.get("name")
-    }
     if content_type in ("text", "multimodal_text"):
         return "\n".join(_render_parts(content.get("parts"), attachments_by_id, used))
     if content_type == "code":
@@ -145,27 +142,26 @@ def _content_text(content: dict[str, Any], message: dict[str, Any], used: set[st
     return "\n".join(_render_parts(content.get("parts"), attachments_by_id, used))
 
 
-def _attachment_lines(message: dict[str, Any], used: set[str]) -> list[str]:
-    lines = []
-    for attachment in _dict(message.get("metadata")).get("attachments") or []:
-        if not isinstance(attachment, dict) or str(attachment.get("id")) in used:
-            continue
-        name = attachment.get("name") or attachment.get("id")
-        if name:
-            lines.append(f"[Attached: {name}]")
-    return lines
+def _attachment_lines(attachments: list[dict[str, Any]], used: set[str]) -> list[str]:
+    """Attachments not already shown as an image placeholder."""
+    names = (a.get("name") or a.get("id") for a in attachments if str(a.get("id")) not in used)
+    return [f"[Attached: {name}]" for name in names if name]
 
 
 def render_message(node_id: str, message: dict[str, Any]) -> HarvestMessage | None:
     """One visible message; None when it has no readable text."""
     content = _dict(message.get("content"))
     author = _dict(message.get("author"))
+    metadata = _dict(message.get("metadata"))
     role = str(author.get("role") or "unknown")
     recipient = message.get("recipient")
+    attachments = [a for a in metadata.get("attachments") or () if isinstance(a, dict)]
+    attachments_by_id = {str(a["id"]): str(a["name"]) for a in attachments if a.get("id") and a.get("name")}
     used: set[str] = set()
-    text = _content_text(content, message, used).strip()
+    text = _content_text(content, message, attachments_by_id, used).strip()
     lines = [text] if text else []
-    lines.extend(_attachment_lines(message, used))
+    if attachments:
+        lines.extend(_attachment_lines(attachments, used))
     if not lines:
         return None
     text = "\n".join(lines)
@@ -174,15 +170,13 @@ def render_message(node_id: str, message: dict[str, Any]) -> HarvestMessage | No
         text = f"[{tool_name or 'tool'}] {text}"
     elif recipient not in (None, "all") and content.get("content_type") != "code":
         text = f"[Call {recipient}] {text}"
-    metadata = _dict(message.get("metadata"))
     details = {
         "content_type": content.get("content_type") or "text",
         "message_id": message.get("id"),
         "model": metadata.get("model_slug"),
         "recipient": recipient if recipient not in (None, "all") else None,
         "tool": tool_name if role == "tool" else None,
-        "attachments": [a.get("name") for a in metadata.get("attachments") or [] if isinstance(a, dict)]
-        or None,
+        "attachments": [a.get("name") for a in attachments] or None,
         "original_time": message.get("create_time"),
     }
     return HarvestMessage(
@@ -289,17 +283,18 @@ def conversation_events(conversation: Any, origin: str, seen_instructions: set[s
         message = node.get("message")
         if not isinstance(message, dict):
             continue
-        instructions = _instruction_text(message)
-        if instructions:
-            key = stable_key(KIND, "instruction", instructions)
-            if key not in seen_instructions:
-                seen_instructions.add(key)
-                when = to_iso(message.get("create_time")) or to_iso(conversation.get("create_time"))
-                events.append(instruction_item(instructions, when, {"conversation_id": conversation_id}))
-            continue
         metadata = _dict(message.get("metadata"))
-        role = _dict(message.get("author")).get("role")
         content_type = _dict(message.get("content")).get("content_type")
+        if content_type == "user_editable_context" or "user_context_message_data" in metadata:
+            instructions = _instruction_text(message)
+            if instructions:
+                key = stable_key(KIND, "instruction", instructions)
+                if key not in seen_instructions:
+                    seen_instructions.add(key)
+                    when = to_iso(message.get("create_time")) or to_iso(conversation.get("create_time"))
+                    events.append(instruction_item(instructions, when, {"conversation_id": conversation_id}))
+                continue
+        role = _dict(message.get("author")).get("role")
         if role == "system" or metadata.get("is_visually_hidden_from_conversation"):
             skipped["hidden_or_system"] += 1
             continue

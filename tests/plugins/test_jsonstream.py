@@ -94,6 +94,15 @@ def test_long_string_is_read_in_growing_chunks() -> None:
     assert max(sizes) > 65536 and sum(sizes) == len(data)
 
 
+def test_ordinary_documents_are_read_in_the_requested_chunks() -> None:
+    data = json.dumps([{"text": "word " * (i % 50), "n": i} for i in range(20_000)]).encode()
+    reader = GuardedReader(io.BytesIO(data))
+    sizes = []
+    while chunk := reader.read(4096):
+        sizes.append(len(chunk))
+    assert max(sizes) == 4096 and sum(sizes) == len(data)
+
+
 def test_long_leading_whitespace_is_not_mistaken_for_an_empty_document() -> None:
     assert records(b" " * 200_000 + b"[1]") == [(0, 1)]
     with pytest.raises(JSONStreamError, match="only whitespace"):
