@@ -83,13 +83,12 @@ def _block_text(block: dict[str, Any], skipped: Counter[str]) -> str | None:
         return f"[Tool call: {block.get('name') or 'tool'}] {arguments}".rstrip()
     if kind == "tool_result":
         parts = block.get("content")
-        texts = (
-            [p.get("text") for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-            if isinstance(parts, list)
-            else []
-        )
         if isinstance(parts, str):
             texts = [parts]
+        elif isinstance(parts, list):
+            texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        else:
+            texts = []
         body = "\n".join(t for t in texts if t.strip())
         return f"[Tool result: {block.get('name') or 'tool'}] {body}".rstrip()
     skipped[str(kind or "untyped")] += 1
