@@ -114,7 +114,9 @@ class InprocessEmbedder:
 
     def count_tokens(self, text: str) -> int:
         """Word pieces ``text`` becomes, without the [CLS]/[SEP] markers."""
-        return len(self._model().tokenizer.tokenize(text))
+        # verbose=False: measuring over-long text is the point, so skip the tokenizer's warning.
+        encoded = self._model().tokenizer(check_text(text), add_special_tokens=False, verbose=False)
+        return len(encoded["input_ids"])
 
     def embed(self, text: str) -> np.ndarray:
         return self.embed_batch([check_text(text)])[0]
