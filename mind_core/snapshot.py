@@ -1,0 +1,700 @@
+"""Parquet snapshots of a mind, for analysts (DuckDB, Spark, Trino, pandas read them unchanged).
+
+Layout, hive-partitioned so a glob over all snapshots gets ``workspace`` and ``snapshot_date`` as
+columns::
+
+    <root>/<table>/workspace=<w>/snapshot_date=<YYYY-MM-DD>/part-0.parquet
+
+Every table of one snapshot is read inside one SQLite read transaction, so the files agree with
+each other (an entity link never points at a frame the frames file lacks) even while a harvest
+writes the mind. Rows are streamed in record batches through a ``ParquetWriter``: memory follows
+the batch size, not the mind's size. A snapshot is staged completely under ``<root>/.staging``
+and only then swapped in, partition by partition, so re-running a date replaces it and a failed
+run leaves the previous files untouched.
+
+Timestamps in a mind come in several spellings (ours ``…T…mmmZ``, SQLite's naive
+``YYYY-MM-DD HH:MM:SS``, ISO with offsets); all become ``timestamp[ms, UTC]``. A value no parser
+reads becomes null and is counted in the summary's ``invalid_values`` instead of failing the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from mind_core.db import Database
+from mind_core.errors import InvalidInputError, NotFoundError
+from mind_core.home import PERSONAL, MindHome, validate_workspace_name
+from mind_core.schema import get_meta, vec_dimensions
+from mind_core.timestamps import format_utc, parse_instant
+
+log = logging.getLogger(__name__)
+
+TIMESTAMP = pa.timestamp("ms", tz="UTC")
+PART_FILE = "part-0.parquet"
+COMPRESSION = "zstd"
+DEFAULT_BATCH_ROWS = 50_000
+SNAPSHOTS_DIR = "snapshots"
+# The snapshot reads each page once, in order: a large page cache would only grow with the mind.
+_SNAPSHOT_CACHE_KIB = 8192
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+ProgressCallback = Callable[[str, int], None]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One Parquet column and the SQL expression that reads it from the mind.
+
+    ``needs`` names the mind columns the expression uses; when the mind lacks one (a mind written
+    by the original engine has no ``metadata``), the column is written as nulls.
+    """
+
+    name: str
+    type: pa.DataType
+    sql: str | None = None
+    needs: tuple[str, ...] | None = None
+
+    @property
+    def expression(self) -> str:
+        return self.sql or self.name
+
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        return self.needs if self.needs is not None else (self.name,)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    sqlite_table: str
+    columns: tuple[Column, ...]
+    order_by: str
+
+
+def _ts(name: str) -> Column:
+    return Column(name, TIMESTAMP)
+
+
+_FRAME_STORED_COLUMNS: tuple[Column, ...] = (
+    Column("id", pa.int64()),
+    Column("gop_id", pa.string()),
+    Column("t", pa.int64()),
+    Column("frame_type", pa.string()),
+    Column("base_frame_id", pa.int64()),
+    Column("importance", pa.string()),
+    Column("source", pa.string()),
+    _ts("created_at"),
+    _ts("last_accessed"),
+    Column("access_count", pa.int64()),
+    Column("content_length", pa.int64(), "length(content)", ("content",)),
+    Column("content", pa.string()),
+    Column(
+        "vector_current",
+        pa.bool_(),
+        "(embedded_hash IS NOT NULL AND embedded_hash = content_hash)",
+        ("embedded_hash", "content_hash"),
+    ),
+)
+# Provenance columns, flattened from memory_frames.metadata["provenance"] (key in that object).
+PROVENANCE_FIELDS: dict[str, str] = {
+    "harvest_source": "source",
+    "plugin": "plugin",
+    "item_key": "item_key",
+    "item_kind": "item_kind",
+    "container": "container",
+    "title": "title",
+    "role": "role",
+    "author": "author",
+    "message_key": "message_key",
+    "path": "path",
+}
+_FRAME_DERIVED_FIELDS: tuple[pa.Field, ...] = (
+    *(pa.field(name, pa.string()) for name in PROVENANCE_FIELDS),
+    pa.field("original_timestamp", pa.string()),
+    pa.field("has_vector", pa.bool_()),
+    pa.field("fts_indexed", pa.bool_()),
+)
+
+TABLES: dict[str, TableSpec] = {
+    "sessions": TableSpec(
+        "sessions",
+        "sessions",
+        (
+            Column("id", pa.int64()),
+            Column("gop_id", pa.string()),
+            Column("project_id", pa.string()),
+            Column("status", pa.string()),
+            _ts("started_at"),
+            _ts("ended_at"),
+            Column("summary", pa.string()),
+        ),
+        "id",
+    ),
+    "entities": TableSpec(
+        "entities",
+        "knowledge_entities",
+        (
+            Column("id", pa.int64()),
+            Column("entity_type", pa.string()),
+            Column("name", pa.string()),
+            Column("properties", pa.string()),
+            _ts("valid_from"),
+            _ts("valid_to"),
+            _ts("recorded_at"),
+        ),
+        "id",
+    ),
+    "relations": TableSpec(
+        "relations",
+        "knowledge_relations",
+        (
+            Column("id", pa.int64()),
+            Column("source_id", pa.int64()),
+            Column("target_id", pa.int64()),
+            Column("relation_type", pa.string()),
+            Column("confidence", pa.float64()),
+            Column("properties", pa.string()),
+            _ts("valid_from"),
+            _ts("valid_to"),
+            _ts("recorded_at"),
+        ),
+        "id",
+    ),
+    "entity_frames": TableSpec(
+        "entity_frames",
+        "kg_entity_frames",
+        (Column("entity_id", pa.int64()), Column("frame_id", pa.int64())),
+        "entity_id, frame_id",
+    ),
+    "harvest_sources": TableSpec(
+        "harvest_sources",
+        "harvest_sources",
+        (
+            Column("id", pa.int64()),
+            Column("source", pa.string()),
+            Column("display_name", pa.string()),
+            Column("source_path", pa.string()),
+            _ts("last_synced_at"),
+            Column("items_imported", pa.int64()),
+            Column("frames_created", pa.int64()),
+            Column("auto_sync", pa.bool_()),
+            Column("sync_interval_hours", pa.int64()),
+            Column("last_content_hash", pa.string()),
+            _ts("created_at"),
+        ),
+        "id",
+    ),
+    "harvest_runs": TableSpec(
+        "harvest_runs",
+        "harvest_runs",
+        (
+            Column("id", pa.int64()),
+            Column("source", pa.string()),
+            Column("status", pa.string()),
+            Column("total_items", pa.int64()),
+            Column("items_saved", pa.int64()),
+            _ts("started_at"),
+            _ts("updated_at"),
+            _ts("finished_at"),
+            Column("error_message", pa.string()),
+            Column("input_cache_path", pa.string()),
+        ),
+        "id",
+    ),
+}
+
+DATA_TABLES: tuple[str, ...] = (
+    "frames",
+    "sessions",
+    "entities",
+    "relations",
+    "entity_frames",
+    "harvest_sources",
+    "harvest_runs",
+)
+# One row per snapshot: when it was taken, from which mind, with how many rows per table.
+SNAPSHOTS_TABLE = "snapshots"
+SNAPSHOT_TABLES: tuple[str, ...] = (*DATA_TABLES, SNAPSHOTS_TABLE)
+
+SNAPSHOTS_SCHEMA = pa.schema(
+    [
+        pa.field("taken_at", TIMESTAMP),
+        pa.field("mind_path", pa.string()),
+        pa.field("schema_version", pa.string()),
+        pa.field("seconds", pa.float64()),
+        *(pa.field(f"{table}_rows", pa.int64()) for table in DATA_TABLES),
+        pa.field("invalid_values", pa.int64()),
+        pa.field("embedding_dimensions", pa.int32()),
+    ]
+)
+
+
+def frames_schema(embedding_dimensions: int | None = None) -> pa.Schema:
+    fields = [pa.field(c.name, c.type) for c in _FRAME_STORED_COLUMNS] + list(_FRAME_DERIVED_FIELDS)
+    if embedding_dimensions:
+        fields.append(pa.field("embedding", pa.list_(pa.float32(), embedding_dimensions)))
+    return pa.schema(fields)
+
+
+def table_schema(table: str) -> pa.Schema:
+    """The Parquet schema of a snapshot table (frames without embeddings)."""
+    if table == "frames":
+        return frames_schema()
+    if table == SNAPSHOTS_TABLE:
+        return SNAPSHOTS_SCHEMA
+    return pa.schema([pa.field(c.name, c.type) for c in TABLES[table].columns])
+
+
+def partition_dir(root: str | Path, table: str, workspace: str, snapshot_date: str) -> Path:
+    return Path(root) / table / f"workspace={workspace}" / f"snapshot_date={snapshot_date}"
+
+
+def default_snapshot_root(home: MindHome) -> Path:
+    return home.root / SNAPSHOTS_DIR
+
+
+def normalize_snapshot_date(value: str | date | None) -> str:
+    """``YYYY-MM-DD``; today's UTC date when None."""
+    if value is None:
+        return datetime.now(UTC).date().isoformat()
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).date().isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    text = str(value).strip()
+    try:
+        if not _DATE.match(text):
+            raise ValueError(text)
+        return date.fromisoformat(text).isoformat()
+    except ValueError as exc:
+        raise InvalidInputError(f"invalid snapshot date {value!r}: expected YYYY-MM-DD") from exc
+
+
+def _check_workspace_label(workspace: str) -> str:
+    """The label becomes a directory name: the personal mind or a valid workspace name."""
+    return workspace if workspace == PERSONAL else validate_workspace_name(workspace)
+
+
+# -- reading a table in batches ---------------------------------------------------------------
+
+
+def _instant_ms_sql(column: str) -> str:
+    """SQLite parses every spelling we meet in C; the rare rest is parsed in Python."""
+    return (
+        f"CASE WHEN typeof({column}) = 'text' THEN "
+        f"CAST(round((julianday({column}) - 2440587.5) * 86400000.0) AS INTEGER) END"
+    )
+
+
+def _select_list(columns: Sequence[Column], present: set[str]) -> list[str]:
+    parts: list[str] = []
+    for column in columns:
+        available = all(name in present for name in column.required_columns)
+        expression = column.expression if available else "NULL"
+        parts.append(expression)
+        if pa.types.is_timestamp(column.type):
+            parts.append(_instant_ms_sql(column.expression) if available else "NULL")
+    return parts
+
+
+class _Problems:
+    """Values that could not be read as their column's type: written as null, counted, logged once."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def add(self, where: str, count: int, example: object) -> None:
+        if count <= 0:
+            return
+        if where not in self.counts:
+            log.warning("snapshot: unreadable value(s) in %s written as null (e.g. %r)", where, example)
+        self.counts[where] = self.counts.get(where, 0) + count
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def _timestamp_array(raw: Sequence[Any], millis: Sequence[Any], where: str, problems: _Problems) -> pa.Array:
+    values: list[int | None] = list(millis)
+    bad = 0
+    example: object = None
+    for i, ms in enumerate(values):
+        if ms is not None or raw[i] is None:
+            continue
+        text = raw[i]
+        try:
+            if not isinstance(text, str):
+                raise ValueError(text)
+            values[i] = (parse_instant(text) - _EPOCH) // _MS
+        except (ValueError, OverflowError):
+            bad += 1
+            example = text
+    problems.add(where, bad, example)
+    return pa.array(values, type=TIMESTAMP)
+
+
+def _coerce_value(value: Any, type_: pa.DataType) -> Any:
+    if pa.types.is_integer(type_):
+        return int(value)
+    if pa.types.is_floating(type_):
+        return float(value)
+    if pa.types.is_boolean(type_):
+        return bool(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _plain_array(values: Sequence[Any], type_: pa.DataType, where: str, problems: _Problems) -> pa.Array:
+    if pa.types.is_boolean(type_):
+        values = [None if v is None else bool(v) for v in values]
+    try:
+        return pa.array(values, type=type_)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
+        pass
+    coerced: list[Any] = []
+    bad = 0
+    example: object = None
+    for value in values:
+        if value is None:
+            coerced.append(None)
+            continue
+        try:
+            coerced.append(_coerce_value(value, type_))
+        except (TypeError, ValueError, OverflowError):
+            coerced.append(None)
+            bad += 1
+            example = value
+    problems.add(where, bad, example)
+    return pa.array(coerced, type=type_)
+
+
+def _column_arrays(
+    table: str, columns: Sequence[Column], data: Sequence[Sequence[Any]], problems: _Problems
+) -> list[pa.Array]:
+    """Arrow arrays for ``columns`` from the transposed row values (timestamps take two slots)."""
+    arrays: list[pa.Array] = []
+    position = 0
+    for column in columns:
+        where = f"{table}.{column.name}"
+        if pa.types.is_timestamp(column.type):
+            arrays.append(_timestamp_array(data[position], data[position + 1], where, problems))
+            position += 2
+        else:
+            arrays.append(_plain_array(data[position], column.type, where, problems))
+            position += 1
+    return arrays
+
+
+def _fetch_batches(db: Database, sql: str, batch_rows: int) -> Iterator[list[tuple[Any, ...]]]:
+    cursor = db.conn.cursor()
+    cursor.row_factory = None  # plain tuples: the rows are transposed straight into arrays
+    try:
+        cursor.execute(sql)
+        while True:
+            rows = cursor.fetchmany(batch_rows)
+            if not rows:
+                return
+            yield rows
+            del rows  # before the next fetch, so two batches never live at once
+    finally:
+        cursor.close()
+
+
+def _transpose(rows: list[tuple[Any, ...]], width: int) -> list[tuple[Any, ...]]:
+    return list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
+
+
+def _table_batches(
+    db: Database, spec: TableSpec, batch_rows: int, problems: _Problems
+) -> Generator[pa.RecordBatch, None, None]:
+    schema = table_schema(spec.name)
+    if not db.table_exists(spec.sqlite_table):
+        return
+    present = db.columns(spec.sqlite_table)
+    select = _select_list(spec.columns, present)
+    order = spec.order_by if all(c.strip() in present for c in spec.order_by.split(",")) else "rowid"
+    sql = f"SELECT {', '.join(select)} FROM {spec.sqlite_table} ORDER BY {order}"
+    for rows in _fetch_batches(db, sql, batch_rows):
+        data = _transpose(rows, len(select))
+        del rows
+        batch = pa.RecordBatch.from_arrays(
+            _column_arrays(spec.name, spec.columns, data, problems), schema=schema
+        )
+        del data
+        yield batch
+        del batch
+
+
+# -- frames: stored columns, provenance, index flags, embeddings ------------------------------
+
+
+def _provenance_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)
+
+
+def _provenance_arrays(metadata: Sequence[Any], problems: _Problems) -> list[pa.Array]:
+    names = [*PROVENANCE_FIELDS, "original_timestamp"]
+    columns: list[list[str | None]] = [[] for _ in names]
+    bad = 0
+    example: object = None
+    for text in metadata:
+        meta: Any = None
+        if text:
+            try:
+                meta = json.loads(text)
+            except (TypeError, ValueError):
+                bad += 1
+                example = text
+        if not isinstance(meta, dict):
+            meta = {}
+        provenance = meta.get("provenance")
+        if not isinstance(provenance, dict):
+            provenance = {}
+        for i, key in enumerate(PROVENANCE_FIELDS.values()):
+            columns[i].append(_provenance_text(provenance.get(key)))
+        columns[-1].append(_provenance_text(provenance.get("timestamp") or meta.get("original_created_at")))
+    problems.add("frames.metadata", bad, example)
+    return [pa.array(values, type=pa.string()) for values in columns]
+
+
+def _embedding_array(blobs: Sequence[Any], dimensions: int, problems: _Problems) -> pa.Array:
+    matrix = np.zeros((len(blobs), dimensions), dtype=np.float32)
+    missing = np.ones(len(blobs), dtype=bool)
+    expected = dimensions * 4
+    bad = 0
+    for i, blob in enumerate(blobs):
+        if blob is None:
+            continue
+        if not isinstance(blob, bytes | bytearray | memoryview) or len(blob) != expected:
+            bad += 1
+            continue
+        matrix[i] = np.frombuffer(blob, dtype="<f4")
+        missing[i] = False
+    problems.add("frames.embedding", bad, f"a vector that is not {dimensions} float32 values")
+    return pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), dimensions, mask=pa.array(missing))
+
+
+def _frame_batches(
+    db: Database, batch_rows: int, embedding_dimensions: int | None, problems: _Problems
+) -> Generator[pa.RecordBatch, None, None]:
+    schema = frames_schema(embedding_dimensions)
+    if not db.table_exists("memory_frames"):
+        return
+    present = db.columns("memory_frames")
+    select = _select_list(_FRAME_STORED_COLUMNS, present)
+    has_fts = db.table_exists("memory_frames_fts")
+    has_vec = db.table_exists("memory_frames_vec")
+    extra = [
+        "f.metadata" if "metadata" in present else "NULL",
+        "EXISTS (SELECT 1 FROM memory_frames_vec v WHERE v.rowid = f.id)" if has_vec else "0",
+        "EXISTS (SELECT 1 FROM memory_frames_fts s WHERE s.rowid = f.id)" if has_fts else "0",
+    ]
+    if embedding_dimensions:
+        extra.append("(SELECT v.embedding FROM memory_frames_vec v WHERE v.rowid = f.id)")
+    sql = f"SELECT {', '.join(select + extra)} FROM memory_frames f ORDER BY f.id"
+    stored = len(select)
+    for rows in _fetch_batches(db, sql, batch_rows):
+        data = _transpose(rows, stored + len(extra))
+        del rows
+        arrays = _column_arrays("frames", _FRAME_STORED_COLUMNS, data[:stored], problems)
+        arrays += _provenance_arrays(data[stored], problems)
+        arrays.append(pa.array([bool(v) for v in data[stored + 1]], type=pa.bool_()))
+        arrays.append(pa.array([bool(v) for v in data[stored + 2]], type=pa.bool_()))
+        if embedding_dimensions:
+            arrays.append(_embedding_array(data[stored + 3], embedding_dimensions, problems))
+        del data
+        batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
+        del arrays
+        yield batch
+        del batch
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def _write_parquet(
+    path: Path,
+    schema: pa.Schema,
+    batches: Generator[pa.RecordBatch, None, None],
+    table: str,
+    progress: ProgressCallback | None,
+) -> int:
+    """Stream batches into one file (one row group per batch); an empty table still gets a file.
+
+    The generator is closed here, so its cursor is released even when writing fails."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = 0
+    with contextlib.closing(batches), pq.ParquetWriter(path, schema, compression=COMPRESSION) as writer:
+        for batch in batches:
+            writer.write_batch(batch)
+            rows += batch.num_rows
+            del batch  # released before the generator builds the next one
+            if progress is not None:
+                progress(table, rows)
+    return rows
+
+
+def _swap_in(staged: Path, final: Path, trash: Path) -> None:
+    """Replace ``final`` by ``staged`` with two renames on one file system (readers see the old
+    partition or the new one, never a mix); the old files are deleted afterwards."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    if final.exists():
+        trash.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(final, trash)
+    os.replace(staged, final)
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def snapshot_mind(
+    mind_path: str | Path,
+    root: str | Path,
+    workspace: str,
+    snapshot_date: str | date | None = None,
+    include_embeddings: bool = False,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    progress: ProgressCallback | None = None,
+) -> dict[str, Any]:
+    """Export one mind to Parquet partitions for ``workspace`` and ``snapshot_date``.
+
+    Returns a summary for logs and Dagster metadata: ``workspace``, ``snapshot_date``, ``root``,
+    ``mind_path``, ``seconds``, ``rows`` (per table), ``paths`` (partition directory per
+    table), ``invalid_values`` (``"table.column"`` -> values written as null) and
+    ``embedding_dimensions`` (None unless embeddings were included).
+    ``progress(table, rows_so_far)`` is called after every written batch.
+    """
+    began = time.perf_counter()
+    workspace = _check_workspace_label(workspace)
+    day = normalize_snapshot_date(snapshot_date)
+    if not isinstance(batch_rows, int) or batch_rows < 1:
+        raise InvalidInputError(f"batch_rows must be a positive integer, got {batch_rows!r}")
+    mind_file = Path(mind_path).expanduser().resolve()
+    if not mind_file.is_file():
+        raise NotFoundError(f"no mind at {mind_file}")
+    root_dir = Path(root).expanduser().resolve()
+    token = uuid.uuid4().hex
+    staging = root_dir / ".staging" / token
+    problems = _Problems()
+    rows: dict[str, int] = {}
+    db = Database(mind_file, readonly=True)
+    try:
+        db.execute(f"PRAGMA cache_size = -{_SNAPSHOT_CACHE_KIB}")
+        db.execute("BEGIN")  # one read transaction: every table sees the same state of the mind
+        dimensions = vec_dimensions(db) if include_embeddings else None
+        if include_embeddings and not dimensions:
+            log.warning("snapshot: %s has no vector table; embeddings left out", mind_file)
+        schema_version = get_meta(db, "schema_version") if db.table_exists("meta") else None
+        rows["frames"] = _write_parquet(
+            staging / "frames" / PART_FILE,
+            frames_schema(dimensions),
+            _frame_batches(db, batch_rows, dimensions, problems),
+            "frames",
+            progress,
+        )
+        for name, spec in TABLES.items():
+            rows[name] = _write_parquet(
+                staging / name / PART_FILE,
+                table_schema(name),
+                _table_batches(db, spec, batch_rows, problems),
+                name,
+                progress,
+            )
+        db.execute("COMMIT")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        db.close()
+    seconds = time.perf_counter() - began
+    taken_at = datetime.now(UTC)
+    summary_row = {
+        "taken_at": [taken_at],
+        "mind_path": [str(mind_file)],
+        "schema_version": [schema_version],
+        "seconds": [seconds],
+        **{f"{table}_rows": [rows[table]] for table in DATA_TABLES},
+        "invalid_values": [problems.total],
+        "embedding_dimensions": [dimensions],
+    }
+    snapshot_file = staging / SNAPSHOTS_TABLE / PART_FILE
+    snapshot_file.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table(summary_row, schema=SNAPSHOTS_SCHEMA), snapshot_file, compression=COMPRESSION)
+    paths: dict[str, str] = {}
+    try:
+        for table in SNAPSHOT_TABLES:
+            final = partition_dir(root_dir, table, workspace, day)
+            _swap_in(staging / table, final, root_dir / ".staging" / f"{token}-old" / table)
+            paths[table] = str(final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(root_dir / ".staging" / f"{token}-old", ignore_errors=True)
+    return {
+        "workspace": workspace,
+        "snapshot_date": day,
+        "root": str(root_dir),
+        "mind_path": str(mind_file),
+        "taken_at": format_utc(taken_at),
+        "seconds": round(seconds, 3),
+        "rows": rows,
+        "paths": paths,
+        "invalid_values": dict(problems.counts),
+        "embedding_dimensions": dimensions,
+    }
+
+
+def cmd_snapshot(
+    home: MindHome,
+    workspace: str | None = None,
+    out_root: str | Path | None = None,
+    date: str | None = None,
+    include_embeddings: bool = False,
+) -> dict[str, Any]:
+    """``mind snapshot``: one workspace (or 'personal'), or every mind in the home when None.
+
+    Returns ``{"root", "snapshot_date", "minds": {workspace: summary}}``.
+    """
+    root = Path(out_root).expanduser() if out_root else default_snapshot_root(home)
+    day = normalize_snapshot_date(date)
+    if workspace is not None:
+        path = home.mind_path(workspace)
+        if not path.is_file():
+            raise NotFoundError(f"no mind for workspace {workspace!r} at {path}")
+        targets = {workspace: path}
+    else:
+        targets = {}
+        if home.personal_path.is_file():
+            targets[PERSONAL] = home.personal_path
+        for name in home.workspaces():
+            targets[name] = home.workspace_path(name)
+        if not targets:
+            raise NotFoundError(f"no minds in {home.root}: harvest something first")
+    minds = {
+        name: snapshot_mind(path, root, name, day, include_embeddings=include_embeddings)
+        for name, path in targets.items()
+    }
+    return {"root": str(root.resolve()), "snapshot_date": day, "minds": minds}
