@@ -32,9 +32,9 @@ from mind_core.harvest.items import (
     stable_key,
 )
 from mind_core.plugins import hookimpl
-from mind_core.timestamps import epoch_to_iso, normalize_iso
 from plugins._archive import ARCHIVE_ERRORS, is_archive, member_basename, safe_files, unsafe_members
 from plugins._jsonstream import JSONStreamError, first_key_position, read_head, stream_records
+from plugins.timefmt import epoch_iso, normalize_iso
 
 KIND = "chatgpt"
 EXPORT_FILE = "conversations.json"
@@ -63,7 +63,7 @@ def to_iso(value: Any) -> str | None:
         if not math.isfinite(value):
             return None
         try:
-            return epoch_to_iso(value)
+            return epoch_iso(value)
         except (OverflowError, OSError, ValueError):
             return None
     if isinstance(value, str):

@@ -31,9 +31,9 @@ from mind_core.harvest.items import (
     stable_key,
 )
 from mind_core.plugins import hookimpl
-from mind_core.timestamps import normalize_iso
 from plugins._archive import ARCHIVE_ERRORS, is_archive, member_basename, safe_files, unsafe_members
 from plugins._jsonstream import JSONStreamError, first_key_position, read_head, stream_records
+from plugins.timefmt import normalize_iso
 
 KIND = "claude"
 CONVERSATIONS = "conversations.json"
