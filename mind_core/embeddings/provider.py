@@ -122,6 +122,7 @@ class EmbeddingProvider:
         self.upgrade_url = upgrade_url
         self._factories = dict(factories)
         self._lock = threading.RLock()
+        self._probe_lock = threading.Lock()
         self._active: Embedder = MockEmbedder(self.dimensions)
         self._active_name = "mock"
         self.available_providers: list[str] = ["mock"]
@@ -159,8 +160,12 @@ class EmbeddingProvider:
         return embedder
 
     def reprobe(self) -> dict[str, Any]:
-        """Re-run provider selection (e.g. after starting Ollama) and return the new status."""
-        with self._lock:
+        """Re-run provider selection (e.g. after starting Ollama) and return the new status.
+
+        Probing runs outside the state lock, so embedding calls keep using the current provider
+        while a slow probe (model load, HTTP timeout) is under way; the switch is one swap.
+        """
+        with self._probe_lock:
             candidates = self._candidates()
             active: tuple[str, Embedder] | None = None
             available: list[str] = []
@@ -180,19 +185,22 @@ class EmbeddingProvider:
                     active = (name, embedder)
                 else:
                     _close(embedder)
-            self.probe_timestamp = now_iso()
-            if active is None:
-                if candidates and not self.fallback_to_mock:
-                    raise EmbeddingError(f"{NO_PROVIDER_ERROR}: {'; '.join(errors)}")
-                self._active_name, self._active = "mock", MockEmbedder(self.dimensions)
-                self.last_error = f"{NO_PROVIDER_ERROR}: {'; '.join(errors)}" if candidates else None
-                if candidates:
-                    log.warning("%s (%s)", DEGRADED_WARNING, self.last_error)
-            else:
-                self._active_name, self._active = active
-                self.last_error = "; ".join(errors) or None
-            self.available_providers = [*available, "mock"]
-            return self.get_status()
+            detail = "; ".join(errors)
+            if active is None and candidates and not self.fallback_to_mock:
+                raise EmbeddingError(f"{NO_PROVIDER_ERROR}: {detail}")
+            with self._lock:
+                self.probe_timestamp = now_iso()
+                if active is None:
+                    self._active_name, self._active = "mock", MockEmbedder(self.dimensions)
+                    self.last_error = f"{NO_PROVIDER_ERROR}: {detail}" if candidates else None
+                else:
+                    self._active_name, self._active = active
+                    self.last_error = detail or None
+                self.available_providers = [*available, "mock"]
+                status = self.get_status()
+            if active is None and candidates:
+                log.warning("%s (%s)", DEGRADED_WARNING, self.last_error)
+            return status
 
     # -- Embedder ---------------------------------------------------------------------------
     @property
@@ -235,7 +243,8 @@ class EmbeddingProvider:
 
     def _call(self, operation: Callable[[Embedder], np.ndarray]) -> np.ndarray:
         """Run on the active embedder; a failure is raised, never papered over with mock vectors."""
-        name, embedder = self._active_name, self._active
+        with self._lock:  # a concurrent reprobe swaps both together
+            name, embedder = self._active_name, self._active
         try:
             return operation(embedder)
         except Exception as exc:
@@ -253,16 +262,17 @@ class EmbeddingProvider:
         return fingerprint_of(self)
 
     def get_status(self) -> dict[str, Any]:
-        return {
-            "active_provider": self._active_name,
-            "available_providers": list(self.available_providers),
-            "dimensions": self.dimensions,
-            "model_name": self.model_name,
-            "last_error": self.last_error,
-            "probe_timestamp": self.probe_timestamp,
-            "degraded": self.degraded,
-            "warning": DEGRADED_WARNING if self.degraded else None,
-        }
+        with self._lock:
+            return {
+                "active_provider": self._active_name,
+                "available_providers": list(self.available_providers),
+                "dimensions": self.dimensions,
+                "model_name": self.model_name,
+                "last_error": self.last_error,
+                "probe_timestamp": self.probe_timestamp,
+                "degraded": self.degraded,
+                "warning": DEGRADED_WARNING if self.degraded else None,
+            }
 
     # -- quota ------------------------------------------------------------------------------
     def _quota(self) -> int:

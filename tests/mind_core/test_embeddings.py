@@ -384,6 +384,20 @@ def test_provider_failure_mid_run_raises_instead_of_writing_mock_vectors(serve, 
     np.testing.assert_allclose(provider.embed("c")[:768], _vector_for("c", 768), rtol=1e-6)
 
 
+def test_reprobe_switches_to_a_provider_that_came_up(serve, missing_model: Path) -> None:
+    up = {"ready": False}
+    good = ollama_responder(768)
+    ollama = serve(lambda path, body: good(path, body) if up["ready"] else (503, {"error": "loading"}))
+    provider = create_embedding_provider("auto", model_path=missing_model, ollama_url=ollama.url, env=_no_env())
+    assert provider.degraded and "HTTP 503" in provider.last_error
+    first_probe = provider.get_status()["probe_timestamp"]
+    up["ready"] = True
+    status = provider.reprobe()
+    assert status["active_provider"] == "ollama" and status["degraded"] is False
+    assert status["probe_timestamp"] >= first_probe
+    assert provider.fingerprint()["provider"] == "ollama"
+
+
 def test_unknown_provider_or_tier_is_refused() -> None:
     with pytest.raises(InvalidInputError, match="unknown embedding provider"):
         create_embedding_provider("word2vec", env=_no_env())
