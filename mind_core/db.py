@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import quote
 
 from mind_core.errors import ExtensionMissingError
 
@@ -73,6 +74,27 @@ def _load_sqlite_vec(conn: Any) -> None:
         raise ExtensionMissingError(f"sqlite-vec failed to load ({exc}). " + _FIX_HINT) from exc
 
 
+def _connect_readonly(module: ModuleType, path: Path) -> Any:
+    """A read-only connection to a mind in WAL mode.
+
+    ``mode=ro`` needs the -wal/-shm files or the right to create them. A mind in a folder we
+    cannot write (a read-only disk, a snapshot) and without a WAL is opened ``immutable``
+    instead, which assumes the file does not change while open; one with a non-empty WAL we
+    cannot read is refused rather than read without its latest commits.
+    """
+    uri = f"file:{quote(str(path))}?mode=ro"
+    conn = module.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return conn
+    except module.OperationalError:
+        conn.close()
+        wal = path.with_name(path.name + "-wal")
+        if not path.is_file() or (wal.exists() and wal.stat().st_size > 0):
+            raise
+    return module.connect(uri + "&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+
+
 class Database:
     """One connection to one mind file, with re-entrant transactions.
 
@@ -87,8 +109,7 @@ class Database:
         self.readonly = readonly
         if self.path != ":memory:":
             if readonly:
-                target = f"file:{Path(self.path).resolve()}?mode=ro"
-                self.conn = module.connect(target, uri=True, isolation_level=None, check_same_thread=False)
+                self.conn = _connect_readonly(module, Path(self.path).resolve())
             else:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
                 self.conn = module.connect(self.path, isolation_level=None, check_same_thread=False)
