@@ -8,8 +8,11 @@ problems it did not repair. Errors are one line on stderr; ``--debug`` shows the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import os
+import signal
 import sys
 import time
 import traceback
@@ -17,7 +20,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mind_core.errors import InvalidInputError, MindError, NotFoundError
-from mind_core.home import DEFAULT_WORKSPACE, MindHome
+from mind_core.home import DEFAULT_WORKSPACE, PERSONAL, MindHome
+from mind_core.retrieval import SCOPES
+from mind_core.scoring import SCORING_PROFILES
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROBLEMS = 0, 1, 2, 3
 EMBEDDER_ENV = "MIND_HARVEST_EMBEDDER"
@@ -328,6 +333,179 @@ def cmd_compact(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _recall_minds(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[Any, Any]:
+    """The workspace and personal minds a recall reads; a missing mind is skipped, except a
+    workspace named explicitly (not the default)."""
+    from mind_core.mind import Mind
+
+    home = MindHome(args.home)
+    embedder = make_embedder(args.embedder)
+    workspace = personal = None
+    if args.scope != "personal" and args.workspace != PERSONAL:
+        path = home.workspace_path(args.workspace)
+        if path.is_file():
+            workspace = stack.enter_context(Mind.open(path, embedder=embedder))
+        elif args.workspace != DEFAULT_WORKSPACE:
+            raise NotFoundError(f"no mind for workspace {args.workspace!r} in {home.root}")
+    if args.scope != "workspace" and home.personal_path.is_file():
+        personal = stack.enter_context(Mind.open(home.personal_path, embedder=embedder))
+    return workspace, personal
+
+
+def _event_time(value: str | None) -> str:
+    from mind_core.timestamps import parse_instant
+
+    try:
+        return parse_instant(value).strftime("%Y-%m-%d %H:%M") if value else ""
+    except ValueError:
+        return value or ""
+
+
+def _rank(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _explain_line(rank: int, result: Any) -> str:
+    meta, parts = result.metadata, result.explain or {}
+    if result.source == "external":
+        return f"#{rank} external score {result.score:.3f} from {meta.get('retriever')}"
+    weights = parts.get("weights", {})
+    relevance = " + ".join(
+        f"{name} {value:.2f}x{weights.get(name, 0):.1f}" for name, value in parts.get("relevance", {}).items()
+    )
+    return (
+        f"#{rank} keyword rank {_rank(parts.get('keyword_rank'))}, vector rank {_rank(parts.get('vector_rank'))}: "
+        f"rrf {meta['rrf_score']:.4f} = match {result.score:.3f}; relevance {meta['relevance_score']:.3f} "
+        f"({relevance}); final {meta['final_score']:.4f}"
+    )
+
+
+def format_recall(result: Any, explain: bool, mark: Callable[[str], str]) -> str:
+    from mind_core.snippets import make_snippet
+
+    merged = result.merged()
+    if not merged:
+        text = f"no memories match {result.query!r}"
+    else:
+        rows = []
+        for rank, r in enumerate(merged, 1):
+            origin = r.metadata.get("provenance", {})
+            if r.source == "external":
+                where = r.attribution
+            else:
+                title = (origin.get("title") or "")[:30]
+                where = f"{r.source}/{origin.get('source')}" + (f": {title}" if title else "")
+            rows.append(
+                (
+                    rank,
+                    f"{r.score:.2f}",
+                    _event_time(r.metadata.get("created_at")),
+                    where,
+                    make_snippet(r.content, result.query, mark=mark),
+                )
+            )
+        text = format_table(("#", "score", "time", "from", "snippet"), rows)
+        if explain:
+            text += "\n\n" + "\n".join(_explain_line(rank, r) for rank, r in enumerate(merged, 1))
+    if result.external_error:
+        text += f"\n\nexternal source failed: {result.external_error}"
+    if result.has_conflict:
+        text += f"\n\nconflict: {result.conflict_note}"
+    return text
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    from mind_core.retrieval import CombinedRetrieval, configured_retrievers
+    from mind_core.snippets import bold_ansi, bold_markdown
+
+    query = " ".join(args.query)
+    with contextlib.ExitStack() as stack:
+        workspace, personal = _recall_minds(args, stack)
+        retrieval = CombinedRetrieval(
+            workspace,
+            personal,
+            configured_retrievers(args.external_url),
+            record_access_on_recall=not args.no_touch,
+        )
+        result = retrieval.search(
+            query,
+            args.limit,
+            args.profile,
+            args.scope,
+            since=args.since,
+            until=args.until,
+            explain=args.explain,
+        )
+    mark = bold_ansi if sys.stdout.isatty() and not os.environ.get("NO_COLOR") else bold_markdown
+    emit(
+        args,
+        {**result.to_dict(), "results": [r.to_dict() for r in result.merged()]},
+        format_recall(result, args.explain, mark),
+    )
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from mind_core.retrieval import configured_retrievers
+    from mind_core.server import SERVE_TOKEN_ENV, ServiceConfig, create_server
+
+    logging.basicConfig(
+        level=logging.WARNING if args.quiet else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    token = args.token or os.environ.get(SERVE_TOKEN_ENV)
+    config = ServiceConfig(
+        home=MindHome(args.home),
+        default_workspace=args.workspace,
+        embedder=make_embedder(args.embedder),
+        token=token,
+        retrievers=configured_retrievers(args.external_url),
+        record_access=args.record_access,
+    )
+    try:
+        server = create_server(config, args.host, args.port)
+    except OSError as exc:
+        print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_FAILED
+    host, port = server.server_address[:2]
+    print(
+        f"listening on http://{host}:{port} (minds in {config.home.root}; "
+        f"token {'required' if token else 'off'}; Ctrl-C stops)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return EXIT_OK
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from mind_core.mcp_server import MindTools, build_mcp_server
+    from mind_core.retrieval import configured_retrievers
+
+    tools = MindTools(
+        MindHome(args.home),
+        args.workspace,
+        make_embedder(args.embedder),
+        configured_retrievers(args.external_url),
+    )
+    try:
+        build_mcp_server(tools).run("stdio")
+    finally:
+        tools.close()
+    return EXIT_OK
+
+
 # -- parser -------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
@@ -402,6 +580,38 @@ def build_parser() -> argparse.ArgumentParser:
     compact.add_argument("--max-temp-age-days", type=int, default=30)
     compact.add_argument("--max-deprecated-age-days", type=int, default=90)
     compact.set_defaults(func=cmd_compact)
+
+    external = argparse.ArgumentParser(add_help=False)
+    external.add_argument(
+        "--external-url",
+        help="external search service (POST {url}/search; or $MIND_HARVEST_EXTERNAL_URL; "
+        "token from $MIND_HARVEST_EXTERNAL_TOKEN)",
+    )
+    recall = commands.add_parser(
+        "recall", parents=[common, external], help="what do I know about X: workspace + personal memory"
+    )
+    recall.add_argument("query", nargs="+")
+    recall.add_argument("--scope", choices=SCOPES, default="all")
+    recall.add_argument("--limit", type=int, default=10, help="results per mind (1-100)")
+    recall.add_argument("--profile", choices=tuple(SCORING_PROFILES), default="balanced")
+    recall.add_argument("--since", help="only memories at or after this ISO date/time")
+    recall.add_argument("--until", help="only memories at or before this ISO date/time")
+    recall.add_argument("--explain", action="store_true", help="show lane ranks and score parts")
+    recall.add_argument("--no-touch", action="store_true", help="do not count this recall as an access")
+    recall.set_defaults(func=cmd_recall)
+
+    serve = commands.add_parser("serve", parents=[common, external], help="HTTP JSON query service")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8787)
+    serve.add_argument("--token", help="bearer token (or $MIND_HARVEST_SERVE_TOKEN); required off loopback")
+    serve.add_argument(
+        "--record-access", action="store_true", help="count recalls as accesses (writes access counts)"
+    )
+    serve.set_defaults(func=cmd_serve)
+
+    commands.add_parser("mcp", parents=[common, external], help="MCP server over stdio").set_defaults(
+        func=cmd_mcp
+    )
     return parser
 
 

@@ -1,0 +1,299 @@
+"""``mind mcp``: the minds as MCP tools over stdio, with the original's tool names (reference §13).
+
+Tools act on the server's current workspace mind unless a call names another
+(``workspace="personal"`` is the personal mind). Reads of a mind that does not exist yet answer
+empty; writes create it. Minds stay open for the session and calls are serialized (the SDK runs
+sync tools in worker threads; one SQLite connection per mind must not be shared concurrently).
+
+Differences from the original server, on purpose:
+- ``save_memory`` runs cognify (frame, knowledge graph, entity links, vector), so saved memories
+  are connected and findable at once; the original only wrote a frame.
+- ``recall_memory`` is CombinedRetrieval (workspace + personal + external, scopes all, personal,
+  workspace; ``current`` is accepted for workspace) with scores on the 0..1 match scale.
+- ``cleanup_frames`` offers only the non-destructive modes ``reconcile`` and ``compact``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
+
+from mind_core.embeddings.base import Embedder
+from mind_core.errors import InvalidInputError, MindError
+from mind_core.home import PERSONAL, MindHome, validate_workspace_name
+from mind_core.identity import IDENTITY_FIELDS
+from mind_core.mind import Mind
+from mind_core.retrieval import CombinedRetrieval, ExternalRetriever
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "mind-harvest"
+Scope = Literal["all", "personal", "workspace", "current"]
+Profile = Literal["balanced", "recent", "important", "connected"]
+Importance = Literal["critical", "important", "normal", "temporary", "deprecated"]
+Category = Literal["task", "action", "pending", "flag"]
+CleanupMode = Literal["reconcile", "compact"]
+
+_T = TypeVar("_T", bound=Callable[..., Any])
+
+
+class MindTools:
+    """The tool bodies, over a mind home; plain methods, so they work without the SDK too."""
+
+    def __init__(
+        self,
+        home: MindHome,
+        default_workspace: str,
+        embedder: Embedder | None,
+        retrievers: Sequence[ExternalRetriever] = (),
+    ) -> None:
+        if default_workspace != PERSONAL:
+            validate_workspace_name(default_workspace)
+        self.home = home
+        self.default_workspace = default_workspace
+        self.embedder = embedder
+        self.retrievers = list(retrievers)
+        self._minds: dict[str, Mind] = {}
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        with self._lock:
+            for mind in self._minds.values():
+                mind.close()
+            self._minds.clear()
+
+    def _mind(self, workspace: str | None, *, create: bool) -> Mind | None:
+        name = workspace or self.default_workspace
+        path = self.home.mind_path(name)
+        key = str(path)
+        mind = self._minds.get(key)
+        if mind is None:
+            if not create and not path.is_file():
+                return None
+            mind = self._minds[key] = Mind.open(path, embedder=self.embedder)
+        return mind
+
+    def _writable(self, workspace: str | None) -> Mind:
+        mind = self._mind(workspace, create=True)
+        assert mind is not None
+        return mind
+
+    # -- memory ---------------------------------------------------------------------------
+    def recall_memory(
+        self,
+        query: str,
+        limit: int = 10,
+        scope: Scope = "all",
+        profile: Profile = "balanced",
+        workspace: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> dict[str, Any]:
+        """Recall what the minds know about ``query``: workspace and personal memory, plus external
+        sources when local memory is thin. Scores are 0..1 (above 0.5: keyword and meaning agree)."""
+        scope = "workspace" if scope == "current" else scope
+        name = workspace or self.default_workspace
+        ws = None if name == PERSONAL else self._mind(name, create=False)
+        personal = self._mind(PERSONAL, create=False)
+        retrieval = CombinedRetrieval(ws, personal, self.retrievers)
+        result = retrieval.search(query, limit, profile, scope, since=since, until=until)
+        data = result.to_dict()
+        data["results"] = [r.to_dict() for r in result.merged()]
+        return data
+
+    def save_memory(
+        self, content: str, importance: Importance = "normal", workspace: str | None = None
+    ) -> dict[str, Any]:
+        """Remember a piece of text: stored as a frame, its entities and relations extracted into the
+        knowledge graph, and indexed for recall (cognify)."""
+        if not isinstance(content, str) or not content.strip():
+            raise InvalidInputError("content must be a non-empty string")
+        mind = self._writable(workspace)
+        outcome = mind.cognify.cognify(content, importance)
+        return {
+            "frame_id": outcome.frame_id,
+            "entities_extracted": outcome.entities_extracted,
+            "relations_created": outcome.relations_created,
+            "workspace": workspace or self.default_workspace,
+        }
+
+    # -- knowledge graph ------------------------------------------------------------------
+    def search_entities(
+        self, query: str, limit: int = 20, entity_type: str | None = None, workspace: str | None = None
+    ) -> dict[str, Any]:
+        """Entities whose name contains ``query`` (case-insensitive), optionally of one type."""
+        if not 1 <= limit <= 200:
+            raise InvalidInputError("limit must be from 1 to 200")
+        mind = self._mind(workspace, create=False)
+        if mind is None:
+            return {"entities": []}
+        found = mind.knowledge.search_entities(query, limit if entity_type is None else 1000)
+        if entity_type is not None:
+            found = [e for e in found if e.entity_type == entity_type][:limit]
+        return {"entities": [e.__dict__ for e in found]}
+
+    def save_entity(
+        self,
+        entity_type: str,
+        name: str,
+        properties: dict[str, Any] | None = None,
+        workspace: str | None = None,
+    ) -> dict[str, Any]:
+        """Create an entity, or return the active one with this type and name."""
+        entity_id, created = self._writable(workspace).knowledge.upsert_entity(entity_type, name, properties)
+        return {"id": entity_id, "created": created}
+
+    def create_relation(
+        self,
+        source_id: int,
+        target_id: int,
+        relation_type: str,
+        confidence: float = 1.0,
+        properties: dict[str, Any] | None = None,
+        workspace: str | None = None,
+    ) -> dict[str, Any]:
+        """Relate two entities by id; a repeat sighting of the same relation is counted, not duplicated."""
+        relation_id, created = self._writable(workspace).knowledge.upsert_relation(
+            source_id, target_id, relation_type, confidence, properties
+        )
+        return {"id": relation_id, "created": created}
+
+    # -- identity and awareness -----------------------------------------------------------
+    def get_identity(self, workspace: str | None = None) -> dict[str, Any]:
+        """Who the agent is (name, role, department, personality, capabilities, system prompt)."""
+        mind = self._mind(workspace, create=False)
+        return {"identity": mind.identity.get() if mind else None}
+
+    def set_identity(
+        self,
+        name: str | None = None,
+        role: str | None = None,
+        department: str | None = None,
+        personality: str | None = None,
+        capabilities: str | None = None,
+        system_prompt: str | None = None,
+        workspace: str | None = None,
+    ) -> dict[str, Any]:
+        """Create the identity (needs a name) or update the given fields."""
+        given = dict(
+            name=name,
+            role=role,
+            department=department,
+            personality=personality,
+            capabilities=capabilities,
+            system_prompt=system_prompt,
+        )
+        fields = {k: v for k, v in given.items() if k in IDENTITY_FIELDS and v is not None}
+        return {"identity": self._writable(workspace).identity.set(**fields)}
+
+    def get_awareness(self, category: Category | None = None, workspace: str | None = None) -> dict[str, Any]:
+        """Active short-term items (at most 10): tasks, recent actions, pending items, flags."""
+        mind = self._mind(workspace, create=False)
+        if mind is None:
+            return {"items": []}
+        items = mind.awareness.get_active() if category is None else mind.awareness.get_by_category(category)
+        return {"items": items}
+
+    def set_awareness(
+        self,
+        category: Category,
+        content: str,
+        priority: int = 0,
+        expires_at: str | None = None,
+        workspace: str | None = None,
+    ) -> dict[str, Any]:
+        """Add an awareness item; with 10 active, the lowest-priority oldest one makes room."""
+        return {
+            "item": self._writable(workspace).awareness.add(category, content, priority, None, expires_at)
+        }
+
+    def clear_awareness(
+        self, category: Category | None = None, workspace: str | None = None
+    ) -> dict[str, Any]:
+        """Remove awareness items (all, or one category)."""
+        mind = self._mind(workspace, create=False)
+        return {"removed": mind.awareness.clear(category) if mind else 0}
+
+    # -- harvest and maintenance ----------------------------------------------------------
+    def harvest_sources(self, workspace: str | None = None) -> dict[str, Any]:
+        """Registered harvest sources with their last sync and counts."""
+        from mind_core.harvest.stores import HarvestSourceStore
+
+        mind = self._mind(workspace, create=False)
+        return {"sources": [s.__dict__ for s in HarvestSourceStore(mind.db).get_all()] if mind else []}
+
+    def cleanup_frames(
+        self,
+        mode: CleanupMode,
+        max_temp_age_days: int = 30,
+        max_deprecated_age_days: int = 90,
+        workspace: str | None = None,
+    ) -> dict[str, Any]:
+        """Maintenance: 'reconcile' repairs the search indexes; 'compact' prunes old temporary and
+        deprecated frames, folds long P-frame chains, then reconciles."""
+        mind = self._mind(workspace, create=False)
+        if mind is None:
+            return {"mode": mode, "skipped": "no such mind"}
+        if mode == "compact":
+            result: dict[str, Any] = dict(mind.frames.compact(max_temp_age_days, max_deprecated_age_days))
+            result["reconciled"] = mind.reconcile()
+        elif mode == "reconcile":
+            result = {"reconciled": mind.reconcile()}
+        else:
+            raise InvalidInputError(f"unknown mode {mode!r}; expected reconcile or compact")
+        return {"mode": mode, **result}
+
+
+TOOL_NAMES = (
+    "recall_memory",
+    "save_memory",
+    "search_entities",
+    "save_entity",
+    "create_relation",
+    "get_identity",
+    "set_identity",
+    "get_awareness",
+    "set_awareness",
+    "clear_awareness",
+    "harvest_sources",
+    "cleanup_frames",
+)
+
+
+def _serialized(tools: MindTools, method: _T) -> _T:
+    """One call at a time; errors we raise on purpose reach the client with their message."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with tools._lock:
+            try:
+                return method(*args, **kwargs)
+            except MindError as exc:
+                raise ToolError(str(exc)) from exc
+
+    return call  # type: ignore[return-value]
+
+
+def build_mcp_server(tools: MindTools) -> Any:
+    """An ``MCPServer`` exposing TOOL_NAMES; ``.run("stdio")`` serves it."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer(
+        SERVER_NAME,
+        instructions=(
+            "Long-term memory. recall_memory before answering questions about past work; "
+            "save_memory for facts worth keeping. Scores are 0..1."
+        ),
+        log_level="WARNING",
+    )
+    for name in TOOL_NAMES:
+        method = getattr(tools, name)
+        server.add_tool(
+            _serialized(tools, method), name=name, description=inspect.cleandoc(method.__doc__ or "")
+        )
+    return server

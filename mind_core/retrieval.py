@@ -1,0 +1,562 @@
+"""Combined retrieval: "what do I know about X" across the workspace mind, the personal mind and,
+when local memory is thin, external sources (spec §8, reference-behaviour §9).
+
+Score scale. A memory result's ``score`` is the search's ``match_score`` (``rrf / (2 / RRF_K)``,
+0..1): 1.0 is first in both the keyword and the vector lane, and only a frame both lanes found
+can exceed 0.5. The spec's thresholds (3 results at >= 0.7 for local coverage, 0.6 for a
+conflict) are compared against it. The original compared them with raw final scores (at most
+~0.04), so its coverage was never sufficient and no conflict was ever flagged. An external
+result's score is the source's own, clamped to 0..1 (the HTTP contract asks for 0..1).
+
+External sources. Plugins provide them through the ``register_retrievers`` hook; the built-in
+``HttpRetriever`` talks to any service that speaks this JSON contract::
+
+    POST {url}/search   {"query": "...", "limit": 10}      (Authorization: Bearer <token>)
+    200 -> {"results": [{"id": "doc-1", "title": "Project Status", "snippet": "...",
+                         "score": 0.82, "type": "pdf", "url": "https://..."}]}
+
+``snippet`` and ``score`` are required per result; ``id``, ``title``, ``type`` and ``url`` are
+optional. A failing source never costs the local results: its error is reported instead.
+
+Recall counts as an access: returned frames are touched (access_count, last_accessed) in one
+short write transaction per mind. A mind opened read-only is touched only through an
+``access_writer`` the caller provides (``mind serve --record-access``), otherwise not at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import httpx
+
+from mind_core.db import Database
+from mind_core.errors import InvalidInputError, MindError
+from mind_core.frames import Frame, time_bound
+from mind_core.scoring import SCORING_PROFILES
+from mind_core.search import MAX_QUERY_CHARS, SearchResult
+from mind_core.timestamps import now_iso
+
+if TYPE_CHECKING:
+    from mind_core.mind import Mind
+
+log = logging.getLogger(__name__)
+
+LOCAL_COVERAGE_MIN_COUNT = 3
+LOCAL_COVERAGE_SCORE_THRESHOLD = 0.7
+CONFLICT_SCORE_THRESHOLD = 0.6
+CONFLICT_TOP_N = 3
+POSITIVE_STATUS = (
+    "approved",
+    "accepted",
+    "selected",
+    "chose",
+    "chosen",
+    "decided",
+    "confirmed",
+    "active",
+    "completed",
+    "launched",
+    "enabled",
+)
+NEGATIVE_STATUS = (
+    "rejected",
+    "cancelled",
+    "canceled",
+    "postponed",
+    "deprecated",
+    "deferred",
+    "suspended",
+    "disabled",
+    "abandoned",
+    "declined",
+    "revoked",
+)
+CONFLICT_NOTE_WORKSPACE_AFFIRMATIVE = (
+    "Workspace memory contains affirmative language (approved/selected/active) while enterprise "
+    "documents contain contradictory language (rejected/cancelled/deprecated). These sources may be "
+    "out of sync."
+)
+CONFLICT_NOTE_EXTERNAL_AFFIRMATIVE = (
+    "Enterprise documents contain affirmative language while workspace memory contains contradictory "
+    "language. The enterprise source may be more current."
+)
+
+SCOPES = ("all", "personal", "workspace")
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 100
+WORKSPACE, PERSONAL, EXTERNAL = "workspace", "personal", "external"
+ATTRIBUTIONS = {WORKSPACE: "[workspace memory]", PERSONAL: "[personal memory]"}
+UNKNOWN_EXTERNAL_ERROR = "Unknown external error"
+DEFAULT_EXTERNAL_NAME = "External"
+EXTERNAL_TIMEOUT_SECONDS = 5.0
+TOUCH_BUSY_TIMEOUT_MS = 1_000
+EXTERNAL_URL_ENV = "MIND_HARVEST_EXTERNAL_URL"
+EXTERNAL_TOKEN_ENV = "MIND_HARVEST_EXTERNAL_TOKEN"
+EXTERNAL_NAME_ENV = "MIND_HARVEST_EXTERNAL_NAME"
+
+AccessWriter = Callable[[str, Sequence[int]], None]
+
+
+# -- result shapes ------------------------------------------------------------------------------
+@dataclass
+class CombinedResult:
+    """One recalled item; ``source`` is workspace, personal or external."""
+
+    content: str
+    source: str
+    attribution: str
+    score: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+    explain: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {
+            "content": self.content,
+            "source": self.source,
+            "attribution": self.attribution,
+            "score": self.score,
+            "metadata": self.metadata,
+        }
+        if self.explain is not None:
+            data["explain"] = self.explain
+        return data
+
+
+@dataclass
+class CombinedRetrievalResult:
+    query: str
+    workspace_results: list[CombinedResult] = field(default_factory=list)
+    personal_results: list[CombinedResult] = field(default_factory=list)
+    external_results: list[CombinedResult] = field(default_factory=list)
+    external_available: bool = False
+    external_skipped: bool = False
+    external_error: str | None = None
+    has_conflict: bool = False
+    conflict_note: str | None = None
+
+    def merged(self) -> list[CombinedResult]:
+        """Local results in search order (final score: match x relevance profile) across both
+        minds, then external ones by their score: external sources are the fallback."""
+        local = sorted(
+            self.workspace_results + self.personal_results,
+            key=lambda r: r.metadata.get("final_score", 0.0),
+            reverse=True,
+        )
+        return local + sorted(self.external_results, key=lambda r: r.score, reverse=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "workspace_results": [r.to_dict() for r in self.workspace_results],
+            "personal_results": [r.to_dict() for r in self.personal_results],
+            "external_results": [r.to_dict() for r in self.external_results],
+            "external_available": self.external_available,
+            "external_skipped": self.external_skipped,
+            "external_error": self.external_error,
+            "has_conflict": self.has_conflict,
+            "conflict_note": self.conflict_note,
+        }
+
+
+# -- provenance and memory results --------------------------------------------------------------
+def frame_provenance(frame: Frame) -> dict[str, Any]:
+    """Where a frame came from, in one shape for harvested and directly saved frames.
+
+    Harvested frames carry ``metadata.provenance`` (source, plugin, conversation/note/thread,
+    message key, original timestamp, file); saved ones have only their session and source column.
+    ``event_time`` is the frame's created_at: the message's own time, normalized to UTC.
+    """
+    raw = frame.metadata.get("provenance")
+    origin: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    return {
+        "source": origin.get("source") or frame.source,
+        "plugin": origin.get("plugin"),
+        "item_kind": origin.get("item_kind"),
+        "container": origin.get("container") or frame.gop_id,
+        "title": origin.get("title"),
+        "message_id": origin.get("message_key"),
+        "role": origin.get("role"),
+        "author": origin.get("author"),
+        "path": origin.get("path"),
+        "session": frame.gop_id,
+        "event_time": frame.created_at,
+        "original_timestamp": origin.get("timestamp") or frame.metadata.get("original_created_at"),
+    }
+
+
+def map_memory_result(result: SearchResult, source: str) -> CombinedResult:
+    frame = result.frame
+    return CombinedResult(
+        content=frame.content,
+        source=source,
+        attribution=ATTRIBUTIONS[source],
+        score=result.match_score,
+        metadata={
+            "frame_id": frame.id,
+            "frame_type": frame.frame_type,
+            "importance": frame.importance,
+            "created_at": frame.created_at,
+            "access_count": frame.access_count,
+            "rrf_score": result.rrf_score,
+            "relevance_score": result.relevance_score,
+            "final_score": result.final_score,
+            "provenance": frame_provenance(frame),
+        },
+        explain=result.explain,
+    )
+
+
+def record_access(db: Database, frame_ids: Sequence[int]) -> int:
+    """Touch recalled frames in one short write transaction; returns the rows touched.
+
+    A recall must not hang behind a long write (a harvest batch), so the lock is awaited for
+    at most TOUCH_BUSY_TIMEOUT_MS; a busy mind skips the touch (only popularity is lost).
+    """
+    ids = sorted({int(i) for i in frame_ids})
+    if not ids:
+        return 0
+    previous = db.scalar("PRAGMA busy_timeout")
+    db.execute(f"PRAGMA busy_timeout = {TOUCH_BUSY_TIMEOUT_MS}")
+    try:
+        with db.transaction():
+            marks = ",".join("?" for _ in ids)
+            cursor = db.execute(
+                "UPDATE memory_frames SET access_count = access_count + 1, last_accessed = ? "
+                f"WHERE id IN ({marks})",
+                [now_iso(), *ids],
+            )
+            return cursor.rowcount
+    except db.errors.OperationalError as exc:
+        log.warning("recall could not record access on %s (%s); skipped", db.path, exc)
+        return 0
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {int(previous)}")
+
+
+# -- external sources ---------------------------------------------------------------------------
+class ExternalSourceError(MindError):
+    """An external source failed (HTTP error, timeout, malformed answer)."""
+
+
+@dataclass
+class ExternalDocument:
+    snippet: str
+    score: float
+    id: str | None = None
+    title: str | None = None
+    type: str | None = None
+    url: str | None = None
+
+
+@runtime_checkable
+class ExternalRetriever(Protocol):
+    """What a ``register_retrievers`` plugin registers: a name and a search method.
+
+    ``search`` returns ExternalDocument objects or mappings in the HTTP contract's result shape;
+    it may raise any Exception, which is reported as the source's error.
+    """
+
+    name: str
+
+    def search(self, query: str, limit: int) -> Iterable[ExternalDocument | Mapping[str, Any]]: ...
+
+
+def format_external_attribution(name: str, title: str | None, document_type: str | None = None) -> str:
+    """``[NAME: type: title]`` or ``[NAME: title]``, the original's KVARK format for any source."""
+    parts = [name] + [p for p in (document_type, title or "Untitled") if p]
+    return "[" + ": ".join(parts) + "]"
+
+
+def _optional_text(entry: Mapping[str, Any], key: str) -> str | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise ValueError(f"'{key}' must be a string")
+    return value
+
+
+def parse_external_document(entry: ExternalDocument | Mapping[str, Any]) -> ExternalDocument:
+    """Validate one result; raises ValueError naming the field at fault."""
+    if isinstance(entry, ExternalDocument):
+        entry = entry.__dict__
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"a result must be an object, not {type(entry).__name__}")
+    snippet = entry.get("snippet", entry.get("content"))
+    if not isinstance(snippet, str):
+        raise ValueError("'snippet' must be a string")
+    score = entry.get("score")
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        raise ValueError("'score' must be a finite number")
+    return ExternalDocument(
+        snippet=snippet,
+        score=min(1.0, max(0.0, float(score))),
+        id=_optional_text(entry, "id"),
+        title=_optional_text(entry, "title"),
+        type=_optional_text(entry, "type"),
+        url=_optional_text(entry, "url"),
+    )
+
+
+def map_external_results(
+    name: str, entries: Iterable[ExternalDocument | Mapping[str, Any]]
+) -> list[CombinedResult]:
+    """Valid results become CombinedResults; an invalid one is skipped with a located warning."""
+    results = []
+    for index, entry in enumerate(entries):
+        try:
+            doc = parse_external_document(entry)
+        except ValueError as exc:
+            log.warning("external source %s: result #%d skipped: %s", name, index, exc)
+            continue
+        results.append(
+            CombinedResult(
+                content=doc.snippet,
+                source=EXTERNAL,
+                attribution=format_external_attribution(name, doc.title, doc.type),
+                score=doc.score,
+                metadata={
+                    "retriever": name,
+                    "document_id": doc.id,
+                    "document_type": doc.type,
+                    "title": doc.title,
+                    "url": doc.url,
+                    "provenance": {"source": name, "document_id": doc.id, "title": doc.title, "url": doc.url},
+                },
+            )
+        )
+    return results
+
+
+class HttpRetriever:
+    """An external source over HTTP: ``POST {url}/search`` with the JSON contract above."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        *,
+        name: str = DEFAULT_EXTERNAL_NAME,
+        timeout: float = EXTERNAL_TIMEOUT_SECONDS,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if not isinstance(url, str) or not re.match(r"^https?://", url):
+            raise InvalidInputError(f"external source URL must start with http:// or https://, got {url!r}")
+        self.url = url.rstrip("/")
+        self.name = name
+        self.timeout = timeout
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
+
+    def search(self, query: str, limit: int) -> list[dict[str, Any]]:
+        endpoint = f"{self.url}/search"
+        try:
+            response = self._client.post(endpoint, json={"query": query, "limit": limit})
+        except httpx.TimeoutException as exc:
+            raise ExternalSourceError(f"{endpoint} timed out after {self.timeout:g}s") from exc
+        except httpx.HTTPError as exc:
+            raise ExternalSourceError(f"{endpoint} unreachable: {exc}") from exc
+        if response.status_code != 200:
+            raise ExternalSourceError(f"{endpoint} answered HTTP {response.status_code}")
+        try:
+            body = response.json()
+        except ValueError as exc:
+            raise ExternalSourceError(f"{endpoint} answered invalid JSON") from exc
+        results = body.get("results") if isinstance(body, dict) else None
+        if not isinstance(results, list):
+            raise ExternalSourceError(f"{endpoint} answered JSON without a 'results' list")
+        return results
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def configured_retrievers(
+    url: str | None = None,
+    token: str | None = None,
+    name: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> list[ExternalRetriever]:
+    """Plugin retrievers (``register_retrievers``) plus the HTTP client when a URL is configured
+    (argument, else $MIND_HARVEST_EXTERNAL_URL; the token only from the argument or
+    $MIND_HARVEST_EXTERNAL_TOKEN, so it never has to appear on a command line)."""
+    from mind_core.plugins import get_retrievers
+
+    env = os.environ if env is None else env
+    url = url or env.get(EXTERNAL_URL_ENV)
+    token = token or env.get(EXTERNAL_TOKEN_ENV)
+    name = name or env.get(EXTERNAL_NAME_ENV)
+
+    retrievers: list[ExternalRetriever] = []
+    for retriever in get_retrievers():
+        if isinstance(retriever, ExternalRetriever):
+            retrievers.append(retriever)
+        else:
+            log.warning(
+                "ignoring registered retriever %r: it needs a name and search(query, limit)", retriever
+            )
+    if url:
+        retrievers.append(HttpRetriever(url, token, name=name or DEFAULT_EXTERNAL_NAME))
+    return retrievers
+
+
+# -- coverage and conflicts ---------------------------------------------------------------------
+def has_sufficient_local_coverage(results: Sequence[CombinedResult]) -> bool:
+    strong = [r for r in results if r.score >= LOCAL_COVERAGE_SCORE_THRESHOLD]
+    return len(strong) >= LOCAL_COVERAGE_MIN_COUNT
+
+
+def should_query_external(
+    retrievers: Sequence[ExternalRetriever], scope: str, local: Sequence[CombinedResult]
+) -> bool:
+    if not retrievers or scope != "all":
+        return False
+    return not has_sufficient_local_coverage(local)
+
+
+def extract_polarity(texts: Sequence[str]) -> str:
+    """positive, negative or neutral: substring tests over the joined texts, as the original."""
+    joined = " ".join(texts)
+    positive = any(word in joined for word in POSITIVE_STATUS)
+    negative = any(word in joined for word in NEGATIVE_STATUS)
+    if positive and not negative:
+        return "positive"
+    if negative and not positive:
+        return "negative"
+    return "neutral"
+
+
+def detect_conflict(workspace: Sequence[CombinedResult], external: Sequence[CombinedResult]) -> str | None:
+    strong_ws = [r for r in workspace if r.score >= CONFLICT_SCORE_THRESHOLD]
+    strong_ext = [r for r in external if r.score >= CONFLICT_SCORE_THRESHOLD]
+    if not strong_ws or not strong_ext:
+        return None
+    ws = extract_polarity([r.content.lower() for r in strong_ws[:CONFLICT_TOP_N]])
+    ext = extract_polarity([r.content.lower() for r in strong_ext[:CONFLICT_TOP_N]])
+    if ws == "positive" and ext == "negative":
+        return CONFLICT_NOTE_WORKSPACE_AFFIRMATIVE
+    if ws == "negative" and ext == "positive":
+        return CONFLICT_NOTE_EXTERNAL_AFFIRMATIVE
+    return None
+
+
+# -- inputs ---------------------------------------------------------------------------------------
+def check_query(query: object) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("query must be a non-empty string")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInputError(f"query is longer than {MAX_QUERY_CHARS} characters")
+    return query
+
+
+def check_limit(limit: object, maximum: int = MAX_LIMIT) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
+        raise InvalidInputError(f"limit must be an integer from 1 to {maximum}, got {limit!r}")
+    return limit
+
+
+def check_choice(value: object, allowed: Sequence[str], what: str) -> str:
+    if value not in allowed:
+        raise InvalidInputError(f"unknown {what} {value!r}; expected one of {', '.join(allowed)}")
+    return value  # type: ignore[return-value]
+
+
+def check_time_bounds(since: str | None, until: str | None) -> None:
+    for bound, end in ((since, False), (until, True)):
+        if bound is not None:
+            if not isinstance(bound, str):
+                raise InvalidInputError("since/until must be ISO-8601 strings")
+            time_bound(bound, end=end)
+
+
+# -- the engine -----------------------------------------------------------------------------------
+class CombinedRetrieval:
+    """Workspace + personal memory, and external sources when local coverage is insufficient."""
+
+    def __init__(
+        self,
+        workspace: Mind | None = None,
+        personal: Mind | None = None,
+        retrievers: Sequence[ExternalRetriever] = (),
+        *,
+        record_access_on_recall: bool = True,
+        access_writer: AccessWriter | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.personal = personal
+        self.retrievers = list(retrievers)
+        self.record_access_on_recall = record_access_on_recall
+        self.access_writer = access_writer
+
+    def search(
+        self,
+        query: str,
+        limit: int = DEFAULT_LIMIT,
+        profile: str = "balanced",
+        scope: str = "all",
+        turn_id: str | None = None,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        explain: bool = False,
+    ) -> CombinedRetrievalResult:
+        query = check_query(query)
+        limit = check_limit(limit)
+        check_choice(profile, tuple(SCORING_PROFILES), "profile")
+        check_choice(scope, SCOPES, "scope")
+        check_time_bounds(since, until)
+        log.debug("recall turn=%s scope=%s query=%r", turn_id, scope, query[:80])
+        options = {"limit": limit, "profile": profile, "since": since, "until": until, "explain": explain}
+        workspace_results = (
+            self._search_mind(self.workspace, WORKSPACE, query, options) if scope != PERSONAL else []
+        )
+        personal_results = (
+            self._search_mind(self.personal, PERSONAL, query, options) if scope != WORKSPACE else []
+        )
+        result = CombinedRetrievalResult(
+            query=query,
+            workspace_results=workspace_results,
+            personal_results=personal_results,
+            external_available=bool(self.retrievers),
+        )
+        if not should_query_external(self.retrievers, scope, workspace_results + personal_results):
+            result.external_skipped = result.external_available
+            return result
+        errors = []
+        for retriever in self.retrievers:
+            try:
+                found = map_external_results(retriever.name, retriever.search(query, limit))
+            except Exception as exc:  # a source's failure must never cost the local results
+                log.warning("external source %s failed: %s", retriever.name, exc)
+                errors.append(f"{retriever.name}: {str(exc) or UNKNOWN_EXTERNAL_ERROR}")
+                continue
+            result.external_results.extend(found)
+        result.external_results.sort(key=lambda r: r.score, reverse=True)
+        del result.external_results[limit:]
+        result.external_error = "; ".join(errors) or None
+        note = detect_conflict(result.workspace_results, result.external_results)
+        result.has_conflict = note is not None
+        result.conflict_note = note
+        return result
+
+    def _search_mind(
+        self, mind: Mind | None, source: str, query: str, options: dict[str, Any]
+    ) -> list[CombinedResult]:
+        if mind is None:
+            return []
+        found = mind.search.search(query, **options)
+        if found and self.record_access_on_recall:
+            ids = [r.frame.id for r in found]
+            if not mind.db.readonly:
+                record_access(mind.db, ids)
+            elif self.access_writer is not None:
+                self.access_writer(mind.path, ids)
+        return [map_memory_result(r, source) for r in found]

@@ -1,0 +1,66 @@
+"""Readable snippets of recalled text: a window around the query's words, with them marked.
+
+The marked words are the keyword lane's tokens (stop words and short words dropped), matched as
+word prefixes so "migrate" also marks "migrated" and "migration", as the FTS5 porter stemmer
+finds them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from mind_core.search import keyword_tokens
+
+ELLIPSIS = "\u2026"
+DEFAULT_WIDTH = 160
+
+
+def bold_ansi(text: str) -> str:
+    return f"\033[1m{text}\033[0m"
+
+
+def bold_markdown(text: str) -> str:
+    return f"**{text}**"
+
+
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "edly", "ed", "es", "s", "ly")
+
+
+def _stem(word: str) -> str:
+    """A crude English stem: enough to mark inflected forms, never shorter than 4 letters."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def _pattern(query: str) -> re.Pattern[str] | None:
+    stems = sorted({_stem(t.lower()) for t in keyword_tokens(query)}, key=len, reverse=True)
+    if not stems:
+        return None
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, stems)) + r")\w*", re.IGNORECASE)
+
+
+def make_snippet(
+    content: str, query: str, width: int = DEFAULT_WIDTH, mark: Callable[[str], str] | None = None
+) -> str:
+    """One line of at most ``width`` characters of ``content`` (plus ellipses), starting a little
+    before the first query word; each query word in it wrapped by ``mark``."""
+    text = " ".join(content.split())
+    pattern = _pattern(query)
+    first = pattern.search(text) if pattern else None
+    start = 0
+    if first is not None and len(text) > width:
+        start = max(0, min(first.start() - width // 4, len(text) - width))
+        if start > 0:
+            space = text.find(" ", start)
+            start = space + 1 if 0 <= space < first.start() else start
+    end = min(len(text), start + width)
+    if end < len(text):
+        space = text.rfind(" ", start, end)
+        end = space if space > start + width // 2 else end
+    window = text[start:end]
+    if pattern is not None and mark is not None:
+        window = pattern.sub(lambda m: mark(m.group(0)), window)
+    return (ELLIPSIS if start > 0 else "") + window + (ELLIPSIS if end < len(text) else "")

@@ -1,0 +1,147 @@
+"""The MCP server: tool bodies directly, and a round trip through the SDK's stdio client against
+the real `mind mcp` process."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mind_core.errors import InvalidInputError
+from mind_core.home import MindHome
+from mind_core.mcp_server import TOOL_NAMES, MindTools
+from mind_core.mind import Mind
+from tests.fakes import HashingEmbedder
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def tools(tmp_path):
+    tools = MindTools(MindHome(tmp_path / "home"), "team", HashingEmbedder())
+    yield tools
+    tools.close()
+
+
+def test_save_memory_cognifies_and_recall_finds_it(tools):
+    saved = tools.save_memory("Alice Johnson decided to migrate Project Falcon to PostgreSQL", "important")
+    assert saved["entities_extracted"] >= 2 and saved["workspace"] == "team"
+    mind = tools._mind("team", create=False)
+    assert mind.frames.get_by_id(saved["frame_id"]).importance == "important"
+    assert mind.db.scalar("SELECT COUNT(*) FROM memory_frames_vec") == 1  # indexed for the vector lane
+    assert {e.name for e in mind.knowledge.entities_for_frame(saved["frame_id"])} >= {
+        "Alice Johnson",
+        "PostgreSQL",
+    }
+    recalled = tools.recall_memory("Falcon PostgreSQL migration", scope="current")
+    top = recalled["workspace_results"][0]
+    assert top["metadata"]["frame_id"] == saved["frame_id"] and top["score"] > 0.9
+    assert recalled["results"][0] == top and recalled["personal_results"] == []
+
+
+def test_reads_do_not_create_minds_and_writes_do(tools):
+    home = tools.home
+    assert tools.get_identity() == {"identity": None}
+    assert tools.get_awareness() == {"items": []} and tools.harvest_sources() == {"sources": []}
+    assert tools.search_entities("x") == {"entities": []} and tools.clear_awareness() == {"removed": 0}
+    assert tools.recall_memory("anything")["workspace_results"] == []
+    assert not home.workspace_path("team").exists() and not home.personal_path.exists()
+    tools.set_identity(name="Mnemo", role="archivist", workspace="personal")
+    assert home.personal_path.is_file() and not home.workspace_path("team").exists()
+    assert tools.get_identity(workspace="personal")["identity"]["role"] == "archivist"
+
+
+def test_knowledge_awareness_and_cleanup_tools(tools):
+    alice = tools.save_entity("person", "Alice Johnson", {"team": "infra"})
+    again = tools.save_entity("person", "alice johnson")
+    falcon = tools.save_entity("project", "Falcon")
+    assert alice["created"] and again == {"id": alice["id"], "created": False}
+    relation = tools.create_relation(falcon["id"], alice["id"], "led_by", 0.9)
+    assert relation["created"] and not tools.create_relation(falcon["id"], alice["id"], "led_by")["created"]
+    assert [e["name"] for e in tools.search_entities("ali", entity_type="person")["entities"]] == [
+        "Alice Johnson"
+    ]
+    assert tools.search_entities("ali", entity_type="project")["entities"] == []
+
+    item = tools.set_awareness("task", "review Falcon budget", priority=2)["item"]
+    tools.set_awareness("flag", "on call this week")
+    assert [i["id"] for i in tools.get_awareness("task")["items"]] == [item["id"]]
+    assert tools.clear_awareness("flag")["removed"] == 1 and len(tools.get_awareness()["items"]) == 1
+
+    tools.save_memory("A scratch note about lunch")
+    mind = tools._mind("team", create=False)
+    mind.sessions.ensure("old")
+    mind.frames.create_i_frame("old", "stale scratch", "temporary", created_at="2020-01-01T00:00:00Z")
+    assert tools.cleanup_frames("reconcile")["reconciled"] == {
+        "ftsFixed": 0,
+        "vecFixed": 1,
+        "orphansRemoved": 0,
+    }
+    compacted = tools.cleanup_frames("compact")
+    assert compacted["mode"] == "compact" and compacted["temporaryPruned"] == 1
+    assert compacted["reconciled"]["orphansRemoved"] == 0
+    assert mind.frames.find_duplicate("stale scratch") is None
+    with pytest.raises(InvalidInputError):
+        tools.cleanup_frames("wipe_all")  # type: ignore[arg-type]
+
+
+def test_bad_input_is_refused(tools):
+    with pytest.raises(InvalidInputError):
+        tools.save_memory("   ")
+    with pytest.raises(InvalidInputError):
+        tools.recall_memory("Falcon", workspace="../etc")
+    with pytest.raises(InvalidInputError):
+        tools.search_entities("x", limit=0)
+    with pytest.raises(InvalidInputError):
+        MindTools(tools.home, "../x", None)
+
+
+async def _round_trip(home: Path) -> dict:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mind_core.cli", "mcp", "--home", str(home), "--workspace", "team", "--embedder", "mock"],
+        cwd=str(REPO),
+    )
+    seen: dict = {}
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        seen["tools"] = {tool.name: tool for tool in (await session.list_tools()).tools}
+        saved = await session.call_tool("save_memory", {"content": "Bob Smith approved the Falcon budget"})
+        seen["saved"] = saved.structured_content
+        recalled = await session.call_tool("recall_memory", {"query": "Falcon budget", "limit": 3})
+        seen["recalled"] = recalled.structured_content
+        seen["bad_scope"] = await session.call_tool("recall_memory", {"query": "x", "scope": "bogus"})
+        seen["traversal"] = await session.call_tool("recall_memory", {"query": "x", "workspace": "../etc"})
+        await session.call_tool("set_identity", {"name": "Mnemo"})
+        seen["identity"] = (await session.call_tool("get_identity", {})).structured_content
+        seen["cleanup"] = (
+            await session.call_tool("cleanup_frames", {"mode": "reconcile"})
+        ).structured_content
+    return seen
+
+
+def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
+    seen = anyio.run(_round_trip, tmp_path / "home")
+    assert set(seen["tools"]) == set(TOOL_NAMES)
+    schema = seen["tools"]["recall_memory"].input_schema
+    assert schema["required"] == ["query"] and schema["properties"]["scope"]["enum"][:3] == [
+        "all",
+        "personal",
+        "workspace",
+    ]
+    assert seen["saved"]["workspace"] == "team" and seen["saved"]["frame_id"] >= 1
+    top = seen["recalled"]["workspace_results"][0]
+    assert top["content"] == "Bob Smith approved the Falcon budget"
+    assert top["metadata"]["frame_id"] == seen["saved"]["frame_id"] and 0 < top["score"] <= 1
+    assert top["metadata"]["provenance"]["event_time"] == top["metadata"]["created_at"]
+    assert seen["bad_scope"].is_error and seen["traversal"].is_error
+    assert "invalid workspace name" in seen["traversal"].content[0].text
+    assert "Traceback" not in seen["traversal"].content[0].text
+    assert seen["identity"]["identity"]["name"] == "Mnemo"
+    assert seen["cleanup"]["reconciled"]["ftsFixed"] == 0
+    with Mind.open(MindHome(tmp_path / "home").workspace_path("team"), readonly=True) as mind:
+        assert mind.frames.get_by_id(seen["saved"]["frame_id"]).access_count == 1  # recall touched it

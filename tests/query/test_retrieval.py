@@ -1,0 +1,478 @@
+"""CombinedRetrieval: the original's combined-retrieval, conflict-detection and memory-linker tests
+(reference-behaviour §14), the normalized-threshold behaviour with real search scores, scope
+routing, external failures against a real HTTP server, provenance, and access recording."""
+
+from __future__ import annotations
+
+import inspect
+import time
+
+import pytest
+
+from mind_core import plugins, retrieval
+from mind_core.errors import InvalidInputError
+from mind_core.frames import Frame
+from mind_core.linker import MemoryLinker
+from mind_core.mind import Mind
+from mind_core.plugins import hookimpl
+from mind_core.retrieval import (
+    CONFLICT_NOTE_EXTERNAL_AFFIRMATIVE,
+    CONFLICT_NOTE_WORKSPACE_AFFIRMATIVE,
+    CombinedResult,
+    CombinedRetrieval,
+    HttpRetriever,
+    configured_retrievers,
+    detect_conflict,
+    extract_polarity,
+    format_external_attribution,
+    has_sufficient_local_coverage,
+    should_query_external,
+)
+from mind_core.server import AccessRecorder
+from tests.fakes import HashingEmbedder
+from tests.query.helpers import CONVERSATION_KEY, CONVERSATION_TITLE, fake_external, harvest_conversation
+
+FALCON_APPROVED = [
+    "Project Falcon budget approved by the board",
+    "Project Falcon launch date approved",
+    "Project Falcon vendor list approved",
+]
+FILLER = ["Lunch menu: soup and bread", "Weather report: sunny and warm", "Gym schedule for Tuesday"]
+
+
+class SpyRetriever:
+    """A plugin-style external source that records its calls."""
+
+    def __init__(self, results=(), error: Exception | None = None, name: str = "KVARK") -> None:
+        self.name = name
+        self.results = list(results)
+        self.error = error
+        self.calls: list[tuple[str, int]] = []
+
+    def search(self, query, limit):
+        self.calls.append((query, limit))
+        if self.error is not None:
+            raise self.error
+        return self.results
+
+
+def make_mind(texts, embedder=None, importance=None) -> Mind:
+    mind = Mind.open(":memory:", embedder=embedder or HashingEmbedder())
+    mind.sessions.ensure("g")
+    frames = [
+        mind.frames.create_i_frame("g", t, importance=(importance or {}).get(t, "normal")) for t in texts
+    ]
+    mind.search.index_frames_batch(frames)
+    return mind
+
+
+@pytest.fixture
+def minds():
+    opened: list[Mind] = []
+
+    def factory(texts, **kwargs) -> Mind:
+        mind = make_mind(texts, **kwargs)
+        opened.append(mind)
+        return mind
+
+    yield factory
+    for mind in opened:
+        mind.close()
+
+
+def result(score: float, content: str = "text", source: str = "workspace") -> CombinedResult:
+    return CombinedResult(content, source, "[workspace memory]", score)
+
+
+# -- attribution, coverage and gating (combined-retrieval.test) --------------------------------------
+def test_attribution_strings(minds):
+    ws = minds(["Falcon roadmap"])
+    personal = minds(["Falcon notes of mine"])
+    found = CombinedRetrieval(ws, personal).search("Falcon")
+    assert [r.attribution for r in found.workspace_results] == ["[workspace memory]"]
+    assert [r.attribution for r in found.personal_results] == ["[personal memory]"]
+    assert format_external_attribution("KVARK", "Project Status", "pdf") == "[KVARK: pdf: Project Status]"
+    assert format_external_attribution("KVARK", "Title") == "[KVARK: Title]"
+    assert format_external_attribution("Wiki", None) == "[Wiki: Untitled]"
+
+
+def test_local_coverage_needs_three_results_at_0_7():
+    assert has_sufficient_local_coverage([result(0.7), result(0.8), result(0.9)])
+    assert not has_sufficient_local_coverage([result(0.9), result(0.9), result(0.69)])
+    assert not has_sufficient_local_coverage([result(0.95), result(0.95)])
+    assert not has_sufficient_local_coverage([])
+
+
+def test_should_query_external_cases():
+    spy = SpyRetriever()
+    weak = [result(0.9)]
+    strong = [result(0.9)] * 3
+    assert not should_query_external([], "all", weak)
+    assert not should_query_external([spy], "personal", weak)
+    assert not should_query_external([spy], "workspace", weak)
+    assert not should_query_external([spy], "all", strong)
+    assert should_query_external([spy], "all", weak)
+
+
+def test_defaults_are_10_balanced_all():
+    defaults = inspect.signature(CombinedRetrieval.search).parameters
+    assert (defaults["limit"].default, defaults["profile"].default, defaults["scope"].default) == (
+        10,
+        "balanced",
+        "all",
+    )
+
+
+# -- the normalized scale with real search results ------------------------------------------------
+def test_strong_real_matches_count_toward_coverage_and_skip_external(minds):
+    ws = minds(FALCON_APPROVED + FILLER)
+    spy = SpyRetriever([{"snippet": "never asked", "score": 1.0}])
+    found = CombinedRetrieval(ws, None, [spy]).search("Project Falcon approved")
+    strong = [r for r in found.workspace_results if r.score >= retrieval.LOCAL_COVERAGE_SCORE_THRESHOLD]
+    assert {r.content for r in strong} == set(FALCON_APPROVED)
+    assert all(0.0 <= r.score <= 1.0 for r in found.workspace_results)
+    assert spy.calls == []
+    assert found.external_available and found.external_skipped and found.external_results == []
+
+
+def test_single_lane_matches_stay_at_or_below_half_and_do_not_cover(minds):
+    ws = minds(["Project Falcon budget approved", *FILLER])
+    spy = SpyRetriever([{"snippet": "Falcon status page", "score": 0.4, "title": "Status"}])
+    found = CombinedRetrieval(ws, None, [spy]).search("Project Falcon approved")
+    keyword_hit = [r for r in found.workspace_results if "Falcon" in r.content]
+    vector_only = [r for r in found.workspace_results if "Falcon" not in r.content]
+    assert keyword_hit[0].score > 0.9
+    assert vector_only and all(r.score <= 0.5 for r in vector_only)
+    assert spy.calls == [("Project Falcon approved", 10)]
+    assert not found.external_skipped
+    assert [r.attribution for r in found.external_results] == ["[KVARK: Status]"]
+
+
+def test_polarity_conflict_is_detected_with_real_scores_and_a_real_external_server(minds):
+    ws = minds(["Project Falcon migration approved by the board", *FILLER])
+    docs = [
+        {
+            "id": "d1",
+            "title": "Falcon status",
+            "snippet": "Project Falcon migration was cancelled",
+            "score": 0.9,
+        }
+    ]
+    with fake_external("ok", docs) as service:
+        found = CombinedRetrieval(ws, None, [HttpRetriever(service.url)]).search("Project Falcon migration")
+    assert found.workspace_results[0].score >= retrieval.CONFLICT_SCORE_THRESHOLD
+    assert found.has_conflict
+    assert found.conflict_note == CONFLICT_NOTE_WORKSPACE_AFFIRMATIVE
+
+
+def test_reverse_polarity_and_neutral_texts(minds):
+    ws = minds(["Project Falcon migration was postponed", *FILLER])
+    external = SpyRetriever([{"snippet": "Falcon migration completed", "score": 0.8}])
+    found = CombinedRetrieval(ws, None, [external]).search("Project Falcon migration")
+    assert found.conflict_note == CONFLICT_NOTE_EXTERNAL_AFFIRMATIVE
+
+    neutral = minds(["Project Falcon migration meeting notes", *FILLER])
+    found = CombinedRetrieval(neutral, None, [external]).search("Project Falcon migration")
+    assert not found.has_conflict and found.conflict_note is None
+
+
+def test_conflicts_compare_workspace_with_external_only(minds):
+    personal = minds(["Project Falcon migration approved", *FILLER])
+    external = SpyRetriever([{"snippet": "Falcon migration rejected", "score": 0.95}])
+    found = CombinedRetrieval(None, personal, [external]).search("Project Falcon migration")
+    assert found.personal_results and found.external_results
+    assert not found.has_conflict
+
+
+# -- conflict detection (conflict-detection.test) ------------------------------------------------
+def test_extract_polarity():
+    assert extract_polarity(["the plan was approved"]) == "positive"
+    assert extract_polarity(["the plan was rejected"]) == "negative"
+    assert extract_polarity(["approved first", "then cancelled"]) == "neutral"
+    assert extract_polarity(["nothing decisive"]) == "neutral"
+    assert extract_polarity(["the flag is inactive"]) == "positive"  # substring test, as the original
+
+
+def test_detect_conflict_thresholds_and_top_three():
+    ws = [result(0.9, "approved")]
+    assert detect_conflict(ws, [result(0.59, "rejected")]) is None  # below 0.6
+    assert detect_conflict([result(0.5, "approved")], [result(0.9, "rejected")]) is None
+    assert detect_conflict(ws, [result(0.9, "rejected")]) == CONFLICT_NOTE_WORKSPACE_AFFIRMATIVE
+    fourth_disagrees = [result(0.9, "neutral")] * 3 + [result(0.9, "approved")]
+    assert detect_conflict(fourth_disagrees, [result(0.9, "rejected")]) is None
+    assert detect_conflict([result(0.9, "Approved")], [result(0.9, "REJECTED")]) is not None  # lowercased
+    assert detect_conflict([], [result(0.9, "rejected")]) is None
+
+
+# -- scope routing and pass-through -------------------------------------------------------------
+def test_scope_routing(minds):
+    ws = minds(["Falcon in the workspace"])
+    personal = minds(["Falcon in my notes"])
+    spy = SpyRetriever()
+    engine = CombinedRetrieval(ws, personal, [spy])
+
+    only_personal = engine.search("Falcon", scope="personal")
+    assert only_personal.workspace_results == [] and len(only_personal.personal_results) == 1
+    only_workspace = engine.search("Falcon", scope="workspace")
+    assert only_workspace.personal_results == [] and len(only_workspace.workspace_results) == 1
+    assert spy.calls == []  # external sources only for scope 'all'
+    both = engine.search("Falcon")
+    assert len(both.workspace_results) == 1 and len(both.personal_results) == 1
+    assert spy.calls == [("Falcon", 10)]
+    assert sorted(r.source for r in both.merged()) == ["personal", "workspace"]
+
+
+def test_no_workspace_mind_and_zero_external_results(minds):
+    personal = minds(["Falcon notes"])
+    found = CombinedRetrieval(None, personal, [SpyRetriever([])]).search("Falcon")
+    assert found.workspace_results == [] and len(found.personal_results) == 1
+    assert found.external_results == [] and found.external_error is None and not found.external_skipped
+    nothing = CombinedRetrieval().search("Falcon")
+    assert nothing.to_dict()["external_available"] is False and nothing.merged() == []
+
+
+def test_limit_and_profile_pass_through(minds):
+    texts = [f"Falcon status report number {i}" for i in range(15)]
+    assert len(CombinedRetrieval(minds(texts), None).search("Falcon status report").workspace_results) == 10
+    critical = "Falcon status report: critical incident"
+    ws = minds([*texts[:5], critical], importance={critical: "critical"})
+    found = CombinedRetrieval(ws, None).search("Falcon status report", limit=3, profile="important")
+    assert len(found.workspace_results) == 3
+    assert found.workspace_results[0].content == critical
+
+
+def test_invalid_inputs_are_refused(minds):
+    engine = CombinedRetrieval(minds(["x"]), None)
+    for kwargs in (
+        {"scope": "everything"},
+        {"profile": "loud"},
+        {"limit": 0},
+        {"limit": 101},
+        {"limit": "5"},
+        {"since": "yesterday"},
+    ):
+        with pytest.raises(InvalidInputError):
+            engine.search("Falcon", **kwargs)
+    for query in ("", "   ", None, "x" * 10_001):
+        with pytest.raises(InvalidInputError):
+            engine.search(query)
+
+
+def test_since_and_until_filter_on_event_time():
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    mind.sessions.ensure("g")
+    old = mind.frames.create_i_frame("g", "Falcon kickoff", created_at="2023-01-10T09:00:00Z")
+    new = mind.frames.create_i_frame("g", "Falcon review", created_at="2024-06-01T09:00:00Z")
+    mind.search.index_frames_batch([old, new])
+    engine = CombinedRetrieval(mind, None)
+    assert [
+        r.metadata["frame_id"] for r in engine.search("Falcon", since="2024-01-01").workspace_results
+    ] == [new.id]
+    assert [
+        r.metadata["frame_id"] for r in engine.search("Falcon", until="2023-12-31").workspace_results
+    ] == [old.id]
+    mind.close()
+
+
+# -- external sources: failures degrade gracefully -----------------------------------------------
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [("error500", "answered HTTP 500"), ("badjson", "invalid JSON"), ("shape", "without a 'results' list")],
+)
+def test_external_failures_keep_local_results(minds, mode, message):
+    ws = minds(["Falcon budget approved"])
+    with fake_external(mode) as service:
+        found = CombinedRetrieval(ws, None, [HttpRetriever(service.url)]).search("Falcon budget")
+    assert len(found.workspace_results) == 1
+    assert found.external_results == [] and found.external_available and not found.external_skipped
+    assert found.external_error.startswith("External: ") and message in found.external_error
+    assert not found.has_conflict
+
+
+def test_external_timeout_is_reported(minds):
+    ws = minds(["Falcon budget approved"])
+    with fake_external("slow") as service:
+        started = time.perf_counter()
+        found = CombinedRetrieval(ws, None, [HttpRetriever(service.url, timeout=0.3)]).search("Falcon")
+        elapsed = time.perf_counter() - started
+    assert "timed out after 0.3s" in found.external_error
+    assert elapsed < service.delay and len(found.workspace_results) == 1
+
+
+def test_unreachable_external_source(minds):
+    with fake_external() as service:
+        url = service.url  # the port is closed once the context exits
+    found = CombinedRetrieval(minds(["Falcon"]), None, [HttpRetriever(url)]).search("Falcon")
+    assert "unreachable" in found.external_error and len(found.workspace_results) == 1
+
+
+def test_external_round_trip_contract_and_bad_entries(minds):
+    docs = [
+        {"id": "d1", "title": "Project Status", "snippet": "Falcon is on track", "score": 0.8, "type": "pdf"},
+        {"id": 7, "snippet": "score above one is clamped", "score": 3},
+        {"title": "no score", "snippet": "skipped"},
+        {"snippet": ["not text"], "score": 0.5},
+        "not an object",
+    ]
+    with fake_external("ok", docs) as service:
+        retriever = HttpRetriever(service.url + "/", "s3cret", name="KVARK")
+        found = CombinedRetrieval(minds(["unrelated"]), None, [retriever]).search("Falcon status", limit=5)
+    assert service.requests == [
+        {"path": "/search", "body": {"query": "Falcon status", "limit": 5}, "authorization": "Bearer s3cret"}
+    ]
+    assert [(r.attribution, r.score) for r in found.external_results] == [
+        ("[KVARK: Untitled]", 1.0),
+        ("[KVARK: pdf: Project Status]", 0.8),
+    ]
+    top = found.external_results[1]
+    assert top.source == "external" and top.content == "Falcon is on track"
+    assert top.metadata["document_id"] == "d1" and top.metadata["document_type"] == "pdf"
+    assert found.external_results[0].metadata["document_id"] == "7"
+    assert found.external_error is None
+
+
+def test_error_text_is_kept_and_empty_errors_are_named(minds):
+    ws = minds(["Falcon"])
+    failing = [
+        SpyRetriever(error=RuntimeError("index offline"), name="Wiki"),
+        SpyRetriever(error=RuntimeError()),
+    ]
+    found = CombinedRetrieval(ws, None, failing).search("Falcon")
+    assert found.external_error == "Wiki: index offline; KVARK: Unknown external error"
+    assert len(found.workspace_results) == 1
+
+
+def test_http_retriever_needs_an_http_url():
+    with pytest.raises(InvalidInputError):
+        HttpRetriever("file:///etc/passwd")
+
+
+def test_retrievers_from_the_plugin_hook_and_settings(monkeypatch):
+    source = SpyRetriever([{"snippet": "from the plugin", "score": 0.3}], name="PluginSource")
+
+    class Plugin:
+        @hookimpl
+        def register_retrievers(self, register):
+            register(source)
+            register("not a retriever")
+
+    monkeypatch.delenv(retrieval.EXTERNAL_URL_ENV, raising=False)
+    plugins.register_plugin(Plugin(), name="test-retriever-plugin")
+    try:
+        found = configured_retrievers()
+        assert source in found and "not a retriever" not in found
+        with_http = configured_retrievers(env={retrieval.EXTERNAL_URL_ENV: "http://127.0.0.1:9", "X": "1"})
+        assert isinstance(with_http[-1], HttpRetriever) and with_http[-1].name == "External"
+    finally:
+        plugins.get_plugin_manager(refresh=True)
+    assert source not in configured_retrievers()
+
+
+# -- provenance -----------------------------------------------------------------------------------
+def test_every_result_carries_its_provenance():
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    ids = harvest_conversation(mind)
+    mind.sessions.ensure("saved")
+    saved = mind.frames.create_i_frame("saved", "A PostgreSQL tuning tip I saved myself")
+    mind.search.index_frame(saved.id, saved.content)
+    found = CombinedRetrieval(mind, None).search("PostgreSQL migration plan")
+    by_id = {r.metadata["frame_id"]: r.metadata["provenance"] for r in found.workspace_results}
+    harvested = by_id[ids[1]]
+    assert harvested["source"] == "gpt" and harvested["plugin"] == "chatgpt"
+    assert harvested["container"] == CONVERSATION_KEY and harvested["title"] == CONVERSATION_TITLE
+    assert harvested["message_id"] == "m2" and harvested["role"] == "assistant"
+    assert harvested["event_time"] == "2024-03-05T13:02:00.000Z"
+    assert harvested["original_timestamp"] == "2024-03-05T14:02:00+01:00"
+    assert harvested["path"] == "/exports/conversations.json"
+    own = by_id[saved.id]
+    assert own["source"] == "user_stated" and own["container"] == "saved" and own["message_id"] is None
+    assert own["event_time"] == saved.created_at
+    mind.close()
+
+
+# -- recall counts as an access -------------------------------------------------------------------
+def access(mind: Mind) -> dict[int, tuple[int, str]]:
+    rows = mind.db.query("SELECT id, access_count, last_accessed FROM memory_frames")
+    return {r["id"]: (r["access_count"], r["last_accessed"]) for r in rows}
+
+
+def test_recall_touches_the_frames_it_returns(minds):
+    ws = minds(["Falcon budget", "Falcon launch", "Unrelated lunch note"])
+    before = access(ws)
+    found = CombinedRetrieval(ws, None).search("Falcon", limit=2)
+    returned = {r.metadata["frame_id"] for r in found.workspace_results}
+    after = access(ws)
+    for frame_id, (count, seen) in after.items():
+        if frame_id in returned:
+            assert count == before[frame_id][0] + 1 and seen >= before[frame_id][1]
+        else:
+            assert (count, seen) == before[frame_id]
+    CombinedRetrieval(ws, None, record_access_on_recall=False).search("Falcon", limit=2)
+    assert access(ws) == after
+
+
+def test_read_only_minds_are_touched_only_through_an_access_writer(tmp_path):
+    path = tmp_path / "team.mind"
+    with Mind.open(path, embedder=HashingEmbedder()) as mind:
+        mind.sessions.ensure("g")
+        frame = mind.frames.create_i_frame("g", "Falcon budget")
+        mind.search.index_frame(frame.id, frame.content)
+    with Mind.open(path, embedder=HashingEmbedder(), readonly=True) as ro:
+        assert len(CombinedRetrieval(ro, None).search("Falcon").workspace_results) == 1
+        assert ro.frames.get_by_id(frame.id).access_count == 0
+        writer = AccessRecorder()
+        CombinedRetrieval(ro, None, access_writer=writer).search("Falcon")
+        writer.close()
+        assert ro.frames.get_by_id(frame.id).access_count == 1
+
+
+def test_a_busy_mind_skips_the_touch_instead_of_hanging(tmp_path, monkeypatch):
+    monkeypatch.setattr(retrieval, "TOUCH_BUSY_TIMEOUT_MS", 50)
+    path = tmp_path / "team.mind"
+    with Mind.open(path, embedder=HashingEmbedder()) as mind:
+        mind.sessions.ensure("g")
+        frame = mind.frames.create_i_frame("g", "Falcon budget")
+        mind.search.index_frame(frame.id, frame.content)
+        blocker = Mind.open(path)
+        blocker.db.execute("BEGIN IMMEDIATE")
+        try:
+            started = time.perf_counter()
+            found = CombinedRetrieval(mind, None).search("Falcon")
+            assert time.perf_counter() - started < 2
+        finally:
+            blocker.db.execute("ROLLBACK")
+            blocker.close()
+        assert len(found.workspace_results) == 1
+        assert mind.frames.get_by_id(frame.id).access_count == 0
+        assert mind.db.scalar("PRAGMA busy_timeout") == 30_000  # restored
+
+
+# -- memory linker (memory-linker.test) -------------------------------------------------------------
+class SearchSpy:
+    def __init__(self, search) -> None:
+        self.inner = search
+        self.calls: list[dict] = []
+
+    def search(self, query, **kwargs):
+        self.calls.append({"query": query, **kwargs})
+        return self.inner.search(query, **kwargs)
+
+
+def test_linker_searches_with_limit_5_and_maps_frame_id_content_score(minds):
+    mind = minds(["PostgreSQL migration plan", "PostgreSQL migration review", "Garden party"])
+    spy = SearchSpy(mind.search)
+    links = MemoryLinker(spy, threshold=0.0).find_related("PostgreSQL migration")
+    assert spy.calls == [{"query": "PostgreSQL migration", "limit": 5}]
+    frames: dict[int, Frame] = mind.frames.get_many([link.frame_id for link in links])
+    for link in links:
+        assert link.content == frames[link.frame_id].content and 0.0 <= link.score <= 1.0
+    assert set(vars(links[0])) == {"frame_id", "content", "score"}
+
+
+def test_linker_threshold_filters_on_the_match_scale(minds):
+    mind = minds(["PostgreSQL migration plan", "PostgreSQL migration review", "Garden party"])
+    everything = MemoryLinker(mind.search, threshold=0.0).find_related("PostgreSQL migration")
+    strict = MemoryLinker(mind.search, threshold=0.9).find_related("PostgreSQL migration")
+    assert len(everything) == 3
+    assert {link.content for link in strict} == {"PostgreSQL migration plan", "PostgreSQL migration review"}
+    assert MemoryLinker(mind.search, threshold=1.01).find_related("PostgreSQL migration") == []

@@ -1,0 +1,440 @@
+"""The HTTP service against real running servers on free 127.0.0.1 ports: endpoints, validation,
+limits, path traversal, tokens, read-only access, and no stack traces in any answer."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mind_core.embeddings import create_embedding_provider
+from mind_core.errors import InvalidInputError
+from mind_core.harvest.stores import HarvestSourceStore
+from mind_core.home import MindHome
+from mind_core.mind import Mind
+from mind_core.server import (
+    MAX_BODY_BYTES,
+    MAX_QUERY_CHARS,
+    QueryService,
+    ServiceConfig,
+    create_server,
+    is_loopback,
+)
+from tests.fakes import HashingEmbedder
+from tests.query.helpers import CONVERSATION_TITLE, build_mind, fake_external, harvest_conversation
+
+REPO = Path(__file__).resolve().parents[2]
+TOKEN = "t0ps3cret-token"
+
+
+def no_trace(response: httpx.Response) -> httpx.Response:
+    """Every answer is JSON and none carries a stack trace."""
+    assert response.headers["content-type"].startswith("application/json")
+    assert "Traceback" not in response.text and 'File "' not in response.text
+    response.json()
+    return response
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> MindHome:
+    home = MindHome(tmp_path_factory.mktemp("home"))
+    embedder = HashingEmbedder()
+    with Mind.open(home.workspace_path("team"), embedder=embedder) as mind:
+        harvest_conversation(mind)
+        mind.sessions.ensure("notes")
+        for text in ("Falcon budget approved", "Falcon launch approved", "Falcon vendors approved"):
+            frame = mind.frames.create_i_frame("notes", text)
+            mind.search.index_frame(frame.id, frame.content)
+        entity = mind.knowledge.create_entity("project", "Falcon")
+        mind.knowledge.link_entity_to_frame(entity.id, 1)
+        HarvestSourceStore(mind.db).upsert("gpt", "ChatGPT export", "/exports/conversations.json", "chatgpt")
+    build_mind(home.personal_path, ["My own Falcon notes", "Grocery list"], embedder)
+    return home
+
+
+@pytest.fixture(scope="module")
+def running(home):
+    servers = []
+
+    def start(**overrides) -> str:
+        config = ServiceConfig(home=home, default_workspace="team", embedder=HashingEmbedder())
+        for key, value in overrides.items():
+            setattr(config, key, value)
+        server = create_server(config, "127.0.0.1", 0)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def base(running) -> str:
+    return running()
+
+
+@pytest.fixture(scope="module")
+def client():
+    with httpx.Client(timeout=10) as c:
+        yield c
+
+
+def get(client, url, **params):
+    return no_trace(client.get(url, params=params))
+
+
+# -- endpoints ------------------------------------------------------------------------------------
+def test_health_and_openapi(client, base):
+    health = get(client, base + "/health").json()
+    assert health["status"] == "ok" and health["workspaces"] == ["team"] and health["personal"] is True
+    spec = get(client, base + "/openapi.json").json()
+    assert spec["openapi"].startswith("3.")
+    assert set(spec["paths"]) == {
+        "/health",
+        "/openapi.json",
+        "/recall",
+        "/search",
+        "/frames/{frame_id}",
+        "/sources",
+        "/entities",
+        "/stats",
+    }
+    recall_params = {p["name"]: p["schema"] for p in spec["paths"]["/recall"]["get"]["parameters"]}
+    assert recall_params["limit"]["maximum"] == 100 and recall_params["scope"]["enum"] == [
+        "all",
+        "personal",
+        "workspace",
+    ]
+    assert spec["paths"]["/recall"]["post"]["requestBody"]["content"]["application/json"]["schema"][
+        "required"
+    ] == ["query"]
+
+
+def test_recall_get_and_post(client, base):
+    found = get(client, base + "/recall", query="Falcon approved", limit=5).json()
+    assert set(found) >= {
+        "query",
+        "workspace_results",
+        "personal_results",
+        "external_results",
+        "external_available",
+        "external_skipped",
+        "external_error",
+        "has_conflict",
+        "conflict_note",
+    }
+    assert found["workspace_results"] and found["personal_results"]
+    assert all(0 <= r["score"] <= 1 for r in found["workspace_results"] + found["personal_results"])
+    posted = no_trace(
+        client.post(base + "/recall", json={"query": "Falcon", "scope": "personal", "explain": True})
+    )
+    data = posted.json()
+    assert (
+        data["workspace_results"] == [] and data["personal_results"][0]["attribution"] == "[personal memory]"
+    )
+    assert "keyword_rank" in data["personal_results"][0]["explain"]
+
+
+def test_recall_provenance_round_trip(client, base):
+    found = get(client, base + "/recall", query="PostgreSQL migration plan", scope="workspace").json()
+    top = found["workspace_results"][0]
+    provenance = top["metadata"]["provenance"]
+    assert provenance["source"] == "gpt" and provenance["title"] == CONVERSATION_TITLE
+    assert provenance["message_id"] == "m2" and provenance["event_time"] == "2024-03-05T13:02:00.000Z"
+    frame = get(client, base + f"/frames/{top['metadata']['frame_id']}").json()
+    assert frame["provenance"] == provenance and frame["frame"]["content"] == top["content"]
+
+
+def test_search_frame_sources_entities_stats(client, base):
+    results = get(client, base + "/search", query="Falcon", limit=2, explain="true").json()["results"]
+    assert len(results) == 2 and {"match_score", "final_score", "provenance", "explain"} <= set(results[0])
+    personal = get(client, base + "/search", query="Grocery", workspace="personal").json()["results"]
+    assert personal[0]["frame"]["content"] == "Grocery list"
+    frame = get(client, base + "/frames/1").json()
+    assert frame["entities"] == [{"id": 1, "type": "project", "name": "Falcon"}]
+    missing = get(client, base + "/frames/9999")
+    assert missing.status_code == 404
+    sources = get(client, base + "/sources").json()["sources"]
+    assert [s["source"] for s in sources] == ["gpt"]
+    entities = get(client, base + "/entities", query="fal").json()["entities"]
+    assert [e["name"] for e in entities] == ["Falcon"]
+    assert get(client, base + "/entities", query="fal", type="person").json()["entities"] == []
+    stats = get(client, base + "/stats").json()["minds"]
+    assert {m["workspace"]: m["frames"] for m in stats} == {"personal": 2, "team": 5}
+    team = get(client, base + "/stats", workspace="team").json()["minds"][0]
+    assert team["vectors"] == 5 and team["entities"] == 1 and team["sources"] == 1
+
+
+def test_concurrent_requests(client, base):
+    def one(i: int) -> int:
+        return client.get(base + "/recall", params={"query": f"Falcon {i}"}).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        assert set(pool.map(one, range(32))) == {200}
+
+
+# -- validation -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"query": ""},
+        {"query": "x" * (MAX_QUERY_CHARS + 1)},
+        {"query": "x", "limit": "0"},
+        {"query": "x", "limit": "101"},
+        {"query": "x", "limit": "ten"},
+        {"query": "x", "profile": "loudest"},
+        {"query": "x", "scope": "everything"},
+        {"query": "x", "since": "last tuesday"},
+        {"query": "x", "explain": "maybe"},
+        {"query": "x", "colour": "red"},
+    ],
+)
+def test_invalid_recall_input_is_a_400(client, base, params):
+    response = get(client, base + "/recall", **params)
+    assert response.status_code == 400 and response.json()["error"]
+
+
+def test_invalid_bodies(client, base):
+    for body in (
+        b"{not json",
+        b"[1, 2]",
+        b"\xff\xfe",
+        json.dumps({"query": "x", "limit": "5"}).encode(),
+        b"",
+    ):
+        response = no_trace(
+            client.post(base + "/recall", content=body, headers={"Content-Type": "application/json"})
+        )
+        assert response.status_code == 400
+    repeated = no_trace(client.get(base + "/recall?query=a&query=b"))
+    assert repeated.status_code == 400 and "more than once" in repeated.json()["error"]
+
+
+@pytest.mark.parametrize(
+    "workspace", ["../team", "..", "../../etc/passwd", "a/b", "team/../../x", ".hidden", "x" * 65, "a\\b"]
+)
+def test_path_traversal_in_workspace_names_is_a_400(client, base, workspace):
+    for path in ("/recall", "/search"):
+        response = get(client, base + path, query="Falcon", workspace=workspace)
+        assert response.status_code == 400 and "workspace" in response.json()["error"]
+    assert get(client, base + "/stats", workspace=workspace).status_code == 400
+
+
+def test_encoded_traversal_and_unknown_minds(client, base):
+    encoded = no_trace(client.get(base + "/stats?workspace=%2e%2e%2f%2e%2e%2fetc"))
+    assert encoded.status_code == 400
+    assert get(client, base + "/stats", workspace="ghost").status_code == 404
+    assert get(client, base + "/recall", query="Falcon", workspace="ghost").status_code == 404
+    host, port = base.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    conn.request("GET", "/frames/../stats")  # sent literally, not normalized by the client
+    answer = conn.getresponse()
+    assert answer.status == 404 and b"Traceback" not in answer.read()
+    conn.close()
+    assert no_trace(client.get(base + "/nowhere")).status_code == 404
+
+
+def test_oversize_bodies_are_a_413(client, base):
+    big = json.dumps({"query": "x" * (MAX_BODY_BYTES + 10)}).encode()
+    response = no_trace(
+        client.post(base + "/recall", content=big, headers={"Content-Type": "application/json"})
+    )
+    assert response.status_code == 413 and response.headers["connection"] == "close"
+    host, port = base.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    conn.putrequest("POST", "/recall")
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Content-Length", str(10 * 1024 * 1024 * 1024))  # declared, never sent
+    conn.endheaders()
+    answer = conn.getresponse()
+    assert answer.status == 413 and b"Traceback" not in answer.read()
+    conn.close()
+
+
+def test_protocol_errors_are_json(client, base):
+    method = no_trace(client.put(base + "/recall"))
+    assert method.status_code == 405 and method.headers["allow"] == "GET, POST"
+    chunked = no_trace(
+        client.post(
+            base + "/recall", content=iter([b'{"query": "x"}']), headers={"Content-Type": "application/json"}
+        )
+    )
+    assert chunked.status_code == 411
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as raw:
+        raw.sendall(b"BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n")
+        reply = b""
+        while chunk := raw.recv(65536):
+            reply += chunk
+        reply = reply.decode()
+    assert reply.startswith("HTTP/1.1 501") and "Traceback" not in reply and '"error"' in reply
+
+
+def test_unexpected_errors_are_a_generic_500_with_an_error_id(client, base, monkeypatch, caplog):
+    def explode(self, workspace):
+        raise RuntimeError("secret internal detail /var/lib/x")
+
+    monkeypatch.setattr(QueryService, "do_stats", explode)
+    with caplog.at_level(logging.ERROR, logger="mind_core.server"):
+        response = get(client, base + "/stats")
+    body = response.json()
+    assert response.status_code == 500 and set(body) == {"error", "error_id"}
+    assert "secret" not in response.text and "RuntimeError" not in response.text
+    assert body["error_id"] in caplog.text and "secret internal detail" in caplog.text
+
+
+# -- authentication -------------------------------------------------------------------------------
+def test_token_is_required_when_configured(client, running):
+    url = running(token=TOKEN)
+    assert get(client, url + "/health").status_code == 200  # probes stay open
+    for headers in (
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": TOKEN},
+        {"Authorization": "Basic x"},
+    ):
+        response = no_trace(client.get(url + "/recall", params={"query": "Falcon"}, headers=headers))
+        assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
+    ok = no_trace(
+        client.get(url + "/recall", params={"query": "Falcon"}, headers={"Authorization": f"Bearer {TOKEN}"})
+    )
+    assert ok.status_code == 200
+
+
+def test_non_loopback_binding_needs_a_token(home):
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.10") and not is_loopback("example.org")
+    config = ServiceConfig(home=home, default_workspace="team")
+    with pytest.raises(InvalidInputError, match="needs a bearer token"):
+        create_server(config, "0.0.0.0", 0)
+    config.token = TOKEN
+    server = create_server(config, "0.0.0.0", 0)
+    server.server_close()
+    with pytest.raises(InvalidInputError):
+        create_server(ServiceConfig(home=home, default_workspace="../x"), "127.0.0.1", 0)
+
+
+# -- read-only access -----------------------------------------------------------------------------
+def access_counts(path: Path) -> list[int]:
+    with Mind.open(path, readonly=True) as mind:
+        return [r[0] for r in mind.db.query("SELECT access_count FROM memory_frames ORDER BY id")]
+
+
+def test_queries_do_not_write_unless_access_recording_is_on(client, home, base, running):
+    before = access_counts(home.workspace_path("team"))
+    get(client, base + "/recall", query="Falcon budget approved")
+    assert access_counts(home.workspace_path("team")) == before
+    recording = running(record_access=True)
+    found = get(client, recording + "/recall", query="Falcon budget approved", scope="workspace").json()
+    after = access_counts(home.workspace_path("team"))
+    touched = {r["metadata"]["frame_id"] for r in found["workspace_results"]}
+    assert [i + 1 for i, (a, b) in enumerate(zip(before, after, strict=True)) if b == a + 1] == sorted(
+        touched
+    )
+
+
+def test_recall_with_a_failing_external_source(client, running):
+    with fake_external("error500") as service:
+        from mind_core.retrieval import HttpRetriever
+
+        url = running(retrievers=[HttpRetriever(service.url)])
+        found = get(client, url + "/recall", query="Grocery").json()
+    assert found["external_available"] and "HTTP 500" in found["external_error"]
+    assert found["personal_results"]
+
+
+def test_readonly_open_reads_a_wal_mind_while_a_writer_is_active(tmp_path):
+    path = tmp_path / "live.mind"
+    writer = Mind.open(path, embedder=HashingEmbedder())
+    writer.sessions.ensure("g")
+    writer.frames.create_i_frame("g", "first")
+    assert Path(str(path) + "-wal").exists()
+    with Mind.open(path, readonly=True) as reader:
+        assert reader.frames.get_stats()["total"] == 1
+        writer.frames.create_i_frame("g", "second")
+        assert reader.frames.get_stats()["total"] == 2  # sees the writer's later commit
+        with pytest.raises(reader.db.errors.OperationalError, match="readonly"):
+            reader.db.execute("DELETE FROM memory_frames")
+    writer.close()
+    assert not Path(str(path) + "-wal").exists()  # clean close: no WAL left
+    with Mind.open(path, readonly=True) as reader:
+        assert reader.frames.get_stats()["total"] == 2
+
+
+READ_FROM_READONLY_FOLDER = """
+import sys
+from mind_core.mind import Mind
+with Mind.open(sys.argv[1], readonly=True) as mind:
+    print(mind.frames.get_stats()["total"])
+"""
+
+
+def test_readonly_open_of_a_mind_in_a_read_only_folder(tmp_path):
+    """Without -wal/-shm and no right to create them, mode=ro alone fails; we fall back to immutable."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    build_mind(folder / "team.mind", ["one", "two", "three"], HashingEmbedder())
+    script = [sys.executable, "-c", READ_FROM_READONLY_FOLDER]
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            out = subprocess.run(
+                [*script, str(folder / "team.mind")], capture_output=True, text=True, cwd=REPO
+            )
+        finally:
+            folder.chmod(0o755)
+    else:  # root ignores permissions: mount the folder read-only in a private mount namespace
+        target = tmp_path / "mounted"
+        target.mkdir()
+        mount = shlex.join(["mount", "-o", "bind,ro", str(folder), str(target)])
+        command = mount + " && " + shlex.join([*script, str(target / "team.mind")])
+        out = subprocess.run(["unshare", "-m", "sh", "-c", command], capture_output=True, text=True, cwd=REPO)
+        if "mount" in out.stderr or "unshare" in out.stderr:
+            pytest.skip(f"cannot make a read-only folder here: {out.stderr.strip()}")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "3"
+    assert not (folder / "team.mind-wal").exists()
+
+
+# -- the `mind serve` command ---------------------------------------------------------------------
+def test_mind_serve_command(tmp_path):
+    home = MindHome(tmp_path / "home")
+    build_mind(home.personal_path, ["Falcon notes"], create_embedding_provider("mock"))
+    cli = [sys.executable, "-m", "mind_core.cli", "serve", "--home", str(home.root), "--embedder", "mock"]
+    refused = subprocess.run(
+        [*cli, "--host", "0.0.0.0"], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+    assert (
+        refused.returncode == 2
+        and "needs a bearer token" in refused.stderr
+        and "Traceback" not in refused.stderr
+    )
+    process = subprocess.Popen([*cli, "--port", "0"], stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        line = ""
+        while "listening on" not in line:
+            line = process.stderr.readline()
+            assert line, "server exited before listening"
+        url = line.split("listening on ")[1].split()[0]
+        recalled = httpx.get(url + "/recall", params={"query": "Falcon"}, timeout=10).json()
+        assert recalled["personal_results"][0]["content"] == "Falcon notes"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+        process.stderr.close()
