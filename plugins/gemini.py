@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from mind_core.harvest.items import (
 )
 from mind_core.plugins import hookimpl
 from plugins._jsonstream import JSONStreamError, has_key, read_head, stream_records
+from plugins.html_text import html_to_text
 from plugins.timefmt import parse_iso, utc_iso
 
 KIND = "gemini"
@@ -51,95 +51,10 @@ TAKEOUT_LOCATIONS = (
     f"Takeout/My Activity/Gemini Apps/{TAKEOUT_FILE}",
 )
 _ACTIVITY_HEADER = re.compile(rb'"header"\s*:\s*"(?:Gemini Apps|Bard)"')
-_BLANK_LINES = re.compile(r"\n{3,}")
-_SPACES = re.compile(r"[ \t\r\f\v]+")
 
 
 class ShapeError(ValueError):
     """A record is valid JSON but not the shape of a Takeout entry or AI Studio prompt."""
-
-
-class _HTMLText(HTMLParser):
-    """Answer HTML as plain text: blocks on their own lines, ``-`` / ``1.`` list items, ``#`` headings."""
-
-    PARAGRAPHS = frozenset({"p", "pre", "blockquote", "table"})
-    LINES = frozenset({"div", "section", "article", "tr", "dl", "dt", "dd", "hr"})
-    SKIP = frozenset({"script", "style", "head", "template", "noscript", "svg"})
-    INDENT = "\x01"  # survives the per-line whitespace cleanup, becomes two spaces at the end
-    NEWLINE_IN_PRE = "\x00"
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.out: list[str] = []
-        self.skipping = 0
-        self.preformatted = 0
-        self.cells = 0
-        self.lists: list[int | None] = []  # per open list: the next number, or None for bullets
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.SKIP:
-            self.skipping += 1
-        elif tag == "br":
-            self.out.append("\n")
-        elif tag in ("ul", "ol"):
-            self.out.append("" if self.lists else "\n\n")
-            self.lists.append(1 if tag == "ol" else None)
-        elif tag == "li":
-            number = self.lists[-1] if self.lists else None
-            marker = f"{number}. " if number is not None else "- "
-            if number is not None:
-                self.lists[-1] = number + 1
-            self.out.append("\n" + self.INDENT * max(0, len(self.lists) - 1) + marker)
-        elif re.fullmatch(r"h[1-6]", tag):
-            self.out.append("\n\n" + "#" * int(tag[1]) + " ")
-        elif tag in ("td", "th"):
-            self.out.append(" | " if self.cells else "")
-            self.cells += 1
-        elif tag == "img":
-            alt = dict(attrs).get("alt")
-            self.out.append(f"[Image: {alt}]" if alt else "[Image]")
-        elif tag in self.PARAGRAPHS:
-            self.out.append("\n\n")
-        elif tag in self.LINES:
-            self.out.append("\n")
-        if tag == "pre":
-            self.preformatted += 1
-        elif tag == "tr":
-            self.cells = 0
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self.SKIP:
-            self.skipping = max(0, self.skipping - 1)
-        elif tag in ("ul", "ol"):
-            if self.lists:
-                self.lists.pop()
-            self.out.append("" if self.lists else "\n\n")
-        elif tag in self.PARAGRAPHS or re.fullmatch(r"h[1-6]", tag):
-            self.out.append("\n\n")
-            if tag == "pre":
-                self.preformatted = max(0, self.preformatted - 1)
-        elif tag in self.LINES and tag != "tr":
-            self.out.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if self.skipping:
-            return
-        if self.preformatted:
-            self.out.append(data.replace("\n", self.NEWLINE_IN_PRE))
-        else:
-            self.out.append(_SPACES.sub(" ", data.replace("\n", " ")))
-
-    def text(self) -> str:
-        lines = [line.strip(" ") for line in "".join(self.out).split("\n")]
-        text = "\n".join(lines).replace(self.NEWLINE_IN_PRE, "\n").replace(self.INDENT, "  ")
-        return _BLANK_LINES.sub("\n\n", text).strip()
-
-
-def html_to_text(html: str) -> str:
-    parser = _HTMLText()
-    parser.feed(html)
-    parser.close()
-    return parser.text()
 
 
 def looks_like_takeout(head: bytes) -> bool:
@@ -198,7 +113,7 @@ def parse_entry(entry: Any, index: int) -> Prompt | None:
         moment=moment,
         original_time=raw_time,
         prompt=prompt.strip(),
-        answer=html_to_text(html) if html else "",
+        answer=html_to_text(html, image_placeholders=True) if html else "",
         attachments=attachments,
         products=[p for p in entry.get("products") or [] if isinstance(p, str)],
     )

@@ -504,7 +504,7 @@ def test_html_to_text() -> None:
         "<table><tr><td>a</td><td>b</td></tr></table><pre>x  y\n  z</pre><script>alert(1)</script></body></html>"
     )
     assert (
-        html_to_text(html) == "Hello world, a&b.\n\n- one\n- two\n\n1. first\n\n> quoted\n\na  b\n\nx  y\n  z"
+        html_to_text(html) == "Hello world, a&b.\n\n- one\n- two\n\n1. first\n\n> quoted\n\na | b\n\nx  y\n  z"
     )
     assert html_to_text("<p>unclosed <b>bold<p>next") == "unclosed bold\n\nnext"
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from mind_core.harvest.items import HarvestError, HarvestItem
-from plugins.gemini import GeminiSource, html_to_text
+from plugins.gemini import GeminiSource
+from plugins.html_text import html_to_text
 
 SOURCE = GeminiSource()
 
@@ -195,6 +196,15 @@ def test_unusable_files_give_an_error_not_an_exception(tmp_path: Path, content: 
     path.write_bytes(content)
     items, errors = scan(path)
     assert items == [] and len(errors) == 1 and fragment in errors[0].reason
+
+
+def test_an_image_only_answer_is_kept_as_a_placeholder(tmp_path: Path) -> None:
+    path = tmp_path / "MyActivity.json"
+    entries = [entry("2024-05-01T10:00:00Z", "Prompted Draw a falcon", '<p><img src="falcon.png"></p>')]
+    path.write_text(json.dumps(entries), encoding="utf-8")
+    [item], errors = scan(path)
+    assert errors == []
+    assert [(m.role, m.text) for m in item.messages] == [("user", "Draw a falcon"), ("assistant", "[Image]")]
 
 
 def test_html_to_text_keeps_structure() -> None:
