@@ -66,17 +66,37 @@ class GuardedReader:
         # chunks costs seconds; doubling the chunk while a string stays open keeps that linear.
         self._stretch = 1
         self._inside_one_string = False  # the last chunk lay wholly inside one string
+        self._refused: _TooDeep | None = None  # raised on the read after the chunk that overflowed
 
     def read(self, size: int = -1) -> bytes:
         """Up to ``size`` bytes, or more while inside one long string (see ``_stretch``)."""
+        if self._refused is not None:
+            raise self._refused
         if self._head:
             data = self._head if size < 0 else self._head[:size]
             self._head = self._head[len(data) :]
         else:
             self._stretch = min(self._stretch * 2, MAX_STRETCH) if self._inside_one_string else 1
             data = self._raw.read(size * self._stretch if size > 0 else size)
-        self._watch(data)
+        data = self._guard(data)
         self.offset += len(data)
+        return data
+
+    def _guard(self, data: bytes) -> bytes:
+        """The chunk, or when it nests too deep, its part before the offending bracket.
+
+        The records that end before that bracket are whole and must still reach the parser, so
+        the refusal is raised on the next read rather than now.
+        """
+        state = (self._depth, self._in_string, self._escape_pending)
+        try:
+            self._watch(data)
+        except _TooDeep as exc:
+            allowed = _bytes_before_overflow(data, *state, self.max_depth)
+            if not allowed:
+                raise
+            self._refused = exc
+            return data[:allowed]
         return data
 
     def _watch(self, data: bytes) -> None:
@@ -101,6 +121,22 @@ class GuardedReader:
             raise _TooDeep(f"JSON nested deeper than {self.max_depth} levels")
         opened = brackets.count(b"[") + brackets.count(b"{")
         self._depth += opened - (len(brackets) - opened)
+
+
+def _bytes_before_overflow(data: bytes, depth: int, in_string: bool, escaped: bool, max_depth: int) -> int:
+    """How many bytes of ``data`` stay within ``max_depth`` (byte by byte: only on the failing chunk)."""
+    for index, byte in enumerate(data):
+        if escaped:
+            escaped = False
+        elif byte == 0x5C:  # a backslash escapes the next byte, as in _watch
+            escaped = True
+        elif byte == 0x22:
+            in_string = not in_string
+        elif not in_string:
+            depth += _DEPTH_STEP[byte]
+            if depth > max_depth:
+                return index
+    return len(data)
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:

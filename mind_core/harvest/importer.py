@@ -13,7 +13,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mind_core.frames import Frame, NewFrame
@@ -26,6 +26,9 @@ from mind_core.timestamps import is_valid_iso_timestamp, now_iso
 IMPORT_BATCH = 1000
 TITLE_CHARS = 120
 MAX_ERRORS_KEPT = 200
+# A frame this long already costs ~1,600 chunk vectors; a 50 MB one-line "note" would cost 80,000
+# and minutes of embedding, so longer messages keep their beginning and the cut is reported.
+MAX_MESSAGE_CHARS = 1_000_000
 
 Progress = Callable[[int, int | None], None]
 
@@ -165,6 +168,16 @@ def import_items(
                     continue
                 summary.messages_seen += 1
                 key = ledger_key(event, message)
+                if len(message.text) > MAX_MESSAGE_CHARS:
+                    summary.add_error(
+                        HarvestError(
+                            str(event.metadata.get("path") or source_name),
+                            f"message of {len(message.text):,} characters cut to its first "
+                            f"{MAX_MESSAGE_CHARS:,}",
+                            record=key,
+                        )
+                    )
+                    message = replace(message, text=message.text[:MAX_MESSAGE_CHARS])
                 content = frame_content(event, message)
                 digest = content_hash(content)
                 message_hashes.append(f"{key}\x00{digest}")

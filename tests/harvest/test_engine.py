@@ -1,18 +1,11 @@
 import json
-import os
-import random
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.importer import import_items
 from mind_core.harvest.items import HarvestError, HarvestItem, HarvestMessage
-from mind_core.harvest.pipeline import harvest, pending_cognify_ids, register_source
+from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.harvest.stores import HarvestRunStore, HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.plugins import UnknownSourceError
@@ -20,8 +13,6 @@ from mind_core.timestamps import epoch_to_iso
 from tests.exports import write_chatgpt_export
 from tests.fakes import HashingEmbedder
 from tests.harvest.dump import canonical_dump
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -155,66 +146,5 @@ def test_registration_errors_are_clear(tmp_path, export):
             register_source(mind, "chatgpt", export, "../evil")
 
 
-CRASH_SCRIPT = """
-import sys
-from mind_core.mind import Mind
-from mind_core.harvest.pipeline import harvest, register_source
-from tests.fakes import HashingEmbedder
-mind = Mind.open(sys.argv[1], embedder=HashingEmbedder())
-register_source(mind, "chatgpt", sys.argv[2], "gpt")
-print("ready", flush=True)
-harvest(mind, "gpt")
-print("done", flush=True)
-"""
-
-
-def run_harvest_process(mind_path: Path, export: Path, kill_after: float | None) -> bool:
-    """Run a harvest in a child process; SIGKILL it after ``kill_after`` s. True if it was killed."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CRASH_SCRIPT, str(mind_path), str(export)],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout.readline().strip() == "ready"
-    if kill_after is None:
-        assert proc.wait(timeout=300) == 0
-        return False
-    time.sleep(kill_after)
-    killed = proc.poll() is None
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=60)
-    return killed
-
-
-def crash_trials(tmp_path: Path, trials: int, seed: int) -> list[float]:
-    export = write_chatgpt_export(
-        tmp_path / "big" / "conversations.json", conversations=40, messages_each=100
-    )
-    clean_path = tmp_path / "clean.mind"
-    run_harvest_process(clean_path, export, None)
-    with Mind.open(clean_path, embedder=HashingEmbedder()) as clean:
-        expected = canonical_dump(clean)
-    assert len(expected["frames"]) == 4000
-    rng = random.Random(seed)
-    delays = []
-    for trial in range(trials):
-        path = tmp_path / f"crash{trial}.mind"
-        delay = rng.uniform(0.05, 2.0)
-        delays.append(delay)
-        run_harvest_process(path, export, delay)
-        run_harvest_process(path, export, None)  # the rerun finishes the job
-        with Mind.open(path, embedder=HashingEmbedder()) as mind:
-            assert canonical_dump(mind) == expected, f"trial {trial} (killed after {delay:.2f}s) differs"
-            assert mind.doctor()["ok"]
-            assert pending_cognify_ids(mind) == []
-            statuses = {r["status"] for r in HarvestRunStore(mind.db).get_all()}
-            assert "running" not in statuses
-    return delays
-
-
-@pytest.mark.slow
-def test_sigkill_mid_harvest_then_rerun_equals_a_clean_run(tmp_path):
-    crash_trials(tmp_path, trials=3, seed=11)
+# The SIGKILL crash-and-rerun trials live in tests/reliability/test_crash.py (shared with
+# benchmarks/reliability.py).

@@ -109,3 +109,12 @@ def test_long_leading_whitespace_is_not_mistaken_for_an_empty_document() -> None
         records(b"\n" * 200_000)
     with pytest.raises(JSONStreamError, match="empty file"):
         records(b"")
+
+
+def test_records_before_a_too_deep_element_are_kept() -> None:
+    data = b'[{"a": 1}, {"b": 2}, ' + b"[" * 100_000 + b"]" * 100_000 + b"]"
+    stream = stream_records(io.BytesIO(data))
+    assert [next(stream).value, next(stream).value] == [{"a": 1}, {"b": 2}]
+    with pytest.raises(JSONStreamError, match="nested deeper than 256") as refused:
+        next(stream)
+    assert refused.value.records == 2 and refused.value.offset == 21 + 255  # the 257th level
