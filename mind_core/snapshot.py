@@ -27,7 +27,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -52,6 +52,9 @@ DEFAULT_BATCH_ROWS = 50_000
 SNAPSHOTS_DIR = "snapshots"
 # The snapshot reads each page once, in order: a large page cache would only grow with the mind.
 _SNAPSHOT_CACHE_KIB = 8192
+# Vectors are wide (1024 float32 = 4 KiB a frame): with embeddings, a frames batch holds at most
+# this many bytes of them, whatever batch_rows says.
+EMBEDDING_BATCH_BYTES = 64 * 2**20
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -405,7 +408,7 @@ def _column_arrays(
     return arrays
 
 
-def _fetch_batches(db: Database, sql: str, batch_rows: int) -> Iterator[list[tuple[Any, ...]]]:
+def _fetch_batches(db: Database, sql: str, batch_rows: int) -> Generator[list[tuple[Any, ...]], None, None]:
     cursor = db.conn.cursor()
     cursor.row_factory = None  # plain tuples: the rows are transposed straight into arrays
     try:
@@ -420,8 +423,9 @@ def _fetch_batches(db: Database, sql: str, batch_rows: int) -> Iterator[list[tup
         cursor.close()
 
 
-def _transpose(rows: list[tuple[Any, ...]], width: int) -> list[tuple[Any, ...]]:
-    return list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
+def _transpose(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Rows to columns (a fetched batch is never empty)."""
+    return list(zip(*rows, strict=True))
 
 
 def _table_batches(
@@ -435,7 +439,7 @@ def _table_batches(
     order = spec.order_by if all(c.strip() in present for c in spec.order_by.split(",")) else "rowid"
     sql = f"SELECT {', '.join(select)} FROM {spec.sqlite_table} ORDER BY {order}"
     for rows in _fetch_batches(db, sql, batch_rows):
-        data = _transpose(rows, len(select))
+        data = _transpose(rows)
         del rows
         batch = pa.RecordBatch.from_arrays(
             _column_arrays(spec.name, spec.columns, data, problems), schema=schema
@@ -458,29 +462,41 @@ def _provenance_text(value: Any) -> str | None:
     return str(value)
 
 
+def _text_array(values: list[Any]) -> pa.Array:
+    """Strings as they are; numbers, objects and lists (other tools' metadata) as text."""
+    try:
+        return pa.array(values, type=pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([_provenance_text(v) for v in values], type=pa.string())
+
+
 def _provenance_arrays(metadata: Sequence[Any], problems: _Problems) -> list[pa.Array]:
-    names = [*PROVENANCE_FIELDS, "original_timestamp"]
-    columns: list[list[str | None]] = [[] for _ in names]
+    """Decode each row's metadata and keep only its provenance values, row by row: holding a
+    batch of decoded dicts would triple the batch's memory."""
+    columns: list[list[Any]] = [[] for _ in range(len(PROVENANCE_FIELDS) + 1)]
+    fields = list(zip((column.append for column in columns[:-1]), PROVENANCE_FIELDS.values(), strict=True))
+    add_original = columns[-1].append
+    empty: dict[str, Any] = {}
     bad = 0
     example: object = None
     for text in metadata:
-        meta: Any = None
+        meta: Any = empty
         if text:
             try:
                 meta = json.loads(text)
             except (TypeError, ValueError):
                 bad += 1
                 example = text
-        if not isinstance(meta, dict):
-            meta = {}
+            if not isinstance(meta, dict):
+                meta = empty
         provenance = meta.get("provenance")
         if not isinstance(provenance, dict):
-            provenance = {}
-        for i, key in enumerate(PROVENANCE_FIELDS.values()):
-            columns[i].append(_provenance_text(provenance.get(key)))
-        columns[-1].append(_provenance_text(provenance.get("timestamp") or meta.get("original_created_at")))
+            provenance = empty
+        for add, key in fields:
+            add(provenance.get(key))
+        add_original(provenance.get("timestamp") or meta.get("original_created_at"))
     problems.add("frames.metadata", bad, example)
-    return [pa.array(values, type=pa.string()) for values in columns]
+    return [_text_array(values) for values in columns]
 
 
 def _embedding_array(blobs: Sequence[Any], dimensions: int, problems: _Problems) -> pa.Array:
@@ -520,7 +536,7 @@ def _frame_batches(
     sql = f"SELECT {', '.join(select + extra)} FROM memory_frames f ORDER BY f.id"
     stored = len(select)
     for rows in _fetch_batches(db, sql, batch_rows):
-        data = _transpose(rows, stored + len(extra))
+        data = _transpose(rows)
         del rows
         arrays = _column_arrays("frames", _FRAME_STORED_COLUMNS, data[:stored], problems)
         arrays += _provenance_arrays(data[stored], problems)
@@ -533,6 +549,12 @@ def _frame_batches(
         del arrays
         yield batch
         del batch
+
+
+def _frame_batch_rows(batch_rows: int, embedding_dimensions: int | None) -> int:
+    if not embedding_dimensions:
+        return batch_rows
+    return max(1, min(batch_rows, EMBEDDING_BATCH_BYTES // (embedding_dimensions * 4)))
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -612,7 +634,7 @@ def snapshot_mind(
         rows["frames"] = _write_parquet(
             staging / "frames" / PART_FILE,
             frames_schema(dimensions),
-            _frame_batches(db, batch_rows, dimensions, problems),
+            _frame_batches(db, _frame_batch_rows(batch_rows, dimensions), dimensions, problems),
             "frames",
             progress,
         )

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from mind_core import snapshot
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.frames import NewFrame
@@ -245,13 +246,18 @@ def test_frames_are_streamed_in_record_batches(built: tuple[Path, dict], tmp_pat
     assert [n for t, n in seen if t == "frames"] == [min(frames, k) for k in range(3, frames + 3, 3)]
 
 
-def test_embeddings_only_when_asked(built: tuple[Path, dict], tmp_path: Path) -> None:
+def test_embeddings_only_when_asked(
+    built: tuple[Path, dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path, ids = built
+    monkeypatch.setattr(snapshot, "EMBEDDING_BATCH_BYTES", 3 * 1024 * 4)  # three 1024-d vectors a batch
     snapshot_mind(path, tmp_path / "plain", "ws", DAY)
     assert "embedding" not in read(tmp_path / "plain", "frames").schema.names
     summary = snapshot_mind(path, tmp_path / "vec", "ws", DAY, include_embeddings=True)
     table = read(tmp_path / "vec", "frames")
     assert summary["embedding_dimensions"] == 1024
+    frames_file = pq.ParquetFile(partition_dir(tmp_path / "vec", "frames", "ws", DAY) / PART_FILE)
+    assert frames_file.metadata.num_row_groups == -(-len(ids["frames"]) // 3)  # wide rows, smaller batches
     assert table.schema.field("embedding").type == pa.list_(pa.float32(), 1024)
     embeddings = dict(zip(table.column("id").to_pylist(), table.column("embedding").to_pylist(), strict=True))
     for frame_id in ids["frames"]:
