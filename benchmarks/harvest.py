@@ -1,0 +1,85 @@
+"""End-to-end harvest cost vs the embedding model alone, and the re-harvest of an unchanged source.
+
+Generates a ChatGPT export of N messages (default 20,000) deterministically, harvests it into a
+fresh mind with the real model (scan, import, cognify, vectors, reconcile), then embeds the same
+frame texts with the model alone at the same batch size in the same run, and re-harvests.
+Targets (issue #6): harvest time <= 1.3x the model-only time; re-harvest < 3% of the first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from _common import ROOT, PeakRSS, write_results
+
+from mind_core.embeddings import InprocessEmbedder
+from mind_core.harvest.pipeline import harvest, register_source
+from mind_core.mind import Mind
+from tests.exports import write_chatgpt_export
+
+assert ROOT
+
+
+def run(messages: int, per_conversation: int = 50, batch_size: int = 64) -> dict:
+    embedder = InprocessEmbedder(batch_size=batch_size)
+    embedder.embed("warm up the model")
+    with tempfile.TemporaryDirectory() as tmp:
+        export = write_chatgpt_export(Path(tmp) / "export" / "conversations.json",
+                                      messages // per_conversation, per_conversation)
+        mind = Mind.open(Path(tmp) / "bench.mind", embedder=embedder)
+        register_source(mind, "chatgpt", export, "bench")
+        with PeakRSS() as memory:
+            began = time.perf_counter()
+            report = harvest(mind, "bench")
+            total = time.perf_counter() - began
+        texts = [r[0] for r in mind.db.query("SELECT content FROM memory_frames ORDER BY id")]
+        began = time.perf_counter()
+        for start in range(0, len(texts), 256):
+            embedder.embed_batch(texts[start : start + 256])
+        model_only = time.perf_counter() - began
+        began = time.perf_counter()
+        again = harvest(mind, "bench")
+        reharvest = time.perf_counter() - began
+        began = time.perf_counter()
+        forced = harvest(mind, "bench", force=True)
+        forced_seconds = time.perf_counter() - began
+        mind.close()
+    assert again.skipped and forced.imported.frames_new == 0
+    return {
+        "messages": messages,
+        "frames": len(texts),
+        "harvest_s": total,
+        "stage_s": report.stage_seconds,
+        "model_only_s": model_only,
+        "ratio": total / model_only,
+        "messages_per_s": messages / total,
+        "reharvest_s": reharvest,
+        "reharvest_share": reharvest / total,
+        "forced_rescan_s": forced_seconds,
+        "forced_rescan_share": forced_seconds / total,
+        "peak_rss_mb": memory.peak / 2**20,
+        "rss_growth_mb": (memory.peak - memory.baseline) / 2**20,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--messages", type=int, default=20_000)
+    args = parser.parse_args()
+    r = run(args.messages)
+    stages = ", ".join(f"{k} {v:.1f}s" for k, v in r["stage_s"].items())
+    print(f"harvest of {r['messages']:,} messages ({r['frames']:,} frames): {r['harvest_s']:.1f} s "
+          f"({r['messages_per_s']:,.0f} messages/s); stages: {stages}")
+    print(f"embedding model alone on the same texts: {r['model_only_s']:.1f} s -> harvest/model = {r['ratio']:.2f}x "
+          "(target <= 1.3x)")
+    print(f"re-harvest of the unchanged source: {r['reharvest_s'] * 1000:.0f} ms = {r['reharvest_share']:.2%} of the "
+          f"first (target < 3%); forced full rescan: {r['forced_rescan_s']:.2f} s = {r['forced_rescan_share']:.1%}")
+    print(f"peak RSS {r['peak_rss_mb']:.0f} MB ({r['rss_growth_mb']:.0f} MB above the start)")
+    write_results("harvest", r)
+
+
+if __name__ == "__main__":
+    main()
