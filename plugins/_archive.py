@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
+
+from mind_core.harvest.items import HarvestError, ScanEvent
+from plugins._jsonstream import HEAD_BYTES
 
 ARCHIVE_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError)
 
@@ -38,3 +41,37 @@ def unsafe_members(archive: zipfile.ZipFile) -> Iterator[zipfile.ZipInfo]:
 
 def safe_files(archive: zipfile.ZipFile) -> Iterator[zipfile.ZipInfo]:
     return (info for info in archive.infolist() if not info.is_dir() and is_safe_member_name(info.filename))
+
+
+def any_member_head(path: Path, name: str, accept: Callable[[bytes], bool]) -> bool:
+    """True when a member called ``name`` (in any folder) begins with bytes that ``accept`` takes.
+
+    Detection never raises: an archive that cannot be read is simply not a match.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in safe_files(archive):
+                if member_basename(info) == name:
+                    with archive.open(info) as member:
+                        if accept(member.read(HEAD_BYTES)):
+                            return True
+    except ARCHIVE_ERRORS:
+        return False
+    return False
+
+
+def scan_archive(
+    path: Path, scan_members: Callable[[zipfile.ZipFile, str], Iterator[ScanEvent]]
+) -> Iterator[ScanEvent]:
+    """Open an export archive, report crafted member names, then ``scan_members(archive, report_path)``.
+
+    An archive that breaks while being read ends the scan with a located error, never an exception.
+    """
+    report_path = str(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in unsafe_members(archive):
+                yield HarvestError(report_path, "unsafe archive member name; skipped", record=info.filename)
+            yield from scan_members(archive, report_path)
+    except ARCHIVE_ERRORS as exc:
+        yield HarvestError(report_path, f"cannot read archive: {exc}")

@@ -41,6 +41,10 @@ class JSONStreamError(Exception):
         self.records = records
         self.offset = offset
 
+    def describe(self, noun: str) -> str:
+        """The reason, where the file broke, and how many ``noun`` (say "conversations") were kept."""
+        return f"{self.reason} (near byte {self.offset}); the {self.records} {noun} before it were read"
+
 
 class _TooDeep(ValueError):
     pass
@@ -157,6 +161,13 @@ def has_key(head: bytes, key: str) -> bool:
 def first_key_position(head: bytes, keys: tuple[str, ...]) -> int:
     positions = [m.start() for k in keys if (m := re.search(rb'"' + re.escape(k.encode()) + rb'"\s*:', head))]
     return min(positions) if positions else -1
+
+
+def key_before(head: bytes, key: str, rival: str) -> bool:
+    """``key`` occurs, and before ``rival`` if that occurs too: tells look-alike exports apart."""
+    position = first_key_position(head, (key,))
+    rival_position = first_key_position(head, (rival,))
+    return position >= 0 and (rival_position < 0 or position < rival_position)
 
 
 @dataclass

@@ -32,8 +32,15 @@ from mind_core.harvest.items import (
     stable_key,
 )
 from mind_core.plugins import hookimpl
-from plugins._archive import ARCHIVE_ERRORS, is_archive, member_basename, safe_files, unsafe_members
-from plugins._jsonstream import JSONStreamError, first_key_position, read_head, stream_records
+from plugins._archive import (
+    ARCHIVE_ERRORS,
+    any_member_head,
+    is_archive,
+    member_basename,
+    safe_files,
+    scan_archive,
+)
+from plugins._jsonstream import JSONStreamError, key_before, read_head, stream_records
 from plugins.timefmt import epoch_iso, normalize_iso
 
 KIND = "chatgpt"
@@ -50,9 +57,7 @@ class ShapeError(ValueError):
 
 def looks_like_chatgpt(head: bytes) -> bool:
     """A ChatGPT conversation has a ``mapping`` key before any Claude-style ``chat_messages``."""
-    mapping = first_key_position(head, ("mapping",))
-    claude = first_key_position(head, ("chat_messages",))
-    return mapping >= 0 and (claude < 0 or mapping < claude)
+    return key_before(head, "mapping", "chat_messages")
 
 
 def to_iso(value: Any) -> str | None:
@@ -436,9 +441,7 @@ def scan_stream(stream: IO[bytes], report_path: str, member: str | None = None) 
             yield from events
     except JSONStreamError as exc:
         yield HarvestError(
-            report_path,
-            f"{exc.reason} (near byte {exc.offset}); the {exc.records} conversations before it were read",
-            record=f"{prefix}conversation {exc.records}",
+            report_path, exc.describe("conversations"), record=f"{prefix}conversation {exc.records}"
         )
 
 
@@ -451,15 +454,7 @@ class ChatGPTSource:
         if path.is_dir():
             return (path / EXPORT_FILE).is_file() and looks_like_chatgpt(read_head(path / EXPORT_FILE))
         if is_archive(path):
-            try:
-                with zipfile.ZipFile(path) as archive:
-                    return any(
-                        looks_like_chatgpt(_member_head(archive, info))
-                        for info in safe_files(archive)
-                        if member_basename(info) == EXPORT_FILE
-                    )
-            except ARCHIVE_ERRORS:
-                return False
+            return any_member_head(path, EXPORT_FILE, looks_like_chatgpt)
         return path.is_file() and looks_like_chatgpt(read_head(path))
 
     def scan(self, path: Path) -> Iterator[ScanEvent]:
@@ -474,7 +469,7 @@ class ChatGPTSource:
             yield HarvestError(str(path), "no such file")
             return
         if is_archive(path):
-            yield from _scan_archive(path)
+            yield from scan_archive(path, _scan_members)
             return
         try:
             with open(path, "rb") as handle:
@@ -487,31 +482,17 @@ class ChatGPTSource:
         return file_fingerprint(path / EXPORT_FILE if path.is_dir() else path)
 
 
-def _member_head(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
-    with archive.open(info) as member:
-        return member.read(64 * 1024)
-
-
-def _scan_archive(archive_path: Path) -> Iterator[ScanEvent]:
+def _scan_members(archive: zipfile.ZipFile, report_path: str) -> Iterator[ScanEvent]:
     """Stream every conversations.json member of the export archive."""
-    report_path = str(archive_path)
-    try:
-        with zipfile.ZipFile(archive_path) as archive:
-            for info in unsafe_members(archive):
-                yield HarvestError(report_path, "unsafe archive member name; skipped", record=info.filename)
-            members = [info for info in safe_files(archive) if member_basename(info) == EXPORT_FILE]
-            if not members:
-                yield HarvestError(report_path, f"no {EXPORT_FILE} in this archive")
-            for info in members:
-                try:
-                    with archive.open(info) as member:
-                        yield from scan_stream(member, report_path, info.filename)
-                except ARCHIVE_ERRORS as exc:
-                    yield HarvestError(
-                        report_path, f"cannot read archive member: {exc}", record=info.filename
-                    )
-    except ARCHIVE_ERRORS as exc:
-        yield HarvestError(report_path, f"cannot read archive: {exc}")
+    members = [info for info in safe_files(archive) if member_basename(info) == EXPORT_FILE]
+    if not members:
+        yield HarvestError(report_path, f"no {EXPORT_FILE} in this archive")
+    for info in members:
+        try:
+            with archive.open(info) as member:
+                yield from scan_stream(member, report_path, info.filename)
+        except ARCHIVE_ERRORS as exc:
+            yield HarvestError(report_path, f"cannot read archive member: {exc}", record=info.filename)
 
 
 @hookimpl

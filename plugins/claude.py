@@ -31,8 +31,15 @@ from mind_core.harvest.items import (
     stable_key,
 )
 from mind_core.plugins import hookimpl
-from plugins._archive import ARCHIVE_ERRORS, is_archive, member_basename, safe_files, unsafe_members
-from plugins._jsonstream import JSONStreamError, first_key_position, read_head, stream_records
+from plugins._archive import (
+    ARCHIVE_ERRORS,
+    any_member_head,
+    is_archive,
+    member_basename,
+    safe_files,
+    scan_archive,
+)
+from plugins._jsonstream import JSONStreamError, key_before, read_head, stream_records
 from plugins.timefmt import normalize_iso
 
 KIND = "claude"
@@ -53,9 +60,7 @@ class ShapeError(ValueError):
 
 def looks_like_claude(head: bytes) -> bool:
     """A Claude conversation has ``chat_messages`` before any ChatGPT-style ``mapping``."""
-    claude = first_key_position(head, ("chat_messages",))
-    chatgpt = first_key_position(head, ("mapping",))
-    return claude >= 0 and (chatgpt < 0 or claude < chatgpt)
+    return key_before(head, "chat_messages", "mapping")
 
 
 def _iso(value: Any) -> str | None:
@@ -328,11 +333,7 @@ def _records(
             for record in stream_records(stream, list_keys):
                 yield record.index, record.value
     except JSONStreamError as exc:
-        yield HarvestError(
-            report_path,
-            f"{exc.reason} (near byte {exc.offset}); the {exc.records} records before it were read",
-            record=f"{label}{name} record {exc.records}",
-        )
+        yield HarvestError(report_path, exc.describe("records"), record=f"{label}{name} record {exc.records}")
     except ARCHIVE_ERRORS as exc:
         yield HarvestError(report_path, f"cannot read: {exc}", record=f"{label}{name}")
 
@@ -442,16 +443,7 @@ class ClaudeSource:
         if path.is_dir():
             return (path / CONVERSATIONS).is_file() and looks_like_claude(read_head(path / CONVERSATIONS))
         if is_archive(path):
-            try:
-                with zipfile.ZipFile(path) as archive:
-                    for info in safe_files(archive):
-                        if member_basename(info) == CONVERSATIONS:
-                            with archive.open(info) as member:
-                                if looks_like_claude(member.read(64 * 1024)):
-                                    return True
-            except ARCHIVE_ERRORS:
-                return False
-            return False
+            return any_member_head(path, CONVERSATIONS, looks_like_claude)
         return path.is_file() and looks_like_claude(read_head(path))
 
     def scan(self, path: Path) -> Iterator[ScanEvent]:
@@ -464,7 +456,7 @@ class ClaudeSource:
                 return
             yield from _guarded(scan_export(_folder_opener(path), str(path)), str(path))
         elif is_archive(path):
-            yield from _scan_archive(path)
+            yield from scan_archive(path, _scan_export_sets)
         elif path.is_file():
             yield from _guarded(scan_export(_single_file_opener(path), str(path)), str(path))
         else:
@@ -482,34 +474,25 @@ def _guarded(events: Iterator[ScanEvent], report_path: str) -> Iterator[ScanEven
         yield HarvestError(report_path, f"cannot read: {exc}")
 
 
-def _scan_archive(archive_path: Path) -> Iterator[ScanEvent]:
+def _scan_export_sets(archive: zipfile.ZipFile, report_path: str) -> Iterator[ScanEvent]:
     """Each folder of the archive holding export files is one export set, read in place."""
-    report_path = str(archive_path)
-    try:
-        with zipfile.ZipFile(archive_path) as archive:
-            for info in unsafe_members(archive):
-                yield HarvestError(report_path, "unsafe archive member name; skipped", record=info.filename)
-            sets: dict[str, dict[str, zipfile.ZipInfo]] = {}
-            for info in safe_files(archive):
-                if member_basename(info) in EXPORT_FILES:
-                    folder = str(PurePosixPath(info.filename.replace("\\", "/")).parent)
-                    sets.setdefault(folder, {})[member_basename(info)] = info
-            if not sets:
-                yield HarvestError(
-                    report_path, f"no Claude export files ({', '.join(EXPORT_FILES)}) in this archive"
-                )
-            for folder, members in sorted(sets.items()):
+    sets: dict[str, dict[str, zipfile.ZipInfo]] = {}
+    for info in safe_files(archive):
+        if member_basename(info) in EXPORT_FILES:
+            folder = str(PurePosixPath(info.filename.replace("\\", "/")).parent)
+            sets.setdefault(folder, {})[member_basename(info)] = info
+    if not sets:
+        yield HarvestError(report_path, f"no Claude export files ({', '.join(EXPORT_FILES)}) in this archive")
+    for folder, members in sorted(sets.items()):
 
-                def opener(
-                    name: str, members: dict[str, zipfile.ZipInfo] = members
-                ) -> AbstractContextManager[IO[bytes]] | None:
-                    return archive.open(members[name]) if name in members else None
+        def opener(
+            name: str, members: dict[str, zipfile.ZipInfo] = members
+        ) -> AbstractContextManager[IO[bytes]] | None:
+            return archive.open(members[name]) if name in members else None
 
-                label = "" if folder == "." else f"{folder}/"
-                origin = report_path if folder == "." else f"{report_path}!{folder}"
-                yield from scan_export(opener, report_path, label, origin)
-    except ARCHIVE_ERRORS as exc:
-        yield HarvestError(report_path, f"cannot read archive: {exc}")
+        label = "" if folder == "." else f"{folder}/"
+        origin = report_path if folder == "." else f"{report_path}!{folder}"
+        yield from scan_export(opener, report_path, label, origin)
 
 
 @hookimpl

@@ -207,11 +207,7 @@ def scan_takeout(path: Path) -> Iterator[ScanEvent]:
                 else:
                     prompts.append(prompt)
     except JSONStreamError as exc:
-        yield HarvestError(
-            report_path,
-            f"{exc.reason} (near byte {exc.offset}); the {exc.records} entries before it were read",
-            record=f"entry {exc.records}",
-        )
+        yield HarvestError(report_path, exc.describe("entries"), record=f"entry {exc.records}")
     except OSError as exc:
         yield HarvestError(report_path, f"cannot read: {exc}")
         return
