@@ -17,19 +17,15 @@ import gc
 import json
 import random
 import sys
-import threading
 import time
 from pathlib import Path
 
 import psutil
+from _common import RESULTS, PeakRSS
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from mind_core.harvest.items import HarvestError, HarvestItem
+from plugins.chatgpt import ChatGPTSource
 
-from mind_core.harvest.items import HarvestError, HarvestItem  # noqa: E402
-from plugins.chatgpt import ChatGPTSource  # noqa: E402
-
-RESULTS = REPO / "benchmarks" / "results"
 WORDS = (
     "the team migrated PostgreSQL to version 16 after Alice Johnson reviewed the query plans for Project Falcon "
     "while Bob tuned the Kafka consumers and the dashboard latency dropped below two hundred milliseconds so we "
@@ -137,31 +133,6 @@ def generate_export(target: Path, size_mb: int, seed: int = 20240601) -> tuple[i
     return conversations, visible
 
 
-class PeakRSS:
-    """Samples resident memory in a background thread while the scan runs."""
-
-    def __init__(self, interval: float = 0.005) -> None:
-        self._process = psutil.Process()
-        self._interval = interval
-        self._stop = threading.Event()
-        self.peak = self._process.memory_info().rss
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self._process.memory_info().rss)
-            time.sleep(self._interval)
-
-    def __enter__(self) -> PeakRSS:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self._process.memory_info().rss)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=200)
@@ -181,9 +152,8 @@ def main() -> None:
 
     source = ChatGPTSource()
     gc.collect()
-    baseline = psutil.Process().memory_info().rss
     items = messages = errors = 0
-    with PeakRSS() as sampler:
+    with PeakRSS(interval=0.005) as sampler:
         started = time.perf_counter()
         cpu_started = time.process_time()
         for event in source.scan(args.output):
@@ -208,9 +178,9 @@ def main() -> None:
         "messages_per_cpu_s": round(messages / cpu),
         "load_average_1m": round(psutil.getloadavg()[0], 2),
         "mb_per_s": round(size / mb / elapsed, 1),
-        "baseline_rss_mb": round(baseline / mb, 1),
+        "baseline_rss_mb": round(sampler.baseline / mb, 1),
         "peak_rss_mb": round(sampler.peak / mb, 1),
-        "peak_above_baseline_mb": round((sampler.peak - baseline) / mb, 1),
+        "peak_above_baseline_mb": round((sampler.peak - sampler.baseline) / mb, 1),
         "python": sys.version.split()[0],
     }
     for name, value in figures.items():
