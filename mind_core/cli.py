@@ -506,6 +506,73 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- snapshots and analytics --------------------------------------------------------------------
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    from mind_core import snapshot
+
+    home = MindHome(args.home)
+    workspace = None if args.all_workspaces else args.workspace
+    result = snapshot.cmd_snapshot(home, workspace, args.root, args.date, include_embeddings=args.embeddings)
+    rows = [
+        (name, s["rows"]["frames"], s["rows"]["entities"], s["rows"]["relations"], f"{s['seconds']:.1f}",
+         sum(s["invalid_values"].values()))
+        for name, s in result["minds"].items()
+    ]
+    text = format_table(("workspace", "frames", "entities", "relations", "seconds", "nulled values"), rows)
+    emit(args, result, f"{text}\nsnapshot {result['snapshot_date']} written to {result['root']}")
+    return EXIT_OK
+
+
+def _analytics_root(args: argparse.Namespace) -> Any:
+    from mind_core.snapshot import default_snapshot_root
+
+    return args.root or default_snapshot_root(MindHome(args.home))
+
+
+def cmd_analytics_list(args: argparse.Namespace) -> int:
+    from mind_core.analytics import QUERIES
+
+    data = {name: {"description": q.description, "params": q.params} for name, q in QUERIES.items()}
+    lines = []
+    for name, q in QUERIES.items():
+        params = " (" + ", ".join(f"{k}={v}" for k, v in q.params.items()) + ")" if q.params else ""
+        lines.append(f"{name}{params}\n    {q.description}")
+    emit(args, data, "\n".join(lines))
+    return EXIT_OK
+
+
+def _parse_params(pairs: Sequence[str]) -> dict[str, str]:
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InvalidInputError(f"--param expects KEY=VALUE, got {pair!r}")
+        params[key] = value
+    return params
+
+
+def cmd_analytics_query(args: argparse.Namespace) -> int:
+    from mind_core.analytics import Analytics, format_rows
+
+    with Analytics(_analytics_root(args)) as analytics:
+        if args.action == "run":
+            columns, rows = analytics.run(args.name, _parse_params(args.param))
+        else:
+            columns, rows = analytics.sql(args.query)
+    print(format_rows(columns, rows, "json" if args.json else args.format))
+    return EXIT_OK
+
+
+def cmd_analytics_report(args: argparse.Namespace) -> int:
+    from mind_core.analytics import Analytics
+    from mind_core.analytics_report import write_report
+
+    with Analytics(_analytics_root(args)) as analytics:
+        index = write_report(analytics, args.out)
+    emit(args, {"report": str(index)}, f"report written to {index}")
+    return EXIT_OK
+
+
 # -- parser -------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
@@ -612,6 +679,33 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("mcp", parents=[common, external], help="MCP server over stdio").set_defaults(
         func=cmd_mcp
     )
+    snap = commands.add_parser("snapshot", parents=[common], help="export minds to Parquet for analysts")
+    snap.add_argument("--all-workspaces", action="store_true", help="every mind in the home, personal included")
+    snap.add_argument("--root", help="snapshot folder (default: <MIND_HOME>/snapshots)")
+    snap.add_argument("--date", help="snapshot date YYYY-MM-DD (default: today, UTC); re-running replaces it")
+    snap.add_argument("--embeddings", action="store_true", help="include the frame vectors")
+    snap.set_defaults(func=cmd_snapshot)
+
+    from mind_core.analytics import OUTPUT_FORMATS, QUERIES
+
+    analytics_common = argparse.ArgumentParser(add_help=False, parents=[common])
+    analytics_common.add_argument("--root", help="snapshot folder (default: <MIND_HOME>/snapshots)")
+    analytics = commands.add_parser("analytics", help="query the Parquet snapshots with DuckDB").add_subparsers(
+        dest="action", required=True
+    )
+    analytics.add_parser("list", parents=[common], help="the named queries").set_defaults(func=cmd_analytics_list)
+    run = analytics.add_parser("run", parents=[analytics_common], help="run a named query")
+    run.add_argument("name", choices=sorted(QUERIES))
+    run.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="e.g. limit=5")
+    run.add_argument("--format", choices=OUTPUT_FORMATS, default="table")
+    run.set_defaults(func=cmd_analytics_query)
+    sql = analytics.add_parser("sql", parents=[analytics_common], help="any SQL over the snapshot views")
+    sql.add_argument("query")
+    sql.add_argument("--format", choices=OUTPUT_FORMATS, default="table")
+    sql.set_defaults(func=cmd_analytics_query)
+    report = analytics.add_parser("report", parents=[analytics_common], help="PNG charts and index.html")
+    report.add_argument("--out", required=True, help="folder for the report")
+    report.set_defaults(func=cmd_analytics_report)
     return parser
 
 

@@ -103,3 +103,22 @@ def test_harvest_all_shared_data_through_the_cli(tmp_path, capsys, shared_data):
     by_source = {r["source"]: r for r in reports}
     assert errors[outlook] == 1 and "mail_outlook_1" in by_source[outlook]["imported"]["errors"][0]
     assert sum(errors.values()) == 1
+
+
+def test_snapshot_and_analytics_commands(tmp_path, capsys):
+    home = str(tmp_path / "home")
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 3, 4)
+    base = ["--home", home, "--embedder", "mock", "-q"]
+    assert run(capsys, "sources", "add", "chatgpt", str(export), "--name", "gpt", *base)[0] == EXIT_OK
+    assert run(capsys, "harvest", *base)[0] == EXIT_OK
+    code, out, _ = run(capsys, "snapshot", *base, "--date", "2024-05-01", "--json")
+    assert code == EXIT_OK and json.loads(out)["minds"]["default"]["rows"]["frames"] == 12
+    code, out, _ = run(capsys, "analytics", "run", "frames_by_source", "--home", home, "--format", "json")
+    assert code == EXIT_OK and sum(row["frames"] for row in json.loads(out)) == 12
+    code, out, _ = run(capsys, "analytics", "sql", "SELECT count(*) AS n FROM frames_latest", "--home", home,
+                       "--format", "csv")
+    assert out.split() == ["n", "12"]
+    code, out, _ = run(capsys, "analytics", "report", "--out", str(tmp_path / "report"), "--home", home)
+    assert code == EXIT_OK and (tmp_path / "report" / "index.html").is_file()
+    code, _, err = run(capsys, "analytics", "sql", "SELECT nonsense FROM nowhere", "--home", home)
+    assert code == EXIT_USAGE and "Traceback" not in err
