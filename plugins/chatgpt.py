@@ -74,7 +74,7 @@ def to_iso(value: Any) -> str | None:
     if isinstance(value, str):
         try:
             return normalize_iso(value)
-        except ValueError:
+        except (ValueError, OverflowError):
             return None
     return None
 

@@ -68,7 +68,7 @@ def _iso(value: Any) -> str | None:
         return None
     try:
         return normalize_iso(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 

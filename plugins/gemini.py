@@ -98,7 +98,7 @@ def parse_entry(entry: Any, index: int) -> Prompt | None:
         raise ShapeError("entry has no 'time'")
     try:
         moment = parse_iso(raw_time)
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise ShapeError(f"unreadable time {raw_time!r}") from exc
     prompt = title[len(PROMPT_PREFIX) :] if title.startswith(PROMPT_PREFIX) else title
     attachments = [

@@ -55,7 +55,9 @@ def test_created_at_is_honoured_normalized_and_original_kept(mind):
     assert z.created_at == "2025-12-01T14:32:00.000Z"
 
 
-@pytest.mark.parametrize("bad", [None, "not-a-valid-iso-string", "2025-13-45T99:00:00Z", "2025-12-01 14:32:00"])
+@pytest.mark.parametrize(
+    "bad", [None, "not-a-valid-iso-string", "2025-13-45T99:00:00Z", "2025-12-01 14:32:00", "9999-12-31T23:59:59-01:00"]
+)
 def test_bad_created_at_falls_back_to_now_with_warning(mind, caplog, bad):
     with caplog.at_level(logging.WARNING):
         frame = mind.frames.create_i_frame("g", f"undated {bad}", created_at=bad)
