@@ -48,7 +48,10 @@ def parse_iso(value: str) -> datetime:
     moment = datetime.fromisoformat(text)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError as exc:  # e.g. 9999-12-31T23:59:59-01:00 is past year 9999 in UTC
+        raise ValueError(f"timestamp out of range: {value!r}") from exc
 
 
 def normalize_iso(value: str) -> str:
