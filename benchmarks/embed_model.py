@@ -4,7 +4,8 @@ Texts are consecutive 50-word windows of the Obsidian help vault
 (../shared/data/markdown/obsidian-help-en); without that folder, a fixed synthetic vocabulary.
 Prints texts/s for one-text-at-a-time ``embed`` and for ``embed_batch`` at each batch size.
 Each figure is the best of --rounds interleaved rounds (the median is in the JSON), because a
-shared 2-core machine makes single runs swing by 2x or more.
+shared 2-core machine makes single runs swing by 2x or more; texts per CPU-second (all threads)
+is printed alongside, since it compares batch sizes even when other processes take the cores.
 
     .venv/bin/python benchmarks/embed_model.py [--texts 512] [--rounds 3] [--batch-sizes 16 64 256]
 """
@@ -12,6 +13,7 @@ shared 2-core machine makes single runs swing by 2x or more.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import time
@@ -60,23 +62,31 @@ def main() -> None:
         embedder.batch_size = batch_size
         embedder.embed_batch(texts[:batch_size])  # warm the allocator for this shape
 
-    samples: dict[str, list[float]] = {"single": [], **{str(b): [] for b in args.batch_sizes}}
+    keys = ["single", *(str(b) for b in args.batch_sizes)]
+    samples: dict[str, list[float]] = {key: [] for key in keys}
+    cpu_samples: dict[str, list[float]] = {key: [] for key in keys}
+
+    def measure(key: str, count: int, run) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        run()
+        samples[key].append(count / (time.perf_counter() - wall))
+        cpu_samples[key].append(count / max(time.process_time() - cpu, 1e-9))
+
     for _ in range(args.rounds):
-        started = time.perf_counter()
-        for text in single:
-            embedder.embed(text)
-        samples["single"].append(len(single) / (time.perf_counter() - started))
+        measure("single", len(single), lambda: [embedder.embed(text) for text in single])
         for batch_size in args.batch_sizes:
             embedder.batch_size = batch_size
-            started = time.perf_counter()
-            embedder.embed_batch(texts)
-            samples[str(batch_size)].append(len(texts) / (time.perf_counter() - started))
+            measure(str(batch_size), len(texts), lambda: embedder.embed_batch(texts))
 
     best = {key: max(values) for key, values in samples.items()}
-    print(f"  one at a time   {best['single']:8.1f} texts/s")
-    for batch_size in args.batch_sizes:
-        rate = best[str(batch_size)]
-        print(f"  batch_size {batch_size:<4} {rate:8.1f} texts/s  ({rate / best['single']:.1f}x one at a time)")
+    best_cpu = {key: max(values) for key, values in cpu_samples.items()}
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    for key in keys:
+        label = "one at a time  " if key == "single" else f"batch_size {key:<4}"
+        print(
+            f"  {label} {best[key]:8.1f} texts/s  {best_cpu[key]:7.1f} texts/CPU-s"
+            f"  ({best[key] / best['single']:.1f}x one at a time)"
+        )
 
     write_results(
         "embed_model",
@@ -86,7 +96,9 @@ def main() -> None:
             "mean_word_pieces": round(tokens, 1),
             "model_load_s": round(load_s, 2),
             "rounds": args.rounds,
+            "load_average_end": round(os.getloadavg()[0], 2),
             "best_texts_per_s": {key: round(value, 1) for key, value in best.items()},
+            "best_texts_per_cpu_s": {key: round(value, 1) for key, value in best_cpu.items()},
             "median_texts_per_s": {key: round(statistics.median(v), 1) for key, v in samples.items()},
         },
     )
