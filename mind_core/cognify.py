@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from mind_core.errors import InvalidInputError
 from mind_core.extract import ExtractedEntity, Extraction, extract
 from mind_core.frames import Frame, FrameStore
-from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph
+from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph, RelationSighting
 from mind_core.linker import MemoryLink, MemoryLinker
 from mind_core.schema import content_hash
 from mind_core.search import HybridSearch
@@ -47,6 +47,9 @@ MAX_EXTRACT_CHARS = 10_000
 CO_OCCURRENCE_CONFIDENCE = 0.8
 DEFAULT_BATCH_SIZE = 256
 COGNIFIED_KEY = "cognified_hash"
+# Shared (never mutated) so a batch's thousands of sightings have their properties checked once.
+_CO_OCCURRENCE_PROPERTIES = {"source": "cognify"}
+_SEMANTIC_PROPERTIES = {"source": "semantic"}
 _CHUNK = 500
 
 # SQLite's lower() folds ASCII only; entity keys must fold the same way as the
@@ -191,6 +194,7 @@ class CognifyPipeline:
                 [(f.id, e) for f in pending for e in extractions[f.id].entities]
             )
             links: list[tuple[int, int]] = []
+            sightings: list[tuple[int, RelationSighting]] = []
             for frame in pending:
                 ids = list(
                     dict.fromkeys(
@@ -199,10 +203,12 @@ class CognifyPipeline:
                         if key in entity_ids
                     )
                 )
-                created = self._co_occurrences(frame.id, ids)
-                created += self._semantic_relations(frame.id, extractions[frame.id], entity_ids)
+                sightings += [(frame.id, s) for s in _co_occurrences(ids)]
+                sightings += [(frame.id, s) for s in _semantic_relations(extractions[frame.id], entity_ids)]
                 links += [(entity_id, frame.id) for entity_id in ids]
-                outcome[frame.id] = _FrameOutcome(len(ids), created)
+                outcome[frame.id] = _FrameOutcome(len(ids), 0)
+            for frame_id in self._write_relations(sightings):
+                outcome[frame_id].relations_created += 1
             self._write_links([f for f in pending if COGNIFIED_KEY in f.metadata], links)
             self.db.executemany(
                 "UPDATE memory_frames SET metadata = json_set("
@@ -253,50 +259,30 @@ class CognifyPipeline:
             resolved[key] = created.id
         return resolved
 
-    def _co_occurrences(self, frame_id: int, entity_ids: Sequence[int]) -> int:
-        """One undirected ``co_occurs_with`` per entity pair; a repeat sighting raises its count."""
-        created = 0
-        for i, first in enumerate(entity_ids):
-            for second in entity_ids[i + 1 :]:
-                created += self._upsert_relation(
-                    frame_id, first, second, CO_OCCURS_WITH, CO_OCCURRENCE_CONFIDENCE, "cognify"
+    def _write_relations(self, sightings: Sequence[tuple[int, RelationSighting]]) -> list[int]:
+        """Upsert all relation sightings of a batch; returns the frame id of each created relation.
+
+        A sighting the validation schema rejects is logged with its frame and skipped.
+        """
+        rejected: list[InvalidInputError] = []
+        results = self.knowledge.upsert_relations(
+            [s for _, s in sightings], on_invalid=lambda _, exc: rejected.append(exc)
+        )
+        errors = iter(rejected)
+        created: list[int] = []
+        for (frame_id, sighting), result in zip(sightings, results, strict=True):
+            if result is None:
+                log.warning(
+                    "frame %d: relation %s %d->%d skipped: %s",
+                    frame_id,
+                    sighting.relation_type,
+                    sighting.source_id,
+                    sighting.target_id,
+                    next(errors),
                 )
+            elif result[1]:
+                created.append(frame_id)
         return created
-
-    def _semantic_relations(
-        self, frame_id: int, extraction: Extraction, entity_ids: dict[tuple[str, str], int]
-    ) -> int:
-        """Typed relations whose two ends are entities of this same text, matched by lower-case
-        name whatever their type (the first entity of that name in extraction order)."""
-        by_name: dict[str, int] = {}
-        for entity in extraction.entities:
-            entity_id = entity_ids.get(_entity_key(entity.type, entity.name))
-            if entity_id is not None:
-                by_name.setdefault(entity.name.lower(), entity_id)
-        created = 0
-        for relation in extraction.relations:
-            source = by_name.get(relation.source.lower())
-            target = by_name.get(relation.target.lower())
-            if source is None or target is None or source == target:
-                continue
-            created += self._upsert_relation(
-                frame_id, source, target, relation.relation_type, relation.confidence, "semantic"
-            )
-        return created
-
-    def _upsert_relation(
-        self, frame_id: int, source: int, target: int, relation_type: str, confidence: float, origin: str
-    ) -> int:
-        try:
-            _, created = self.knowledge.upsert_relation(
-                source, target, relation_type, confidence, {"source": origin}
-            )
-        except InvalidInputError as exc:
-            log.warning(
-                "frame %d: relation %s %d->%d skipped: %s", frame_id, relation_type, source, target, exc
-            )
-            return 0
-        return int(created)
 
     def _write_links(self, recognified: Sequence[Frame], links: Sequence[tuple[int, int]]) -> None:
         """Link entities to frames; a frame re-extracted after a content change loses its old links."""
@@ -337,6 +323,38 @@ class CognifyPipeline:
         if not stale:
             return 0
         return self.search.vectors.index_frames(stale, batch_size=len(stale))
+
+
+def _co_occurrences(entity_ids: Sequence[int]) -> list[RelationSighting]:
+    """One undirected ``co_occurs_with`` sighting per entity pair of a text."""
+    return [
+        RelationSighting(first, second, CO_OCCURS_WITH, CO_OCCURRENCE_CONFIDENCE, _CO_OCCURRENCE_PROPERTIES)
+        for i, first in enumerate(entity_ids)
+        for second in entity_ids[i + 1 :]
+    ]
+
+
+def _semantic_relations(
+    extraction: Extraction, entity_ids: dict[tuple[str, str], int]
+) -> list[RelationSighting]:
+    """Typed relations whose two ends are entities of this same text, matched by lower-case
+    name whatever their type (the first entity of that name in extraction order)."""
+    by_name: dict[str, int] = {}
+    for entity in extraction.entities:
+        entity_id = entity_ids.get(_entity_key(entity.type, entity.name))
+        if entity_id is not None:
+            by_name.setdefault(entity.name.lower(), entity_id)
+    sightings = []
+    for relation in extraction.relations:
+        source = by_name.get(relation.source.lower())
+        target = by_name.get(relation.target.lower())
+        if source is not None and target is not None and source != target:
+            sightings.append(
+                RelationSighting(
+                    source, target, relation.relation_type, relation.confidence, _SEMANTIC_PROPERTIES
+                )
+            )
+    return sightings
 
 
 def _digest(frame: Frame) -> str:

@@ -10,7 +10,7 @@ import pytest
 from mind_core.cognify import COGNIFIED_KEY, CognifyPipeline
 from mind_core.errors import InvalidInputError
 from mind_core.frames import NewFrame
-from mind_core.knowledge import CO_OCCURS_WITH
+from mind_core.knowledge import CO_OCCURS_WITH, RelationSighting
 from mind_core.mind import Mind
 from mind_core.timestamps import now_iso
 from tests.fakes import HashingEmbedder
@@ -237,6 +237,49 @@ def test_entities_a_validation_schema_rejects_are_skipped_not_fatal(mind, caplog
     assert names == {"PostgreSQL", "SQLite"}
     assert result.relations_created == 1
     assert f"frame {result.frame_id}: entity person 'Alice Johnson' skipped" in caplog.text
+
+
+def test_relations_a_validation_schema_rejects_are_skipped_not_fatal(mind, caplog):
+    mind.knowledge.set_validation_schema({"project": {"allowed_relations": ["depends_on"]}})
+    result = mind.cognify.cognify("Alice Johnson leads Project Falcon")
+    falcon, alice = entity(mind, "project", "Project Falcon"), entity(mind, "person", "Alice Johnson")
+    assert mind.knowledge.get_relations_from(falcon, "led_by") == []
+    assert mind.knowledge.find_relation(alice, falcon, CO_OCCURS_WITH) is not None  # from a person: allowed
+    assert result.relations_created == 1
+    assert f"frame {result.frame_id}: relation led_by {falcon}->{alice} skipped" in caplog.text
+
+
+def test_upsert_relations_matches_upsert_relation_called_in_order():
+    """The bulk relation write of a batch gives the graph that one upsert per sighting gives."""
+    sightings = [
+        (1, 2, CO_OCCURS_WITH, 0.8),
+        (2, 1, CO_OCCURS_WITH, 0.9),  # the same undirected relation, seen the other way round
+        (3, 1, "led_by", 0.9),
+        (1, 3, "led_by", 0.7),  # directed: a different relation
+        (3, 1, "led_by", 0.95),
+        (2, 3, CO_OCCURS_WITH, 0.8),
+    ]
+    graphs = []
+    for bulk in (False, True):
+        with Mind.open(":memory:") as m:
+            for name in ("A", "B", "C"):
+                m.knowledge.create_entity("node", name)
+            m.knowledge.upsert_relation(2, 3, CO_OCCURS_WITH, 0.5, {"source": "earlier"})
+            if bulk:
+                results = m.knowledge.upsert_relations(
+                    [RelationSighting(s, t, r, c, {"source": "x"}) for s, t, r, c in sightings]
+                )
+            else:
+                results = [
+                    m.knowledge.upsert_relation(s, t, r, c, {"source": "x"}) for s, t, r, c in sightings
+                ]
+            rows = m.db.query(
+                "SELECT id, source_id, target_id, relation_type, confidence, properties, valid_to"
+                " FROM knowledge_relations ORDER BY id"
+            )
+            graphs.append((results, [tuple(r) for r in rows]))
+    assert graphs[0] == graphs[1]
+    assert [created for _, created in graphs[1][0]] == [True, False, True, True, False, False]
 
 
 def test_without_an_embedder_the_graph_is_still_written():
