@@ -75,6 +75,13 @@ class _FrameOutcome:
     relations_created: int
 
 
+@dataclass
+class _BatchOutcome:
+    frames: dict[int, _FrameOutcome]
+    skipped: int  # frames whose knowledge was already extracted from their current content
+    vectors: int
+
+
 class CognifyPipeline:
     """The write path of a mind: frame, knowledge graph, entity links, vector, optional links."""
 
@@ -126,7 +133,7 @@ class CognifyPipeline:
         session = self.sessions.ensure(gop_id) if gop_id is not None else self.sessions.ensure_active()
         gop = session["gop_id"]
         frame = self._store(gop, content, importance)
-        outcome, _ = self._cognify_frames([frame])
+        outcome = self._cognify_frames([frame]).frames
         log.debug("cognified turn %s into frame %d", turn_id, frame.id)
         related = None
         if self.enable_linking and self.linker is not None:
@@ -140,7 +147,7 @@ class CognifyPipeline:
         frame = self.frames.get_by_id(_require_id(frame_id))
         if frame is None:
             return None
-        outcome, _ = self._cognify_frames([frame])
+        outcome = self._cognify_frames([frame]).frames
         return CognifyResult(frame.id, outcome[frame.id].entities, outcome[frame.id].relations_created)
 
     def cognify_batch(self, frame_ids: Iterable[int], batch_size: int = DEFAULT_BATCH_SIZE) -> dict[str, int]:
@@ -164,13 +171,13 @@ class CognifyPipeline:
                     "cognify_batch: %d unknown frame id(s) skipped, e.g. %s", len(missing), missing[:5]
                 )
             frames = [found[i] for i in chunk if i in found]
-            outcome, vectors = self._cognify_frames(frames)
+            outcome = self._cognify_frames(frames)
             totals["processed"] += len(frames)
-            totals["skipped"] += sum(1 for f in frames if _is_cognified(f))
+            totals["skipped"] += outcome.skipped
             totals["missing"] += len(missing)
-            totals["entities"] += sum(o.entities for o in outcome.values())
-            totals["relations"] += sum(o.relations_created for o in outcome.values())
-            totals["vectors"] += vectors
+            totals["entities"] += sum(o.entities for o in outcome.frames.values())
+            totals["relations"] += sum(o.relations_created for o in outcome.frames.values())
+            totals["vectors"] += outcome.vectors
         return totals
 
     # -- steps ----------------------------------------------------------------------------
@@ -184,12 +191,28 @@ class CognifyPipeline:
             return self.frames.create_i_frame(gop, content, importance)
         return self.frames.create_p_frame(gop, content, latest_i.id, importance)
 
-    def _cognify_frames(self, frames: Sequence[Frame]) -> tuple[dict[int, _FrameOutcome], int]:
+    def _cognify_frames(self, frames: Sequence[Frame]) -> _BatchOutcome:
         """Knowledge for the frames not yet cognified, then vectors for those without one."""
         pending = [f for f in frames if not _is_cognified(f)]
         extractions = {f.id: extract(f.content[:MAX_EXTRACT_CHARS]) for f in pending}
+        outcome = self._write_knowledge(pending, extractions) if pending else {}
+        written = set(outcome)
+        done = [f.id for f in frames if f.id not in outcome]
+        for frame_id, count in self._link_counts(done).items():
+            outcome[frame_id] = _FrameOutcome(count, 0)
+        return _BatchOutcome(outcome, len(frames) - len(written), self._index_vectors(frames))
+
+    def _write_knowledge(
+        self, pending: Sequence[Frame], extractions: dict[int, Extraction]
+    ) -> dict[int, _FrameOutcome]:
+        """One transaction for the batch's entities, relations, links and markers.
+
+        Extraction ran before the write lock was taken, so the frames are checked again under
+        it: one that another writer cognified meanwhile, or whose content changed, is left out.
+        """
         outcome: dict[int, _FrameOutcome] = {}
         with self.db.transaction():
+            pending = self._still_pending(pending)
             entity_ids = self._resolve_entities(
                 [(f.id, e) for f in pending for e in extractions[f.id].entities]
             )
@@ -216,10 +239,24 @@ class CognifyPipeline:
                 " WHERE id = ?",
                 [(_digest(f), f.id) for f in pending],
             )
-        done = [f.id for f in frames if f.id not in outcome]
-        for frame_id, count in self._link_counts(done).items():
-            outcome[frame_id] = _FrameOutcome(count, 0)
-        return outcome, self._index_vectors(frames)
+        return outcome
+
+    def _still_pending(self, frames: Sequence[Frame]) -> list[Frame]:
+        current: dict[int, tuple[str | None, str | None]] = {}
+        ids = [f.id for f in frames]
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start : start + _CHUNK]
+            rows = self.db.query(
+                f"SELECT id, content_hash, CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.{COGNIFIED_KEY}')"
+                f" END AS marker FROM memory_frames WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            current.update({row["id"]: (row["content_hash"], row["marker"]) for row in rows})
+        return [
+            f
+            for f in frames
+            if f.id in current and current[f.id][1] != current[f.id][0] and current[f.id][0] == f.content_hash
+        ]
 
     def _resolve_entities(
         self, mentions: Sequence[tuple[int, ExtractedEntity]]

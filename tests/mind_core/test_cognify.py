@@ -9,6 +9,7 @@ import pytest
 
 from mind_core.cognify import COGNIFIED_KEY, CognifyPipeline
 from mind_core.errors import InvalidInputError
+from mind_core.extract import Extraction, register_extractor, reset_extractors
 from mind_core.frames import NewFrame
 from mind_core.knowledge import CO_OCCURS_WITH, RelationSighting
 from mind_core.mind import Mind
@@ -215,6 +216,39 @@ def test_changed_content_is_re_extracted_and_re_embedded(mind, fake_embedder):
     assert {e.name for e in mind.knowledge.entities_for_frame(result.frame_id)} == {"Mark Smith", "MySQL"}
     assert again.entities_extracted == 2 and again.relations_created == 1
     assert mind.db.scalar("SELECT COUNT(*) FROM memory_frames_vec") == 1
+
+
+def test_a_frame_cognified_by_another_writer_meanwhile_is_not_counted_twice(tmp_path):
+    """Extraction runs before the write lock; a concurrent writer (here: a second connection,
+    triggered from inside extraction) that cognifies the same frame first must win cleanly."""
+    path = tmp_path / "shared.mind"
+    with (
+        Mind.open(path, embedder=HashingEmbedder()) as first,
+        Mind.open(path, embedder=HashingEmbedder()) as other,
+    ):
+        first.sessions.ensure("g")
+        frame_id = first.frames.create_i_frames([NewFrame("g", MEETING)])[0].id
+
+        class ConcurrentWriter:
+            name = "concurrent-writer"
+            fired = False
+
+            def extract(self, text: str) -> Extraction:
+                if not self.fired:  # once, from the first writer's extraction
+                    self.fired = True
+                    other.cognify.cognify_frame(frame_id)
+                return Extraction()
+
+        reset_extractors()
+        register_extractor(ConcurrentWriter())
+        try:
+            totals = first.cognify.cognify_batch([frame_id])
+        finally:
+            reset_extractors()
+        assert (totals["skipped"], totals["relations"], totals["vectors"]) == (1, 0, 0)
+        counts_after = counts(first)
+        assert counts_after["links"] == 3 and counts_after["vectors"] == 1
+        assert all('"count": 1' in p for p in counts_after["properties"])
 
 
 def test_missing_frames_and_bad_ids(mind):
