@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from mind_core.errors import InvalidInputError
 from mind_core.extract import ExtractedEntity, Extraction, extract
-from mind_core.frames import Frame, FrameStore
+from mind_core.frames import IMPORTANCE_LEVELS, Frame, FrameStore
 from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph, RelationSighting
 from mind_core.linker import MemoryLink, MemoryLinker
 from mind_core.schema import content_hash
@@ -130,6 +130,10 @@ class CognifyPipeline:
         """
         if not isinstance(content, str):
             raise InvalidInputError(f"content to cognify must be a string, got {type(content).__name__}")
+        if importance not in IMPORTANCE_LEVELS:
+            raise InvalidInputError(
+                f"invalid importance {importance!r}; expected one of {', '.join(IMPORTANCE_LEVELS)}"
+            )
         session = self.sessions.ensure(gop_id) if gop_id is not None else self.sessions.ensure_active()
         gop = session["gop_id"]
         frame = self._store(gop, content, importance)

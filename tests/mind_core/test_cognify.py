@@ -86,8 +86,9 @@ def test_importance_is_stored_and_the_given_gop_is_used(mind):
     frame = mind.frames.get_by_id(result.frame_id)
     assert (frame.importance, frame.gop_id) == ("critical", "session:given")
     assert mind.sessions.get_by_gop_id("session:given")["status"] == "active"
-    with pytest.raises(InvalidInputError):
-        mind.cognify.cognify("another note", importance="urgent")
+    for content in ("another note", MEETING):  # also when the content is already a frame
+        with pytest.raises(InvalidInputError):
+            mind.cognify.cognify(content, importance="urgent")
 
 
 def test_a_repeated_name_is_one_entity(mind):
