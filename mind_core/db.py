@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -16,7 +17,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import quote
 
-from mind_core.errors import ExtensionMissingError
+from mind_core.errors import ExtensionMissingError, MindAccessError
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -95,6 +96,34 @@ def _connect_readonly(module: ModuleType, path: Path) -> Any:
     return module.connect(uri + "&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
 
+_ACCESS_HINTS = (
+    ("readonly", "the file or its folder is read-only: fix the permissions or open the mind read-only"),
+    ("cannot be written", "the file or its folder is read-only: fix the permissions or open the mind read-only"),
+    ("disk is full", "the disk is full: free some space and run the command again"),
+    ("unable to open", "check that the folder exists and can be written"),
+    ("not a database", "this file is not a mind (an SQLite database)"),
+)
+
+
+def access_error(path: str, exc: BaseException) -> MindAccessError:
+    """A one-line, actionable error for a mind that cannot be opened or written."""
+    reason = str(exc) or type(exc).__name__
+    folder = Path(path).parent
+    if "unable to open" in reason and folder.is_dir() and not os.access(folder, os.W_OK):
+        reason += " (its folder cannot be written)"
+    hint = next((text for key, text in _ACCESS_HINTS if key in reason.lower()), None)
+    return MindAccessError(f"cannot use the mind at {path}: {reason}" + (f" ({hint})" if hint else ""))
+
+
+def well_formed(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD.
+
+    JSON allows ``"\\ud800"`` escapes, so a query from a client can hold code points that UTF-8
+    (SQLite bindings, embedders) refuses; a query must not fail because of one stray unit.
+    """
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class Database:
     """One connection to one mind file, with re-entrant transactions.
 
@@ -107,6 +136,18 @@ class Database:
         module = driver()
         self.path = str(path)
         self.readonly = readonly
+        self.conn: Any = None
+        try:
+            self._open(module)
+        except (module.DatabaseError, OSError) as exc:
+            if self.conn is not None:
+                self.conn.close()
+            raise access_error(self.path, exc) from exc
+        self._depth = 0
+        self._lock = threading.RLock()
+
+    def _open(self, module: ModuleType) -> None:
+        readonly = self.readonly
         if self.path != ":memory:":
             if readonly:
                 self.conn = _connect_readonly(module, Path(self.path).resolve())
@@ -125,8 +166,6 @@ class Database:
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA wal_autocheckpoint = 4000")  # fewer, larger checkpoints on bulk imports
         self.conn.execute("PRAGMA foreign_keys = ON")
-        self._depth = 0
-        self._lock = threading.RLock()
 
     # -- statements -------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:

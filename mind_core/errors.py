@@ -19,3 +19,7 @@ class NotFoundError(MindError, LookupError):
 
 class FingerprintMismatchError(MindError):
     """A mind was opened with an embedder other than the one its vectors were made with."""
+
+
+class MindAccessError(MindError):
+    """A mind file cannot be opened or written: permissions, a read-only or full disk, not a mind."""

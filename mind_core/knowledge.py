@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mind_core.db import Database
+from mind_core.db import Database, well_formed
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.timestamps import normalize_iso, now_iso
 
@@ -376,7 +376,7 @@ class KnowledgeGraph:
         rows = self.db.query(
             "SELECT * FROM knowledge_entities WHERE name LIKE ? ESCAPE '\\' AND valid_to IS NULL"
             " ORDER BY name, id LIMIT ?",
-            (f"%{escape_like(query)}%", _require_count(limit, "limit")),
+            (f"%{escape_like(well_formed(query))}%", _require_count(limit, "limit")),
         )
         return [_entity(r) for r in rows]
 

@@ -10,7 +10,7 @@ from typing import Any
 from mind_core import reconcile
 from mind_core.awareness import AwarenessLayer
 from mind_core.cognify import CognifyPipeline
-from mind_core.db import Database
+from mind_core.db import Database, access_error
 from mind_core.embeddings.base import Embedder
 from mind_core.frames import FrameStore
 from mind_core.identity import IdentityLayer
@@ -57,6 +57,9 @@ class Mind:
                 mind.search.vectors.rebuild()
             else:
                 mind.search.vectors.check_fingerprint()
+        except db.errors.DatabaseError as exc:  # e.g. a read-only or full disk met by the schema
+            db.close()
+            raise access_error(db.path, exc) from exc
         except BaseException:
             db.close()
             raise

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from mind_core.db import Database
+from mind_core.db import Database, well_formed
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError
 from mind_core.frames import Frame, FrameStore, time_clauses
@@ -208,7 +208,7 @@ class HybridSearch:
         if not isinstance(query, str):
             raise InvalidInputError("query must be a string")
         limit = max(1, min(int(limit), 1000))
-        query = query[:MAX_QUERY_CHARS]
+        query = well_formed(query[:MAX_QUERY_CHARS])
         depth = limit * LANE_DEPTH_FACTOR
         keyword_ids = self.keyword_search(query, depth, gop_id, since, until)
         vector_ids = self.vector_search(query, depth, gop_id, since, until)

@@ -1,0 +1,61 @@
+"""Resource faults through the real `mind` command: one clear error line, an intact mind."""
+
+import os
+import shutil
+
+import pytest
+
+from tests.reliability import faults
+
+
+@pytest.fixture
+def root():
+    with faults.shared_folder() as folder:
+        yield folder
+
+
+def check(outcome: faults.FaultOutcome) -> None:
+    assert outcome.exit_code != 0, outcome
+    assert outcome.error_line.startswith("error:") and not outcome.traceback, outcome
+    assert outcome.integrity == "ok" and outcome.intact, outcome
+    assert outcome.hint and outcome.recovered is not False, outcome
+    assert outcome.ok
+
+
+def test_read_only_mind_file(root):
+    if os.geteuid() == 0 and not shutil.which("setpriv"):
+        pytest.skip("root ignores chmod 444 and setpriv (util-linux) is missing to drop to nobody")
+    outcome = faults.readonly_file(root)
+    check(outcome)
+    assert "read-only" in outcome.error_line
+
+
+def test_read_only_folder(root):
+    outcome = faults.readonly_folder(root)
+    check(outcome)
+    assert "read-only" in outcome.error_line
+
+
+@pytest.mark.parametrize("method", ["tmpfs", "rlimit"])
+def test_full_disk_then_space_freed(root, method):
+    if method == "tmpfs" and not faults.can_mount():
+        pytest.skip("mounting a tmpfs is not permitted here; the rlimit variant covers the full disk")
+    outcome = faults.full_disk(root, method)
+    check(outcome)
+    assert outcome.recovered  # the rerun with space equals a clean run
+
+
+def test_missing_model_package(root):
+    outcome = faults.missing_model(root)
+    check(outcome)
+
+
+def test_a_file_that_is_not_a_mind_is_refused_clearly(tmp_path):
+    from mind_core.errors import MindAccessError
+    from mind_core.mind import Mind
+
+    path = tmp_path / "w.mind"
+    path.write_bytes(b"definitely not SQLite " * 400)
+    with pytest.raises(MindAccessError, match="this file is not a mind"):
+        Mind.open(path)
+    assert path.read_bytes() == b"definitely not SQLite " * 400
