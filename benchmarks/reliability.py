@@ -1,0 +1,256 @@
+"""The long reliability run (issue #11): crash trials, hostile corpus, property tests, concurrency,
+resource faults and the query service under load, with the figures for the README.
+
+    .venv/bin/python benchmarks/reliability.py            # the full run (about 15 minutes on 2 cores)
+    .venv/bin/python benchmarks/reliability.py --quick    # a smoke run of every part
+
+The same harnesses as tests/reliability (which runs each part small in CI); here every part runs
+big and failures are counted instead of stopping the run. Writes benchmarks/results/reliability.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from _common import SHARED_DATA, write_results
+
+from mind_core.embeddings.mock import MockEmbedder
+from mind_core.home import MindHome
+from mind_core.mind import Mind
+from tests.fakes import HashingEmbedder
+from tests.reliability import faults
+from tests.reliability.concurrency import harvest_while_recalling
+from tests.reliability.crash import crash_trials
+from tests.reliability.hostile import build_corpus, harvest_corpus, tree_state
+from tests.reliability.load import KNOWN_BUGS, serve_under_load
+from tests.reliability.properties import (
+    build_query_fixture,
+    check_parser_on_mutations,
+    check_queries,
+    parser_samples,
+)
+
+
+def section(title: str) -> float:
+    print(f"\n== {title} ==", flush=True)
+    return time.perf_counter()
+
+
+def crash_part(root: Path, trials: int, seed: int) -> dict[str, Any]:
+    began = section(f"crash recovery: {trials} SIGKILL trials on a 4,000-message harvest")
+    report = crash_trials(root, trials, seed, conversations=40, messages_each=100)
+    for t in report.trials:
+        status = "ok" if t not in report.failures else "FAILED"
+        print(
+            f"  trial {t.trial:2d}: kill in {t.stage:<7} (marker {t.occurrence:>2}, +{t.jitter * 1000:5.0f} ms)"
+            f" killed={t.killed!s:<5} frames at kill {t.frames_after_kill:>4} -> rerun {t.frames}, "
+            f"lost {t.lost}, duplicated {t.duplicates}, doctor exit {t.doctor_exit}: {status}"
+        )
+    summary = report.summary()
+    summary["seconds"] = round(time.perf_counter() - began, 1)
+    print(f"  {summary}")
+    return summary
+
+
+def hostile_part(root: Path, truncations: int, big_mb: int, seed: int) -> dict[str, Any]:
+    began = section(
+        f"hostile corpus: {truncations} random JSON cuts + every other case, {big_mb} MB single lines"
+    )
+    home = MindHome(root / "home")
+    cases = build_corpus(root / "corpus", truncations=truncations, big_bytes=big_mb * 2**20, seed=seed)
+    before = tree_state(root)
+    with Mind.open(home.workspace_path("hostile"), embedder=MockEmbedder(1024)) as mind:
+        outcomes = list(harvest_corpus(mind, cases))
+        doctor_ok = mind.doctor()["ok"]
+    escaped = tree_state(root, skip=home.root) != before
+    failed = [o for o in outcomes if not o.ok]
+    for outcome in failed:
+        print(f"  FAILED {outcome}")
+    summary = {
+        "sources": len(cases),
+        "bad_inputs": sum(len(c.bad_files) for c in cases) + sum(1 for c in cases if c.refused),
+        "good_records": sum(len(c.good) for c in cases),
+        "good_records_missing": sum(len(o.good_missing) for o in outcomes),
+        "refused_records_imported": sum(len(o.refused_found) for o in outcomes),
+        "located_errors": sum(len(o.errors) for o in outcomes),
+        "unlocated_errors": sum(len(o.unlocated) for o in outcomes),
+        "unhandled_exceptions": sum(o.exception is not None for o in outcomes),
+        "failed_sources": len(failed),
+        "wrote_outside_home": escaped,
+        "doctor_ok": doctor_ok,
+        "seconds": round(time.perf_counter() - began, 1),
+    }
+    print(f"  {summary}")
+    return summary
+
+
+def property_part(root: Path, examples: int) -> dict[str, Any]:
+    began = section(f"property tests: {examples} examples each")
+    results: dict[str, Any] = {}
+    samples = parser_samples(SHARED_DATA)
+    for kind, kind_samples in samples.items():
+        results[f"parser:{kind}"] = _run_property(
+            lambda kind=kind, kind_samples=kind_samples: check_parser_on_mutations(
+                kind, kind_samples, root / kind, examples, derandomize=False
+            )
+        )
+    fixture = build_query_fixture(root / "queries", HashingEmbedder())
+    try:
+        results["queries"] = _run_property(lambda: check_queries(fixture, examples, derandomize=False))
+    finally:
+        fixture.workspace.close()
+        fixture.personal.close()
+    for name, result in results.items():
+        print(
+            f"  {name:<16} examples {result['examples']:>5}  failures {result['failures']}  {result.get('error', '')}"
+        )
+    summary = {
+        "properties": results,
+        "examples": sum(r["examples"] for r in results.values()),
+        "failures": sum(r["failures"] for r in results.values()),
+        "seconds": round(time.perf_counter() - began, 1),
+    }
+    print(f"  total examples {summary['examples']}, failures {summary['failures']}")
+    return summary
+
+
+def _run_property(check: Any) -> dict[str, Any]:
+    try:
+        return {"examples": check(), "failures": 0}
+    except Exception as exc:  # Hypothesis re-raises the shrunk failing example
+        return {
+            "examples": 0,
+            "failures": 1,
+            "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}",
+        }
+
+
+def concurrency_part(root: Path) -> dict[str, Any]:
+    began = section("concurrency: two harvests of 4,000 messages into one mind while a third process recalls")
+    result = harvest_while_recalling(root, conversations=40, messages_each=100)
+    summary = {
+        "exit_codes": result.exit_codes,
+        "locked_failures": result.locked_errors,
+        "touches_skipped_while_locked": result.touches_skipped,
+        "recalls": result.recalls,
+        "frames": result.frames,
+        "expected_frames": 2 * result.messages_per_source,
+        "exact_counts": result.exact,
+        "doctor_ok": result.doctor_ok,
+        "seconds": round(time.perf_counter() - began, 1),
+    }
+    print(f"  {summary}")
+    return summary
+
+
+def faults_part() -> dict[str, Any]:
+    began = section("resource faults through the mind command")
+    runs = [
+        ("read-only file", faults.readonly_file),
+        ("read-only folder", faults.readonly_folder),
+        ("full disk (tmpfs)", lambda r: faults.full_disk(r, "tmpfs")),
+        ("full disk (RLIMIT_FSIZE)", lambda r: faults.full_disk(r, "rlimit")),
+        ("missing model package", faults.missing_model),
+    ]
+    results = {}
+    for name, run in runs:
+        if name == "full disk (tmpfs)" and not faults.can_mount():
+            continue
+        with faults.shared_folder() as folder:
+            outcome = run(folder)
+        results[name] = {
+            "ok": outcome.ok,
+            "method": outcome.method,
+            "exit": outcome.exit_code,
+            "integrity": outcome.integrity,
+            "intact": outcome.intact,
+            "recovered": outcome.recovered,
+            "error": outcome.error_line,
+        }
+        print(
+            f"  {name:<25} {'ok' if outcome.ok else 'FAILED'}  exit {outcome.exit_code}  {outcome.error_line[:150]}"
+        )
+    return {
+        "faults": results,
+        "failures": sum(not r["ok"] for r in results.values()),
+        "seconds": round(time.perf_counter() - began, 1),
+    }
+
+
+def load_part(root: Path, requests: int, clients: int, rounds: int, seed: int) -> dict[str, Any]:
+    began = section(f"query service: {rounds} rounds of {requests} mixed requests from {clients} clients")
+    results = serve_under_load(root, requests, clients, seed, rounds=rounds, known_bugs=True)
+    rounds_out = []
+    for number, result in enumerate(results, 1):
+        problems = Counter(p.split(":", 2)[0] + ":" + p.split(":", 2)[1][:60] for p in result.problems)
+        known = sum(n for p, n in problems.items() if p.split(":")[0] in KNOWN_BUGS)
+        out = {
+            **result.summary(),
+            "known_bug_problems": known,
+            "other_problems": len(result.problems) - known,
+        }
+        rounds_out.append(out)
+        print(f"  round {number}: {out}")
+        for problem, n in problems.most_common(8):
+            print(f"    {n:4d} x {problem}")
+    summary = {
+        "rounds": rounds_out,
+        "requests": sum(r["requests"] for r in rounds_out),
+        "server_errors_5xx": sum(r["server_errors_5xx"] for r in rounds_out),
+        "problems": sum(r["problems"] for r in rounds_out),
+        "known_bug_problems": sum(r["known_bug_problems"] for r in rounds_out),
+        "other_problems": sum(r["other_problems"] for r in rounds_out),
+        "rss_mb": [rounds_out[0]["rss_before_mb"], *(r["rss_after_mb"] for r in rounds_out)],
+        "seconds": round(time.perf_counter() - began, 1),
+    }
+    print(f"  server RSS MB before/after each round: {summary['rss_mb']}")
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a small run of every part")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument(
+        "--only", nargs="*", choices=("crash", "hostile", "properties", "concurrency", "faults", "load")
+    )
+    args = parser.parse_args()
+    size = {
+        "trials": 4 if args.quick else 32,
+        "truncations": 10 if args.quick else 300,
+        "big_mb": 2 if args.quick else 50,
+        "examples": 50 if args.quick else 1000,
+        "requests": 200 if args.quick else 1000,
+        "rounds": 2 if args.quick else 3,
+    }
+    parts = set(args.only or ("crash", "hostile", "properties", "concurrency", "faults", "load"))
+    results: dict[str, Any] = {"size": size, "seed": args.seed}
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="mind-reliability-") as tmp:
+        root = Path(tmp)
+        if "crash" in parts:
+            results["crash"] = crash_part(root / "crash", size["trials"], args.seed)
+        if "hostile" in parts:
+            results["hostile"] = hostile_part(
+                root / "hostile", size["truncations"], size["big_mb"], args.seed
+            )
+        if "properties" in parts:
+            results["properties"] = property_part(root / "properties", size["examples"])
+        if "concurrency" in parts:
+            results["concurrency"] = concurrency_part(root / "concurrency")
+        if "faults" in parts:
+            results["faults"] = faults_part()
+        if "load" in parts:
+            results["load"] = load_part(root / "load", size["requests"], 16, size["rounds"], args.seed)
+    results["seconds"] = round(time.perf_counter() - began, 1)
+    print(f"\nfinished in {results['seconds']} s")
+    write_results("reliability" + ("-quick" if args.quick else ""), results)
+
+
+if __name__ == "__main__":
+    main()
