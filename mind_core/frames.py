@@ -142,15 +142,7 @@ class FrameStore:
         metadata: dict[str, Any] | None = None,
     ) -> Frame:
         """A keyframe, dedup-guarded over all frames: a duplicate is touched and returned."""
-        self._check_write(content, importance, source)
-        digest = content_hash(content)
-        existing = self.db.query_one(
-            "SELECT id FROM memory_frames WHERE content_hash = ? ORDER BY id DESC LIMIT 1", (digest,)
-        )
-        if existing is not None:
-            self.touch(existing["id"])
-            return self.get_by_id(existing["id"])  # type: ignore[return-value]
-        return self._insert("I", gop_id, content, None, importance, source, created_at, metadata, digest)
+        return self.create_i_frames([NewFrame(gop_id, content, importance, source, created_at, metadata)])[0]
 
     def create_i_frames(self, specs: list[NewFrame]) -> list[Frame]:
         """Many keyframes in one transaction, each dedup-guarded like ``create_i_frame``.
