@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from mind_core.db import Database
+from mind_core.db import Database, well_formed
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import FingerprintMismatchError, InvalidInputError, NotFoundError
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
@@ -62,6 +62,7 @@ MAX_DRAIN_BYTES = 4 * 1024 * 1024
 MAX_QUERY_CHARS = 2_000
 MAX_ENTITY_LIMIT = 200
 MAX_IDLE_HANDLES_PER_MIND = 8
+MMAP_BYTES = 1 << 30
 SOCKET_TIMEOUT_SECONDS = 30
 API_VERSION = "1.0.0"
 SERVE_TOKEN_ENV = "MIND_HARVEST_SERVE_TOKEN"
@@ -123,6 +124,7 @@ def _convert(param: Param, value: Any, from_text: bool) -> Any:
         return value
     if not isinstance(value, str):
         raise InvalidInputError(f"'{param.name}' must be a string")
+    value = well_formed(value)  # JSON may carry lone surrogates ("\ud800"); UTF-8 cannot
     if param.max_length is not None and len(value) > param.max_length:
         raise InvalidInputError(f"'{param.name}' is longer than {param.max_length} characters")
     if param.required and not value.strip():
@@ -336,6 +338,9 @@ class MindPool:
             mind = idle.pop() if idle else None
         if mind is None:
             mind = Mind.open(path, embedder=self.embedder, readonly=True)
+            # Reads through a memory map instead of copying pages: the vector lane scans every
+            # stored vector, which costs about a third less CPU this way on a large mind.
+            mind.db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         try:
             yield mind
         finally:
@@ -489,6 +494,8 @@ class QueryService:
             data = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise InvalidInputError("the body is not valid UTF-8 JSON") from exc
+        except RecursionError as exc:  # a small body can nest deeper than the parser recurses
+            raise InvalidInputError("the body's JSON is nested too deeply") from exc
         if not isinstance(data, dict):
             raise InvalidInputError("the body must be a JSON object")
         return data
@@ -601,7 +608,11 @@ class QueryService:
 
 # -- HTTP plumbing ------------------------------------------------------------------------------
 def _json_bytes(payload: dict[str, Any]) -> bytes:
-    return json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+    """UTF-8 JSON; text that UTF-8 cannot carry (a lone surrogate in stored content) is escaped."""
+    try:
+        return json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload, ensure_ascii=True, default=str).encode("ascii")
 
 
 class RequestHandler(BaseHTTPRequestHandler):

@@ -210,6 +210,13 @@ def test_invalid_recall_input_is_a_400(client, base, params):
     assert response.status_code == 400 and response.json()["error"]
 
 
+def test_lone_surrogates_and_deep_nesting(client, base):
+    posted = no_trace(client.post(base + "/recall", content=b'{"query": "Falcon \\ud800 budget"}'))
+    assert posted.status_code == 200 and posted.json()["query"] == "Falcon \ufffd budget"
+    deep = no_trace(client.post(base + "/search", content=b"[" * 30_000 + b"]" * 30_000))
+    assert deep.status_code == 400 and "nested too deeply" in deep.json()["error"]
+
+
 def test_invalid_bodies(client, base):
     for body in (
         b"{not json",
