@@ -1,5 +1,20 @@
-"""Hybrid search: an FTS5 keyword lane and a sqlite-vec vector lane fused by reciprocal rank
-fusion (K = 60), then weighted by a relevance profile (reference-behaviour §3, §4).
+"""Hybrid search: an FTS5 keyword lane and a sqlite-vec vector lane, fused, then weighted by a
+relevance profile (reference-behaviour §3, §4).
+
+Two fusions (``SearchConfig.fusion``):
+
+- ``"convex"`` (default): each lane's top ``lane_depth`` candidates with their scores, normalized
+  per lane (BM25 / its maximum; cosine similarity min-max over the candidates), then a frame's
+  lane score gains ``context_weight`` x the best lane score of the frames next to it in the same
+  session (``context_window`` before/after, by ``t``), and the lanes are combined
+  ``(1 - vector_weight) * keyword + vector_weight * vector``. A memory is usually a turn of a
+  conversation, and the turn that holds an answer often does not repeat the question's words or
+  topic: its neighbours do. Measured on LoCoMo and REALTALK (benchmarks/README.md), this beats
+  RRF by 8-9 points of evidence recall@10 and keeps hybrid above each single lane at every k.
+- ``"rrf"``: the original, reciprocal rank fusion (K = 60) over each lane's top ``2 x limit``.
+
+Either way ``rrf_score`` is the fused score on the RRF scale (0 .. 2/K), so ``match_score``
+keeps its meaning: 1.0 = best in both lanes, above 0.5 only with support from both lanes.
 
 No user query can raise or inject FTS5 syntax: the keyword lane only ever sends quoted word
 tokens joined with OR; a failure of either lane degrades to the other, never to an exception.
@@ -9,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -27,9 +43,11 @@ log = logging.getLogger(__name__)
 
 RRF_K = 60
 MAX_RRF_SCORE = 2.0 / RRF_K  # rank 0 in both lanes
-LANE_DEPTH_FACTOR = 2  # each lane returns limit * 2 candidates, as the original
+LANE_DEPTH_FACTOR = 2  # rrf: each lane returns limit * 2 candidates, as the original
+RELEVANCE_POOL_FACTOR = 2 * LANE_DEPTH_FACTOR  # fused candidates that relevance may reorder
 MAX_QUERY_CHARS = 10_000
 GRAPH_MAX_DEPTH = 3
+FUSIONS = ("convex", "rrf")
 
 FTS_STOP_WORDS = frozenset(
     "the a an is are was were be been being have has had do does did will would could should may might shall "
@@ -56,8 +74,68 @@ def fts_query(query: str) -> str:
     return " OR ".join(f'"{token}"' for token in keyword_tokens(query))
 
 
+def normalize_by_max(hits: list[LaneHit]) -> dict[int, float]:
+    """BM25 has a natural zero, so a lane's scores are divided by the best one (0..1)."""
+    best = max((hit.score for hit in hits), default=0.0)
+    if best <= 0:
+        return {hit.frame_id: 1.0 for hit in hits}
+    return {hit.frame_id: hit.score / best for hit in hits}
+
+
+def normalize_min_max(hits: list[LaneHit]) -> dict[int, float]:
+    """Cosine similarities have no useful zero (unrelated text still scores ~0.1-0.3), so the
+    candidates are stretched to 0..1 between the worst and the best of them."""
+    if not hits:
+        return {}
+    low = min(hit.score for hit in hits)
+    high = max(hit.score for hit in hits)
+    if high - low < 1e-12:
+        return {hit.frame_id: 1.0 for hit in hits}
+    return {hit.frame_id: (hit.score - low) / (high - low) for hit in hits}
+
+
+def merge_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
 def escape_like(term: str) -> str:
     return re.sub(r"([\\%_])", r"\\\1", term)
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """How the two lanes become one ranking (see the module docstring).
+
+    The defaults were chosen on principle (equal lane weights, a short window, a modest share)
+    and checked on the LoCoMo/REALTALK benchmarks, where neighbouring weights and windows
+    (0.2-0.5, 1-2 turns) all score within about two points of each other.
+    """
+
+    fusion: str = "convex"
+    vector_weight: float = 0.5
+    lane_depth: int = 100
+    context_window: int = 2
+    context_weight: float = 0.3
+
+    def __post_init__(self) -> None:
+        if self.fusion not in FUSIONS:
+            raise InvalidInputError(f"unknown fusion {self.fusion!r}; expected one of {', '.join(FUSIONS)}")
+        if not 0.0 <= self.vector_weight <= 1.0:
+            raise InvalidInputError(f"vector_weight must be within 0..1, got {self.vector_weight}")
+        if self.lane_depth < 1 or self.context_window < 0 or self.context_weight < 0:
+            raise InvalidInputError("lane_depth must be >= 1, context_window and context_weight >= 0")
+
+
+@dataclass
+class LaneHit:
+    frame_id: int
+    score: float  # keyword: BM25 (higher is better); vector: cosine similarity
 
 
 @dataclass
@@ -72,8 +150,8 @@ class SearchResult:
     def match_score(self) -> float:
         """How strongly the lanes agree on this frame, on a 0..1 scale: ``rrf / (2 / RRF_K)``.
 
-        1.0 = first in both lanes; above 0.5 only when both lanes found it (one lane alone
-        gives at most 0.5). Relevance (recency, importance) orders results but is not part of
+        1.0 = first in both lanes (with the convex fusion: and so are its session neighbours);
+        above 0.5 only when both lanes support it (one lane alone gives at most 0.5). Relevance (recency, importance) orders results but is not part of
         this: an old conversation can still be a strong match. Thresholds (linker, coverage,
         conflict) compare against this value; the original compared raw final scores (<= ~0.04).
         """
@@ -99,11 +177,13 @@ class HybridSearch:
         embedder: Embedder | None,
         frames: FrameStore | None = None,
         knowledge: KnowledgeGraph | None = None,
+        config: SearchConfig | None = None,
     ) -> None:
         self.db = db
         self.frames = frames or FrameStore(db)
         self.vectors = VectorIndex(db, embedder)
         self.knowledge = knowledge
+        self.config = config or SearchConfig()
 
     @property
     def embedder(self) -> Embedder | None:
@@ -126,6 +206,17 @@ class HybridSearch:
         since: str | None = None,
         until: str | None = None,
     ) -> list[int]:
+        return [hit.frame_id for hit in self.keyword_hits(query, limit, gop_id, since, until)]
+
+    def keyword_hits(
+        self,
+        query: str,
+        limit: int,
+        gop_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> list[LaneHit]:
+        """FTS5 matches in rank order with their BM25 score (FTS5's ``rank`` negated, >= 0)."""
         match = fts_query(query)
         if not match:
             return []
@@ -138,14 +229,16 @@ class HybridSearch:
         clauses += time_sql
         params += time_params
         sql = (
-            "SELECT mf.id FROM memory_frames_fts JOIN memory_frames mf ON mf.id = memory_frames_fts.rowid "
+            "SELECT mf.id, memory_frames_fts.rank FROM memory_frames_fts "
+            "JOIN memory_frames mf ON mf.id = memory_frames_fts.rowid "
             f"WHERE {' AND '.join(clauses)} ORDER BY rank LIMIT ?"
         )
         try:
-            return [row[0] for row in self.db.query(sql, [*params, limit])]
+            return [LaneHit(row[0], max(0.0, -float(row[1]))) for row in self.db.query(sql, [*params, limit])]
         except self.db.errors.Error as exc:
             log.warning("FTS query failed (%s); using the LIKE fallback", exc)
-            return self.like_fallback_search(query, limit, gop_id, since, until)
+            ids = self.like_fallback_search(query, limit, gop_id, since, until)
+            return [LaneHit(frame_id, 1.0) for frame_id in ids]
 
     def like_fallback_search(
         self,
@@ -180,14 +273,26 @@ class HybridSearch:
         since: str | None = None,
         until: str | None = None,
     ) -> list[int]:
+        return [hit.frame_id for hit in self.vector_hits(query, limit, gop_id, since, until)]
+
+    def vector_hits(
+        self,
+        query: str,
+        limit: int,
+        gop_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> list[LaneHit]:
+        """Nearest frames with their cosine similarity (``1 - d^2 / 2``: vectors are unit length)."""
         if self.embedder is None or not query.strip():
             return []
         try:
             vector = self.vectors.embed_query(query)
-            return [frame_id for frame_id, _ in self.vectors.knn(vector, limit, gop_id, since, until)]
+            hits = self.vectors.knn(vector, limit, gop_id, since, until)
         except self.db.errors.Error as exc:
             log.warning("vector lane unavailable (%s); keyword results only", exc)
             return []
+        return [LaneHit(frame_id, 1.0 - distance * distance / 2.0) for frame_id, distance in hits]
 
     # -- fusion ---------------------------------------------------------------------------
     def search(
@@ -209,33 +314,30 @@ class HybridSearch:
             raise InvalidInputError("query must be a string")
         limit = max(1, min(int(limit), 1000))
         query = well_formed(query[:MAX_QUERY_CHARS])
-        depth = limit * LANE_DEPTH_FACTOR
-        keyword_ids = self.keyword_search(query, depth, gop_id, since, until)
-        vector_ids = self.vector_search(query, depth, gop_id, since, until)
-        rrf: dict[int, float] = {}
-        for ids in (keyword_ids, vector_ids):
-            for rank, frame_id in enumerate(ids):
-                rrf[frame_id] = rrf.get(frame_id, 0.0) + 1.0 / (RRF_K + rank)
-        if not rrf:
+        if self.config.fusion == "rrf":
+            fused = self._fuse_rrf(query, limit, gop_id, since, until)
+        else:
+            fused = self._fuse_convex(query, limit, gop_id, since, until)
+        if not fused:
             return []
-        frames = self.frames.get_many(list(rrf))
+        pool = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))[: limit * RELEVANCE_POOL_FACTOR]
+        frames = self.frames.get_many(pool)
         weights = SCORING_PROFILES[profile]
         context = self._with_graph_distances(query, context or ScoringContext(), weights.contextual)
         now = datetime.now(UTC)
-        keyword_rank = {fid: r for r, fid in enumerate(keyword_ids)}
-        vector_rank = {fid: r for r, fid in enumerate(vector_ids)}
         results = []
-        for frame_id, rrf_score in rrf.items():
+        for frame_id in pool:
             frame = frames.get(frame_id)
             if frame is None:  # deleted, or an orphaned index row
                 continue
+            rrf_score = fused[frame_id]["match"] * MAX_RRF_SCORE
             components = relevance_components(frame, context, now)
             relevance = weighted_relevance(components, weights)
             details = None
             if explain:
                 details = {
-                    "keyword_rank": keyword_rank.get(frame_id),
-                    "vector_rank": vector_rank.get(frame_id),
+                    **fused[frame_id],
+                    "fusion": self.config.fusion,
                     "rrf_score": rrf_score,
                     "relevance": components,
                     "weights": weights.__dict__,
@@ -243,6 +345,99 @@ class HybridSearch:
             results.append(SearchResult(frame, rrf_score, relevance, rrf_score * relevance, details))
         results.sort(key=lambda r: r.final_score, reverse=True)
         return results[:limit]
+
+    def _fuse_rrf(
+        self, query: str, limit: int, gop_id: str | None, since: str | None, until: str | None
+    ) -> dict[int, dict[str, Any]]:
+        """The original: RRF (K = 60) over each lane's top ``limit * 2``; match = rrf / (2/K)."""
+        depth = limit * LANE_DEPTH_FACTOR
+        lanes = {
+            "keyword": self.keyword_search(query, depth, gop_id, since, until),
+            "vector": self.vector_search(query, depth, gop_id, since, until),
+        }
+        fused: dict[int, dict[str, Any]] = {}
+        for lane, ids in lanes.items():
+            for rank, frame_id in enumerate(ids):
+                entry = fused.setdefault(frame_id, {"keyword_rank": None, "vector_rank": None, "match": 0.0})
+                entry[f"{lane}_rank"] = rank
+                entry["match"] += 1.0 / (RRF_K + rank) / MAX_RRF_SCORE
+        return fused
+
+    def _fuse_convex(
+        self, query: str, limit: int, gop_id: str | None, since: str | None, until: str | None
+    ) -> dict[int, dict[str, Any]]:
+        """Normalized lane scores plus session-neighbour context, combined with fixed weights;
+        match = the combination divided by its maximum (1 + context_weight)."""
+        config = self.config
+        depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
+        keyword = self.keyword_hits(query, depth, gop_id, since, until)
+        vector = self.vector_hits(query, depth, gop_id, since, until)
+        own = {"keyword": normalize_by_max(keyword), "vector": normalize_min_max(vector)}
+        ranks = {
+            "keyword": {hit.frame_id: r for r, hit in enumerate(keyword)},
+            "vector": {hit.frame_id: r for r, hit in enumerate(vector)},
+        }
+        candidates = set(own["keyword"]) | set(own["vector"])
+        if not candidates:
+            return {}
+        neighbours: dict[int, list[int]] = {}
+        if config.context_window > 0 and config.context_weight > 0:
+            neighbours = self.session_neighbours(candidates, config.context_window, since, until)
+        weights = {"keyword": 1.0 - config.vector_weight, "vector": config.vector_weight}
+        scale = 1.0 + (config.context_weight if neighbours else 0.0)
+        fused: dict[int, dict[str, Any]] = {}
+        for frame_id in candidates | {n for ns in neighbours.values() for n in ns}:
+            entry: dict[str, Any] = {}
+            total = 0.0
+            for lane, scores in own.items():
+                nearby = max((scores.get(n, 0.0) for n in neighbours.get(frame_id, ())), default=0.0)
+                lane_score = scores.get(frame_id, 0.0) + config.context_weight * nearby
+                entry[f"{lane}_rank"] = ranks[lane].get(frame_id)
+                entry[f"{lane}_score"] = scores.get(frame_id, 0.0)
+                entry[f"{lane}_context"] = config.context_weight * nearby
+                total += weights[lane] * lane_score
+            entry["match"] = total / scale
+            fused[frame_id] = entry
+        return fused
+
+    def session_neighbours(
+        self, frame_ids: set[int], window: int, since: str | None = None, until: str | None = None
+    ) -> dict[int, list[int]]:
+        """Frames of the same sessions within ``window`` steps of ``t`` of the given ones (inside
+        the search's time filter), each mapped to its own such neighbours (itself excluded).
+
+        Every frame with a lane score is among ``frame_ids``, so the neighbours of a fetched
+        frame that were not fetched have no score and are not needed."""
+        ids = list(frame_ids)
+        positions: dict[int, tuple[str, int]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" for _ in chunk)
+            for row in self.db.query(f"SELECT id, gop_id, t FROM memory_frames WHERE id IN ({marks})", chunk):
+                positions[row[0]] = (row[1], row[2])
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for gop_id, t in positions.values():
+            spans.setdefault(gop_id, []).append((t - window, t + window))
+        time_sql, time_params = time_clauses("created_at", since, until)
+        by_gop: dict[str, list[tuple[int, int]]] = {}
+        for gop_id, ranges in spans.items():
+            merged = merge_ranges(ranges)
+            for lo, hi in merged:
+                rows = self.db.query(
+                    "SELECT id, t FROM memory_frames WHERE gop_id = ? AND t BETWEEN ? AND ? "
+                    + "".join(f"AND {clause} " for clause in time_sql),
+                    [gop_id, lo, hi, *time_params],
+                )
+                by_gop.setdefault(gop_id, []).extend((row[1], row[0]) for row in rows)
+        result: dict[int, list[int]] = {}
+        for members in by_gop.values():
+            members.sort()
+            ts = [t for t, _ in members]
+            for index, (t, frame_id) in enumerate(members):
+                lo = bisect_left(ts, t - window)
+                hi = bisect_right(ts, t + window)
+                result[frame_id] = [members[i][1] for i in range(lo, hi) if i != index]
+        return result
 
     def _with_graph_distances(self, query: str, context: ScoringContext, weight: float) -> ScoringContext:
         """Seed graph distances from the entities the query names (and recently active ones)."""

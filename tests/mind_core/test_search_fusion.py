@@ -1,0 +1,166 @@
+"""The convex fusion with session-neighbour context, and the original RRF kept as an option."""
+
+import math
+
+import pytest
+
+from mind_core.errors import InvalidInputError
+from mind_core.mind import Mind
+from mind_core.search import (
+    MAX_RRF_SCORE,
+    RRF_K,
+    LaneHit,
+    SearchConfig,
+    merge_ranges,
+    normalize_by_max,
+    normalize_min_max,
+)
+from tests.fakes import HashingEmbedder
+
+PARTY = [
+    "Melanie: how was the birthday party on Saturday",
+    "Caroline: we baked a lemon cake and danced until midnight",
+    "Melanie: sounds lovely",
+]
+OTHER = [
+    "Caroline: the quarterly budget review moved to Thursday",
+    "Melanie: my laptop battery died again",
+    "Caroline: remember to water the tomatoes",
+    "Melanie: traffic on the bridge was terrible",
+]
+
+
+def build(config: SearchConfig | None = None) -> Mind:
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    if config is not None:
+        mind.search.config = config
+    for gop in ("party", "other"):
+        mind.sessions.ensure(gop)
+    frames = [mind.frames.create_i_frame("party", text) for text in PARTY]
+    frames += [mind.frames.create_i_frame("other", text) for text in OTHER]
+    mind.search.index_frames_batch(frames)
+    return mind
+
+
+def rank_of(results, content: str) -> int | None:
+    contents = [r.frame.content for r in results]
+    return contents.index(content) if content in contents else None
+
+
+def test_default_is_convex_with_session_context():
+    config = SearchConfig()
+    assert (config.fusion, config.vector_weight, config.context_window) == ("convex", 0.5, 2)
+    assert Mind.open(":memory:").search.config == config
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"fusion": "borda"},
+        {"vector_weight": 1.5},
+        {"lane_depth": 0},
+        {"context_window": -1},
+        {"context_weight": -0.1},
+    ],
+)
+def test_invalid_configuration_is_a_clear_error(kwargs):
+    with pytest.raises(InvalidInputError):
+        SearchConfig(**kwargs)
+
+
+def test_the_answer_next_to_the_question_is_found_through_its_neighbour():
+    """'cake' is only in the answer; 'birthday party' only in the question before it."""
+    query = "what happened at the birthday party"
+    with build() as mind:
+        with_context = mind.search.search(query, limit=3, explain=True)
+        answer = next(r for r in with_context if r.frame.content == PARTY[1])
+        assert rank_of(with_context, PARTY[0]) == 0
+        assert rank_of(with_context, PARTY[1]) == 1
+        assert answer.explain["keyword_rank"] is None
+        assert answer.explain["keyword_context"] > 0
+    with build(SearchConfig(context_window=0)) as mind:
+        without = {r.frame.content: r for r in mind.search.search(query, limit=10)}
+        assert PARTY[1] not in without or without[PARTY[1]].match_score < answer.match_score
+
+
+def test_context_stays_inside_the_session_and_the_window():
+    with build(SearchConfig(context_window=1)) as mind:
+        results = mind.search.search("birthday party", limit=10, explain=True)
+        by_content = {r.frame.content: r for r in results}
+        for text in OTHER:  # another session lends nothing
+            if text in by_content:
+                assert by_content[text].explain["keyword_context"] == 0
+        assert by_content[PARTY[1]].explain["keyword_context"] > 0
+        # two steps away from the only keyword hit: outside a window of 1
+        assert PARTY[2] not in by_content or by_content[PARTY[2]].explain["keyword_context"] == 0
+
+
+def test_session_neighbours_follow_t_within_the_window():
+    with build() as mind:
+        ids = [f.id for f in mind.frames.get_gop_frames("party")]
+        neighbours = mind.search.session_neighbours({ids[0]}, 1)
+        assert neighbours[ids[0]] == [ids[1]]
+        assert sorted(mind.search.session_neighbours({ids[1]}, 1)[ids[1]]) == [ids[0], ids[2]]
+        assert sorted(mind.search.session_neighbours({ids[0]}, 2)[ids[0]]) == [ids[1], ids[2]]
+
+
+def test_a_neighbour_outside_the_time_filter_is_never_returned():
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    mind.sessions.ensure("g")
+    question = mind.frames.create_i_frame("g", "where is the spare key", created_at="2024-03-01T10:00:00Z")
+    answer = mind.frames.create_i_frame("g", "under the flower pot", created_at="2024-05-01T10:00:00Z")
+    mind.search.index_frames_batch([question, answer])
+    ids = [r.frame.id for r in mind.search.search("spare key", until="2024-03-31")]
+    assert ids == [question.id]
+    assert answer.id in [r.frame.id for r in mind.search.search("spare key")]
+
+
+def test_match_score_keeps_its_scale():
+    with build() as mind:
+        top = mind.search.search("lemon cake danced midnight", limit=5)
+        assert top[0].frame.content == PARTY[1]
+        assert 0.6 <= top[0].match_score <= 1.0
+        for result in top:
+            assert 0.0 <= result.match_score <= 1.0
+            assert result.rrf_score <= MAX_RRF_SCORE + 1e-12
+            assert math.isclose(result.final_score, result.rrf_score * result.relevance_score)
+    keyword_only = build()
+    keyword_only.search.vectors.embedder = None  # the vector lane is unavailable
+    for result in keyword_only.search.search("birthday party cake", limit=5):
+        assert result.match_score <= 0.5 + 1e-12  # one lane alone
+
+
+def test_rrf_option_is_the_original_fusion():
+    with build(SearchConfig(fusion="rrf")) as mind:
+        limit = 3
+        keyword = mind.search.keyword_search("birthday party cake budget", limit * 2)
+        vector = mind.search.vector_search("birthday party cake budget", limit * 2)
+        expected: dict[int, float] = {}
+        for ids in (keyword, vector):
+            for rank, frame_id in enumerate(ids):
+                expected[frame_id] = expected.get(frame_id, 0.0) + 1 / (RRF_K + rank)
+        results = mind.search.search("birthday party cake budget", limit=limit, explain=True)
+        assert len(results) == limit
+        for result in results:
+            assert math.isclose(result.rrf_score, expected[result.frame.id])
+            assert result.explain["fusion"] == "rrf"
+
+
+def test_lane_hits_carry_scores_in_rank_order():
+    with build() as mind:
+        keyword = mind.search.keyword_hits("birthday party", 10)
+        assert keyword and all(hit.score > 0 for hit in keyword)
+        assert [h.score for h in keyword] == sorted((h.score for h in keyword), reverse=True)
+        vector = mind.search.vector_hits("birthday party", 10)
+        assert [h.score for h in vector] == sorted((h.score for h in vector), reverse=True)
+        assert all(-1.0 - 1e-6 <= h.score <= 1.0 + 1e-6 for h in vector)
+
+
+def test_normalizations():
+    hits = [LaneHit(1, 8.0), LaneHit(2, 2.0)]
+    assert normalize_by_max(hits) == {1: 1.0, 2: 0.25}
+    assert normalize_min_max(hits) == {1: 1.0, 2: 0.0}
+    assert normalize_min_max([LaneHit(3, 0.4), LaneHit(4, 0.4)]) == {3: 1.0, 4: 1.0}
+    assert normalize_by_max([LaneHit(5, 0.0)]) == {5: 1.0}
+    assert normalize_min_max([]) == {} and normalize_by_max([]) == {}
+    assert merge_ranges([(5, 7), (0, 2), (3, 4), (10, 12)]) == [(0, 7), (10, 12)]
