@@ -24,13 +24,21 @@ assert ROOT
 
 
 def run(messages: int, per_conversation: int = 50, batch_size: int = 64) -> dict:
-    embedder = InprocessEmbedder(batch_size=batch_size)
-    embedder.embed("warm up the model")
     with tempfile.TemporaryDirectory() as tmp:
         export = write_chatgpt_export(Path(tmp) / "export" / "conversations.json",
                                       messages // per_conversation, per_conversation)
+        return measure_harvest(export, "chatgpt", messages, batch_size)
+
+
+def measure_harvest(export: Path, kind: str, messages: int, batch_size: int = 64) -> dict:
+    """Harvest ``export`` (a source of ``kind``) into a fresh mind with the real model, time the
+    model alone on the frame texts, then re-harvest unchanged and forced (benchmarks/ingest.py
+    reuses this on its own export)."""
+    embedder = InprocessEmbedder(batch_size=batch_size)
+    embedder.embed("warm up the model")
+    with tempfile.TemporaryDirectory() as tmp:
         mind = Mind.open(Path(tmp) / "bench.mind", embedder=embedder)
-        register_source(mind, "chatgpt", export, "bench")
+        register_source(mind, kind, export, "bench")
         with PeakRSS() as memory:
             began = time.perf_counter()
             report = harvest(mind, "bench")
@@ -51,6 +59,7 @@ def run(messages: int, per_conversation: int = 50, batch_size: int = 64) -> dict
     return {
         "messages": messages,
         "frames": len(texts),
+        "batch_size": batch_size,
         "harvest_s": total,
         "stage_s": report.stage_seconds,
         "model_only_s": model_only,
