@@ -32,9 +32,15 @@ lint: $(STAMP)
 ui: $(STAMP)
 	mkdir -p .dagster && DAGSTER_HOME=$(CURDIR)/.dagster $(BIN)/dagster dev -w workspace.yaml
 
+# Every benchmark, results in benchmarks/results/ (see benchmarks/README.md); about two hours on 2 cores.
+BENCHMARKS := frames search harvest parse cognify extraction snapshot recall locomo realtalk ingest
+
 bench: $(STAMP)
 	mkdir -p benchmarks/results
-	for b in frames search; do $(BIN)/python benchmarks/$$b.py || exit 1; done
+	for b in $(BENCHMARKS); do \
+		if [ -f benchmarks/$$b.py ]; then echo "== benchmarks/$$b.py"; $(BIN)/python benchmarks/$$b.py || exit 1; \
+		else echo "== benchmarks/$$b.py not present, skipped"; fi; \
+	done
 
 clean:
 	rm -rf $(VENV) .demo .dagster benchmarks/results
