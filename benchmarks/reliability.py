@@ -27,7 +27,7 @@ from tests.reliability import faults
 from tests.reliability.concurrency import harvest_while_recalling
 from tests.reliability.crash import crash_trials
 from tests.reliability.hostile import build_corpus, harvest_corpus, tree_state
-from tests.reliability.load import KNOWN_BUGS, serve_under_load
+from tests.reliability.load import serve_under_load
 from tests.reliability.properties import (
     build_query_fixture,
     check_parser_on_mutations,
@@ -184,16 +184,11 @@ def faults_part() -> dict[str, Any]:
 
 def load_part(root: Path, requests: int, clients: int, rounds: int, seed: int) -> dict[str, Any]:
     began = section(f"query service: {rounds} rounds of {requests} mixed requests from {clients} clients")
-    results = serve_under_load(root, requests, clients, seed, rounds=rounds, known_bugs=True)
+    results = serve_under_load(root, requests, clients, seed, rounds=rounds)
     rounds_out = []
     for number, result in enumerate(results, 1):
         problems = Counter(p.split(":", 2)[0] + ":" + p.split(":", 2)[1][:60] for p in result.problems)
-        known = sum(n for p, n in problems.items() if p.split(":")[0] in KNOWN_BUGS)
-        out = {
-            **result.summary(),
-            "known_bug_problems": known,
-            "other_problems": len(result.problems) - known,
-        }
+        out = result.summary()
         rounds_out.append(out)
         print(f"  round {number}: {out}")
         for problem, n in problems.most_common(8):
@@ -203,8 +198,6 @@ def load_part(root: Path, requests: int, clients: int, rounds: int, seed: int) -
         "requests": sum(r["requests"] for r in rounds_out),
         "server_errors_5xx": sum(r["server_errors_5xx"] for r in rounds_out),
         "problems": sum(r["problems"] for r in rounds_out),
-        "known_bug_problems": sum(r["known_bug_problems"] for r in rounds_out),
-        "other_problems": sum(r["other_problems"] for r in rounds_out),
         "rss_mb": [rounds_out[0]["rss_before_mb"], *(r["rss_after_mb"] for r in rounds_out)],
         "seconds": round(time.perf_counter() - began, 1),
     }

@@ -9,7 +9,7 @@ from tests.reliability.load import Server, build_home, serve_under_load
 
 
 def test_mixed_hostile_requests_get_clean_answers_and_memory_settles(tmp_path):
-    first, second = serve_under_load(tmp_path, count=200, clients=16, seed=9, rounds=2, known_bugs=False)
+    first, second = serve_under_load(tmp_path, count=200, clients=16, seed=9, rounds=2)
     for result in (first, second):
         assert result.requests == 200
         assert result.problems == [], result.problems[:10]
