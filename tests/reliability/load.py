@@ -412,14 +412,16 @@ def run_load(server: Server, requests: list[Request], clients: int) -> LoadResul
     )
 
 
-def serve_under_load(root: Path, count: int, clients: int, seed: int, rounds: int = 1) -> list[LoadResult]:
+def serve_under_load(
+    root: Path, count: int, clients: int, seed: int, rounds: int = 1, warm_up: int = 200
+) -> list[LoadResult]:
     """Start a server, warm it up, then run ``rounds`` rounds of ``count`` mixed requests."""
     home, frame_ids = build_home(root)
     server = Server(home)
     rng = random.Random(seed)
     results = []
     try:
-        run_load(server, request_mix(rng, 50, frame_ids), clients)  # warm-up: pools, caches
+        run_load(server, request_mix(rng, warm_up, frame_ids), clients)  # warm-up: pools, caches
         for _ in range(rounds):
             results.append(run_load(server, request_mix(rng, count, frame_ids), clients))
     finally:
