@@ -64,6 +64,10 @@ class Request:
     body: bytes | None = None
     headers: dict[str, str] = field(default_factory=dict)
     raw: bytes | None = None
+    # The server answers 413 to a huge declared body without reading it and closes; the unread
+    # bytes make the kernel reset the connection, which can discard that 413 before the client
+    # reads it. Such a reset is counted (status None), not a failure.
+    may_reset: bool = False
 
 
 @dataclass
@@ -117,6 +121,7 @@ def request_mix(rng: random.Random, count: int, frame_ids: list[int]) -> list[Re
             "oversize",
             raw=b"POST /recall HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n"
             + b"a" * 65536,
+            may_reset=True,
         ),
         lambda: Request(
             "oversize", raw=b'POST /recall HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{"query"'
@@ -247,7 +252,9 @@ def _send_raw(port: int, request: Request) -> Answer:
         except OSError:
             pass
     if not data:
-        return Answer(request.kind, None, "connection closed without an answer")
+        return Answer(
+            request.kind, None, None if request.may_reset else "connection closed without an answer"
+        )
     if not data.startswith(b"HTTP/"):  # a request line too broken to name a version: HTTP/0.9
         return check_answer(request.kind, HTTP09, data)
     head, _, body = data.partition(b"\r\n\r\n")
