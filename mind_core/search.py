@@ -4,13 +4,15 @@ relevance profile (reference-behaviour §3, §4).
 Two fusions (``SearchConfig.fusion``):
 
 - ``"convex"`` (default): each lane's top ``lane_depth`` candidates with their scores, normalized
-  per lane (BM25 / its maximum; cosine similarity min-max over the candidates), then a frame's
-  lane score gains ``context_weight`` x the best lane score of the frames next to it in the same
-  session (``context_window`` before/after, by ``t``), and the lanes are combined
-  ``(1 - vector_weight) * keyword + vector_weight * vector``. A memory is usually a turn of a
-  conversation, and the turn that holds an answer often does not repeat the question's words or
-  topic: its neighbours do. Measured on LoCoMo and REALTALK (benchmarks/README.md), this beats
-  RRF by 8-9 points of evidence recall@10 and keeps hybrid above each single lane at every k.
+  per lane to 0..1 (BM25 / its maximum; cosine similarity from the score where the list was cut
+  to the best, see ``normalize_min_max``). A frame's
+  lane score then takes in its session context: ``1 - (1 - own) * (1 - context_weight * best)``,
+  where ``best`` is the best lane score among the frames within ``context_window`` steps of its
+  ``t`` in the same session (a noisy-OR: the frame matches, or the turn next to it does). The lanes
+  are combined ``(1 - vector_weight) * keyword + vector_weight * vector``. A memory is usually a
+  turn of a conversation, and the turn that holds an answer often does not repeat the question's
+  words or topic: its neighbours do. Measured on LoCoMo and REALTALK (benchmarks/README.md), this
+  beats RRF by 4-9 points of evidence recall@10 and keeps hybrid above each single lane at every k.
 - ``"rrf"``: the original, reciprocal rank fusion (K = 60) over each lane's top ``2 x limit``.
 
 Either way ``rrf_score`` is the fused score on the RRF scale (0 .. 2/K), so ``match_score``
@@ -82,12 +84,14 @@ def normalize_by_max(hits: list[LaneHit]) -> dict[int, float]:
     return {hit.frame_id: hit.score / best for hit in hits}
 
 
-def normalize_min_max(hits: list[LaneHit]) -> dict[int, float]:
-    """Cosine similarities have no useful zero (unrelated text still scores ~0.1-0.3), so the
-    candidates are stretched to 0..1 between the worst and the best of them."""
+def normalize_min_max(hits: list[LaneHit], cut: bool = True) -> dict[int, float]:
+    """Cosine similarities have no useful zero (unrelated text still scores ~0.1-0.3), so when
+    the lane's list was cut at its depth the candidates are stretched to 0..1 between the score
+    at the cut and the best. A list that was not cut (the whole mind fitted) has no such floor:
+    then 0 is the floor, so two near-equal candidates stay near-equal."""
     if not hits:
         return {}
-    low = min(hit.score for hit in hits)
+    low = min(hit.score for hit in hits) if cut else min(0.0, *(hit.score for hit in hits))
     high = max(hit.score for hit in hits)
     if high - low < 1e-12:
         return {hit.frame_id: 1.0 for hit in hits}
@@ -121,15 +125,17 @@ class SearchConfig:
     vector_weight: float = 0.5
     lane_depth: int = 100
     context_window: int = 2
-    context_weight: float = 0.3
+    context_weight: float = 0.4
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
             raise InvalidInputError(f"unknown fusion {self.fusion!r}; expected one of {', '.join(FUSIONS)}")
         if not 0.0 <= self.vector_weight <= 1.0:
             raise InvalidInputError(f"vector_weight must be within 0..1, got {self.vector_weight}")
-        if self.lane_depth < 1 or self.context_window < 0 or self.context_weight < 0:
-            raise InvalidInputError("lane_depth must be >= 1, context_window and context_weight >= 0")
+        if self.lane_depth < 1 or self.context_window < 0 or not 0.0 <= self.context_weight <= 1.0:
+            raise InvalidInputError(
+                "lane_depth must be >= 1, context_window >= 0, context_weight within 0..1"
+            )
 
 
 @dataclass
@@ -367,12 +373,15 @@ class HybridSearch:
         self, query: str, limit: int, gop_id: str | None, since: str | None, until: str | None
     ) -> dict[int, dict[str, Any]]:
         """Normalized lane scores plus session-neighbour context, combined with fixed weights;
-        match = the combination divided by its maximum (1 + context_weight)."""
+        every lane score stays within 0..1, so match is 1.0 only for the best of both lanes."""
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
         keyword = self.keyword_hits(query, depth, gop_id, since, until)
         vector = self.vector_hits(query, depth, gop_id, since, until)
-        own = {"keyword": normalize_by_max(keyword), "vector": normalize_min_max(vector)}
+        own = {
+            "keyword": normalize_by_max(keyword),
+            "vector": normalize_min_max(vector, cut=len(vector) >= depth),
+        }
         ranks = {
             "keyword": {hit.frame_id: r for r, hit in enumerate(keyword)},
             "vector": {hit.frame_id: r for r, hit in enumerate(vector)},
@@ -384,19 +393,19 @@ class HybridSearch:
         if config.context_window > 0 and config.context_weight > 0:
             neighbours = self.session_neighbours(candidates, config.context_window, since, until)
         weights = {"keyword": 1.0 - config.vector_weight, "vector": config.vector_weight}
-        scale = 1.0 + (config.context_weight if neighbours else 0.0)
         fused: dict[int, dict[str, Any]] = {}
         for frame_id in candidates | {n for ns in neighbours.values() for n in ns}:
             entry: dict[str, Any] = {}
             total = 0.0
             for lane, scores in own.items():
                 nearby = max((scores.get(n, 0.0) for n in neighbours.get(frame_id, ())), default=0.0)
-                lane_score = scores.get(frame_id, 0.0) + config.context_weight * nearby
+                alone = scores.get(frame_id, 0.0)
+                lane_score = 1.0 - (1.0 - alone) * (1.0 - config.context_weight * nearby)
                 entry[f"{lane}_rank"] = ranks[lane].get(frame_id)
-                entry[f"{lane}_score"] = scores.get(frame_id, 0.0)
-                entry[f"{lane}_context"] = config.context_weight * nearby
+                entry[f"{lane}_score"] = alone
+                entry[f"{lane}_context"] = lane_score - alone
                 total += weights[lane] * lane_score
-            entry["match"] = total / scale
+            entry["match"] = total
             fused[frame_id] = entry
         return fused
 

@@ -49,7 +49,12 @@ def rank_of(results, content: str) -> int | None:
 
 def test_default_is_convex_with_session_context():
     config = SearchConfig()
-    assert (config.fusion, config.vector_weight, config.context_window) == ("convex", 0.5, 2)
+    assert (config.fusion, config.vector_weight, config.context_window, config.context_weight) == (
+        "convex",
+        0.5,
+        2,
+        0.4,
+    )
     assert Mind.open(":memory:").search.config == config
 
 
@@ -119,7 +124,7 @@ def test_match_score_keeps_its_scale():
     with build() as mind:
         top = mind.search.search("lemon cake danced midnight", limit=5)
         assert top[0].frame.content == PARTY[1]
-        assert 0.6 <= top[0].match_score <= 1.0
+        assert top[0].match_score == pytest.approx(1.0)  # best in both lanes
         for result in top:
             assert 0.0 <= result.match_score <= 1.0
             assert result.rrf_score <= MAX_RRF_SCORE + 1e-12
@@ -161,6 +166,8 @@ def test_normalizations():
     assert normalize_by_max(hits) == {1: 1.0, 2: 0.25}
     assert normalize_min_max(hits) == {1: 1.0, 2: 0.0}
     assert normalize_min_max([LaneHit(3, 0.4), LaneHit(4, 0.4)]) == {3: 1.0, 4: 1.0}
+    # a list that was not cut at the lane's depth is stretched from 0, not from its worst member
+    assert normalize_min_max([LaneHit(1, 0.5), LaneHit(2, 0.4)], cut=False) == pytest.approx({1: 1.0, 2: 0.8})
     assert normalize_by_max([LaneHit(5, 0.0)]) == {5: 1.0}
     assert normalize_min_max([]) == {} and normalize_by_max([]) == {}
     assert merge_ranges([(5, 7), (0, 2), (3, 4), (10, 12)]) == [(0, 7), (10, 12)]
