@@ -73,7 +73,9 @@ def make_embedder(name: str | None) -> Any:
     from mind_core.embeddings import create_embedding_provider
 
     provider = name or os.environ.get(EMBEDDER_ENV) or "inprocess"
-    embedder = create_embedding_provider(provider)
+    # Only `auto` may fall back to the mock: an explicitly chosen provider that cannot start
+    # (e.g. the model package is missing) must fail, not bake meaningless vectors into a mind.
+    embedder = create_embedding_provider(provider, fallback_to_mock=provider == "auto")
     status = embedder.get_status()
     if status.get("warning"):
         print(f"warning: {status['warning']}", file=sys.stderr)
@@ -730,6 +732,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_FAILED
+    except BrokenPipeError:  # output piped into `head` and friends
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stop the interpreter's flush from failing again
+        return EXIT_OK
 
 
 if __name__ == "__main__":
