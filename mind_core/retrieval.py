@@ -1,9 +1,9 @@
 """Combined retrieval: "what do I know about X" across the workspace mind, the personal mind and,
 when local memory is thin, external sources (spec §8, reference-behaviour §9).
 
-Score scale. A memory result's ``score`` is the search's ``match_score`` (``rrf / (2 / RRF_K)``,
-0..1): 1.0 is first in both the keyword and the vector lane, and only a frame both lanes found
-can exceed 0.5. The spec's thresholds (3 results at >= 0.7 for local coverage, 0.6 for a
+Score scale. A memory result's ``score`` is the search's ``match_score``: the fused lane score on
+a 0..1 scale, 1.0 for the best match of both the keyword and the vector lane, at most 0.5 with
+support from one lane alone (``SearchResult.match_score``). The spec's thresholds (3 results at >= 0.7 for local coverage, 0.6 for a
 conflict) are compared against it. The original compared them with raw final scores (at most
 ~0.04), so its coverage was never sufficient and no conflict was ever flagged. An external
 result's score is the source's own, clamped to 0..1 (the HTTP contract asks for 0..1).

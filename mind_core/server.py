@@ -274,8 +274,8 @@ def openapi_document() -> dict[str, Any]:
             "title": "mind-harvest query service",
             "version": API_VERSION,
             "description": (
-                "Recall and search over mind-harvest minds. Scores: 'score' / 'match_score' is 0..1 "
-                "(rrf / (2/60)); above 0.5 only when both the keyword and the vector lane found the frame."
+                "Recall and search over mind-harvest minds. Scores: 'score' / 'match_score' is 0..1; "
+                "1.0 is the best match of both the keyword and the vector lane, one lane alone gives at most 0.5."
             ),
         },
         "paths": paths,
