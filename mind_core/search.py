@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import re
-from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -96,16 +95,6 @@ def normalize_min_max(hits: list[LaneHit], cut: bool = True) -> dict[int, float]
     if high - low < 1e-12:
         return {hit.frame_id: 1.0 for hit in hits}
     return {hit.frame_id: (hit.score - low) / (high - low) for hit in hits}
-
-
-def merge_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for lo, hi in sorted(ranges):
-        if merged and lo <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    return merged
 
 
 def escape_like(term: str) -> str:
@@ -373,7 +362,8 @@ class HybridSearch:
         self, query: str, limit: int, gop_id: str | None, since: str | None, until: str | None
     ) -> dict[int, dict[str, Any]]:
         """Normalized lane scores plus session-neighbour context, combined with fixed weights;
-        every lane score stays within 0..1, so match is 1.0 only for the best of both lanes."""
+        every lane score stays within 0..1, so match is 1.0 only for the best of both lanes.
+        Returns the best ``limit * RELEVANCE_POOL_FACTOR`` frames, the ones relevance reorders."""
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
         keyword = self.keyword_hits(query, depth, gop_id, since, until)
@@ -392,60 +382,59 @@ class HybridSearch:
         neighbours: dict[int, list[int]] = {}
         if config.context_window > 0 and config.context_weight > 0:
             neighbours = self.session_neighbours(candidates, config.context_window, since, until)
+        # the session window is symmetric, so each scored frame passes its score to its neighbours
+        nearby: dict[str, dict[int, float]] = {lane: {} for lane in own}
+        for lane, scores in own.items():
+            best = nearby[lane]
+            for frame_id, score in scores.items():
+                for neighbour in neighbours.get(frame_id, ()):
+                    if score > best.get(neighbour, 0.0):
+                        best[neighbour] = score
         weights = {"keyword": 1.0 - config.vector_weight, "vector": config.vector_weight}
+        context_weight = config.context_weight
+
+        def lane_score(lane: str, frame_id: int) -> float:
+            alone = own[lane].get(frame_id, 0.0)
+            return 1.0 - (1.0 - alone) * (1.0 - context_weight * nearby[lane].get(frame_id, 0.0))
+
+        match = {
+            frame_id: weights["keyword"] * lane_score("keyword", frame_id)
+            + weights["vector"] * lane_score("vector", frame_id)
+            for frame_id in candidates.union(*neighbours.values())
+        }
+        pool = sorted(match, key=lambda fid: (-match[fid], fid))[: limit * RELEVANCE_POOL_FACTOR]
         fused: dict[int, dict[str, Any]] = {}
-        for frame_id in candidates | {n for ns in neighbours.values() for n in ns}:
+        for frame_id in pool:
             entry: dict[str, Any] = {}
-            total = 0.0
-            for lane, scores in own.items():
-                nearby = max((scores.get(n, 0.0) for n in neighbours.get(frame_id, ())), default=0.0)
-                alone = scores.get(frame_id, 0.0)
-                lane_score = 1.0 - (1.0 - alone) * (1.0 - config.context_weight * nearby)
+            for lane in own:
+                alone = own[lane].get(frame_id, 0.0)
                 entry[f"{lane}_rank"] = ranks[lane].get(frame_id)
                 entry[f"{lane}_score"] = alone
-                entry[f"{lane}_context"] = lane_score - alone
-                total += weights[lane] * lane_score
-            entry["match"] = total
+                entry[f"{lane}_context"] = lane_score(lane, frame_id) - alone
+            entry["match"] = match[frame_id]
             fused[frame_id] = entry
         return fused
 
     def session_neighbours(
         self, frame_ids: set[int], window: int, since: str | None = None, until: str | None = None
     ) -> dict[int, list[int]]:
-        """Frames of the same sessions within ``window`` steps of ``t`` of the given ones (inside
-        the search's time filter), each mapped to its own such neighbours (itself excluded).
-
-        Every frame with a lane score is among ``frame_ids``, so the neighbours of a fetched
-        frame that were not fetched have no score and are not needed."""
-        ids = list(frame_ids)
-        positions: dict[int, tuple[str, int]] = {}
+        """Each frame's neighbours: the frames of its session within ``window`` steps of its ``t``
+        (itself excluded), inside the search's time filter. One indexed query per 500 frames."""
+        ids = sorted(frame_ids)
+        time_sql, time_params = time_clauses("f.created_at", since, until)
+        result: dict[int, list[int]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            marks = ",".join("?" for _ in chunk)
-            for row in self.db.query(f"SELECT id, gop_id, t FROM memory_frames WHERE id IN ({marks})", chunk):
-                positions[row[0]] = (row[1], row[2])
-        spans: dict[str, list[tuple[int, int]]] = {}
-        for gop_id, t in positions.values():
-            spans.setdefault(gop_id, []).append((t - window, t + window))
-        time_sql, time_params = time_clauses("created_at", since, until)
-        by_gop: dict[str, list[tuple[int, int]]] = {}
-        for gop_id, ranges in spans.items():
-            merged = merge_ranges(ranges)
-            for lo, hi in merged:
-                rows = self.db.query(
-                    "SELECT id, t FROM memory_frames WHERE gop_id = ? AND t BETWEEN ? AND ? "
-                    + "".join(f"AND {clause} " for clause in time_sql),
-                    [gop_id, lo, hi, *time_params],
-                )
-                by_gop.setdefault(gop_id, []).extend((row[1], row[0]) for row in rows)
-        result: dict[int, list[int]] = {}
-        for members in by_gop.values():
-            members.sort()
-            ts = [t for t, _ in members]
-            for index, (t, frame_id) in enumerate(members):
-                lo = bisect_left(ts, t - window)
-                hi = bisect_right(ts, t + window)
-                result[frame_id] = [members[i][1] for i in range(lo, hi) if i != index]
+            rows = self.db.query(
+                f"WITH c(id) AS (VALUES {','.join('(?)' for _ in chunk)}) "
+                "SELECT p.id, f.id FROM c JOIN memory_frames p ON p.id = c.id "
+                "JOIN memory_frames f ON f.gop_id = p.gop_id AND f.t BETWEEN p.t - ? AND p.t + ? AND f.id != p.id"
+                + "".join(f" AND {clause}" for clause in time_sql)
+                + " ORDER BY p.id, f.t",
+                [*chunk, window, window, *time_params],
+            )
+            for frame_id, neighbour in rows:
+                result.setdefault(frame_id, []).append(neighbour)
         return result
 
     def _with_graph_distances(self, query: str, context: ScoringContext, weight: float) -> ScoringContext:

@@ -11,7 +11,6 @@ from mind_core.search import (
     RRF_K,
     LaneHit,
     SearchConfig,
-    merge_ranges,
     normalize_by_max,
     normalize_min_max,
 )
@@ -170,4 +169,3 @@ def test_normalizations():
     assert normalize_min_max([LaneHit(1, 0.5), LaneHit(2, 0.4)], cut=False) == pytest.approx({1: 1.0, 2: 0.8})
     assert normalize_by_max([LaneHit(5, 0.0)]) == {5: 1.0}
     assert normalize_min_max([]) == {} and normalize_by_max([]) == {}
-    assert merge_ranges([(5, 7), (0, 2), (3, 4), (10, 12)]) == [(0, 7), (10, 12)]
