@@ -414,7 +414,8 @@ def describe_config(config: SearchConfig) -> str:
     if config.fusion == "rrf":
         return "RRF (K = 60) over each lane's top 2 x limit (the original)"
     context = (
-        f"session context +{config.context_weight:g} x best neighbour within {config.context_window} turns"
+        f"session context (noisy-OR with {config.context_weight:g} x the best neighbour within "
+        f"{config.context_window} turns)"
         if config.context_window and config.context_weight
         else "no session context"
     )
