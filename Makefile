@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	MIND_HOME=.demo/home DAGSTER_HOME=$(CURDIR)/.demo/dagster $(BIN)/python -m mind_core.demo
+	MIND_HOME=.demo/home DAGSTER_HOME=$(CURDIR)/.demo/dagster $(BIN)/python -m pipelines.run_examples
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -52,9 +52,7 @@ def duplicate_imports(db: Database, source: str, examples: int = EXAMPLES) -> Au
         (source, source),
     )
     checked = db.scalar(f"SELECT COUNT(*) FROM memory_frames f WHERE {_OF_SOURCE}", (source,))
-    return AuditFinding(
-        "duplicate_imports", int(checked or 0), len(rows), [dict(r) for r in rows[:examples]]
-    )
+    return AuditFinding("duplicate_imports", int(checked or 0), len(rows), [dict(r) for r in rows[:examples]])
 
 
 def timestamps_not_kept(db: Database, source: str, examples: int = EXAMPLES) -> AuditFinding:
@@ -107,6 +105,8 @@ def index_gaps(db: Database, source: str, examples: int = EXAMPLES) -> AuditFind
         "index_gaps",
         int(checked or 0),
         len(rows),
-        [{"frame_id": r["id"], "fts": r["fts"] or "ok", "vector": r["vector"] or "ok"} for r in rows[:examples]],
+        [
+            {"frame_id": r["id"], "fts": r["fts"] or "ok", "vector": r["vector"] or "ok"}
+            for r in rows[:examples]
+        ],
     )
-

@@ -144,7 +144,9 @@ def _event(row: Mapping[str, Any]) -> ScanEvent:
     if row["event"] == ERROR:
         error = row["error"]
         return HarvestError(
-            path=_decode(error["path"]) or "", reason=_decode(error["reason"]) or "", record=_decode(error["record"])
+            path=_decode(error["path"]) or "",
+            reason=_decode(error["reason"]) or "",
+            record=_decode(error["record"]),
         )
     return HarvestItem(
         key=_decode(row["key"]) or "",

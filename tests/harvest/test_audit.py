@@ -31,21 +31,38 @@ def test_a_clean_harvest_passes_every_audit(mind):
 def test_a_second_frame_for_a_ledgered_message_is_a_duplicate(mind):
     original = first_frame(mind)
     copy = mind.frames.create_i_frames(
-        [NewFrame(original.gop_id, original.content + " (again)", "normal", "import", original.created_at, original.metadata)]
+        [
+            NewFrame(
+                original.gop_id,
+                original.content + " (again)",
+                "normal",
+                "import",
+                original.created_at,
+                original.metadata,
+            )
+        ]
     )[0]
     finding = duplicate_imports(mind.db, "gpt")
     assert finding.failures == 1 and finding.checked == 7
-    assert finding.examples[0]["frame_id"] == copy.id and finding.examples[0]["ledger_frame_id"] == original.id
+    assert (
+        finding.examples[0]["frame_id"] == copy.id and finding.examples[0]["ledger_frame_id"] == original.id
+    )
     prov = original.metadata["provenance"]
     assert finding.examples[0]["message"] == f"{prov['item_key']}/{prov['message_key']}"
 
 
 def test_a_frame_whose_time_is_not_its_message_time_is_found(mind):
     frame = first_frame(mind)
-    mind.db.execute("UPDATE memory_frames SET created_at = '2030-01-01T00:00:00.000Z' WHERE id = ?", (frame.id,))
+    mind.db.execute(
+        "UPDATE memory_frames SET created_at = '2030-01-01T00:00:00.000Z' WHERE id = ?", (frame.id,)
+    )
     finding = timestamps_not_kept(mind.db, "gpt")
     assert finding.failures == 1 and finding.examples == [
-        {"frame_id": frame.id, "original": frame.metadata["provenance"]["timestamp"], "created_at": "2030-01-01T00:00:00.000Z"}
+        {
+            "frame_id": frame.id,
+            "original": frame.metadata["provenance"]["timestamp"],
+            "created_at": "2030-01-01T00:00:00.000Z",
+        }
     ]
 
 

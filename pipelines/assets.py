@@ -1,0 +1,370 @@
+"""The assets: a harvest source's way from its files to searchable memory, and the minds' upkeep.
+
+Per harvest source (partition ``<workspace>/<source>``)::
+
+    harvest_items ──▶ iframe_imports ──▶ cognified_frames ──▶ vector_index
+    (scan → Parquet)   (I-frames, ledger)  (entities, relations) (batched embedding)
+
+Per mind (partition ``<workspace>``): ``reconciled_indexes`` ──▶ ``compacted_frames``; per day
+(partition ``YYYY-MM-DD``): ``memory_snapshots`` of every mind, for analysts. Every asset is a thin
+call into ``mind_core``; every step that writes a mind holds that mind's writer slot
+(``pipelines.pools``).
+
+An unchanged source (same file fingerprint as at its last complete harvest) is not scanned and
+``harvest_items`` records no materialization (an observation says why), so nothing downstream
+runs and nothing is written or embedded. The fingerprint is recorded by ``vector_index`` only when
+the whole chain ran in the same run, so a harvest cut short is resumed by the next one.
+"""
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+
+from mind_core.analytics import Analytics
+from mind_core.analytics_report import write_report
+from mind_core.embeddings import Embedder
+from mind_core.harvest.audit import index_gaps
+from mind_core.harvest.importer import import_items
+from mind_core.harvest.pipeline import cognify_frames, get_registered, index_vectors, pending_cognify_ids
+from mind_core.harvest.staging import read_staged, stage_scan, staged_scan_info
+from mind_core.harvest.stores import HarvestSourceStore
+from mind_core.mind import Mind
+from mind_core.snapshot import cmd_snapshot
+from mind_core.vector_index import meta_fingerprint
+from pipelines.metadata import FRAMES_SHOWN, errors_table, frames_preview, mind_totals, rate
+from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key, snapshot_days
+from pipelines.pools import mind_writer
+from pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource
+
+HARVEST_GROUP = "harvest"
+MIND_GROUP = "mind_upkeep"
+ANALYTICS_GROUP = "analytics"
+REPORTS_DIR = "reports"
+
+# Downstream harvest assets follow their upstream: when it updates (and its blocking checks pass),
+# they are requested for the same partition by the automation condition sensor.
+FOLLOW_UPSTREAM = dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed()
+
+
+class HarvestItemsConfig(dg.Config):
+    force: bool = False  # scan even when the source's files look unchanged since the last harvest
+
+
+class SnapshotConfig(dg.Config):
+    include_embeddings: bool = False  # vectors in the frames file (large); analysts rarely need them
+
+
+class CompactionConfig(dg.Config):
+    max_temp_age_days: int = 30
+    max_deprecated_age_days: int = 90
+
+
+@contextmanager
+def _writing(
+    context: dg.AssetExecutionContext,
+    mind_home: MindHomeResource,
+    workspace: str,
+    embedder: Embedder | None = None,
+) -> Iterator[Mind]:
+    """The workspace's mind, opened for writing while this step holds its writer slot."""
+    with (
+        mind_writer(context, workspace, mind_home.mind_path(workspace)),
+        mind_home.open_mind(workspace, embedder) as mind,
+    ):
+        yield mind
+
+
+def _materialized_in_run(context: dg.AssetExecutionContext, asset: dg.AssetsDefinition) -> bool:
+    """Whether ``asset`` was materialized for this partition by the current run."""
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=asset.key, asset_partitions=[context.partition_key]), limit=1
+    ).records
+    return bool(records) and records[0].run_id == context.run.run_id
+
+
+@dg.asset(
+    partitions_def=harvest_sources,
+    group_name=HARVEST_GROUP,
+    kinds={"parquet"},
+    output_required=False,
+)
+def harvest_items(
+    context: dg.AssetExecutionContext,
+    config: HarvestItemsConfig,
+    mind_home: MindHomeResource,
+    plugins: PluginManagerResource,
+):
+    """The source's items, scanned by its plugin and staged as one Parquet file (with the located
+    errors of records that could not be read). Not materialized when the source is unchanged."""
+    key = parse_source_partition_key(context.partition_key)
+    source = mind_home.registered_source(key.workspace, key.source)
+    fingerprint = plugins.fingerprint(source)
+    if not config.force and fingerprint == source.last_fingerprint:
+        context.log.info(f"{key}: unchanged since its last harvest (same file fingerprint); nothing to do")
+        context.log_event(
+            dg.AssetObservation(
+                asset_key=context.asset_key,
+                partition=context.partition_key,
+                metadata={
+                    "skipped": True,
+                    "reason": "unchanged since the last harvest",
+                    "fingerprint": fingerprint,
+                },
+            )
+        )
+        return
+    staged = stage_scan(
+        plugins.scan(source),
+        mind_home.staging_path(key.workspace, key.source),
+        fingerprint=fingerprint,
+        labels={"workspace": key.workspace, "source": key.source, "kind": str(source.kind)},
+    )
+    yield dg.MaterializeResult(
+        metadata={
+            "workspace": key.workspace,
+            "source": key.source,
+            "kind": str(source.kind),
+            "source_path": dg.MetadataValue.path(str(source.source_path)),
+            "items": staged.items,
+            "messages": staged.messages,
+            "errors": staged.error_count,
+            "error_rate": round(staged.error_rate, 4),
+            "scan_seconds": round(staged.scan_seconds, 3),
+            "items_per_second": rate(staged.items, staged.scan_seconds),
+            "messages_per_second": rate(staged.messages, staged.scan_seconds),
+            "staged_file": dg.MetadataValue.path(str(staged.path)),
+            "staged_bytes": staged.bytes,
+            "fingerprint": fingerprint,
+            "first_errors": errors_table(staged.errors, staged.error_count),
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=harvest_sources,
+    deps=[harvest_items],
+    group_name=HARVEST_GROUP,
+    kinds={"sqlite"},
+    automation_condition=FOLLOW_UPSTREAM,
+)
+def iframe_imports(context: dg.AssetExecutionContext, mind_home: MindHomeResource) -> dg.MaterializeResult:
+    """The staged items imported into the workspace mind: one I-frame per message with the
+    message's own time, one session per conversation / note / thread, ledgered (a re-import of
+    unchanged items writes nothing)."""
+    key = parse_source_partition_key(context.partition_key)
+    path = mind_home.staging_path(key.workspace, key.source)
+    staged = staged_scan_info(path)
+    if staged is None:
+        raise dg.Failure(
+            f"no staged scan of {key} at {path}: materialize harvest_items for this partition first"
+        )
+    with _writing(context, mind_home, key.workspace) as mind:
+        source = get_registered(mind, key.source)
+        summary = import_items(mind, key.source, read_staged(path), kind=str(source.kind))
+        new_frames = mind.frames.get_many(summary.new_frame_ids[:FRAMES_SHOWN])
+        totals = mind_totals(mind)
+    return dg.MaterializeResult(
+        metadata={
+            "items": summary.items_seen,
+            "messages": summary.messages_seen,
+            "frames_new": summary.frames_new,
+            "frames_updated": summary.frames_updated,
+            "frames_unchanged": summary.frames_unchanged,
+            "frames_duplicate": summary.frames_duplicate,
+            "timestamps_missing": summary.timestamps_missing,
+            "errors": summary.error_count,
+            "unchanged_set": summary.unchanged,
+            "set_hash": summary.set_hash or "",
+            "fingerprint": staged.fingerprint or "",
+            "harvest_run_id": summary.run_id or 0,
+            "import_seconds": round(summary.duration_s, 3),
+            "messages_per_second": rate(summary.messages_seen, summary.duration_s),
+            "first_errors": errors_table(summary.errors, summary.error_count),
+            "new_frames": frames_preview(
+                [new_frames[i] for i in summary.new_frame_ids[:FRAMES_SHOWN] if i in new_frames],
+                summary.frames_new,
+            ),
+            **totals,
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=harvest_sources,
+    deps=[iframe_imports],
+    group_name=HARVEST_GROUP,
+    kinds={"sqlite"},
+    automation_condition=FOLLOW_UPSTREAM,
+)
+def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResource) -> dg.MaterializeResult:
+    """Entities, relations and entity-frame links of the source's new and changed frames (and of
+    any a crash left behind); frames already cognified with their current content are skipped."""
+    key = parse_source_partition_key(context.partition_key)
+    with _writing(context, mind_home, key.workspace) as mind:
+        began = time.perf_counter()
+        pending = pending_cognify_ids(mind, key.source)
+        result = cognify_frames(mind, pending)
+        seconds = time.perf_counter() - began
+        totals = mind_totals(mind)
+    return dg.MaterializeResult(
+        metadata={
+            "frames_pending": len(pending),
+            "frames_processed": int(result.get("processed", 0)),
+            "entity_mentions": int(result.get("entities", 0)),
+            "relations_created": int(result.get("relations", 0)),
+            "cognify_seconds": round(seconds, 3),
+            "frames_per_second": rate(int(result.get("processed", 0)), seconds),
+            **totals,
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=harvest_sources,
+    deps=[cognified_frames],
+    group_name=HARVEST_GROUP,
+    kinds={"sqlite"},
+    automation_condition=FOLLOW_UPSTREAM,
+)
+def vector_index(
+    context: dg.AssetExecutionContext, mind_home: MindHomeResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
+    """Vectors for every frame that lacks a current one, embedded in batches; completes the
+    harvest of the staged scan (its fingerprint is recorded) when the whole chain ran in this run."""
+    key = parse_source_partition_key(context.partition_key)
+    staged = staged_scan_info(mind_home.staging_path(key.workspace, key.source))
+    complete = _materialized_in_run(context, iframe_imports) and _materialized_in_run(
+        context, cognified_frames
+    )
+    model = embedder.build()
+    with _writing(context, mind_home, key.workspace, model) as mind:
+        began = time.perf_counter()
+        written = index_vectors(mind)
+        seconds = time.perf_counter() - began
+        if complete and staged is not None and staged.fingerprint:
+            HarvestSourceStore(mind.db).record_sync(key.source, 0, 0, fingerprint=staged.fingerprint)
+        gaps = index_gaps(mind.db, key.source)
+        totals = mind_totals(mind)
+    return dg.MaterializeResult(
+        metadata={
+            "vectors_written": written,
+            "embed_seconds": round(seconds, 3),
+            "vectors_per_second": rate(written, seconds),
+            "source_frames": gaps.checked,
+            "source_frames_unindexed": gaps.failures,
+            "harvest_complete": bool(complete and staged is not None),
+            **{k.replace("embedding_", "embedder_"): v for k, v in meta_fingerprint(model).items()},
+            **totals,
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=mind_workspaces,
+    deps=[dg.AssetDep(vector_index, partition_mapping=dg.AllPartitionMapping())],
+    group_name=MIND_GROUP,
+    kinds={"sqlite"},
+)
+def reconciled_indexes(
+    context: dg.AssetExecutionContext, mind_home: MindHomeResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
+    """The mind's full-text and vector indexes made to agree with its frames again (missing and
+    stale rows repaired, orphans swept), then checked."""
+    workspace = context.partition_key
+    model = embedder.build()
+    with _writing(context, mind_home, workspace, model) as mind:
+        began = time.perf_counter()
+        repaired = mind.reconcile()
+        seconds = time.perf_counter() - began
+        health = mind.doctor()
+        totals = mind_totals(mind)
+    return dg.MaterializeResult(
+        metadata={
+            "fts_fixed": repaired["ftsFixed"],
+            "vectors_fixed": repaired["vecFixed"],
+            "orphans_removed": repaired["orphansRemoved"],
+            "problems_after": ", ".join(health["problems"]) or "none",
+            "reconcile_seconds": round(seconds, 3),
+            **totals,
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=mind_workspaces,
+    deps=[reconciled_indexes],
+    group_name=MIND_GROUP,
+    kinds={"sqlite"},
+)
+def compacted_frames(
+    context: dg.AssetExecutionContext,
+    config: CompactionConfig,
+    mind_home: MindHomeResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """Old temporary and deprecated frames pruned and long P-frame chains folded into their
+    I-frame; the indexes are reconciled afterwards so folded frames are searchable again."""
+    workspace = context.partition_key
+    model = embedder.build()
+    with _writing(context, mind_home, workspace, model) as mind:
+        began = time.perf_counter()
+        compacted = mind.frames.compact(config.max_temp_age_days, config.max_deprecated_age_days)
+        repaired = mind.reconcile()
+        seconds = time.perf_counter() - began
+        totals = mind_totals(mind)
+    return dg.MaterializeResult(
+        metadata={
+            "temporary_pruned": compacted["temporaryPruned"],
+            "deprecated_pruned": compacted["deprecatedPruned"],
+            "pframes_merged": compacted["pframesMerged"],
+            "vectors_refreshed": repaired["vecFixed"],
+            "compaction_seconds": round(seconds, 3),
+            **totals,
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=snapshot_days,
+    deps=[dg.AssetDep(compacted_frames, partition_mapping=dg.AllPartitionMapping())],
+    group_name=ANALYTICS_GROUP,
+    kinds={"parquet", "duckdb"},
+)
+def memory_snapshots(
+    context: dg.AssetExecutionContext, config: SnapshotConfig, mind_home: MindHomeResource
+) -> dg.MaterializeResult:
+    """Every mind of the home as Parquet, hive-partitioned by workspace and this day (re-running
+    a day replaces it), and the analytics report (charts and tables) over all snapshots so far.
+    Read-only: snapshots never wait for a mind's writer."""
+    began = time.perf_counter()
+    taken = cmd_snapshot(
+        mind_home.home(), None, None, context.partition_key, include_embeddings=config.include_embeddings
+    )
+    report = write_report(
+        Analytics(taken["root"]), Path(taken["root"]) / REPORTS_DIR / taken["snapshot_date"]
+    )
+    seconds = time.perf_counter() - began
+    minds = taken["minds"]
+    tables = sorted({table for summary in minds.values() for table in summary["rows"]})
+    rows_table = ["| mind | " + " | ".join(tables) + " |", "|---|" + "---|" * len(tables)]
+    rows_table += [
+        f"| {name} | " + " | ".join(f"{summary['rows'].get(t, 0):,}" for t in tables) + " |"
+        for name, summary in sorted(minds.items())
+    ]
+    return dg.MaterializeResult(
+        metadata={
+            "snapshot_date": taken["snapshot_date"],
+            "minds": len(minds),
+            "frames": sum(s["rows"].get("frames", 0) for s in minds.values()),
+            "entities": sum(s["rows"].get("entities", 0) for s in minds.values()),
+            "relations": sum(s["rows"].get("relations", 0) for s in minds.values()),
+            "invalid_values": sum(sum(s["invalid_values"].values()) for s in minds.values()),
+            "rows_per_mind": dg.MetadataValue.md("\n".join(rows_table)),
+            "snapshot_root": dg.MetadataValue.path(taken["root"]),
+            "report": dg.MetadataValue.path(str(report)),
+            "snapshot_seconds": round(seconds, 3),
+        }
+    )

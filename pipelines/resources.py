@@ -1,0 +1,101 @@
+"""Resources: where the minds live, how text becomes vectors, and which source plugins exist.
+
+The defaults are the real things (``$MIND_HOME``, the in-process MiniLM model, the installed
+plugins). Tests swap in fakes by passing instances of subclasses under the same resource keys.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+
+from mind_core.embeddings import DEFAULT_DIMENSIONS, Embedder, create_embedding_provider, fingerprint_of
+from mind_core.embeddings.inprocess import DEFAULT_BATCH_SIZE
+from mind_core.harvest.items import ScanEvent, Source
+from mind_core.harvest.pipeline import get_registered
+from mind_core.harvest.stores import HarvestSource
+from mind_core.home import MindHome
+from mind_core.mind import Mind
+from mind_core.plugins import get_plugin_manager, get_source, register_plugin, source_kinds
+
+STAGING_DIR = "staging"
+
+
+@functools.cache
+def _provider(provider: str, dimensions: int, batch_size: int, model_path: str | None) -> Embedder:
+    return create_embedding_provider(
+        provider, dimensions, batch_size=batch_size, model_path=model_path, fallback_to_mock=False
+    )
+
+
+class MindHomeResource(dg.ConfigurableResource):
+    """The mind home: ``root`` or, when unset, ``$MIND_HOME`` or ``~/.mind-harvest`` at run time."""
+
+    root: str | None = None
+
+    def home(self) -> MindHome:
+        return MindHome(self.root)
+
+    def mind_path(self, workspace: str) -> Path:
+        return self.home().mind_path(workspace)
+
+    def open_mind(self, workspace: str, embedder: Embedder | None = None, *, readonly: bool = False) -> Mind:
+        """The workspace's mind; with an embedder its fingerprint must match the mind's vectors."""
+        return Mind.open(self.mind_path(workspace), embedder=embedder, readonly=readonly)
+
+    def staging_path(self, workspace: str, source: str) -> Path:
+        """Where a source's scan is staged as Parquet: ``<home>/staging/<workspace>/<source>.parquet``."""
+        return self.home().root / STAGING_DIR / workspace / f"{source}.parquet"
+
+    def registered_source(self, workspace: str, source: str) -> HarvestSource:
+        with self.open_mind(workspace, readonly=True) as mind:
+            return get_registered(mind, source)
+
+
+class EmbedderResource(dg.ConfigurableResource):
+    """The embedding provider chain of ``mind_core.embeddings``; never silently degrades to mock
+    vectors (a harvest with the wrong vectors is worse than a failed one)."""
+
+    provider: str = "inprocess"
+    dimensions: int = DEFAULT_DIMENSIONS
+    batch_size: int = DEFAULT_BATCH_SIZE
+    model_path: str | None = None
+
+    def build(self) -> Embedder:
+        """The embedder for this configuration, made (and probed) once per process: Dagster makes
+        a resource instance per step, and every step of an in-process run shares the process."""
+        return _provider(self.provider, self.dimensions, self.batch_size, self.model_path)
+
+    def fingerprint(self) -> dict[str, object]:
+        return fingerprint_of(self.build())
+
+
+class PluginManagerResource(dg.ConfigurableResource):
+    """The pluggy host of ``mind_core.plugins``; ``extra_plugins`` names modules to register on
+    first use (a plugin that is not installed as a package, e.g. one in the project folder)."""
+
+    extra_plugins: list[str] = []
+
+    def _ensure_extra_plugins(self) -> None:
+        manager = get_plugin_manager()
+        for module_name in self.extra_plugins:
+            if not manager.has_plugin(module_name):
+                register_plugin(importlib.import_module(module_name), name=module_name)
+
+    def kinds(self) -> list[str]:
+        self._ensure_extra_plugins()
+        return source_kinds()
+
+    def source_plugin(self, kind: str) -> Source:
+        self._ensure_extra_plugins()
+        return get_source(kind)
+
+    def fingerprint(self, source: HarvestSource) -> str:
+        return self.source_plugin(source.kind).fingerprint(Path(source.source_path))  # type: ignore[arg-type]
+
+    def scan(self, source: HarvestSource) -> Iterator[ScanEvent]:
+        return self.source_plugin(source.kind).scan(Path(source.source_path))  # type: ignore[arg-type]

@@ -1,0 +1,37 @@
+"""Daily: every mind's indexes reconciled and its frames compacted (one run per mind), and late in
+the day every mind snapshotted for analysts (so a day's partition holds that day's final state)."""
+
+import dagster as dg
+
+from pipelines.jobs import WORKSPACE_TAG, memory_snapshot_job, mind_upkeep_job
+from pipelines.partitions import mind_workspaces
+
+UPKEEP_CRON = "0 3 * * *"
+SNAPSHOT_HOUR, SNAPSHOT_MINUTE = 23, 30
+
+
+@dg.schedule(
+    job=mind_upkeep_job,
+    cron_schedule=UPKEEP_CRON,
+    execution_timezone="UTC",
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+)
+def daily_mind_upkeep(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
+    """Reconcile and compact each mind, at 03:00 UTC (the run key makes it once per mind a day)."""
+    workspaces = context.instance.get_dynamic_partitions(mind_workspaces.name)
+    if not workspaces:
+        return dg.SkipReason("no minds yet: register a source (`mind sources add`) first")
+    day = context.scheduled_execution_time.date().isoformat()
+    return [
+        dg.RunRequest(partition_key=workspace, run_key=f"{workspace}@{day}", tags={WORKSPACE_TAG: workspace})
+        for workspace in sorted(workspaces)
+    ]
+
+
+daily_memory_snapshot = dg.build_schedule_from_partitioned_job(
+    memory_snapshot_job,
+    name="daily_memory_snapshot",
+    hour_of_day=SNAPSHOT_HOUR,
+    minute_of_hour=SNAPSHOT_MINUTE,
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+)
