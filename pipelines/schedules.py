@@ -7,7 +7,7 @@ from pipelines.jobs import WORKSPACE_TAG, memory_snapshot_job, mind_upkeep_job
 from pipelines.partitions import mind_workspaces
 
 UPKEEP_CRON = "0 3 * * *"
-SNAPSHOT_HOUR, SNAPSHOT_MINUTE = 23, 30
+SNAPSHOT_CRON = "30 23 * * *"
 
 
 @dg.schedule(
@@ -28,10 +28,15 @@ def daily_mind_upkeep(context: dg.ScheduleEvaluationContext) -> list[dg.RunReque
     ]
 
 
-daily_memory_snapshot = dg.build_schedule_from_partitioned_job(
-    memory_snapshot_job,
-    name="daily_memory_snapshot",
-    hour_of_day=SNAPSHOT_HOUR,
-    minute_of_hour=SNAPSHOT_MINUTE,
+@dg.schedule(
+    job=memory_snapshot_job,
+    cron_schedule=SNAPSHOT_CRON,
+    execution_timezone="UTC",
     default_status=dg.DefaultScheduleStatus.RUNNING,
 )
+def daily_memory_snapshot(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+    """Snapshot every mind at 23:30 UTC into the day's partition (its final state that day)."""
+    if not context.instance.get_dynamic_partitions(mind_workspaces.name):
+        return dg.SkipReason("no minds yet: nothing to snapshot")
+    day = context.scheduled_execution_time.date().isoformat()
+    return dg.RunRequest(partition_key=day, run_key=f"snapshot@{day}")

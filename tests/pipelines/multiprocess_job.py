@@ -44,3 +44,14 @@ _job = _defs.resolve_job_def("harvest_job")  # resolved once, in the preloaded f
 
 def harvest_job() -> dg.JobDefinition:
     return _job
+
+
+def run_partition(instance_ref: object, key: str, mind_home: str) -> None:
+    """One run of the harvest job for one partition, in its own process (as a run launcher would)."""
+    with dg.DagsterInstance.from_ref(instance_ref) as instance:
+        dg.execute_job(
+            dg.reconstructable(harvest_job),
+            instance=instance,
+            run_config={"resources": {"mind_home": {"config": {"root": mind_home}}}},
+            tags={"dagster/partition": key},
+        )

@@ -3,8 +3,8 @@ executor: every write to a mind holds that mind's pool slot, so writes to one mi
 and nothing ever meets "database is locked".
 
 Each run is its own process, as with Dagster's run launcher (a DagsterInstance is not meant to be
-shared by concurrent runs in threads of one process); they are forked from the test process so
-they start without importing everything again.
+shared by concurrent runs in threads of one process), forked from a forkserver that has Dagster and
+the job preloaded: cheap to start, and never a fork of the test process and its threads.
 """
 
 import multiprocessing
@@ -16,20 +16,10 @@ from mind_core.mind import Mind
 from pipelines.pools import mind_pool
 from tests.exports import write_chatgpt_export
 from tests.pipelines.harness import add_partitions, register
-from tests.pipelines.multiprocess_job import harvest_job
+from tests.pipelines.multiprocess_job import run_partition
 
 SOURCES_PER_MIND = 4
 RUN_TIMEOUT_S = 240
-
-
-def run_partition(instance_ref, key: str, root: str) -> None:
-    with dg.DagsterInstance.from_ref(instance_ref) as instance:
-        dg.execute_job(
-            dg.reconstructable(harvest_job),
-            instance=instance,
-            run_config={"resources": {"mind_home": {"config": {"root": root}}}},
-            tags={"dagster/partition": key},
-        )
 
 
 def slot_windows(instance, run_ids):

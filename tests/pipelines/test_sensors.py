@@ -6,7 +6,7 @@ import dagster as dg
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
 from pipelines.partitions import harvest_sources, mind_workspaces
-from pipelines.schedules import daily_mind_upkeep
+from pipelines.schedules import daily_memory_snapshot, daily_mind_upkeep
 from pipelines.sensors import harvest_sources_sensor
 from tests.exports import chatgpt_conversation, write_chatgpt_export
 from tests.pipelines.harness import harvest, register
@@ -97,3 +97,13 @@ def test_the_daily_upkeep_runs_once_per_mind(instance):
         ("alpha", "alpha@2026-03-04"),
         ("beta", "beta@2026-03-04"),
     ]
+
+
+def test_the_daily_snapshot_takes_the_day_it_runs_on_once_there_are_minds(instance):
+    context = dg.build_schedule_context(
+        instance=instance, scheduled_execution_time=datetime(2026, 3, 4, 23, 30, tzinfo=UTC)
+    )
+    assert isinstance(daily_memory_snapshot(context), dg.SkipReason)
+    instance.add_dynamic_partitions(mind_workspaces.name, ["alpha"])
+    request = daily_memory_snapshot(context)
+    assert (request.partition_key, request.run_key) == ("2026-03-04", "snapshot@2026-03-04")
