@@ -7,20 +7,20 @@ plugins). Tests swap in fakes by passing instances of subclasses under the same 
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 
-from mind_core.embeddings import DEFAULT_DIMENSIONS, Embedder, create_embedding_provider, fingerprint_of
+from mind_core.embeddings import DEFAULT_DIMENSIONS, Embedder, create_embedding_provider
 from mind_core.embeddings.inprocess import DEFAULT_BATCH_SIZE
+from mind_core.errors import NotFoundError
 from mind_core.harvest.items import ScanEvent, Source
 from mind_core.harvest.pipeline import get_registered
 from mind_core.harvest.stores import HarvestSource
 from mind_core.home import MindHome
 from mind_core.mind import Mind
-from mind_core.plugins import get_plugin_manager, get_source, register_plugin, source_kinds
+from mind_core.plugins import get_source
 
 STAGING_DIR = "staging"
 
@@ -52,6 +52,9 @@ class MindHomeResource(dg.ConfigurableResource):
         return self.home().root / STAGING_DIR / workspace / f"{source}.parquet"
 
     def registered_source(self, workspace: str, source: str) -> HarvestSource:
+        path = self.mind_path(workspace)
+        if not path.is_file():
+            raise NotFoundError(f"no mind for workspace {workspace!r} at {path} (was it deleted?)")
         with self.open_mind(workspace, readonly=True) as mind:
             return get_registered(mind, source)
 
@@ -70,28 +73,12 @@ class EmbedderResource(dg.ConfigurableResource):
         a resource instance per step, and every step of an in-process run shares the process."""
         return _provider(self.provider, self.dimensions, self.batch_size, self.model_path)
 
-    def fingerprint(self) -> dict[str, object]:
-        return fingerprint_of(self.build())
-
 
 class PluginManagerResource(dg.ConfigurableResource):
-    """The pluggy host of ``mind_core.plugins``; ``extra_plugins`` names modules to register on
-    first use (a plugin that is not installed as a package, e.g. one in the project folder)."""
-
-    extra_plugins: list[str] = []
-
-    def _ensure_extra_plugins(self) -> None:
-        manager = get_plugin_manager()
-        for module_name in self.extra_plugins:
-            if not manager.has_plugin(module_name):
-                register_plugin(importlib.import_module(module_name), name=module_name)
-
-    def kinds(self) -> list[str]:
-        self._ensure_extra_plugins()
-        return source_kinds()
+    """The pluggy host of ``mind_core.plugins``: built-in sources and those of installed plugin
+    packages (entry-point group ``mind_harvest``)."""
 
     def source_plugin(self, kind: str) -> Source:
-        self._ensure_extra_plugins()
         return get_source(kind)
 
     def fingerprint(self, source: HarvestSource) -> str:

@@ -219,3 +219,14 @@ def test_the_dagster_harvest_writes_the_same_mind_as_the_engine_harvest(tmp_path
         expected = canonical_dump(engine)
     with Mind.open(home.mind_path("alpha"), readonly=True) as mind:
         assert canonical_dump(mind) == expected
+
+
+def test_a_partition_whose_mind_was_deleted_fails_with_a_clear_message(tmp_path, home, instance, resources):
+    key = register(home, "alpha", "chatgpt", write_chatgpt_export(tmp_path / "e" / "c.json", 1, 1), "gpt")
+    add_partitions(instance, key)
+    home.mind_path("alpha").unlink()
+    result = harvest(instance, resources, key, raise_on_error=False)
+    assert not result.success
+    (failure,) = [e for e in result.all_events if e.is_step_failure]
+    cause = failure.step_failure_data.error.cause
+    assert cause.cls_name == "NotFoundError" and "no mind for workspace 'alpha'" in cause.message
