@@ -40,14 +40,14 @@ def measure_harvest(export: Path, kind: str, messages: int, batch_size: int = 64
         mind = Mind.open(Path(tmp) / "bench.mind", embedder=embedder)
         register_source(mind, kind, export, "bench")
         with PeakRSS() as memory:
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             report = harvest(mind, "bench")
-            total = time.perf_counter() - began
+            total, total_cpu = time.perf_counter() - began, time.process_time() - began_cpu
         texts = [r[0] for r in mind.db.query("SELECT content FROM memory_frames ORDER BY id")]
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         for start in range(0, len(texts), 256):
             embedder.embed_batch(texts[start : start + 256])
-        model_only = time.perf_counter() - began
+        model_only, model_only_cpu = time.perf_counter() - began, time.process_time() - began_cpu
         began = time.perf_counter()
         again = harvest(mind, "bench")
         reharvest = time.perf_counter() - began
@@ -64,6 +64,9 @@ def measure_harvest(export: Path, kind: str, messages: int, batch_size: int = 64
         "stage_s": report.stage_seconds,
         "model_only_s": model_only,
         "ratio": total / model_only,
+        "harvest_cpu_s": total_cpu,
+        "model_only_cpu_s": model_only_cpu,
+        "cpu_ratio": total_cpu / model_only_cpu,
         "messages_per_s": messages / total,
         "reharvest_s": reharvest,
         "reharvest_share": reharvest / total,
