@@ -170,62 +170,29 @@ class OllamaEmbedder(HttpEmbedder):
         return data.get("embeddings") if isinstance(data, dict) else None
 
 
-class VoyageEmbedder(HttpEmbedder):
-    """Voyage AI embeddings for documents (``input_type: 'document'``)."""
-
-    provider = "voyage"
-
-    def __init__(
-        self,
-        api_key: str,
-        *,
-        url: str | None = None,
-        model: str = VOYAGE_MODEL,
-        dimensions: int = DEFAULT_DIMENSIONS,
-        timeout: float = API_TIMEOUT_S,
-        connect_timeout: float = REMOTE_CONNECT_TIMEOUT_S,
-        batch_size: int = DEFAULT_HTTP_BATCH,
-    ) -> None:
-        if not api_key:
-            raise EmbeddingError("voyage needs an API key")
-        super().__init__(
-            url or VOYAGE_URL,
-            model=model,
-            dimensions=dimensions,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            api_key=api_key,
-            batch_size=batch_size,
-        )
-
-    def _body(self, payload: str | list[str]) -> dict[str, Any]:
-        return {"model": self.model_name, "input": payload, "input_type": "document"}
-
-    def _vectors(self, data: Any) -> Any:
-        return _openai_style_rows(data)
-
-
 class OpenAIEmbedder(HttpEmbedder):
     """OpenAI embeddings; the 1536 values of text-embedding-3-small are truncated to the target."""
 
     provider = "openai"
+    default_url = OPENAI_URL
+    default_model = OPENAI_MODEL
 
     def __init__(
         self,
         api_key: str,
         *,
         url: str | None = None,
-        model: str = OPENAI_MODEL,
+        model: str | None = None,
         dimensions: int = DEFAULT_DIMENSIONS,
         timeout: float = API_TIMEOUT_S,
         connect_timeout: float = REMOTE_CONNECT_TIMEOUT_S,
         batch_size: int = DEFAULT_HTTP_BATCH,
     ) -> None:
         if not api_key:
-            raise EmbeddingError("openai needs an API key")
+            raise EmbeddingError(f"{self.provider} needs an API key")
         super().__init__(
-            url or OPENAI_URL,
-            model=model,
+            url or self.default_url,
+            model=model or self.default_model,
             dimensions=dimensions,
             timeout=timeout,
             connect_timeout=connect_timeout,
@@ -238,6 +205,17 @@ class OpenAIEmbedder(HttpEmbedder):
 
     def _vectors(self, data: Any) -> Any:
         return _openai_style_rows(data)
+
+
+class VoyageEmbedder(OpenAIEmbedder):
+    """Voyage AI embeddings for documents (``input_type: 'document'``); OpenAI's response shape."""
+
+    provider = "voyage"
+    default_url = VOYAGE_URL
+    default_model = VOYAGE_MODEL
+
+    def _body(self, payload: str | list[str]) -> dict[str, Any]:
+        return {"model": self.model_name, "input": payload, "input_type": "document"}
 
 
 def litellm_endpoint(url: str) -> str:
