@@ -15,7 +15,7 @@ def hold_for(mind_path, seconds, started, spans):
 
 def test_a_second_process_waits_until_the_first_writer_is_done(tmp_path):
     mind = tmp_path / "home" / "workspaces" / "w.mind"
-    context = multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("spawn")
     started, spans = context.Event(), context.Queue()
     first = context.Process(target=hold_for, args=(mind, 0.5, started, spans))
     first.start()
@@ -32,7 +32,7 @@ def test_a_second_process_waits_until_the_first_writer_is_done(tmp_path):
 
 def test_the_lock_is_released_when_the_holder_dies(tmp_path):
     mind = tmp_path / "w.mind"
-    context = multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("spawn")
     started, spans = context.Event(), context.Queue()
     holder = context.Process(target=hold_for, args=(mind, 60, started, spans))
     holder.start()

@@ -53,16 +53,24 @@ def test_eight_partitions_multiprocess_one_writer_per_mind(tmp_path, home):
     with dg.instance_for_test() as instance:
         add_partitions(instance, *keys)
         assert instance.get_runs() == []  # storage initialized here, not raced by the eight runs
-        forked = multiprocessing.get_context("fork")
+        # never a plain fork of this process: after hundreds of tests it carries threads (torch, HTTP
+        # servers, Dagster) whose locks a fork can copy held, and the child then hangs forever.
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["tests.pipelines.multiprocess_job"])
         runs = [
-            forked.Process(target=run_partition, args=(instance.get_ref(), key, str(home.root)))
+            context.Process(target=run_partition, args=(instance.get_ref(), key, str(home.root)))
             for key in keys
         ]
         for process in runs:
             process.start()
         for process in runs:
             process.join(RUN_TIMEOUT_S)
-            assert process.exitcode == 0
+        hung = [p.pid for p in runs if p.exitcode is None]
+        for process in runs:
+            if process.exitcode is None:
+                process.kill()
+        assert not hung, f"runs still going after {RUN_TIMEOUT_S} s: {hung}"
+        assert [p.exitcode for p in runs] == [0] * len(runs)
         records = instance.get_runs()
         assert sorted(r.tags["dagster/partition"] for r in records) == sorted(keys)
         assert {r.status for r in records} == {dg.DagsterRunStatus.SUCCESS}
