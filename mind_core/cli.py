@@ -16,7 +16,8 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from mind_core.errors import InvalidInputError, MindError, NotFoundError
@@ -82,15 +83,34 @@ def make_embedder(name: str | None) -> Any:
     return embedder
 
 
+@contextlib.contextmanager
 def open_mind(
-    args: argparse.Namespace, workspace: str | None = None, *, embed: bool = True, rebuild: bool = False
-):
+    args: argparse.Namespace,
+    workspace: str | None = None,
+    *,
+    embed: bool = True,
+    rebuild: bool = False,
+    write: bool = False,
+    readonly: bool = False,
+) -> Iterator[Any]:
+    """The mind of ``workspace``; with ``write``, held under the mind's OS write lock (the one
+    Dagster steps take), so a harvest from the shell and a scheduled one take turns; with
+    ``readonly``, opened for reading only (works on a mind this user cannot write)."""
     from mind_core.mind import Mind
+    from mind_core.write_lock import mind_write_lock
 
     home = MindHome(args.home)
     path = home.mind_path(workspace or args.workspace)
-    embedder = make_embedder(args.embedder) if embed else None
-    return Mind.open(path, embedder=embedder, rebuild_vectors=rebuild)
+    if readonly and not path.is_file():
+        raise NotFoundError(f"no mind for workspace {workspace or args.workspace!r} in {home.root}")
+    with contextlib.ExitStack() as stack:
+        if write and not stack.enter_context(mind_write_lock(path, blocking=False)):
+            print(f"waiting for the other writer of {path} to finish ...", file=sys.stderr)
+            stack.enter_context(mind_write_lock(path))
+        embedder = make_embedder(args.embedder) if embed else None
+        yield stack.enter_context(
+            Mind.open(path, embedder=embedder, rebuild_vectors=rebuild, readonly=readonly)
+        )
 
 
 # -- commands -----------------------------------------------------------------------------------
@@ -185,7 +205,7 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     reports = []
     failures = 0
     for workspace in _workspaces(args):
-        with open_mind(args, workspace) as mind:
+        with open_mind(args, workspace, write=True) as mind:
             if args.names:
                 names = list(args.names)
             elif args.due:
@@ -303,7 +323,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    with open_mind(args) as mind:
+    with open_mind(args, write=args.repair, readonly=not args.repair) as mind:
         report = mind.doctor(repair=args.repair)
     lines = [f"{k}: {v}" for k, v in report.items() if k not in ("problems", "ok", "after", "repaired")]
     lines.append("status: " + ("ok" if report["ok"] else "problems: " + ", ".join(report["problems"])))
@@ -317,7 +337,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_reindex(args: argparse.Namespace) -> int:
     from mind_core.reconcile import reconcile_vec_index
 
-    with open_mind(args, rebuild=True) as mind:
+    with open_mind(args, rebuild=True, write=True) as mind:
         progress = ProgressLine("reindex", enabled=not args.quiet)
         count = reconcile_vec_index(
             mind.db, mind.embedder, lambda done, total: progress("embed", done, total)
@@ -328,7 +348,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    with open_mind(args) as mind:
+    with open_mind(args, write=True) as mind:
         result = mind.frames.compact(args.max_temp_age_days, args.max_deprecated_age_days)
         result["reconciled"] = mind.reconcile()
     emit(args, result, ", ".join(f"{k}: {v}" for k, v in result.items()))
@@ -342,15 +362,22 @@ def _recall_minds(args: argparse.Namespace, stack: contextlib.ExitStack) -> tupl
 
     home = MindHome(args.home)
     embedder = make_embedder(args.embedder)
+
+    def open_for_recall(path: Path) -> Any:
+        # Recall touches what it returns, which needs a writable mind (file and folder: WAL);
+        # a mind this user may only read is still recalled from, untouched.
+        writable = not args.no_touch and os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+        return stack.enter_context(Mind.open(path, embedder=embedder, readonly=not writable))
+
     workspace = personal = None
     if args.scope != "personal" and args.workspace != PERSONAL:
         path = home.workspace_path(args.workspace)
         if path.is_file():
-            workspace = stack.enter_context(Mind.open(path, embedder=embedder))
+            workspace = open_for_recall(path)
         elif args.workspace != DEFAULT_WORKSPACE:
             raise NotFoundError(f"no mind for workspace {args.workspace!r} in {home.root}")
     if args.scope != "workspace" and home.personal_path.is_file():
-        personal = stack.enter_context(Mind.open(home.personal_path, embedder=embedder))
+        personal = open_for_recall(home.personal_path)
     return workspace, personal
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,8 @@ from mind_core.schema import content_hash
 from mind_core.timestamps import is_valid_iso_timestamp, normalize_iso, now_iso
 
 log = logging.getLogger(__name__)
+
+IN_LIST_SIZE = 500  # ids per "IN (...)" query, well under SQLite's bound-parameter limit
 
 FRAME_TYPES = ("I", "P", "B")
 IMPORTANCE_LEVELS = ("critical", "important", "normal", "temporary", "deprecated")
@@ -157,8 +160,8 @@ class FrameStore:
         with self.db.transaction():
             existing: dict[str, int] = {}
             unique = list(dict.fromkeys(digests))
-            for start in range(0, len(unique), 500):
-                chunk = unique[start : start + 500]
+            for start in range(0, len(unique), IN_LIST_SIZE):
+                chunk = unique[start : start + IN_LIST_SIZE]
                 marks = ",".join("?" for _ in chunk)
                 for row in self.db.query(
                     f"SELECT content_hash, MAX(id) AS id FROM memory_frames WHERE content_hash IN ({marks}) "
@@ -429,8 +432,8 @@ class FrameStore:
 
     def get_many(self, frame_ids: list[int]) -> dict[int, Frame]:
         found: dict[int, Frame] = {}
-        for start in range(0, len(frame_ids), 500):
-            chunk = frame_ids[start : start + 500]
+        for start in range(0, len(frame_ids), IN_LIST_SIZE):
+            chunk = frame_ids[start : start + IN_LIST_SIZE]
             marks = ",".join("?" for _ in chunk)
             for row in self.db.query(f"SELECT * FROM memory_frames WHERE id IN ({marks})", chunk):
                 found[row["id"]] = Frame.from_row(row)
@@ -512,13 +515,23 @@ def time_clauses(column: str, since: str | None, until: str | None) -> tuple[lis
     return clauses, params
 
 
-def drop_vectors(db: Database, frame_ids: list[int]) -> None:
+def delete_vector_rows(db: Database, frame_ids: Sequence[int]) -> None:
     """Delete the frame vectors and chunk vectors of these frames (vec0 has no cascades)."""
-    for frame_id in frame_ids:
-        db.execute("DELETE FROM memory_frames_vec WHERE rowid = ?", (frame_id,))
-        db.execute(
-            "DELETE FROM memory_frame_chunks_vec WHERE rowid IN (SELECT id FROM memory_frame_chunks WHERE frame_id = ?)",
-            (frame_id,),
+    rows = [(frame_id,) for frame_id in frame_ids]
+    db.executemany("DELETE FROM memory_frames_vec WHERE rowid = ?", rows)
+    chunk_rows: list[tuple[int]] = []
+    for start in range(0, len(rows), IN_LIST_SIZE):
+        ids = [frame_id for (frame_id,) in rows[start : start + IN_LIST_SIZE]]
+        chunk_rows += db.query(
+            f"SELECT id FROM memory_frame_chunks WHERE frame_id IN ({','.join('?' * len(ids))})", ids
         )
-        db.execute("DELETE FROM memory_frame_chunks WHERE frame_id = ?", (frame_id,))
-        db.execute("UPDATE memory_frames SET embedded_hash = NULL WHERE id = ?", (frame_id,))
+    if chunk_rows:
+        chunk_ids = [(row[0],) for row in chunk_rows]
+        db.executemany("DELETE FROM memory_frame_chunks_vec WHERE rowid = ?", chunk_ids)
+        db.executemany("DELETE FROM memory_frame_chunks WHERE id = ?", chunk_ids)
+
+
+def drop_vectors(db: Database, frame_ids: Sequence[int]) -> None:
+    """Delete these frames' vectors and mark them as not embedded."""
+    delete_vector_rows(db, frame_ids)
+    db.executemany("UPDATE memory_frames SET embedded_hash = NULL WHERE id = ?", [(i,) for i in frame_ids])

@@ -14,8 +14,6 @@ from mind_core.embeddings.base import Embedder
 from mind_core.errors import FingerprintMismatchError
 from mind_core.vector_index import VectorIndex
 
-BATCH_SIZE = 50
-
 _MISSING_FTS = (
     "SELECT f.id, f.content FROM memory_frames f WHERE f.id NOT IN (SELECT rowid FROM memory_frames_fts)"
 )
@@ -47,17 +45,11 @@ def reconcile_fts_index(db: Database) -> int:
 
 
 def reconcile_vec_index(db: Database, embedder: Embedder, progress: Any = None) -> int:
-    """Embed frames with no vector or a stale one, in batches of 50."""
+    """Embed frames with no vector or a stale one, EMBED_BATCH at a time (the original: 50)."""
     if not db.table_exists("memory_frames_vec"):
         return 0
-    index = VectorIndex(db, embedder)
     rows = db.query(_MISSING_VEC) + db.query(_STALE_VEC)
-    for start in range(0, len(rows), BATCH_SIZE):
-        batch = rows[start : start + BATCH_SIZE]
-        index.index_frames([(r["id"], r["content"]) for r in batch], batch_size=BATCH_SIZE)
-        if progress is not None:
-            progress(min(start + BATCH_SIZE, len(rows)), len(rows))
-    return len(rows)
+    return VectorIndex(db, embedder).index_frames([(r["id"], r["content"]) for r in rows], progress=progress)
 
 
 def clean_orphan_fts(db: Database) -> int:

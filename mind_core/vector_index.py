@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mind_core.db import Database
 from mind_core.embeddings.base import Embedder, fingerprint_of, to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
-from mind_core.frames import drop_vectors, time_clauses
+from mind_core.frames import delete_vector_rows, time_clauses
 from mind_core.schema import content_hash, get_meta, set_meta, vec_dimensions, vec_table_sql
 
 CHUNK_WORDS = 150
 CHUNK_OVERLAP = 30
 LONG_FRAME_WORDS = 180
-EMBED_BATCH = 64
+EMBED_BATCH = 512  # frames per embedder call and per transaction
 
 _WORD = re.compile(r"\S+")
 
@@ -41,9 +41,9 @@ def split_chunks(text: str) -> list[TextChunk]:
 
     The first window is what the frame vector itself already covers, so it is not repeated.
     """
-    spans = [m.span() for m in _WORD.finditer(text)]
-    if len(spans) <= LONG_FRAME_WORDS:
-        return []
+    if len(text) < 2 * LONG_FRAME_WORDS or len(text.split()) <= LONG_FRAME_WORDS:
+        return []  # the cheap tests first: most frames are short
+    spans = [m.span() for m in _WORD.finditer(text)]  # \S+ runs: the same words str.split() counts
     chunks = []
     step = CHUNK_WORDS - CHUNK_OVERLAP
     for index, start in enumerate(range(step, len(spans), step)):
@@ -121,57 +121,68 @@ class VectorIndex:
                 set_meta(self.db, key, value)
 
     # -- writes ---------------------------------------------------------------------------
-    def index_frames(self, frames: Sequence[tuple[int, str]], batch_size: int = EMBED_BATCH) -> int:
+    def index_frames(
+        self,
+        frames: Sequence[tuple[int, str]],
+        batch_size: int = EMBED_BATCH,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
         """Embed and store vectors for (frame id, content) pairs; re-indexing replaces.
 
-        All texts of a batch (frames and their chunks) go to the embedder in one call, and each
-        batch is written in one transaction.
+        ``batch_size`` frames go to the embedder in one call (their chunks with them) and are
+        written in one transaction. Large calls matter for a local model: it sorts a call's texts
+        by length before padding them into model batches, so one long text in a small call makes
+        every short one pay for its length. ``progress(done, total)`` follows each batch.
         """
         if self.embedder is None:
             raise InvalidInputError("vector indexing needs an embedder")
-        items = list(frames)
-        for frame_id, content in items:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidInputError(f"batch_size must be a positive integer, got {batch_size!r}")
+        latest: dict[int, str] = {}
+        for frame_id, content in frames:
             if not isinstance(frame_id, int) or isinstance(frame_id, bool) or not math.isfinite(frame_id):
                 raise InvalidInputError(f"invalid frame id for vector indexing: {frame_id!r}")
             if not isinstance(content, str):
                 raise InvalidInputError(f"frame {frame_id}: content to index must be a string")
+            latest[frame_id] = content  # a frame listed twice is indexed once, with its last text
+        items = list(latest.items())
         self.check_fingerprint()
-        written = 0
         for start in range(0, len(items), batch_size):
-            batch = items[start : start + batch_size]
-            chunked = [(frame_id, content, split_chunks(content)) for frame_id, content in batch]
-            texts: list[str] = []
-            for _, content, chunks in chunked:
-                texts.append(content)
-                texts.extend(chunk.text for chunk in chunks)
-            vectors = self.embedder.embed_batch(texts)
-            with self.db.transaction():
-                self.record_fingerprint()
-                position = 0
-                for frame_id, content, chunks in chunked:
-                    drop_vectors(self.db, [frame_id])
+            self._index_batch(items[start : start + batch_size])
+            if progress is not None:
+                progress(min(start + batch_size, len(items)), len(items))
+        return len(items)
+
+    def _index_batch(self, batch: list[tuple[int, str]]) -> None:
+        chunked = [(frame_id, content, split_chunks(content)) for frame_id, content in batch]
+        texts = [content for _, content, _ in chunked]
+        texts += [chunk.text for _, _, chunks in chunked for chunk in chunks]
+        vectors = self.embedder.embed_batch(texts)  # type: ignore[union-attr]
+        with self.db.transaction():
+            self.record_fingerprint()
+            ids = [frame_id for frame_id, _ in batch]
+            delete_vector_rows(self.db, ids)
+            self.db.executemany(
+                "INSERT INTO memory_frames_vec (rowid, embedding) VALUES (?, ?)",
+                [(frame_id, to_blob(vector)) for frame_id, vector in zip(ids, vectors, strict=False)],
+            )
+            position = len(batch)
+            for frame_id, _, chunks in chunked:
+                for chunk in chunks:
+                    chunk_id = self.db.execute(
+                        "INSERT INTO memory_frame_chunks (frame_id, chunk_idx, char_start, char_end) "
+                        "VALUES (?, ?, ?, ?)",
+                        (frame_id, chunk.index, chunk.char_start, chunk.char_end),
+                    ).lastrowid
                     self.db.execute(
-                        "INSERT INTO memory_frames_vec (rowid, embedding) VALUES (?, ?)",
-                        (frame_id, to_blob(vectors[position])),
+                        "INSERT INTO memory_frame_chunks_vec (rowid, embedding) VALUES (?, ?)",
+                        (chunk_id, to_blob(vectors[position])),
                     )
                     position += 1
-                    for chunk in chunks:
-                        chunk_id = self.db.execute(
-                            "INSERT INTO memory_frame_chunks (frame_id, chunk_idx, char_start, char_end) "
-                            "VALUES (?, ?, ?, ?)",
-                            (frame_id, chunk.index, chunk.char_start, chunk.char_end),
-                        ).lastrowid
-                        self.db.execute(
-                            "INSERT INTO memory_frame_chunks_vec (rowid, embedding) VALUES (?, ?)",
-                            (chunk_id, to_blob(vectors[position])),
-                        )
-                        position += 1
-                    self.db.execute(
-                        "UPDATE memory_frames SET embedded_hash = ? WHERE id = ?",
-                        (content_hash(content), frame_id),
-                    )
-                    written += 1
-        return written
+            self.db.executemany(
+                "UPDATE memory_frames SET embedded_hash = ? WHERE id = ?",
+                [(content_hash(content), frame_id) for frame_id, content in batch],
+            )
 
     # -- reads ----------------------------------------------------------------------------
     def embed_query(self, query: str) -> Any:

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from mind_core.errors import MindAccessError
+
 LOCK_SUFFIX = ".writer.lock"
 
 
@@ -32,8 +34,14 @@ def mind_write_lock(mind_path: str | Path, *, blocking: bool = True) -> Iterator
     """Hold the exclusive write lock of a mind for the block (waiting for it unless ``blocking``
     is False, in which case the block runs with ``False`` when another process holds it)."""
     lock_path = lock_path_for(mind_path)
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise MindAccessError(
+            f"cannot write the mind at {mind_path}: its folder is read-only or not writable by this user "
+            f"({exc.strerror}: {lock_path}); fix the permissions, or only read it (recall, doctor)"
+        ) from exc
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))

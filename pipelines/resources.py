@@ -13,7 +13,6 @@ from pathlib import Path
 import dagster as dg
 
 from mind_core.embeddings import DEFAULT_DIMENSIONS, Embedder, create_embedding_provider
-from mind_core.embeddings.inprocess import DEFAULT_BATCH_SIZE
 from mind_core.errors import NotFoundError
 from mind_core.harvest.items import ScanEvent, Source
 from mind_core.harvest.pipeline import get_registered
@@ -26,7 +25,7 @@ STAGING_DIR = "staging"
 
 
 @functools.cache
-def _provider(provider: str, dimensions: int, batch_size: int, model_path: str | None) -> Embedder:
+def _provider(provider: str, dimensions: int, batch_size: int | None, model_path: str | None) -> Embedder:
     return create_embedding_provider(
         provider, dimensions, batch_size=batch_size, model_path=model_path, fallback_to_mock=False
     )
@@ -65,7 +64,7 @@ class EmbedderResource(dg.ConfigurableResource):
 
     provider: str = "inprocess"
     dimensions: int = DEFAULT_DIMENSIONS
-    batch_size: int = DEFAULT_BATCH_SIZE
+    batch_size: int | None = None  # texts per model pass / HTTP request; None: the provider's own
     model_path: str | None = None
 
     def build(self) -> Embedder:

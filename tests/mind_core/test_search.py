@@ -4,6 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mind_core.embeddings.base import to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.mind import Mind
 from mind_core.scoring import (
@@ -168,6 +169,20 @@ def test_reindexing_replaces_vector_and_bad_ids_raise(mind):
     with pytest.raises(InvalidInputError):
         mind.search.index_frames_batch([(frame.id, "fine"), (float("nan"), "bad")])
     assert mind.db.scalar("SELECT COUNT(*) FROM memory_frames_vec") == before
+
+
+def test_a_frame_listed_twice_in_a_batch_keeps_its_last_text_and_its_chunks_follow_it(mind):
+    frame = mind.frames.get_recent(1)[0]
+    long_text = " ".join(f"word{i}" for i in range(600))
+    assert mind.search.index_frames_batch([(frame.id, "first text"), (frame.id, long_text)]) == 1
+    chunks = mind.db.scalar("SELECT COUNT(*) FROM memory_frame_chunks WHERE frame_id = ?", (frame.id,))
+    assert chunks == len(split_chunks(long_text)) > 0
+    assert mind.db.scalar("SELECT COUNT(*) FROM memory_frame_chunks_vec") == chunks
+    mind.search.index_frame(frame.id, "short again")  # re-indexing a long frame as short drops its chunks
+    assert mind.db.scalar("SELECT COUNT(*) FROM memory_frame_chunks") == 0
+    assert mind.db.scalar("SELECT COUNT(*) FROM memory_frame_chunks_vec") == 0
+    stored = mind.db.scalar("SELECT embedding FROM memory_frames_vec WHERE rowid = ?", (frame.id,))
+    assert stored == to_blob(mind.embedder.embed("short again"))
 
 
 def test_batch_embeds_in_one_call():

@@ -172,7 +172,7 @@ def _harvested_home(root: Path, conversations: int = 3, messages_each: int = 10)
 
 
 def readonly_file(root: Path) -> FaultOutcome:
-    """chmod 444 on the mind file, then harvest, recall and doctor as a user who cannot write it."""
+    """chmod 444 on the mind file, then harvest as a user who cannot write it."""
     home, path = _harvested_home(root)
     for folder in (root, *root.rglob("*")):
         if folder.is_dir():
@@ -183,34 +183,35 @@ def readonly_file(root: Path) -> FaultOutcome:
     before = _dump(path)
     user = NOBODY if os.geteuid() == 0 else None  # needs setpriv (util-linux) as root
     method = "chmod 444, run as nobody" if user is not None else "chmod 444"
-    outcomes = [
-        _outcome(
-            "read-only mind file: " + " ".join(args), method, run_cli(home, *args, user=user), path, before
-        )
-        for args in (("harvest", "--force"), ("recall", "falcon"), ("doctor",))
-    ]
+    done = run_cli(home, "harvest", "--force", user=user)
     path.chmod(0o644)
-    return _worst(outcomes)
+    return _outcome("read-only mind file", method, done, path, before)
 
 
-def readonly_folder(root: Path) -> FaultOutcome:
-    """The whole home on a read-only filesystem (or a 555 folder when mounting is not allowed)."""
+@contextlib.contextmanager
+def readonly_home(root: Path) -> Iterator[tuple[Path, Path, str]]:
+    """(home, mind path, how) of a harvested home on a read-only filesystem, or in a 555 folder
+    when mounting is not allowed."""
     if not can_mount():
         home, path = _harvested_home(root)
         path.parent.chmod(0o555)
-        before = _dump(path)
-        outcome = _outcome("read-only folder", "chmod 555", run_cli(home, "harvest", "--force"), path, before)
-        path.parent.chmod(0o755)
-        return outcome
-    home, path = _harvested_home(root / "staging")
+        try:
+            yield home, path, "chmod 555"
+        finally:
+            path.parent.chmod(0o755)
+        return
+    home, _ = _harvested_home(root / "staging")
     with tmpfs(root / "mnt", "16m") as mount:
         shutil.copytree(home, mount / "home")
         subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
-        path = MindHome(mount / "home").workspace_path("default")
+        yield mount / "home", MindHome(mount / "home").workspace_path("default"), "read-only tmpfs"
+
+
+def readonly_folder(root: Path) -> FaultOutcome:
+    """Harvest into a home whose folder cannot be written."""
+    with readonly_home(root) as (home, path, method):
         before = _dump(path)
-        return _outcome(
-            "read-only folder", "read-only tmpfs", run_cli(mount / "home", "harvest", "--force"), path, before
-        )
+        return _outcome("read-only folder", method, run_cli(home, "harvest", "--force"), path, before)
 
 
 def full_disk(root: Path, method: str) -> FaultOutcome:
@@ -281,5 +282,3 @@ def missing_model(root: Path) -> FaultOutcome:
     return outcome
 
 
-def _worst(outcomes: list[FaultOutcome]) -> FaultOutcome:
-    return next((o for o in outcomes if not o.ok), outcomes[0])

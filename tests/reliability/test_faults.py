@@ -1,5 +1,6 @@
 """Resource faults through the real `mind` command: one clear error line, an intact mind."""
 
+import json
 import os
 import shutil
 
@@ -34,6 +35,19 @@ def test_read_only_folder(root):
     outcome = faults.readonly_folder(root)
     check(outcome)
     assert "read-only" in outcome.error_line
+
+
+def test_a_read_only_mind_is_still_recalled_and_checked(root):
+    if os.geteuid() == 0 and not faults.can_mount():
+        pytest.skip("root writes into a 555 folder and mounting a read-only tmpfs is not permitted here")
+    with faults.readonly_home(root) as (home, path, _):
+        before = faults._dump(path)
+        recall = faults.run_cli(home, "recall", "conversation", "--json")
+        doctor = faults.run_cli(home, "doctor")
+        assert recall.returncode == 0, recall.stderr
+        assert json.loads(recall.stdout)["results"]  # found, not touched: the mind cannot be written
+        assert doctor.returncode == 0 and "status: ok" in doctor.stdout, doctor.stderr
+        assert faults._dump(path) == before
 
 
 @pytest.mark.parametrize("method", ["tmpfs", "rlimit"])
