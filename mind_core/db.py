@@ -21,6 +21,10 @@ from mind_core.errors import ExtensionMissingError, MindAccessError
 
 BUSY_TIMEOUT_MS = 30_000
 MMAP_BYTES = 1 << 30
+# A stored vector is 4 KiB (1024 float32): with 16 KiB pages a batch of vectors is written in about
+# half the time of 4 KiB pages (sqlite-vec keeps vectors in large blobs spread over pages).
+NEW_MIND_PAGE_SIZE = 16_384
+WAL_CHECKPOINT_BYTES = 16 << 20  # checkpoint after about 16 MiB of WAL
 
 
 def _can_load_extensions(module: ModuleType) -> bool:
@@ -166,9 +170,13 @@ class Database:
         # vector, which costs about a third less CPU this way on a large mind.
         self.conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         if not readonly and self.path != ":memory:":
+            # Takes effect only while the file is still empty (a new mind), before WAL is on.
+            self.conn.execute(f"PRAGMA page_size = {NEW_MIND_PAGE_SIZE}")
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
-            self.conn.execute("PRAGMA wal_autocheckpoint = 4000")  # fewer, larger checkpoints on bulk imports
+            page_size = self.conn.execute("PRAGMA page_size").fetchone()[0]
+            # fewer, larger checkpoints on bulk imports
+            self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_BYTES // page_size}")
         self.conn.execute("PRAGMA foreign_keys = ON")
 
     # -- statements -------------------------------------------------------------------------
