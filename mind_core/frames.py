@@ -515,6 +515,18 @@ def time_clauses(column: str, since: str | None, until: str | None) -> tuple[lis
     return clauses, params
 
 
+def scope_clauses(
+    alias: str, gop_id: str | None, since: str | None, until: str | None
+) -> tuple[list[str], list[Any]]:
+    """SQL conditions keeping the frames (table alias ``alias``, or "" for none) of one session
+    and of an event-time range; no conditions for what is not given."""
+    prefix = f"{alias}." if alias else ""
+    clauses, params = time_clauses(f"{prefix}created_at", since, until)
+    if gop_id:
+        return [f"{prefix}gop_id = ?", *clauses], [gop_id, *params]
+    return clauses, list(params)
+
+
 def delete_vector_rows(db: Database, frame_ids: Sequence[int]) -> None:
     """Delete the frame vectors and chunk vectors of these frames (vec0 has no cascades)."""
     rows = [(frame_id,) for frame_id in frame_ids]

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from mind_core.db import Database, well_formed
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError
-from mind_core.frames import Frame, FrameStore, time_clauses
+from mind_core.frames import Frame, FrameStore, scope_clauses, time_clauses
 from mind_core.scoring import SCORING_PROFILES, ScoringContext, relevance_components, weighted_relevance
 from mind_core.vector_index import VectorIndex
 
@@ -215,14 +215,9 @@ class HybridSearch:
         match = fts_query(query)
         if not match:
             return []
-        clauses = ["memory_frames_fts MATCH ?"]
-        params: list[Any] = [match]
-        if gop_id:
-            clauses.append("mf.gop_id = ?")
-            params.append(gop_id)
-        time_sql, time_params = time_clauses("mf.created_at", since, until)
-        clauses += time_sql
-        params += time_params
+        scope, scope_params = scope_clauses("mf", gop_id, since, until)
+        clauses = ["memory_frames_fts MATCH ?", *scope]
+        params: list[Any] = [match, *scope_params]
         sql = (
             "SELECT mf.id, memory_frames_fts.rank FROM memory_frames_fts "
             "JOIN memory_frames mf ON mf.id = memory_frames_fts.rowid "
@@ -244,17 +239,14 @@ class HybridSearch:
         until: str | None = None,
     ) -> list[int]:
         tokens = [t for t in (_NON_WORD.sub("", w) for w in query.split()) if t] or [query]
-        clauses = ["(" + " OR ".join("content LIKE ? ESCAPE '\\'" for _ in tokens) + ")"]
-        params: list[Any] = [f"%{escape_like(t)}%" for t in tokens]
-        if gop_id:
-            clauses.append("gop_id = ?")
-            params.append(gop_id)
-        time_sql, time_params = time_clauses("created_at", since, until)
+        scope, scope_params = scope_clauses("", gop_id, since, until)
+        clauses = ["(" + " OR ".join("content LIKE ? ESCAPE '\\'" for _ in tokens) + ")", *scope]
+        params: list[Any] = [*(f"%{escape_like(t)}%" for t in tokens), *scope_params]
         try:
             rows = self.db.query(
-                f"SELECT id FROM memory_frames WHERE {' AND '.join(clauses + time_sql)} "
+                f"SELECT id FROM memory_frames WHERE {' AND '.join(clauses)} "
                 "ORDER BY julianday(created_at) DESC LIMIT ?",
-                [*params, *time_params, limit],
+                [*params, limit],
             )
         except self.db.errors.Error:
             return []

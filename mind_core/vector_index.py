@@ -17,7 +17,7 @@ from typing import Any
 from mind_core.db import Database
 from mind_core.embeddings.base import Embedder, fingerprint_of, to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
-from mind_core.frames import delete_vector_rows, time_clauses
+from mind_core.frames import delete_vector_rows, scope_clauses
 from mind_core.schema import content_hash, get_meta, set_meta, vec_dimensions, vec_table_sql
 
 CHUNK_WORDS = 150
@@ -230,14 +230,9 @@ class VectorIndex:
             return []
         ids = list(best)
         marks = ",".join("?" for _ in ids)
-        clauses = [f"id IN ({marks})"]
-        params: list[Any] = list(ids)
-        if gop_id:
-            clauses.append("gop_id = ?")
-            params.append(gop_id)
-        time_sql, time_params = time_clauses("created_at", since, until)
-        clauses += time_sql
-        params += time_params
+        scope, scope_params = scope_clauses("", gop_id, since, until)
+        clauses = [f"id IN ({marks})", *scope]
+        params: list[Any] = [*ids, *scope_params]
         alive = {
             r[0] for r in self.db.query(f"SELECT id FROM memory_frames WHERE {' AND '.join(clauses)}", params)
         }
