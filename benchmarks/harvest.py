@@ -16,6 +16,7 @@ from pathlib import Path
 from _common import ROOT, PeakRSS, write_results
 
 from mind_core.embeddings import InprocessEmbedder
+from mind_core.embeddings.inprocess import DEFAULT_BATCH_SIZE
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from tests.exports import write_chatgpt_export
@@ -23,14 +24,14 @@ from tests.exports import write_chatgpt_export
 assert ROOT
 
 
-def run(messages: int, per_conversation: int = 50, batch_size: int = 64) -> dict:
+def run(messages: int, per_conversation: int = 50, batch_size: int = DEFAULT_BATCH_SIZE) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         export = write_chatgpt_export(Path(tmp) / "export" / "conversations.json",
                                       messages // per_conversation, per_conversation)
         return measure_harvest(export, "chatgpt", messages, batch_size)
 
 
-def measure_harvest(export: Path, kind: str, messages: int, batch_size: int = 64) -> dict:
+def measure_harvest(export: Path, kind: str, messages: int, batch_size: int = DEFAULT_BATCH_SIZE) -> dict:
     """Harvest ``export`` (a source of ``kind``) into a fresh mind with the real model, time the
     model alone on the frame texts, then re-harvest unchanged and forced (benchmarks/ingest.py
     reuses this on its own export)."""

@@ -10,7 +10,7 @@ Targets (issue #10): harvest <= 1.3x the model-only time, re-harvest < 3% of the
 resident memory for 50,000 messages < 2.5 GB. The machine's load average is printed because a
 shared machine slows the model (and so both times) by 2x or more.
 
-    .venv/bin/python benchmarks/ingest.py [--messages 50000] [--batch-size 64] [--per-conversation 25]
+    .venv/bin/python benchmarks/ingest.py [--messages 50000] [--batch-size 16] [--per-conversation 25]
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from _common import machine, write_results
 from _corpus import write_corpus_export
 from harvest import measure_harvest
 
+from mind_core.embeddings.inprocess import DEFAULT_BATCH_SIZE
+
 TARGET_RATIO = 1.3
 TARGET_REHARVEST = 0.03
 TARGET_PEAK_MB = 2.5 * 1024
@@ -33,7 +35,7 @@ TARGET_PEAK_MB = 2.5 * 1024
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=50_000)
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     parser.add_argument("--per-conversation", type=int, default=25)
     parser.add_argument("--name", default="ingest", help="results file name under benchmarks/results/")
     args = parser.parse_args()
