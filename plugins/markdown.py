@@ -8,6 +8,7 @@ Decisions on bad or odd input (each pinned by a test in tests/plugins/test_markd
 
 - Broken YAML frontmatter: the note is still imported (its body, without properties) and a located
   ``HarvestError`` names the file and line, so the user learns that its properties were dropped.
+  Frontmatter whose aliases expand past 10,000 values (a "billion laughs" bomb) counts as broken.
 - Unquoted template placeholders (``created: {{date}}``) are not valid YAML; they are quoted and the
   frontmatter parsed again. A property that is not a date falls back to the file's times.
 - Invalid UTF-8: decoded with U+FFFD replacement and imported, plus an error giving the byte offset
@@ -247,7 +248,25 @@ def load_properties(yaml_text: str) -> tuple[dict[str, Any], str | None, int | N
         return {}, None, None
     if not isinstance(data, dict):
         return {}, f"frontmatter is a {type(data).__name__}, not a mapping of properties", 2
+    if _more_values_than(data, MAX_PROPERTY_NODES):
+        return {}, f"frontmatter expands to more than {MAX_PROPERTY_NODES:,} values (YAML aliases?)", 2
     return data, None, None
+
+
+def _more_values_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` values, counted through shared (aliased) parts as
+    often as they appear, and stopping as soon as the limit is passed."""
+    pending, seen = [value], 0
+    while pending:
+        seen += 1
+        if seen > limit:
+            return True
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple | set):
+            pending.extend(item)
+    return False
 
 
 def _safe_load(yaml_text: str) -> tuple[Any, Exception | None]:
@@ -377,7 +396,7 @@ def note_item(note: ParsedNote, relpath: str, mtime: float, created_epoch: float
     body_links = [link for section in note.sections for link in section.links]
     metadata: dict[str, Any] = {
         "path": relpath,
-        "frontmatter": _json_safe(note.properties, [MAX_PROPERTY_NODES]),
+        "frontmatter": _json_safe(note.properties),
         "tags": _unique_folded(
             [*_string_list(props, TAG_KEYS, strip="#"), *(t for s in note.sections for t in s.tags)]
         ),
@@ -485,15 +504,12 @@ def _property_links(properties: dict[str, Any]) -> dict[str, list[str]]:
     return {key: _unique(targets) for key, targets in found.items()}
 
 
-def _json_safe(value: Any, budget: list[int]) -> Any:
-    """Properties as JSON-serializable values (dates become ISO strings); stops after a node budget."""
-    budget[0] -= 1
-    if budget[0] < 0:
-        return None
+def _json_safe(value: Any) -> Any:
+    """Properties as JSON-serializable values (dates become ISO strings)."""
     if isinstance(value, dict):
-        return {str(k): _json_safe(v, budget) for k, v in value.items()}
+        return {str(k): _json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set):
-        return [_json_safe(v, budget) for v in value]
+        return [_json_safe(v) for v in value]
     if isinstance(value, datetime | date):
         return value.isoformat()
     if value is None or isinstance(value, bool | int | float | str):

@@ -387,8 +387,10 @@ def test_yaml_alias_bomb_is_bounded(tmp_path: Path) -> None:
         previous = chr(ord(level) - 1)
         bomb += f"{level}: &{level} [*{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}]\n"
     write(tmp_path, "bomb.md", bomb + "---\nbody\n")
-    [item] = scan(tmp_path)[0]
-    assert item.messages[0].text == "body"
+    [item], [error] = scan(tmp_path)
+    assert item.messages[0].text == "body" and item.metadata["frontmatter"] == {}
+    assert error.path.endswith("bomb.md") and error.record == "line 2"
+    assert "more than 10,000 values" in error.reason and "body is still imported" in error.reason
 
 
 def test_parse_note_is_pure() -> None:
