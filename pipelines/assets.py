@@ -37,6 +37,7 @@ from mind_core.vector_index import meta_fingerprint
 from pipelines.metadata import FRAMES_SHOWN, errors_table, frames_preview, mind_totals, rate
 from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key, snapshot_days
 from pipelines.pools import mind_writer
+from pipelines.progress import progress_log
 from pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource
 
 HARVEST_GROUP = "harvest"
@@ -163,7 +164,13 @@ def iframe_imports(context: dg.AssetExecutionContext, mind_home: MindHomeResourc
         )
     with _writing(context, mind_home, key.workspace) as mind:
         source = get_registered(mind, key.source)
-        summary = import_items(mind, key.source, read_staged(path), kind=str(source.kind))
+        summary = import_items(
+            mind,
+            key.source,
+            read_staged(path),
+            kind=str(source.kind),
+            progress=progress_log(context.log, "messages read"),
+        )
         new_frames = mind.frames.get_many(summary.new_frame_ids[:FRAMES_SHOWN])
         totals = mind_totals(mind)
     return dg.MaterializeResult(
@@ -242,7 +249,7 @@ def vector_index(
     model = embedder.build()
     with _writing(context, mind_home, key.workspace, model) as mind:
         began = time.perf_counter()
-        written = index_vectors(mind)
+        written = index_vectors(mind, progress_log(context.log, "frames embedded"))
         seconds = time.perf_counter() - began
         if complete and staged is not None and staged.fingerprint:
             HarvestSourceStore(mind.db).record_sync(key.source, 0, 0, fingerprint=staged.fingerprint)

@@ -153,6 +153,15 @@ def test_rematerializing_an_unchanged_partition_writes_and_embeds_nothing(
         assert canonical_dump(mind) == before
 
 
+def test_the_run_log_shows_the_vector_step_s_progress(tmp_path, home, instance, resources):
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 3, 3)
+    key = register(home, "alpha", "chatgpt", export, "gpt")
+    add_partitions(instance, key)
+    result = harvest(instance, resources, key)
+    messages = [r.user_message for r in instance.all_logs(result.run_id) if r.step_key == "vector_index"]
+    assert "frames embedded: 9 of 9" in messages
+
+
 def test_a_changed_source_imports_and_embeds_only_what_changed(tmp_path, home, instance, resources):
     export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 2, 2)
     key = register(home, "alpha", "chatgpt", export, "gpt")
