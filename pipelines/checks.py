@@ -206,12 +206,13 @@ def mind_indexes_consistent(
     )
 
 
-ALL_CHECKS = [
+# The checks of one harvest source's partition, and with them the whole mind's.
+SOURCE_CHECKS = [
     source_parsed,
     error_rate_below_threshold,
     no_item_imported_twice,
     timestamps_kept,
     indexes_cover_frames,
     embedding_fingerprint_matches,
-    mind_indexes_consistent,
 ]
+ALL_CHECKS = [*SOURCE_CHECKS, mind_indexes_consistent]

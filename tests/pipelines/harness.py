@@ -11,25 +11,10 @@ from mind_core.harvest.pipeline import register_source
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from pipelines.assets import cognified_frames, harvest_items, iframe_imports, vector_index
-from pipelines.checks import (
-    embedding_fingerprint_matches,
-    error_rate_below_threshold,
-    indexes_cover_frames,
-    no_item_imported_twice,
-    source_parsed,
-    timestamps_kept,
-)
+from pipelines.checks import SOURCE_CHECKS
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 
 HARVEST_ASSETS = [harvest_items, iframe_imports, cognified_frames, vector_index]
-HARVEST_CHECKS = [
-    source_parsed,
-    error_rate_below_threshold,
-    no_item_imported_twice,
-    timestamps_kept,
-    indexes_cover_frames,
-    embedding_fingerprint_matches,
-]
 
 
 def register(home: MindHome, workspace: str, kind: str, path: Path, name: str, **options: Any) -> str:
@@ -50,7 +35,7 @@ def harvest(
 ) -> dg.ExecuteInProcessResult:
     """One run of the harvest chain (assets and their checks) for one partition."""
     return dg.materialize(
-        HARVEST_ASSETS + HARVEST_CHECKS,
+        HARVEST_ASSETS + SOURCE_CHECKS,
         resources=resources,
         instance=instance,
         partition_key=key,
