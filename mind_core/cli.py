@@ -22,7 +22,7 @@ from typing import Any
 
 from mind_core.errors import InvalidInputError, MindError, NotFoundError
 from mind_core.home import DEFAULT_WORKSPACE, PERSONAL, MindHome
-from mind_core.retrieval import SCOPES
+from mind_core.query.models import SCOPES
 from mind_core.scoring import SCORING_PROFILES
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROBLEMS = 0, 1, 2, 3
@@ -475,8 +475,9 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from mind_core.query.http_server import SERVE_TOKEN_ENV, QueryServer
+    from mind_core.query.service import ServiceConfig
     from mind_core.retrieval import configured_retrievers
-    from mind_core.server import SERVE_TOKEN_ENV, ServiceConfig, create_server
 
     logging.basicConfig(
         level=logging.WARNING if args.quiet else logging.INFO,
@@ -493,28 +494,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
         record_access=args.record_access,
     )
     try:
-        server = create_server(config, args.host, args.port)
+        server = QueryServer(config, args.host, args.port)
     except OSError as exc:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_FAILED
-    host, port = server.server_address[:2]
     print(
-        f"listening on http://{host}:{port} (minds in {config.home.root}; "
+        f"listening on {server.url} (API docs at {server.url}/docs; minds in {config.home.root}; "
         f"token {'required' if token else 'off'}; Ctrl-C stops)",
         file=sys.stderr,
         flush=True,
     )
-
-    def stop(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
+    # uvicorn stops on SIGINT/SIGTERM, then raises the signal again for the handler in place
+    # before it started; by then the service has shut down cleanly, so that one is ignored.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        server.serve()
     finally:
-        server.server_close()
+        server.close()
     return EXIT_OK
 
 

@@ -34,6 +34,7 @@ from mind_core.db import Database, well_formed
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError
 from mind_core.frames import Frame, FrameStore, scope_clauses, time_clauses
+from mind_core.limits import MAX_QUERY_CHARS
 from mind_core.scoring import SCORING_PROFILES, ScoringContext, relevance_components, weighted_relevance
 from mind_core.vector_index import VectorIndex
 
@@ -46,7 +47,6 @@ RRF_K = 60
 MAX_RRF_SCORE = 2.0 / RRF_K  # rank 0 in both lanes
 LANE_DEPTH_FACTOR = 2  # rrf: each lane returns limit * 2 candidates, as the original
 RELEVANCE_POOL_FACTOR = 2 * LANE_DEPTH_FACTOR  # fused candidates that relevance may reorder
-MAX_QUERY_CHARS = 10_000
 GRAPH_MAX_DEPTH = 3
 FUSIONS = ("convex", "rrf")
 
