@@ -444,10 +444,23 @@ def format_recall(result: Any, explain: bool, mark: Callable[[str], str]) -> str
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
+    from mind_core.query.models import RecallRequest, RecallResponse, parse_request
     from mind_core.retrieval import CombinedRetrieval, configured_retrievers
     from mind_core.snippets import bold_ansi, bold_markdown
 
-    query = " ".join(args.query)
+    request = parse_request(
+        RecallRequest,
+        {
+            "query": " ".join(args.query),
+            "workspace": args.workspace,
+            "scope": args.scope,
+            "limit": args.limit,
+            "profile": args.profile,
+            "since": args.since,
+            "until": args.until,
+            "explain": args.explain,
+        },
+    )
     with contextlib.ExitStack() as stack:
         workspace, personal = _recall_minds(args, stack)
         retrieval = CombinedRetrieval(
@@ -456,19 +469,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
             configured_retrievers(args.external_url),
             record_access_on_recall=not args.no_touch,
         )
-        result = retrieval.search(
-            query,
-            args.limit,
-            args.profile,
-            args.scope,
-            since=args.since,
-            until=args.until,
-            explain=args.explain,
-        )
+        result = retrieval.recall(request)
     mark = bold_ansi if sys.stdout.isatty() and not os.environ.get("NO_COLOR") else bold_markdown
     emit(
         args,
-        {**result.to_dict(), "results": [r.to_dict() for r in result.merged()]},
+        RecallResponse.from_retrieval(result, request).model_dump(mode="json"),
         format_recall(result, args.explain, mark),
     )
     return EXIT_OK
@@ -516,13 +521,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from mind_core.mcp_server import MindTools, build_mcp_server
+    from mind_core.query.mcp import EmbedderOnFirstUse, MindTools, build_mcp_server
     from mind_core.retrieval import configured_retrievers
 
     tools = MindTools(
         MindHome(args.home),
         args.workspace,
-        make_embedder(args.embedder),
+        EmbedderOnFirstUse(lambda: make_embedder(args.embedder)),
         configured_retrievers(args.external_url),
     )
     try:
