@@ -281,45 +281,30 @@ def cmd_harvest(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from mind_core.harvest.stores import HarvestSourceStore
+    """Counts per mind, read-only; an unreadable mind (corrupt, not a mind) is listed with its
+    error and makes the exit code 1, the others are still counted."""
+    from mind_core.query.models import MindStats
+    from mind_core.query.service import QueryService, ServiceConfig
 
-    data, rows = [], []
-    for workspace in _workspaces(args):
-        with open_mind(args, workspace, embed=False) as mind:
-            stats = mind.frames.get_stats()
-            entry = {
-                "workspace": workspace,
-                "path": mind.path,
-                "frames": stats["total"],
-                "sessions": mind.db.scalar("SELECT COUNT(*) FROM sessions"),
-                "entities": mind.knowledge.get_entity_count(),
-                "relations": mind.db.scalar(
-                    "SELECT COUNT(*) FROM knowledge_relations WHERE valid_to IS NULL"
-                ),
-                "vectors": mind.db.scalar("SELECT COUNT(*) FROM memory_frames_vec"),
-                "sources": len(HarvestSourceStore(mind.db).get_all()),
-                "by_type": stats["byType"],
-            }
-            data.append(entry)
-            rows.append(
-                (
-                    workspace,
-                    entry["frames"],
-                    entry["sessions"],
-                    entry["entities"],
-                    entry["relations"],
-                    entry["vectors"],
-                    entry["sources"],
-                )
-            )
+    service = QueryService(ServiceConfig(home=MindHome(args.home), default_workspace=args.workspace))
+    try:
+        minds = service.stats(None if args.all_workspaces else args.workspace).minds
+    finally:
+        service.close()
+    columns = ("workspace", "frames", "sessions", "entities", "relations", "vectors", "sources")
+    broken = any(not isinstance(m, MindStats) for m in minds)
+    rows = [
+        [getattr(m, c) for c in columns] + ([""] if broken else [])
+        if isinstance(m, MindStats)
+        else [m.workspace, *["-"] * (len(columns) - 1), m.error]
+        for m in minds
+    ]
     emit(
         args,
-        data,
-        format_table(
-            ("workspace", "frames", "sessions", "entities", "relations", "vectors", "sources"), rows
-        ),
+        [m.model_dump() for m in minds],
+        format_table((*columns, "error") if broken else columns, rows),
     )
-    return EXIT_OK
+    return EXIT_FAILED if broken else EXIT_OK
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -661,7 +646,9 @@ def build_parser() -> argparse.ArgumentParser:
     harvest.set_defaults(func=cmd_harvest)
 
     stats = commands.add_parser("stats", parents=[common], help="counts per mind")
-    stats.add_argument("--all-workspaces", action="store_true")
+    stats.add_argument(
+        "--all-workspaces", action="store_true", help="every mind in the home, personal included"
+    )
     stats.set_defaults(func=cmd_stats)
 
     doctor = commands.add_parser("doctor", parents=[common], help="check (and repair) the indexes")

@@ -63,6 +63,7 @@ class JSONH11Protocol(H11Protocol):
         if cycle is None or cycle.response_started:
             return False
         if state is h11.SEND_BODY:
+            log.debug("client %s stopped sending in the body of %s %s", self._client(), *self._request())
             cycle.disconnected = True  # the app stops waiting for the rest of the body
             cycle.message_event.set()
             self.send_400_response("the request ended before its body was complete")
@@ -74,13 +75,14 @@ class JSONH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.cycle is not None and not self.cycle.response_complete and not self.cycle.disconnected:
-            log.debug(
-                "client %s went away before its answer to %s %s",
-                f"{self.client[0]}:{self.client[1]}" if self.client else "?",
-                self.cycle.scope["method"],
-                self.cycle.scope["path"],
-            )
+            log.debug("client %s went away before its answer to %s %s", self._client(), *self._request())
         super().connection_lost(exc)
+
+    def _client(self) -> str:
+        return f"{self.client[0]}:{self.client[1]}" if self.client else "?"
+
+    def _request(self) -> tuple[str, str]:
+        return self.cycle.scope["method"], self.cycle.scope["path"]
 
 
 def is_loopback(host: str) -> bool:

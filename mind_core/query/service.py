@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mind_core.db import Database
+from mind_core.db import Database, driver
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import FingerprintMismatchError, MindAccessError, MindError, NotFoundError
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
@@ -52,20 +52,19 @@ def _reason(exc: BaseException) -> str:
 
 
 def open_readable(path: Path, workspace: str, embedder: Embedder | None = None) -> Mind:
-    """``path`` opened read-only, checked to be a mind; UnreadableMindError otherwise."""
+    """``path`` opened read-only, checked to be a mind first; UnreadableMindError otherwise."""
     try:
-        mind = Mind.open(path, embedder=embedder, readonly=True)
-    except (MindAccessError, FingerprintMismatchError) as exc:
-        raise UnreadableMindError(workspace, _reason(exc)) from exc
-    try:
-        missing = [table for table in MIND_TABLES if not mind.db.table_exists(table)]
-    except mind.db.errors.DatabaseError as exc:
-        mind.close()
-        raise UnreadableMindError(workspace, _reason(exc)) from exc
-    if missing:
-        mind.close()
-        raise UnreadableMindError(workspace, f"not a mind (no {', '.join(missing)} table)")
-    return mind
+        db = Database(path, readonly=True)
+        try:
+            missing = [table for table in MIND_TABLES if not db.table_exists(table)]
+        finally:
+            db.close()
+        if not missing:
+            return Mind.open(path, embedder=embedder, readonly=True)
+        reason = f"not a mind (no {', '.join(missing)} table)"
+    except (MindAccessError, FingerprintMismatchError, driver().DatabaseError) as exc:
+        reason = _reason(exc)
+    raise UnreadableMindError(workspace, reason)
 
 
 def mind_stats(mind: Mind, workspace: str) -> models.MindStats:
