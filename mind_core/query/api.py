@@ -26,6 +26,8 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
@@ -68,13 +70,18 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 class JSONAnswer(JSONResponse):
-    """UTF-8 JSON; text UTF-8 cannot carry (a lone surrogate in stored content) is escaped."""
+    """UTF-8 JSON of an answer model or plain data. A model is serialized by pydantic's own JSON
+    encoder in the endpoint's worker thread (FastAPI's default would validate it again and encode
+    it on the event loop); text UTF-8 cannot carry (a lone surrogate in stored content) is escaped."""
 
     def render(self, content: Any) -> bytes:
         try:
+            if isinstance(content, BaseModel):
+                return content.model_dump_json().encode("utf-8")
             return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        except UnicodeEncodeError:
-            return json.dumps(content, separators=(",", ":")).encode("ascii")
+        except (UnicodeEncodeError, PydanticSerializationError):
+            data = content.model_dump(mode="json") if isinstance(content, BaseModel) else content
+            return json.dumps(data, separators=(",", ":")).encode("ascii")
 
 
 def error_answer(status: int, message: str, headers: dict[str, str] | None = None) -> JSONAnswer:
@@ -234,7 +241,11 @@ def create_app(service: QueryService) -> FastAPI:
         generate_unique_id_function=lambda route: route.name,
     )
 
-    def require_token(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)]) -> None:
+    # The dependencies are async so that they run on the event loop: a plain `def` would cost
+    # each request two extra trips through the worker threads.
+    async def require_token(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+    ) -> None:
         token = service.config.token
         if not token:
             return
@@ -242,7 +253,7 @@ def create_app(service: QueryService) -> FastAPI:
         if not hmac.compare_digest(given.encode(), token.encode()):
             raise HTTPException(401, "a valid bearer token is required", {"WWW-Authenticate": "Bearer"})
 
-    def refuse_repeated_parameters(request: Request) -> None:
+    async def refuse_repeated_parameters(request: Request) -> None:
         names = [name for name, _ in request.query_params.multi_items()]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
@@ -255,48 +266,73 @@ def create_app(service: QueryService) -> FastAPI:
         responses=ERROR_RESPONSES,
     )
 
-    @public.get("/health", summary="Liveness and which minds exist.")
-    def health() -> models.HealthResponse:
-        return service.health()
+    @public.get("/health", response_model=models.HealthResponse, summary="Liveness and which minds exist.")
+    def health() -> Response:
+        return JSONAnswer(service.health())
 
-    @guarded.get("/recall", summary="Combined recall: workspace + personal memory (+ external sources).")
-    def recall_get(request: Annotated[models.RecallQuery, Query()]) -> models.RecallResponse:
-        return service.recall(request)
+    @guarded.get(
+        "/recall",
+        response_model=models.RecallResponse,
+        summary="Combined recall: workspace + personal memory (+ external sources).",
+    )
+    def recall_get(request: Annotated[models.RecallQuery, Query()]) -> Response:
+        return JSONAnswer(service.recall(request))
 
-    @guarded.post("/recall", summary="Combined recall, the request as a JSON body.")
-    def recall_post(request: models.RecallRequest) -> models.RecallResponse:
-        return service.recall(request)
+    @guarded.post(
+        "/recall",
+        response_model=models.RecallResponse,
+        summary="Combined recall, the request as a JSON body.",
+    )
+    def recall_post(request: models.RecallRequest) -> Response:
+        return JSONAnswer(service.recall(request))
 
-    @guarded.get("/search", summary="Hybrid search (keyword + vector, RRF) in one mind.")
-    def search_get(request: Annotated[models.SearchQuery, Query()]) -> models.SearchResponse:
-        return service.search(request)
+    @guarded.get(
+        "/search",
+        response_model=models.SearchResponse,
+        summary="Hybrid search (keyword + vector, RRF) in one mind.",
+    )
+    def search_get(request: Annotated[models.SearchQuery, Query()]) -> Response:
+        return JSONAnswer(service.search(request))
 
-    @guarded.post("/search", summary="Hybrid search, the request as a JSON body.")
-    def search_post(request: models.SearchRequest) -> models.SearchResponse:
-        return service.search(request)
+    @guarded.post(
+        "/search", response_model=models.SearchResponse, summary="Hybrid search, the request as a JSON body."
+    )
+    def search_post(request: models.SearchRequest) -> Response:
+        return JSONAnswer(service.search(request))
 
-    @guarded.get("/frames/{frame_id}", summary="One frame with its provenance and entities.")
+    @guarded.get(
+        "/frames/{frame_id}",
+        response_model=models.FrameResponse,
+        summary="One frame with its provenance and entities.",
+    )
     def frame(
         frame_id: Annotated[int, PathParam(ge=1, le=limits.MAX_FRAME_ID)],
         request: Annotated[models.WorkspaceQuery, Query()],
-    ) -> models.FrameResponse:
-        return service.frame(frame_id, request.workspace)
+    ) -> Response:
+        return JSONAnswer(service.frame(frame_id, request.workspace))
 
-    @guarded.get("/sources", summary="Registered harvest sources of a mind.")
-    def sources(request: Annotated[models.WorkspaceQuery, Query()]) -> models.SourcesResponse:
-        return service.sources(request.workspace)
+    @guarded.get(
+        "/sources", response_model=models.SourcesResponse, summary="Registered harvest sources of a mind."
+    )
+    def sources(request: Annotated[models.WorkspaceQuery, Query()]) -> Response:
+        return JSONAnswer(service.sources(request.workspace))
 
-    @guarded.get("/entities", summary="Knowledge-graph entities whose name contains the query.")
-    def entities(request: Annotated[models.EntitiesQuery, Query()]) -> models.EntitiesResponse:
-        return service.entities(request)
+    @guarded.get(
+        "/entities",
+        response_model=models.EntitiesResponse,
+        summary="Knowledge-graph entities whose name contains the query.",
+    )
+    def entities(request: Annotated[models.EntitiesQuery, Query()]) -> Response:
+        return JSONAnswer(service.entities(request))
 
     @guarded.get(
         "/stats",
+        response_model=models.StatsResponse,
         summary="Counts per mind (every mind of the home without 'workspace'); an unreadable mind "
         "is listed with its error.",
     )
-    def stats(request: Annotated[models.WorkspaceQuery, Query()]) -> models.StatsResponse:
-        return service.stats(request.workspace)
+    def stats(request: Annotated[models.WorkspaceQuery, Query()]) -> Response:
+        return JSONAnswer(service.stats(request.workspace))
 
     app.include_router(public)
     app.include_router(guarded)
