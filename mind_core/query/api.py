@@ -125,10 +125,10 @@ async def _send_json(send: Send, status: int, payload: dict[str, Any], close: bo
 
 
 class RequestGuard:
-    """The outermost layer: HTTP versions other than 1.x refused, HEAD answered as GET without a
+    """Our outermost layer: HTTP versions other than 1.x refused, HEAD answered as GET without a
     body, the request body read under the size limit (a refused one is drained, within reason,
-    so the client sees the 413), unexpected errors turned into a JSON 500 with an error id, and
-    one log line per request."""
+    so the client sees the 413), unexpected errors turned into a JSON 500 with an error id,
+    no-sniff and no-store headers, and one log line per request."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -140,10 +140,16 @@ class RequestGuard:
         started = time.perf_counter()
         status = 0
 
+        cacheable = scope["path"].startswith(DOCS_ASSETS + "/")
+
         async def send_and_note(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                extra = [(b"x-content-type-options", b"nosniff")]
+                if not cacheable:  # answers come from minds that change under a harvest
+                    extra.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
             await send(message)
 
         try:

@@ -37,8 +37,10 @@ TOKEN = "t0ps3cret-token"
 
 
 def no_trace(response: httpx.Response) -> httpx.Response:
-    """Every answer is JSON and none carries a stack trace."""
+    """Every answer is JSON, never cached or sniffed, and none carries a stack trace."""
     assert response.headers["content-type"].startswith("application/json")
+    assert response.headers["cache-control"] == "no-store"
+    assert response.headers["x-content-type-options"] == "nosniff"
     assert "Traceback" not in response.text and 'File "' not in response.text
     response.json()
     return response
