@@ -245,6 +245,11 @@ def create_app(service: QueryService) -> FastAPI:
         redirect_slashes=False,
         default_response_class=JSONAnswer,
         generate_unique_id_function=lambda route: route.name,
+        openapi_tags=[
+            {"name": "recall", "description": "What the minds know: recall, search, frames, entities."},
+            {"name": "minds", "description": "The minds of the home: harvest sources and counts."},
+            {"name": "service", "description": "Liveness."},
+        ],
     )
 
     # The dependencies are async so that they run on the event loop: a plain `def` would cost
@@ -272,12 +277,18 @@ def create_app(service: QueryService) -> FastAPI:
         responses=ERROR_RESPONSES,
     )
 
-    @public.get("/health", response_model=models.HealthResponse, summary="Liveness and which minds exist.")
+    @public.get(
+        "/health",
+        tags=["service"],
+        response_model=models.HealthResponse,
+        summary="Liveness and which minds exist.",
+    )
     def health() -> Response:
         return JSONAnswer(service.health())
 
     @guarded.get(
         "/recall",
+        tags=["recall"],
         response_model=models.RecallResponse,
         summary="Combined recall: workspace + personal memory (+ external sources).",
     )
@@ -286,6 +297,7 @@ def create_app(service: QueryService) -> FastAPI:
 
     @guarded.post(
         "/recall",
+        tags=["recall"],
         response_model=models.RecallResponse,
         summary="Combined recall, the request as a JSON body.",
     )
@@ -294,6 +306,7 @@ def create_app(service: QueryService) -> FastAPI:
 
     @guarded.get(
         "/search",
+        tags=["recall"],
         response_model=models.SearchResponse,
         summary="Hybrid search (keyword + vector, RRF) in one mind.",
     )
@@ -301,13 +314,17 @@ def create_app(service: QueryService) -> FastAPI:
         return JSONAnswer(service.search(request))
 
     @guarded.post(
-        "/search", response_model=models.SearchResponse, summary="Hybrid search, the request as a JSON body."
+        "/search",
+        tags=["recall"],
+        response_model=models.SearchResponse,
+        summary="Hybrid search, the request as a JSON body.",
     )
     def search_post(request: models.SearchRequest) -> Response:
         return JSONAnswer(service.search(request))
 
     @guarded.get(
         "/frames/{frame_id}",
+        tags=["recall"],
         response_model=models.FrameResponse,
         summary="One frame with its provenance and entities.",
     )
@@ -318,13 +335,17 @@ def create_app(service: QueryService) -> FastAPI:
         return JSONAnswer(service.frame(frame_id, request.workspace))
 
     @guarded.get(
-        "/sources", response_model=models.SourcesResponse, summary="Registered harvest sources of a mind."
+        "/sources",
+        tags=["minds"],
+        response_model=models.SourcesResponse,
+        summary="Registered harvest sources of a mind.",
     )
     def sources(request: Annotated[models.WorkspaceQuery, Query()]) -> Response:
         return JSONAnswer(service.sources(request.workspace))
 
     @guarded.get(
         "/entities",
+        tags=["recall"],
         response_model=models.EntitiesResponse,
         summary="Knowledge-graph entities whose name contains the query.",
     )
@@ -333,6 +354,7 @@ def create_app(service: QueryService) -> FastAPI:
 
     @guarded.get(
         "/stats",
+        tags=["minds"],
         response_model=models.StatsResponse,
         summary="Counts per mind (every mind of the home without 'workspace'); an unreadable mind "
         "is listed with its error.",

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 PACKAGE = "mind-harvest"
 SCOPES = ("all", "personal", "workspace")
+WORKSPACE_HELP = "Workspace mind ('personal' for the personal mind; default: the server's)."
 
 
 def package_version() -> str:
@@ -69,10 +70,7 @@ QueryText = Annotated[
 WorkspaceName = Annotated[
     str,
     BeforeValidator(_well_formed),
-    Field(
-        max_length=limits.MAX_WORKSPACE_NAME_CHARS,
-        description="Workspace mind ('personal' for the personal mind; default: the server's).",
-    ),
+    Field(max_length=limits.MAX_WORKSPACE_NAME_CHARS),
     AfterValidator(_workspace),
 ]
 TimeBound = Annotated[
@@ -101,7 +99,7 @@ class RecallRequest(Request):
     """Combined recall: workspace + personal memory (+ external sources when local coverage is weak)."""
 
     query: QueryText
-    workspace: WorkspaceName | None = None
+    workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
     scope: Scope = Field("all", description="Which memory to search.")
     limit: ResultLimit = limits.DEFAULT_RESULTS
     profile: Profile = Field("balanced", description="Relevance profile.")
@@ -115,7 +113,7 @@ class SearchRequest(Request):
     """Hybrid search (keyword + vector, RRF) in one mind."""
 
     query: QueryText
-    workspace: WorkspaceName | None = None
+    workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
     limit: ResultLimit = limits.DEFAULT_RESULTS
     profile: Profile = Field("balanced", description="Relevance profile.")
     since: TimeBound | None = Field(None, description="Only frames at or after this ISO-8601 date/time.")
@@ -133,7 +131,7 @@ class EntitiesRequest(Request):
         Field(min_length=1, max_length=limits.MAX_ENTITY_QUERY_CHARS, description="Part of the entity name."),
         AfterValidator(_not_blank),
     ]
-    workspace: WorkspaceName | None = None
+    workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
     type: Annotated[str, Field(max_length=limits.MAX_ENTITY_TYPE_CHARS)] | None = Field(
         None, description="Only entities of this type."
     )
@@ -143,7 +141,7 @@ class EntitiesRequest(Request):
 
 
 class WorkspaceRequest(Request):
-    workspace: WorkspaceName | None = None
+    workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
 
 
 class RecallQuery(RecallRequest):
