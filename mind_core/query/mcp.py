@@ -32,9 +32,10 @@ from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError, MindError
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.identity import IDENTITY_FIELDS
-from mind_core.limits import DEFAULT_RESULTS, MAX_ENTITY_RESULTS
+from mind_core.limits import DEFAULT_RESULTS
 from mind_core.mind import Mind
 from mind_core.query.models import (
+    EntitiesRequest,
     Profile,
     QueryText,
     RecallRequest,
@@ -46,6 +47,7 @@ from mind_core.query.models import (
     package_version,
     parse_request,
 )
+from mind_core.query.service import find_entities
 from mind_core.retrieval import CombinedRetrieval, ExternalRetriever
 
 log = logging.getLogger(__name__)
@@ -167,15 +169,12 @@ class MindTools:
         self, query: str, limit: int = 20, entity_type: str | None = None, workspace: str | None = None
     ) -> dict[str, Any]:
         """Entities whose name contains ``query`` (case-insensitive), optionally of one type."""
-        if not 1 <= limit <= MAX_ENTITY_RESULTS:
-            raise InvalidInputError(f"limit must be from 1 to {MAX_ENTITY_RESULTS}")
+        values = {"query": query, "limit": limit, "type": entity_type, "workspace": workspace}
+        request = parse_request(EntitiesRequest, values)
         mind = self._mind(workspace, create=False)
         if mind is None:
             return {"entities": []}
-        found = mind.knowledge.search_entities(query, limit if entity_type is None else 1000)
-        if entity_type is not None:
-            found = [e for e in found if e.entity_type == entity_type][:limit]
-        return {"entities": [e.__dict__ for e in found]}
+        return find_entities(mind, request).model_dump()
 
     def save_entity(
         self,

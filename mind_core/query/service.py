@@ -92,6 +92,16 @@ def stats_or_error(mind: Mind, workspace: str) -> models.MindStats | models.Unre
         return models.UnreadableMind(workspace=workspace, error=_reason(exc))
 
 
+def find_entities(mind: Mind, request: models.EntitiesRequest) -> models.EntitiesResponse:
+    """Entities whose name contains the query; with a type, the first ``limit`` of that type
+    among a wider search (the graph search itself does not filter by type)."""
+    wanted = request.limit if request.type is None else MAX_ENTITY_RESULTS * 5
+    found = mind.knowledge.search_entities(request.query, wanted)
+    if request.type is not None:
+        found = [e for e in found if e.entity_type == request.type][: request.limit]
+    return models.EntitiesResponse.model_validate({"entities": [e.__dict__ for e in found]})
+
+
 class SerializedEmbedder:
     """One embedder shared by request threads, one call at a time (tokenizers are not re-entrant)."""
 
@@ -286,11 +296,7 @@ class QueryService:
 
     def entities(self, request: models.EntitiesRequest) -> models.EntitiesResponse:
         with self._mind(request.workspace) as mind:
-            wanted = request.limit if request.type is None else MAX_ENTITY_RESULTS * 5
-            found = mind.knowledge.search_entities(request.query, wanted)
-        if request.type is not None:
-            found = [e for e in found if e.entity_type == request.type][: request.limit]
-        return models.EntitiesResponse.model_validate({"entities": [e.__dict__ for e in found]})
+            return find_entities(mind, request)
 
     def stats(self, workspace: str | None) -> models.StatsResponse:
         """Counts per mind: the named one, or every mind of the home, each broken one listed
