@@ -11,6 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+# A frame this long already costs ~1,600 chunk vectors; a 50 MB one-line "note" would cost 80,000
+# and minutes of embedding, so longer messages keep their beginning and the cut is reported. Plugins
+# cut while reading (never holding a whole 100 MB line), the import engine cuts what is left.
+MAX_MESSAGE_CHARS = 1_000_000
+
 ItemKind = Literal["conversation", "note", "email", "memory", "instruction", "artifact"]
 ITEM_KINDS: tuple[str, ...] = ("conversation", "note", "email", "memory", "instruction", "artifact")
 

@@ -125,13 +125,13 @@ def chatgpt_truncated(root: Path, rng: random.Random, markers: Markers, index: i
 
 
 def chatgpt_invalid_utf8(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
-    """Invalid UTF-8 inside the 4th of 6 conversations."""
+    """Invalid UTF-8 inside the 4th of 6 conversations: replaced, and all six are imported."""
     name = "gpt-utf8"
     conversations, marks = _chatgpt_list(rng, markers, name, 6)
     parts = [_dumps(c) for c in conversations]
-    parts[3] = parts[3].replace(b"parts", b"parts\xff\xfe\xc3(", 1)
+    parts[3] = parts[3].replace(b"zqmark", b"\xff\xfe\xc3(zqmark", 1)
     path = _write(root / name / "conversations.json", _json_array(parts))
-    return HostileCase(name, "chatgpt", path, [m for ms in marks[:3] for m in ms], bad_files=[path])
+    return HostileCase(name, "chatgpt", path, [m for ms in marks for m in ms], bad_files=[path])
 
 
 def chatgpt_deep(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
