@@ -42,6 +42,7 @@ from mind_core.harvest.items import (
     file_fingerprint,
     stable_key,
 )
+from mind_core.harvest.paths import stored_text
 from mind_core.plugins import hookimpl
 from plugins.mail_text import (
     decode_header_value,
@@ -178,13 +179,13 @@ def iter_mail_files(root: Path, errors: list[HarvestError]) -> Iterator[tuple[Pa
         for name in sorted(files):
             if not name.startswith("."):
                 file = Path(folder, name)
-                yield file, file.relative_to(root).as_posix()
+                yield file, stored_text(file.relative_to(root).as_posix())
 
 
 def collect_records(root: Path) -> Iterator[MessageRecord | HarvestError]:
     """Pass 1: a record per message found below ``root`` (or in the file ``root``), and located errors."""
     if root.is_file():
-        files: Iterator[tuple[Path, str]] = iter([(root, root.name)])
+        files: Iterator[tuple[Path, str]] = iter([(root, stored_text(root.name))])
         explicit = True
     else:
         walk_errors: list[HarvestError] = []

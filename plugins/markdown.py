@@ -38,6 +38,7 @@ from mind_core.harvest.items import (
     file_fingerprint,
     stable_key,
 )
+from mind_core.harvest.paths import stored_text
 from mind_core.plugins import hookimpl
 from plugins.timefmt import epoch_iso, utc_iso
 
@@ -395,7 +396,7 @@ def note_item(note: ParsedNote, relpath: str, mtime: float, created_epoch: float
     property_links = _property_links(note.properties)
     body_links = [link for section in note.sections for link in section.links]
     metadata: dict[str, Any] = {
-        "path": relpath,
+        "path": stored_text(relpath),
         "frontmatter": _json_safe(note.properties),
         "tags": _unique_folded(
             [*_string_list(props, TAG_KEYS, strip="#"), *(t for s in note.sections for t in s.tags)]
