@@ -17,6 +17,7 @@ from mind_core.cognify import COGNIFIED_KEY
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.harvest.importer import ImportSummary, Progress, import_items
 from mind_core.harvest.items import ScanEvent
+from mind_core.harvest.paths import is_clean, stored_text
 from mind_core.harvest.stores import HarvestSource, HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.plugins import get_source
@@ -51,7 +52,11 @@ def register_source(
     plugin = get_source(kind)  # UnknownSourceError lists the known kinds
     resolved = Path(path).expanduser().resolve()
     if not resolved.exists():
-        raise InvalidInputError(f"source path does not exist: {resolved}")
+        raise InvalidInputError(f"source path does not exist: {stored_text(resolved)}")
+    if not is_clean(str(resolved)):  # the registry stores text; files below it may have any name
+        raise InvalidInputError(
+            f"source path is not valid UTF-8: {stored_text(resolved)}; rename it or register a folder above it"
+        )
     store = HarvestSourceStore(mind.db)
     name = validate_source_name(name or kind)
     existing = store.get_by_source(name)

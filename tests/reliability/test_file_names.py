@@ -82,3 +82,14 @@ def test_an_error_about_an_undecodable_file_names_it_readably() -> None:
     assert str(error) == "/notes/caf\\xe9.md [line 3]: cannot read: /notes/caf\\xe9.md"
     assert display_text(name) == "/notes/caf\ufffd.md"
     assert stored_text("/notes/café.md") == "/notes/café.md"  # a valid name never changes
+
+
+def test_a_source_folder_with_an_undecodable_name_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    from mind_core.errors import InvalidInputError
+
+    write_named(tmp_path / "v", b"n\xe9.md", b"text")
+    odd = os.path.join(os.fsencode(tmp_path), b"v\xe9")
+    os.rename(os.path.join(os.fsencode(tmp_path), b"v"), odd)
+    with Mind.open(tmp_path / "w.mind", embedder=MockEmbedder(1024)) as mind:
+        with pytest.raises(InvalidInputError, match=r"not valid UTF-8: .*/v\\xe9; rename it"):
+            register_source(mind, "markdown", os.fsdecode(odd), "v")
