@@ -14,6 +14,8 @@ Decisions on bad or odd input (each pinned by a test in tests/plugins/test_markd
 - Invalid UTF-8: decoded with U+FFFD replacement and imported, plus an error giving the byte offset
   (losing a whole note for one stray Latin-1 byte would be worse than a visible replacement mark).
 - Binary content in a ``.md`` file (NUL bytes): skipped with an error.
+- A line longer than 4,000,000 bytes keeps its beginning; the rest is skipped while reading (never
+  held in memory) and an error names the line and its size.
 - An empty note, or one with only frontmatter, is still an item (its properties and links matter to
   the graph) but has no messages.
 """
@@ -40,6 +42,7 @@ from mind_core.harvest.items import (
 )
 from mind_core.harvest.paths import stored_text
 from mind_core.plugins import hookimpl
+from plugins._bounded import MAX_LINE_BYTES, BoundedText, read_capped
 from plugins.timefmt import epoch_iso, utc_iso
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -175,11 +178,15 @@ def scan_note(file: Path, relpath: str) -> Iterator[ScanEvent]:
     """The note item for one file, preceded by located errors for anything that was repaired or lost."""
     where = str(file)
     try:
-        raw = file.read_bytes()
         stat = file.stat()
+        read = read_note_bytes(file, stat.st_size)
     except OSError as exc:
         yield HarvestError(where, f"cannot read: {exc.strerror or exc}")
         return
+    raw = read.data
+    left_out = read.describe()
+    if left_out:
+        yield HarvestError(where, f"note cut while reading: {left_out}", record=f"line {read.cuts[0].line}")
     if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
         yield HarvestError(where, "binary content (NUL bytes) in a Markdown file; skipped")
         return
@@ -203,6 +210,15 @@ def scan_note(file: Path, relpath: str) -> Iterator[ScanEvent]:
     if bad_byte is not None:
         item.metadata["decode_error"] = f"invalid UTF-8 at byte {bad_byte}"
     yield item
+
+
+def read_note_bytes(file: Path, size: int) -> BoundedText:
+    """The note's bytes; a file larger than one line's cap is read line by line, long lines cut."""
+    if size <= MAX_LINE_BYTES:
+        data = file.read_bytes()
+        return BoundedText(data, len(data))
+    with open(file, "rb") as handle:
+        return read_capped(handle)
 
 
 def _created_epoch(stat: os.stat_result) -> float:
