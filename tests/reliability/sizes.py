@@ -62,7 +62,7 @@ def mbox_line(root: Path, size: int) -> SizeCase:
         _write_filler(handle, size)
         handle.write(b"\n\nFrom ann@example.org Mon Mar  3 11:00:00 2025\n" + _mail_head("small", "after"))
         handle.write(f"{MARKER} after the big one\n".encode())
-    return SizeCase("mbox: 100 MB single-line body", "email", path, size)
+    return SizeCase(f"mbox: {size // 2**20} MB single-line body", "email", path, size)
 
 
 def eml_line(root: Path, size: int) -> SizeCase:
@@ -72,7 +72,7 @@ def eml_line(root: Path, size: int) -> SizeCase:
         handle.write(_mail_head("big", "big"))
         _write_filler(handle, size)
     (folder / "small.eml").write_bytes(_mail_head("small", "after") + f"{MARKER} after\n".encode())
-    return SizeCase(".eml: 100 MB single-line body", "email", folder, size)
+    return SizeCase(f".eml: {size // 2**20} MB single-line body", "email", folder, size)
 
 
 def markdown_line(root: Path, size: int) -> SizeCase:
@@ -82,7 +82,7 @@ def markdown_line(root: Path, size: int) -> SizeCase:
         handle.write(b"# Big\n\n")
         _write_filler(handle, size)
     (vault / "small.md").write_text(f"# Small\n\n{MARKER} after\n")
-    return SizeCase("Markdown: 100 MB single line", "markdown", vault, size)
+    return SizeCase(f"Markdown: {size // 2**20} MB single line", "markdown", vault, size)
 
 
 def _chatgpt_export(handle: IO[bytes], size: int) -> None:
@@ -100,7 +100,7 @@ def json_string(root: Path, size: int) -> SizeCase:
     path.parent.mkdir(parents=True)
     with open(path, "wb") as handle:
         _chatgpt_export(handle, size)
-    return SizeCase("conversations.json: 100 MB string", "chatgpt", path, size)
+    return SizeCase(f"conversations.json: {size // 2**20} MB string", "chatgpt", path, size)
 
 
 def zip_bomb(root: Path, size: int) -> SizeCase:
@@ -109,7 +109,7 @@ def zip_bomb(root: Path, size: int) -> SizeCase:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         with archive.open("conversations.json", "w", force_zip64=True) as member:
             _chatgpt_export(member, size)
-    return SizeCase(f"zip of {path.stat().st_size // 1024} KB: 300 MB message", "chatgpt", path, size)
+    return SizeCase(f"zip of {path.stat().st_size // 1024} KB: {size // 2**20} MB message", "chatgpt", path, size)
 
 
 CASES: dict[str, Callable[[Path, int], SizeCase]] = {
