@@ -225,3 +225,24 @@ def test_a_huge_string_is_cut_while_streaming_never_read_whole() -> None:
     ]
     assert records[1].notes == []
     assert stream.largest_read <= MAX_STRING_BYTES // 4
+
+
+def test_notes_name_their_records_across_many_chunks() -> None:
+    broken = set(range(7, 3000, 97))
+    parts = []
+    for index in range(3000):
+        text = f"record {index} " + "word " * (index % 40)
+        part = json.dumps({"id": index, "nested": [{"text": text}]}).encode()
+        parts.append(part.replace(b"record", b"rec\xe9ord") if index in broken else part)
+    parts[2500] = json.dumps({"id": 2500, "text": "z" * 300}).encode()
+    data = b"[" + b",\n".join(parts) + b"]"
+    reader_chunks = GuardedReader(io.BytesIO(data), max_string_bytes=250)
+    import ijson
+
+    values = list(ijson.items(ChunkedReads(reader_chunks, [65536]), "item"))
+    assert len(values) == 3000
+    noted = {(n.kind, n.element) for n in reader_chunks.notes}
+    assert noted == {("utf8", i) for i in broken} | {("cut", 2500)}
+    noted_records = [(r.index, note_reasons(r.notes)) for r in stream_records(io.BytesIO(data)) if r.notes]
+    assert [index for index, _ in noted_records] == sorted(broken)
+    assert all(reasons[0].startswith("invalid UTF-8: 1 byte replaced") for _, reasons in noted_records)
