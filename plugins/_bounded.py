@@ -29,6 +29,7 @@ class BoundedText:
 
     data: bytes
     size: int  # bytes read from the file
+    total: int | None = None  # the span asked for, when known (reading may stop before its end)
     cuts: list[LineCut] = field(default_factory=list)
     truncated: bool = False  # stopped keeping lines at ``max_bytes``
 
@@ -43,7 +44,7 @@ class BoundedText:
             )
         if self.truncated:
             parts.append(f"only its first {len(self.data):,} bytes kept")
-        return f"{self.size:,} bytes read with " + " and ".join(parts) if parts else None
+        return f"{self.total or self.size:,} bytes, " + " and ".join(parts) if parts else None
 
 
 def read_line(handle: BinaryIO, max_line: int = MAX_LINE_BYTES) -> tuple[bytes, int]:
@@ -78,7 +79,7 @@ def read_capped(
     """Lines from the current position up to ``length`` file bytes (None: to the end), each capped
     at ``max_line``; lines past ``max_bytes`` kept bytes are not read at all."""
     kept = bytearray()
-    result = BoundedText(b"", 0)
+    result = BoundedText(b"", 0, total=length)
     number = 0
     while length is None or result.size < length:
         if max_bytes is not None and len(kept) >= max_bytes:

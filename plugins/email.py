@@ -490,7 +490,7 @@ def _read_capped(handle: BinaryIO, length: int | None) -> BoundedText:
     if span <= MAX_LINE_BYTES:
         data = handle.read(span)
         return BoundedText(data, len(data))
-    return read_capped(handle, length, MAX_MAIL_BYTES)
+    return read_capped(handle, span, MAX_MAIL_BYTES)
 
 
 def _location(record: MessageRecord) -> str:

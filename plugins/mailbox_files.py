@@ -29,9 +29,10 @@ from plugins._bounded import read_capped, read_line
 CFB_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Outlook .msg (OLE2 compound file)
 SNIFF_BYTES = 64 * 1024
 MAX_HEADER_BYTES = 4 * 1024 * 1024
-# Enough for a message with a 25 MB attachment (base64 makes it about 34 MB); beyond it the text
-# part, which comes first, is long read and the rest would only cost memory.
-MAX_MAIL_BYTES = 40 * 1024 * 1024
+# The stdlib parser needs about seven times a message's size, so a message keeps its first 24 MiB
+# (attachments of up to about 17 MB, base64 included): the text part, which comes first, is long
+# read by then, and the rest would only cost memory.
+MAX_MAIL_BYTES = 24 * 1024 * 1024
 HEADER_LINE = re.compile(rb"^[!-9;-~]+[ \t]*:")
 POSTMARK_TIME = re.compile(rb"\d{1,2}:\d{2}")
 KNOWN_HEADERS = frozenset(
@@ -141,7 +142,7 @@ def read_header_block(handle: BinaryIO) -> bytes:
 
 def unescape_mbox_body(data: bytes) -> bytes:
     """mboxrd quoting: ``>From `` lines in a body were ``From `` lines before they were stored."""
-    return MBOX_ESCAPED_FROM.sub(rb"\1", data)
+    return MBOX_ESCAPED_FROM.sub(rb"\1", data) if b">From " in data else data
 
 
 def maildir_flags(name: str) -> str | None:

@@ -65,6 +65,27 @@ def mbox_line(root: Path, size: int) -> SizeCase:
     return SizeCase(f"mbox: {size // 2**20} MB single-line body", "email", path, size)
 
 
+def mbox_attachment(root: Path, size: int) -> SizeCase:
+    """One message whose base64 attachment fills ``size`` bytes of ordinary 76-byte lines."""
+    path = root / "mbox-attachment" / "big.mbox"
+    path.parent.mkdir(parents=True)
+    boundary = "zqboundary"
+    with open(path, "wb") as handle:
+        handle.write(b"From ann@example.org Mon Mar  3 10:00:00 2025\n" + _mail_head("big", "big")[:-1])
+        handle.write(
+            f"MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary={boundary}\n\n--{boundary}\n"
+            f"Content-Type: text/plain\n\nthe text comes first\n--{boundary}\n"
+            f"Content-Type: application/octet-stream; name=big.bin\nContent-Transfer-Encoding: base64\n\n".encode()
+        )
+        line = b"QUJD" * 19 + b"\n"
+        block = line * (2**20 // len(line))
+        for _ in range(size // len(block)):
+            handle.write(block)
+        handle.write(f"--{boundary}--\n\nFrom ann@example.org Mon Mar  3 11:00:00 2025\n".encode())
+        handle.write(_mail_head("small", "after") + f"{MARKER} after\n".encode())
+    return SizeCase(f"mbox: {size // 2**20} MB attachment in 76-byte lines", "email", path, size)
+
+
 def eml_line(root: Path, size: int) -> SizeCase:
     folder = root / "eml-line"
     folder.mkdir(parents=True)
@@ -114,6 +135,7 @@ def zip_bomb(root: Path, size: int) -> SizeCase:
 
 CASES: dict[str, Callable[[Path, int], SizeCase]] = {
     "mbox": mbox_line,
+    "attachment": mbox_attachment,
     "eml": eml_line,
     "markdown": markdown_line,
     "json": json_string,

@@ -125,7 +125,7 @@ def test_a_markdown_line_is_cut_while_streaming(tmp_path: Path, recorded_open: t
     assert small.messages[0].text == "zqsmall"
     assert (error.record, error.reason) == (
         "line 3",
-        f"note cut while reading: {(vault / 'big.md').stat().st_size:,} bytes read with 1 line longer than {MAX_LINE_BYTES:,} "
+        f"note cut while reading: {(vault / 'big.md').stat().st_size:,} bytes, 1 line longer than {MAX_LINE_BYTES:,} "
         f"bytes cut (the longest, line 3, had {BIG + 1:,})",
     )
     assert recorded_open.largest <= LARGEST_READ
