@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import io
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,12 @@ import pytest
 
 from mind_core.harvest.items import HarvestError, HarvestItem
 from plugins._bounded import MAX_LINE_BYTES, read_capped
+from plugins._jsonstream import MAX_STRING_BYTES
+from plugins.chatgpt import ChatGPTSource
 from plugins.email import EmailSource
 from plugins.mailbox_files import MAX_HEADER_BYTES
 from plugins.markdown import MarkdownSource
+from tests.reliability.sizes import write_chatgpt_export
 
 BIG = 5 * 2**20
 LARGEST_READ = max(MAX_LINE_BYTES, MAX_HEADER_BYTES) + 1  # one line's cap (a header line's is 4 MiB)
@@ -135,3 +139,25 @@ def test_a_cut_keeps_whole_utf8_characters() -> None:
     line = "é".encode() * 10 + b"\n"
     read = read_capped(io.BytesIO(line * 2), max_line=7)
     assert read.data == "ééé\n".encode() * 2 and [c.line for c in read.cuts] == [1, 2]
+
+
+def test_a_huge_string_in_a_zipped_export_is_cut_while_streaming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "export.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive, archive.open("conversations.json", "w") as member:
+        write_chatgpt_export(member, 2 * MAX_STRING_BYTES)
+    largest = [0]
+    real_read = zipfile.ZipExtFile.read
+
+    def recording_read(self: zipfile.ZipExtFile, n: int = -1) -> bytes:
+        largest[0] = max(largest[0], n if n >= 0 else BIG * 1000)
+        return real_read(self, n)
+
+    monkeypatch.setattr(zipfile.ZipExtFile, "read", recording_read)
+    items, [error] = scan(ChatGPTSource(), path)
+    assert [item.title for item in items] == ["big", "after"]
+    assert len(items[0].messages[0].text) <= MAX_STRING_BYTES
+    assert error.record == "conversations.json: conversation 0 (big)"
+    assert error.reason.startswith(f"a string of {2 * MAX_STRING_BYTES:,} bytes was cut")
+    assert largest[0] <= MAX_STRING_BYTES // 4
