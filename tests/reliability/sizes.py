@@ -106,7 +106,7 @@ def markdown_line(root: Path, size: int) -> SizeCase:
     return SizeCase(f"Markdown: {size // 2**20} MB single line", "markdown", vault, size)
 
 
-def write_chatgpt_export(handle: IO[bytes], size: int) -> None:
+def write_huge_chatgpt_export(handle: IO[bytes], size: int) -> None:
     """A conversations.json whose first message is ``size`` bytes, then a small conversation."""
     big = json.dumps(chatgpt_conversation("big", "big", ["BIG"])).encode()
     before, after = big.split(b"BIG")
@@ -120,7 +120,7 @@ def json_string(root: Path, size: int) -> SizeCase:
     path = root / "json-string" / "conversations.json"
     path.parent.mkdir(parents=True)
     with open(path, "wb") as handle:
-        write_chatgpt_export(handle, size)
+        write_huge_chatgpt_export(handle, size)
     return SizeCase(f"conversations.json: {size // 2**20} MB string", "chatgpt", path, size)
 
 
@@ -129,7 +129,7 @@ def zip_bomb(root: Path, size: int) -> SizeCase:
     path.parent.mkdir(parents=True)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         with archive.open("conversations.json", "w", force_zip64=True) as member:
-            write_chatgpt_export(member, size)
+            write_huge_chatgpt_export(member, size)
     return SizeCase(f"zip of {path.stat().st_size // 1024} KB: {size // 2**20} MB message", "chatgpt", path, size)
 
 

@@ -23,7 +23,7 @@ from plugins.chatgpt import ChatGPTSource
 from plugins.email import EmailSource
 from plugins.mailbox_files import MAX_HEADER_BYTES
 from plugins.markdown import MarkdownSource
-from tests.reliability.sizes import write_chatgpt_export
+from tests.reliability.sizes import write_huge_chatgpt_export
 
 BIG = 5 * 2**20
 LARGEST_READ = max(MAX_LINE_BYTES, MAX_HEADER_BYTES) + 1  # one line's cap (a header line's is 4 MiB)
@@ -146,7 +146,7 @@ def test_a_huge_string_in_a_zipped_export_is_cut_while_streaming(
 ) -> None:
     path = tmp_path / "export.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive, archive.open("conversations.json", "w") as member:
-        write_chatgpt_export(member, 2 * MAX_STRING_BYTES)
+        write_huge_chatgpt_export(member, 2 * MAX_STRING_BYTES)
     largest = [0]
     real_read = zipfile.ZipExtFile.read
 
