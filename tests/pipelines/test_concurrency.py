@@ -88,4 +88,4 @@ def test_eight_partitions_multiprocess_one_writer_per_mind(tmp_path, home):
     for workspace in ("alpha", "beta"):
         with Mind.open(home.mind_path(workspace), readonly=True) as mind:
             assert mind.db.scalar("SELECT COUNT(*) FROM memory_frames") == SOURCES_PER_MIND * 24
-            assert mind.doctor()["ok"]
+            assert mind.doctor().ok
