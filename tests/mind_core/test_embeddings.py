@@ -1,18 +1,15 @@
-"""Embedders and the provider chain (ports reference-behaviour §14: embedding-provider,
-inprocess-embedder and embedding-provider-quota tests), plus HTTP clients against fake servers."""
+"""Embedders and the provider chain (ports reference-behaviour §14: embedding-provider and
+inprocess-embedder tests), plus HTTP clients against fake servers."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import logging
 import math
 import re
 import socket
 import struct
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,22 +22,16 @@ import pytest
 from mind_core.db import Database
 from mind_core.embeddings import (
     DEGRADED_WARNING,
-    TIER_CAPABILITIES,
-    TIERS,
     Embedder,
     EmbeddingError,
-    EmbeddingQuotaExceededError,
     InprocessEmbedder,
     LiteLLMEmbedder,
     MockEmbedder,
     OllamaEmbedder,
     OpenAIEmbedder,
-    TierError,
     VoyageEmbedder,
     create_embedding_provider,
     fingerprint_of,
-    get_minimum_tier_for_provider,
-    is_eval_mode,
     mock_embed,
     normalize_dimensions,
     to_blob,
@@ -52,9 +43,7 @@ from mind_core.embeddings.http_providers import (
     litellm_endpoint,
     retry_after_seconds,
 )
-from mind_core.embeddings.provider import current_year_month, next_month_start
-from mind_core.errors import InvalidInputError, MindError
-from mind_core.schema import ensure_schema
+from mind_core.errors import InvalidInputError
 from tests.fakes import HashingEmbedder, _js_string_hash
 
 # -- fake HTTP servers -------------------------------------------------------------------------
@@ -401,11 +390,9 @@ def test_reprobe_switches_to_a_provider_that_came_up(serve, missing_model: Path)
     assert provider.fingerprint()["provider"] == "ollama"
 
 
-def test_unknown_provider_or_tier_is_refused() -> None:
+def test_unknown_provider_is_refused() -> None:
     with pytest.raises(InvalidInputError, match="unknown embedding provider"):
         create_embedding_provider("word2vec", env=_no_env())
-    with pytest.raises(MindError, match="unknown tier"):
-        create_embedding_provider("mock", user_tier="GOLD", env=_no_env())
 
 
 # -- HTTP clients ------------------------------------------------------------------------------
@@ -640,177 +627,6 @@ def test_client_errors_are_not_retried(serve) -> None:
 def test_retry_after_reads_seconds_and_http_dates(header: str | None, seconds: float | None) -> None:
     now = datetime(2015, 10, 21, 7, 28, 0, tzinfo=UTC).timestamp()
     assert retry_after_seconds(header, now=now) == seconds
-
-
-# -- tiers and quota (embedding-provider-quota.test.ts) ---------------------------------------
-
-
-@pytest.fixture
-def quota_db() -> Iterator[Database]:
-    db = Database(":memory:")
-    ensure_schema(db)
-    yield db
-    db.close()
-
-
-def _seed_usage(db: Database, count: int, user_id: str = "local") -> None:
-    db.execute(
-        "INSERT INTO embedding_usage (user_id, year_month, count, updated_at) VALUES (?, ?, ?, ?)",
-        (user_id, current_year_month(), count, 0),
-    )
-
-
-def _usage(db: Database, user_id: str = "local") -> int | None:
-    return db.scalar(
-        "SELECT count FROM embedding_usage WHERE user_id = ? AND year_month = ?", (user_id, current_year_month())
-    )
-
-
-@pytest.fixture
-def free_quota_500(monkeypatch: pytest.MonkeyPatch) -> None:
-    patched = dataclasses.replace(TIER_CAPABILITIES["FREE"], embedding_quota_per_month=500)
-    monkeypatch.setitem(TIER_CAPABILITIES, "FREE", patched)
-
-
-def test_tier_table_matches_the_original() -> None:
-    assert TIERS == ("TRIAL", "FREE", "PRO", "TEAMS", "ENTERPRISE")
-    assert TIER_CAPABILITIES["FREE"].embedding_providers == {"inprocess", "mock", "ollama"}
-    assert TIER_CAPABILITIES["PRO"].embedding_providers == {"inprocess", "mock", "ollama", "voyage", "openai"}
-    every = {"inprocess", "ollama", "voyage", "openai", "litellm", "mock"}
-    for tier in ("TRIAL", "TEAMS", "ENTERPRISE"):
-        assert TIER_CAPABILITIES[tier].embedding_providers == every
-    assert all(caps.embedding_quota_per_month == -1 for caps in TIER_CAPABILITIES.values())
-
-
-def test_free_tier_with_voyage_raises_tier_error() -> None:
-    with pytest.raises(TierError) as info:
-        create_embedding_provider("voyage", user_tier="FREE", voyage_api_key="vk", env=_no_env())
-    assert info.value.required_tier == "TRIAL" and info.value.current_tier == "FREE"
-    assert "voyage" in str(info.value)
-
-
-def test_free_tier_with_inprocess_is_allowed(missing_model: Path) -> None:
-    provider = create_embedding_provider("inprocess", user_tier="FREE", model_path=missing_model, env=_no_env())
-    assert "inprocess" in provider.last_error  # it was probed, not refused
-
-
-def test_pro_tier_with_voyage_is_allowed(serve) -> None:
-    server = serve(openai_responder(512))
-    provider = create_embedding_provider(
-        "voyage", user_tier="PRO", voyage_api_key="vk", voyage_url=server.url, env=_no_env()
-    )
-    assert provider.provider == "voyage" and provider.model_name == "voyage-3-lite"
-
-
-def test_auto_mode_skips_providers_the_tier_does_not_include(serve, closed_url: str, missing_model: Path) -> None:
-    server = serve(openai_responder(512))
-    common = dict(model_path=missing_model, ollama_url=closed_url, voyage_api_key="vk", voyage_url=server.url,
-                  env=_no_env())
-    free = create_embedding_provider("auto", user_tier="FREE", **common)
-    assert free.provider == "mock" and server.requests == []
-    pro = create_embedding_provider("auto", user_tier="PRO", **common)
-    assert pro.provider == "voyage"
-
-
-def test_quota_allows_until_reached_then_raises(quota_db: Database, free_quota_500: None) -> None:
-    _seed_usage(quota_db, 499)
-    provider = create_embedding_provider("mock", user_tier="FREE", quota_db=quota_db, env=_no_env())
-    assert provider.embed("the 500th").shape == (1024,)
-    assert _usage(quota_db) == 500
-    with pytest.raises(EmbeddingQuotaExceededError) as info:
-        provider.embed("one too many")
-    err = info.value
-    assert (err.tier, err.quota, err.current) == ("FREE", 500, 500)
-    assert err.upgrade_url == "https://waggle-os.ai/upgrade"
-    assert str(err) == "Embedding quota exceeded: 500/500 for FREE tier"
-    assert isinstance(err, EmbeddingError)
-    assert _usage(quota_db) == 500, "a refused call is not counted"
-
-
-def test_quota_counts_a_whole_batch(quota_db: Database, free_quota_500: None) -> None:
-    _seed_usage(quota_db, 490)
-    provider = create_embedding_provider("mock", user_tier="FREE", quota_db=quota_db, env=_no_env())
-    with pytest.raises(EmbeddingQuotaExceededError):
-        provider.embed_batch([f"t{i}" for i in range(11)])
-    provider.embed_batch([f"t{i}" for i in range(10)])
-    assert _usage(quota_db) == 500
-
-
-def test_quota_warns_at_80_percent(quota_db: Database, free_quota_500: None, caplog) -> None:
-    _seed_usage(quota_db, 399)
-    provider = create_embedding_provider("mock", user_tier="FREE", quota_db=quota_db, env=_no_env())
-    with caplog.at_level(logging.WARNING, logger="mind_core.embeddings.provider"):
-        provider.embed("399 -> 400")
-    assert any("400/500" in record.getMessage() for record in caplog.records)
-
-
-def test_unlimited_tier_never_throws(quota_db: Database) -> None:
-    _seed_usage(quota_db, 10_000_000)
-    provider = create_embedding_provider("mock", user_tier="TEAMS", quota_db=quota_db, env=_no_env())
-    provider.embed_batch(["a", "b"])
-    assert _usage(quota_db) == 10_000_002
-
-
-def test_usage_is_recorded_even_when_not_enforced(quota_db: Database) -> None:
-    provider = create_embedding_provider("mock", quota_db=quota_db, user_id="alice", env=_no_env())
-    assert provider.tier_enforced is False
-    before_ms = int(time.time() * 1000)
-    provider.embed_batch(["a", "b", "c"])
-    provider.embed("d")
-    row = quota_db.query_one("SELECT * FROM embedding_usage WHERE user_id = 'alice'")
-    assert row["count"] == 4
-    assert re.fullmatch(r"\d{4}-\d{2}", row["year_month"]) and row["year_month"] == datetime.now().strftime("%Y-%m")
-    assert before_ms - 5_000 <= row["updated_at"] <= int(time.time() * 1000) + 5_000
-    provider.embed_batch([])
-    assert quota_db.scalar("SELECT count FROM embedding_usage WHERE user_id = 'alice'") == 4
-
-
-def test_quota_status_percentage_and_unlimited(quota_db: Database, free_quota_500: None) -> None:
-    _seed_usage(quota_db, 250)
-    limited = create_embedding_provider("mock", user_tier="FREE", quota_db=quota_db, env=_no_env())
-    status = limited.get_quota_status()
-    assert {k: status[k] for k in ("tier", "quota", "used", "remaining", "percentage")} == {
-        "tier": "FREE", "quota": 500, "used": 250, "remaining": 250, "percentage": 50,
-    }
-    resets = datetime.fromisoformat(status["resets_at"].replace("Z", "+00:00")).astimezone()
-    assert (resets.day, resets.hour, resets.minute) == (1, 0, 0)
-    assert resets > datetime.now().astimezone()
-    unlimited = create_embedding_provider("mock", user_tier="TEAMS", quota_db=quota_db, env=_no_env())
-    assert unlimited.get_quota_status()["quota"] == -1 and unlimited.get_quota_status()["remaining"] == -1
-    no_db = create_embedding_provider("mock", user_tier="FREE", env=_no_env())
-    assert no_db.get_quota_status()["quota"] == -1 and no_db.get_quota_status()["percentage"] == 0
-
-
-def test_next_month_start_wraps_the_year() -> None:
-    december = datetime(2025, 12, 15, 10, 0).astimezone()
-    resets = datetime.fromisoformat(next_month_start(december).replace("Z", "+00:00")).astimezone()
-    assert (resets.year, resets.month, resets.day, resets.hour) == (2026, 1, 1, 0)
-
-
-@pytest.mark.parametrize("variable", ["MIND_HARVEST_EVAL_MODE", "WAGGLE_EVAL_MODE"])
-def test_eval_mode_bypasses_tier_and_quota(variable: str, quota_db: Database, free_quota_500: None) -> None:
-    env = {variable: "1"}
-    assert is_eval_mode(env)
-    provider = create_embedding_provider("voyage", user_tier="FREE", voyage_api_key="vk",
-                                         voyage_url="http://127.0.0.1:9/v1/embeddings", env=env)
-    assert provider.tier_enforced is False
-    _seed_usage(quota_db, 600)
-    over = create_embedding_provider("mock", user_tier="FREE", quota_db=quota_db, env=env)
-    over.embed("allowed in eval mode")
-    assert _usage(quota_db) == 601
-
-
-@pytest.mark.parametrize("value", ["true", "yes", " 1", "0", ""])
-def test_eval_mode_match_is_literal(value: str) -> None:
-    env = {"MIND_HARVEST_EVAL_MODE": value}
-    assert not is_eval_mode(env)
-    with pytest.raises(TierError):
-        create_embedding_provider("voyage", user_tier="FREE", voyage_api_key="vk", env=env)
-
-
-def test_minimum_tier_for_every_provider_is_trial() -> None:
-    for name in ("inprocess", "ollama", "voyage", "openai", "litellm", "mock"):
-        assert get_minimum_tier_for_provider(name) == "TRIAL"
 
 
 # -- in-process model -----------------------------------------------------------------------
