@@ -83,10 +83,6 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _string_parts(parts: Any) -> list[str]:
-    return [p for p in parts if isinstance(p, str)] if isinstance(parts, list) else []
-
-
 def _asset_label(part: dict[str, Any], attachments_by_id: dict[str, str], used: set[str]) -> str:
     prompt = _dict(_dict(part.get("metadata")).get("dalle")).get("prompt")
     if isinstance(prompt, str) and prompt.strip():
