@@ -7,8 +7,9 @@ Per harvest source (partition ``<workspace>/<source>``)::
 
 Per mind (partition ``<workspace>``): ``reconciled_indexes`` ──▶ ``compacted_frames``; per day
 (partition ``YYYY-MM-DD``): ``memory_snapshots`` of every mind, for analysts. Every asset is a thin
-call into ``mind_core``; every step that writes a mind holds that mind's writer slot
-(``pipelines.pools``).
+call into ``mind_core``. One writer per mind: the run queue lets one run per mind tag be in
+progress (``pipelines/dagster.yaml``), and every step that writes a mind holds its OS write lock,
+which also covers runs launched without the tag (asset backfills, automation) and the command line.
 
 An unchanged source (same file fingerprint as at its last complete harvest) is not scanned and
 ``harvest_items`` records no materialization (an observation says why), so nothing downstream
@@ -18,7 +19,7 @@ the whole chain ran in the same run, so a harvest cut short is resumed by the ne
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -34,9 +35,9 @@ from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.snapshot import write_snapshot
 from mind_core.vector_index import meta_fingerprint
+from mind_core.write_lock import mind_write_lock
 from pipelines.metadata import FRAMES_SHOWN, errors_table, frames_preview, mind_totals, rate
 from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key, snapshot_days
-from pipelines.pools import mind_writer
 from pipelines.progress import progress_log
 from pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource
 
@@ -70,12 +71,13 @@ def _writing(
     workspace: str,
     embedder: Embedder | None = None,
 ) -> Iterator[Mind]:
-    """The workspace's mind, opened for writing while this step holds its writer slot."""
-    with (
-        mind_writer(context, workspace, mind_home.mind_path(workspace)),
-        mind_home.open_mind(workspace, embedder) as mind,
-    ):
-        yield mind
+    """The workspace's mind, opened for writing while this step holds its write lock."""
+    path = mind_home.mind_path(workspace)
+    with ExitStack() as stack:
+        if not stack.enter_context(mind_write_lock(path, blocking=False)):
+            context.log.info(f"waiting for the other writer of mind {workspace!r} to finish")
+            stack.enter_context(mind_write_lock(path))
+        yield stack.enter_context(mind_home.open_mind(workspace, embedder))
 
 
 def _materialized_in_run(context: dg.AssetExecutionContext, asset: dg.AssetsDefinition) -> bool:
