@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +17,12 @@ from mind_core.cognify import COGNIFIED_KEY
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.harvest.importer import ImportSummary, Progress, import_items
 from mind_core.harvest.items import ScanEvent
+from mind_core.harvest.paths import is_clean, stored_text
 from mind_core.harvest.stores import HarvestSource, HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.plugins import get_source
 from mind_core.reconcile import (
+    ReconcileResult,
     clean_orphan_fts,
     clean_orphan_vectors,
     reconcile_fts_index,
@@ -51,7 +53,11 @@ def register_source(
     plugin = get_source(kind)  # UnknownSourceError lists the known kinds
     resolved = Path(path).expanduser().resolve()
     if not resolved.exists():
-        raise InvalidInputError(f"source path does not exist: {resolved}")
+        raise InvalidInputError(f"source path does not exist: {stored_text(resolved)}")
+    if not is_clean(str(resolved)):  # the registry stores text; files below it may have any name
+        raise InvalidInputError(
+            f"source path is not valid UTF-8: {stored_text(resolved)}; rename it or register a folder above it"
+        )
     store = HarvestSourceStore(mind.db)
     name = validate_source_name(name or kind)
     existing = store.get_by_source(name)
@@ -110,7 +116,7 @@ class HarvestReport:
     imported: ImportSummary | None = None
     cognified: dict[str, Any] = field(default_factory=dict)
     vectors_written: int = 0
-    reconciled: dict[str, int] = field(default_factory=dict)
+    reconciled: ReconcileResult = field(default_factory=ReconcileResult)
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -122,7 +128,7 @@ class HarvestReport:
             "imported": self.imported.to_dict() if self.imported else None,
             "cognified": self.cognified,
             "vectors_written": self.vectors_written,
-            "reconciled": self.reconciled,
+            "reconciled": asdict(self.reconciled),
             "stage_seconds": self.stage_seconds,
         }
 
@@ -155,11 +161,12 @@ def index_vectors(mind: Mind, progress: Progress | None = None) -> int:
     return reconcile_vec_index(mind.db, mind.embedder, progress)
 
 
-def reconcile_after_harvest(mind: Mind) -> dict[str, int]:
-    return {
-        "ftsFixed": reconcile_fts_index(mind.db),
-        "orphansRemoved": clean_orphan_fts(mind.db) + clean_orphan_vectors(mind.db),
-    }
+def reconcile_after_harvest(mind: Mind) -> ReconcileResult:
+    """The full-text index and orphan sweeps; vectors were written by the harvest itself."""
+    return ReconcileResult(
+        fts_fixed=reconcile_fts_index(mind.db),
+        orphans_removed=clean_orphan_fts(mind.db) + clean_orphan_vectors(mind.db),
+    )
 
 
 def harvest(
