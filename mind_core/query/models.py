@@ -91,11 +91,13 @@ SnippetChars = Annotated[
 ]
 
 
-class Request(BaseModel):
+class QueryRequest(BaseModel):
+    """Every request model: unknown fields refused, JSON types not coerced."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-class RecallRequest(Request):
+class RecallRequest(QueryRequest):
     """Combined recall: workspace + personal memory (+ external sources when local coverage is weak)."""
 
     query: QueryText
@@ -109,7 +111,7 @@ class RecallRequest(Request):
     snippet_chars: SnippetChars | None = None
 
 
-class SearchRequest(Request):
+class SearchRequest(QueryRequest):
     """Hybrid search (keyword + vector, RRF) in one mind."""
 
     query: QueryText
@@ -124,7 +126,7 @@ class SearchRequest(Request):
     )
 
 
-class EntitiesRequest(Request):
+class EntitiesRequest(QueryRequest):
     query: Annotated[
         str,
         BeforeValidator(_well_formed),
@@ -140,7 +142,7 @@ class EntitiesRequest(Request):
     )
 
 
-class WorkspaceRequest(Request):
+class WorkspaceRequest(QueryRequest):
     workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
 
 
@@ -202,7 +204,7 @@ def describe_errors(errors: Sequence[Mapping[str, Any]], *, located: bool = Fals
     return "; ".join(dict.fromkeys(_describe(e, located) for e in errors))
 
 
-RequestT = TypeVar("RequestT", bound=Request)
+RequestT = TypeVar("RequestT", bound=QueryRequest)
 
 
 def parse_request(model: type[RequestT], values: Mapping[str, Any]) -> RequestT:
