@@ -125,6 +125,20 @@ SOURCE_EXTENSION_COLUMNS = {
     "last_fingerprint": "ALTER TABLE harvest_sources ADD COLUMN last_fingerprint TEXT",
 }
 
+# Harvest integrity (issue #14): the identity a source's ledger belongs to (a new one when a name is
+# re-added or re-pointed) and the outcome of its last harvest. Additive columns with defaults, kept
+# together so they become one numbered migration.
+HARVEST_INTEGRITY_COLUMNS = {
+    "identity": "TEXT",
+    "last_status": "TEXT",
+    "last_status_reason": "TEXT",
+    "last_harvest_at": "TEXT",
+    "last_items": "INTEGER NOT NULL DEFAULT 0",
+    "last_frames": "INTEGER NOT NULL DEFAULT 0",
+    "last_errors": "INTEGER NOT NULL DEFAULT 0",
+    "last_first_errors": "TEXT NOT NULL DEFAULT '[]'",
+}
+
 _HM_PREFIX = re.compile(r"^\[hm [^\]]*\]\s*")
 
 
@@ -173,6 +187,7 @@ def ensure_schema(db: Database, dimensions: int | None = None) -> None:
         for column, ddl in SOURCE_EXTENSION_COLUMNS.items():
             if column not in present:
                 db.execute(ddl)
+        _add_harvest_integrity_columns(db)
         db.execute("CREATE INDEX IF NOT EXISTS idx_frames_content_hash ON memory_frames (content_hash)")
         existing_dims = vec_dimensions(db)
         dims = existing_dims or int(get_meta(db, "vec_dimensions") or dimensions or DEFAULT_DIMENSIONS)
@@ -207,3 +222,10 @@ def _migrate_frame_columns(db: Database) -> None:
             "UPDATE memory_frames SET content_hash = ? WHERE id = ?",
             [(content_hash(r["content"]), r["id"]) for r in rows],
         )
+
+
+def _add_harvest_integrity_columns(db: Database) -> None:
+    present = db.columns("harvest_sources")
+    for column, definition in HARVEST_INTEGRITY_COLUMNS.items():
+        if column not in present:
+            db.execute(f"ALTER TABLE harvest_sources ADD COLUMN {column} {definition}")
