@@ -129,7 +129,7 @@ def cmd_sources_add(args: argparse.Namespace) -> int:
             replace=args.replace,
             kind_anyway=args.kind_anyway,
         )
-    detected = " (detected)" if kind is None else ""
+    detected = ", detected" if kind is None else ""
     emit(
         args,
         source.__dict__,
