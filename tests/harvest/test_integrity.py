@@ -65,9 +65,9 @@ def test_an_edit_in_one_source_leaves_the_shared_frame_to_the_other(tmp_path, tw
 
         edit_message(original, 1, 1, "the zeppelin hangar budget was approved")
         report = harvest(mind, "main")
-        assert report.imported.frames_updated == 1 and report.status == "ok"
 
         assert ledger_text(mind, "copy", "conv-1-m1") == before  # the backup's text is still there
+        assert report.imported.frames_updated == 1 and report.status == "ok"
         assert "zeppelin" in ledger_text(mind, "main", "conv-1-m1")
         assert mind.frames.get_stats()["total"] == 7
         rescan = harvest(mind, "copy", force=True)
@@ -244,3 +244,19 @@ def test_a_source_of_the_wrong_kind_is_empty_with_the_reason(tmp_path):
         report = harvest(mind, "mail")
         assert report.status == "empty" and report.reason == f"no file in {vault} looks like an email export"
         assert [(p.source, p.status) for p in source_problems(mind.db)] == [("mail", "empty")]
+
+
+def test_removing_a_source_hands_its_shared_frames_to_the_others(tmp_path, twin_exports):
+    original, backup = twin_exports
+    with open_mind(tmp_path / "w.mind") as mind:
+        register_source(mind, "chatgpt", original, "main")
+        register_source(mind, "chatgpt", backup, "copy")
+        harvest(mind, "main")
+        harvest(mind, "copy")
+        assert remove_source(mind, "main")
+        assert mind.frames.get_stats()["total"] == 6
+        assert mind.db.scalar("SELECT COUNT(*) FROM harvest_ledger WHERE source = 'main'") == 0
+        assert duplicate_imports(mind.db, "copy").ok and duplicate_imports(mind.db, "copy").checked == 6
+        edit_message(backup, 0, 0, "the copy now says something else")
+        assert harvest(mind, "copy").imported.frames_updated == 1
+        assert mind.frames.get_stats()["total"] == 6  # the copy made it its own: rewritten in place
