@@ -147,3 +147,18 @@ def test_a_refused_prune_exits_non_zero_and_keeps_the_frames(mind_cli, inputs):
     assert json.loads(out)[0]["frames"] == 6
     code, out, _ = mind_cli("harvest", "gpt", "--prune", "--prune-allow-mass-delete", "--json")
     assert json.loads(out)[0]["imported"]["pruned"] == 6
+
+
+def test_sources_set_path_starts_a_new_ledger_and_checks_the_kind(mind_cli, inputs, tmp_path):
+    other = tmp_path / "other-vault"
+    other.mkdir()
+    (other / "plan.md").write_text("# Plan\nbuy a boat for the team\n")
+    mind_cli("sources", "add", str(inputs["markdown"]), "--name", "notes")
+    assert mind_cli("harvest", "notes")[0] == EXIT_OK
+    code, _, err = mind_cli("sources", "set", "notes", "--path", str(inputs["email"]))
+    assert code == EXIT_USAGE and "looks like an Email" in err and "not markdown" in err
+    assert mind_cli("sources", "set", "notes", "--path", str(other))[0] == EXIT_OK
+    code, out, _ = mind_cli("harvest", "notes", "--json")
+    assert code == EXIT_OK and json.loads(out)[0]["imported"]["frames_new"] == 1
+    code, out, _ = mind_cli("recall", "Lisbon", "--json", "--no-touch")
+    assert "Lisbon" in out
