@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from mind_core.harvest import epoch_to_iso, normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -40,8 +41,7 @@ from plugins._archive import (
     safe_files,
     scan_archive,
 )
-from plugins._jsonstream import JSONStreamError, key_before, read_head, stream_records
-from plugins.timefmt import epoch_iso, normalize_iso
+from plugins._jsonstream import JSONStreamError, key_before, note_reasons, read_head, stream_records
 
 KIND = "chatgpt"
 EXPORT_FILE = "conversations.json"
@@ -68,7 +68,7 @@ def to_iso(value: Any) -> str | None:
         if not math.isfinite(value):
             return None
         try:
-            return epoch_iso(value)
+            return epoch_to_iso(value)
         except (OverflowError, OSError, ValueError):
             return None
     if isinstance(value, str):
@@ -81,10 +81,6 @@ def to_iso(value: Any) -> str | None:
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _string_parts(parts: Any) -> list[str]:
-    return [p for p in parts if isinstance(p, str)] if isinstance(parts, list) else []
 
 
 def _asset_label(part: dict[str, Any], attachments_by_id: dict[str, str], used: set[str]) -> str:
@@ -426,17 +422,16 @@ def scan_stream(stream: IO[bytes], report_path: str, member: str | None = None) 
     seen_instructions: set[str] = set()
     try:
         for record in stream_records(stream, ("conversations",)):
+            label = "root object" if record.index is None else _record_label(record.index, record.value)
+            for reason in note_reasons(record.notes):
+                yield HarvestError(report_path, reason, record=prefix + label)
             if record.index is None:
                 yield from root_events(record.value, origin, report_path, seen_instructions)
                 continue
             try:
                 events = conversation_events(record.value, origin, seen_instructions)
             except Exception as exc:  # one bad record never stops the scan
-                yield HarvestError(
-                    report_path,
-                    f"bad conversation: {exc}",
-                    record=prefix + _record_label(record.index, record.value),
-                )
+                yield HarvestError(report_path, f"bad conversation: {exc}", record=prefix + label)
                 continue
             yield from events
     except JSONStreamError as exc:

@@ -22,6 +22,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from mind_core.harvest import normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -39,8 +40,7 @@ from plugins._archive import (
     safe_files,
     scan_archive,
 )
-from plugins._jsonstream import JSONStreamError, key_before, read_head, stream_records
-from plugins.timefmt import normalize_iso
+from plugins._jsonstream import JSONStreamError, key_before, note_reasons, read_head, stream_records
 
 KIND = "claude"
 CONVERSATIONS = "conversations.json"
@@ -331,6 +331,9 @@ def _records(
             return
         with handle as stream:
             for record in stream_records(stream, list_keys):
+                where = f"{label}{name} record {'(root)' if record.index is None else record.index}"
+                for reason in note_reasons(record.notes):
+                    yield HarvestError(report_path, reason, record=where)
                 yield record.index, record.value
     except JSONStreamError as exc:
         yield HarvestError(report_path, exc.describe("records"), record=f"{label}{name} record {exc.records}")

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from mind_core.harvest import format_utc, parse_instant
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -34,9 +35,8 @@ from mind_core.harvest.items import (
     stable_key,
 )
 from mind_core.plugins import hookimpl
-from plugins._jsonstream import JSONStreamError, has_key, read_head, stream_records
+from plugins._jsonstream import JSONStreamError, has_key, note_reasons, read_head, stream_records
 from plugins.html_text import html_to_text
-from plugins.timefmt import parse_iso, utc_iso
 
 KIND = "gemini"
 CONVERSATION_GAP = timedelta(minutes=30)
@@ -97,7 +97,7 @@ def parse_entry(entry: Any, index: int) -> Prompt | None:
     if not isinstance(raw_time, str):
         raise ShapeError("entry has no 'time'")
     try:
-        moment = parse_iso(raw_time)
+        moment = parse_instant(raw_time)
     except (ValueError, OverflowError) as exc:
         raise ShapeError(f"unreadable time {raw_time!r}") from exc
     prompt = title[len(PROMPT_PREFIX) :] if title.startswith(PROMPT_PREFIX) else title
@@ -141,10 +141,10 @@ def _title(text: str) -> str:
 
 def takeout_item(group: list[Prompt], origin: str) -> HarvestItem:
     first = group[0]
-    key = stable_key(KIND, "takeout", utc_iso(first.moment), first.prompt)
+    key = stable_key(KIND, "takeout", format_utc(first.moment), first.prompt)
     messages: list[HarvestMessage] = []
     for prompt in group:
-        when = utc_iso(prompt.moment)
+        when = format_utc(prompt.moment)
         entry_key = stable_key(KIND, "entry", when, prompt.prompt)[:24]
         lines = [prompt.prompt] + [f"[Attached: {name}]" for name in prompt.attachments]
         meta = {"original_time": prompt.original_time, "entry_index": prompt.index}
@@ -174,11 +174,11 @@ def takeout_item(group: list[Prompt], origin: str) -> HarvestItem:
             "path": origin,
             "prompt_count": len(group),
             "message_count": len(messages),
-            "started_at": utc_iso(first.moment),
-            "ended_at": utc_iso(group[-1].moment),
+            "started_at": format_utc(first.moment),
+            "ended_at": format_utc(group[-1].moment),
             "grouping": f"gap > {int(CONVERSATION_GAP.total_seconds() // 60)} min",
         },
-        timestamp=utc_iso(first.moment),
+        timestamp=format_utc(first.moment),
     )
 
 
@@ -190,6 +190,8 @@ def scan_takeout(path: Path) -> Iterator[ScanEvent]:
     try:
         with open(path, "rb") as stream:
             for record in stream_records(stream):
+                for reason in note_reasons(record.notes):
+                    yield HarvestError(report_path, reason, record=f"entry {record.index}")
                 if record.index is None:
                     yield HarvestError(
                         report_path, "not a Takeout activity log: expected a JSON list of entries"
@@ -321,6 +323,9 @@ def scan_aistudio(path: Path) -> Iterator[ScanEvent]:
     except OSError as exc:
         yield HarvestError(report_path, f"cannot read: {exc}")
         return
+    for record in records:
+        for reason in note_reasons(record.notes):
+            yield HarvestError(report_path, reason, record="prompt")
     if len(records) != 1 or records[0].index is not None:
         yield HarvestError(report_path, "not an AI Studio prompt: expected one JSON object", record="prompt")
         return

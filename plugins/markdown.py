@@ -14,6 +14,8 @@ Decisions on bad or odd input (each pinned by a test in tests/plugins/test_markd
 - Invalid UTF-8: decoded with U+FFFD replacement and imported, plus an error giving the byte offset
   (losing a whole note for one stray Latin-1 byte would be worse than a visible replacement mark).
 - Binary content in a ``.md`` file (NUL bytes): skipped with an error.
+- A line longer than 4,000,000 bytes keeps its beginning; the rest is skipped while reading (never
+  held in memory) and an error names the line and its size.
 - An empty note, or one with only frontmatter, is still an item (its properties and links matter to
   the graph) but has no messages.
 """
@@ -30,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from mind_core.harvest import epoch_to_iso, format_utc, normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -38,8 +41,9 @@ from mind_core.harvest.items import (
     file_fingerprint,
     stable_key,
 )
+from mind_core.harvest.paths import stored_text
 from mind_core.plugins import hookimpl
-from plugins.timefmt import epoch_iso, utc_iso
+from plugins._bounded import MAX_LINE_BYTES, BoundedText, read_capped
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 SKIPPED_DIRS = frozenset({".obsidian", ".trash"})  # every other hidden folder is skipped too
@@ -174,11 +178,15 @@ def scan_note(file: Path, relpath: str) -> Iterator[ScanEvent]:
     """The note item for one file, preceded by located errors for anything that was repaired or lost."""
     where = str(file)
     try:
-        raw = file.read_bytes()
         stat = file.stat()
+        read = read_note_bytes(file, stat.st_size)
     except OSError as exc:
         yield HarvestError(where, f"cannot read: {exc.strerror or exc}")
         return
+    raw = read.data
+    left_out = read.describe()
+    if left_out:
+        yield HarvestError(where, f"note cut while reading: {left_out}", record=f"line {read.cuts[0].line}")
     if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
         yield HarvestError(where, "binary content (NUL bytes) in a Markdown file; skipped")
         return
@@ -202,6 +210,15 @@ def scan_note(file: Path, relpath: str) -> Iterator[ScanEvent]:
     if bad_byte is not None:
         item.metadata["decode_error"] = f"invalid UTF-8 at byte {bad_byte}"
     yield item
+
+
+def read_note_bytes(file: Path, size: int) -> BoundedText:
+    """The note's bytes; a file larger than one line's cap is read line by line, long lines cut."""
+    if size <= MAX_LINE_BYTES:
+        data = file.read_bytes()
+        return BoundedText(data, len(data))
+    with open(file, "rb") as handle:
+        return read_capped(handle)
 
 
 def _created_epoch(stat: os.stat_result) -> float:
@@ -355,9 +372,9 @@ def note_item(note: ParsedNote, relpath: str, mtime: float, created_epoch: float
     }
     # Sections carry the time their text was last written: a frontmatter date beats the file's mtime,
     # which a copy or a sync rewrites.
-    section_time = updated or created or epoch_iso(mtime)
-    created = created or epoch_iso(created_epoch)
-    updated = updated or epoch_iso(mtime)
+    section_time = updated or created or epoch_to_iso(mtime)
+    created = created or epoch_to_iso(created_epoch)
+    updated = updated or epoch_to_iso(mtime)
     author = _author(props)
     title = props.get("title") if isinstance(props.get("title"), str) and props["title"].strip() else None
     title = title.strip() if title else Path(relpath).stem
@@ -395,7 +412,7 @@ def note_item(note: ParsedNote, relpath: str, mtime: float, created_epoch: float
     property_links = _property_links(note.properties)
     body_links = [link for section in note.sections for link in section.links]
     metadata: dict[str, Any] = {
-        "path": relpath,
+        "path": stored_text(relpath),
         "frontmatter": _json_safe(note.properties),
         "tags": _unique_folded(
             [*_string_list(props, TAG_KEYS, strip="#"), *(t for s in note.sections for t in s.tags)]
@@ -430,12 +447,9 @@ def property_instant(value: Any) -> str | None:
     """A frontmatter date or datetime as UTC ISO; a date-only value is midnight UTC; else None."""
     try:
         if isinstance(value, datetime | date):
-            return utc_iso(value)
+            return format_utc(value)
         if isinstance(value, str) and value.strip():
-            text = value.strip()
-            if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-                return utc_iso(date.fromisoformat(text))
-            return utc_iso(datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00")))
+            return normalize_iso(value)
     except (ValueError, OverflowError):
         return None
     return None

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from mind_core.db import Database
-from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore, readable
+from mind_core.harvest.paths import stored_text
+from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore
 
 
 @dataclass
@@ -35,7 +36,7 @@ def source_problems(db: Database) -> list[SourceProblem]:
     for source in HarvestSourceStore(db).get_all():
         if source.source_path and not Path(source.source_path).exists():
             problems.append(
-                SourceProblem(source.source, "missing", f"{readable(source.source_path)} does not exist")
+                SourceProblem(source.source, "missing", f"{stored_text(source.source_path)} does not exist")
             )
         elif source.last_status in FAILING_STATUSES:
             reason = source.last_status_reason or "its last harvest did not succeed"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mind_core.frames import Frame, NewFrame
-from mind_core.harvest.items import HarvestError, HarvestItem, HarvestMessage, ScanEvent
+from mind_core.harvest.items import MAX_MESSAGE_CHARS, HarvestError, HarvestItem, HarvestMessage, ScanEvent
 from mind_core.harvest.outcome import judge_import
 from mind_core.harvest.ownership import frame_metadata, frames_held, hand_over, held_by_others, owned_by
 from mind_core.harvest.stores import HarvestRunStore, HarvestSourceStore, SourceOutcome
@@ -33,9 +33,6 @@ from mind_core.timestamps import is_valid_iso_timestamp, now_iso
 IMPORT_BATCH = 1000
 TITLE_CHARS = 120
 MAX_ERRORS_KEPT = 200
-# A frame this long already costs ~1,600 chunk vectors; a 50 MB one-line "note" would cost 80,000
-# and minutes of embedding, so longer messages keep their beginning and the cut is reported.
-MAX_MESSAGE_CHARS = 1_000_000
 
 Progress = Callable[[int, int | None], None]
 

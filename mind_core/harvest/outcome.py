@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mind_core.harvest.stores import SourceOutcome, readable
+from mind_core.harvest.paths import stored_text
+from mind_core.harvest.stores import SourceOutcome
 from mind_core.plugins import PLAUSIBLE, rank_sources
 
 
@@ -21,7 +22,7 @@ def _a(word: str) -> str:
 def empty_reason(kind: str, path: str | Path | None) -> str:
     if path is None:
         return f"the scan found nothing {_a(kind)} source recognises"
-    shown = readable(str(path))
+    shown = stored_text(str(path))
     try:
         claimed = any(d.kind == kind and d.confidence >= PLAUSIBLE for d in rank_sources(path))
     except OSError:
@@ -34,7 +35,7 @@ def empty_reason(kind: str, path: str | Path | None) -> str:
 def missing_outcome(path: str | Path, frames: int) -> SourceOutcome:
     return SourceOutcome(
         "missing",
-        f"{readable(str(path))} does not exist (an unmounted drive, a moved or renamed folder?)",
+        f"{stored_text(str(path))} does not exist (an unmounted drive, a moved or renamed folder?)",
         frames=frames,
     )
 
@@ -58,9 +59,9 @@ def judge_import(
         status, reason = "ok", None
     return SourceOutcome(
         status,
-        None if reason is None else readable(reason),
+        None if reason is None else stored_text(reason),
         items,
         frames,
         errors,
-        [readable(e) for e in first_errors],
+        [stored_text(e) for e in first_errors],
     )

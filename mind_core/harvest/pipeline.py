@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,12 @@ from mind_core.harvest.importer import ImportSummary, Progress, import_items
 from mind_core.harvest.items import ScanEvent
 from mind_core.harvest.outcome import missing_outcome
 from mind_core.harvest.ownership import forget_ledger, frames_held
-from mind_core.harvest.stores import FAILING_STATUSES, HarvestSource, HarvestSourceStore, readable
+from mind_core.harvest.paths import is_clean, stored_text
+from mind_core.harvest.stores import FAILING_STATUSES, HarvestSource, HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.plugins import CONFIDENT, PLAUSIBLE, get_source, rank_sources, source_kinds
 from mind_core.reconcile import (
+    ReconcileResult,
     clean_orphan_fts,
     clean_orphan_vectors,
     reconcile_fts_index,
@@ -45,18 +47,14 @@ def validate_source_name(name: str) -> str:
 
 def resolve_source_path(path: str | Path) -> Path:
     """The absolute path of an existing source; a path that is not valid UTF-8 is refused (the
-    mind stores paths as text), with the name shown readably."""
-    text = str(path)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(
-            f"source path {readable(text)} is not valid UTF-8: rename it, or add it through a link "
-            "whose name is"
-        ) from None
+    registry stores text; files below it may have any name), with the name shown readably."""
     resolved = Path(path).expanduser().resolve()
     if not resolved.exists():
-        raise InvalidInputError(f"source path does not exist: {readable(str(resolved))}")
+        raise InvalidInputError(f"source path does not exist: {stored_text(resolved)}")
+    if not is_clean(str(resolved)):
+        raise InvalidInputError(
+            f"source path is not valid UTF-8: {stored_text(resolved)}; rename it or register a folder above it"
+        )
     return resolved
 
 
@@ -185,7 +183,7 @@ class HarvestReport:
     imported: ImportSummary | None = None
     cognified: dict[str, Any] = field(default_factory=dict)
     vectors_written: int = 0
-    reconciled: dict[str, int] = field(default_factory=dict)
+    reconciled: ReconcileResult = field(default_factory=ReconcileResult)
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -198,7 +196,7 @@ class HarvestReport:
             "imported": self.imported.to_dict() if self.imported else None,
             "cognified": self.cognified,
             "vectors_written": self.vectors_written,
-            "reconciled": self.reconciled,
+            "reconciled": asdict(self.reconciled),
             "stage_seconds": self.stage_seconds,
         }
 
@@ -231,11 +229,12 @@ def index_vectors(mind: Mind, progress: Progress | None = None) -> int:
     return reconcile_vec_index(mind.db, mind.embedder, progress)
 
 
-def reconcile_after_harvest(mind: Mind) -> dict[str, int]:
-    return {
-        "ftsFixed": reconcile_fts_index(mind.db),
-        "orphansRemoved": clean_orphan_fts(mind.db) + clean_orphan_vectors(mind.db),
-    }
+def reconcile_after_harvest(mind: Mind) -> ReconcileResult:
+    """The full-text index and orphan sweeps; vectors were written by the harvest itself."""
+    return ReconcileResult(
+        fts_fixed=reconcile_fts_index(mind.db),
+        orphans_removed=clean_orphan_fts(mind.db) + clean_orphan_vectors(mind.db),
+    )
 
 
 def complete_harvest(mind: Mind, name: str, fingerprint: str) -> bool:

@@ -13,20 +13,15 @@ from typing import Any
 
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError
+from mind_core.harvest.paths import stored_text
 from mind_core.timestamps import now_iso
 
-RUN_STATUSES = ("running", "completed", "failed", "abandoned")
 ERROR_MESSAGE_LIMIT = 2000
 # The outcome of a source's last harvest. Only ok and partial record the fingerprint: a failed,
 # empty or missing source is tried again by the next harvest instead of looking unchanged.
 SOURCE_STATUSES = ("ok", "partial", "failed", "empty", "missing")
 FAILING_STATUSES = ("failed", "empty", "missing")
 FIRST_ERRORS_KEPT = 5
-
-
-def readable(text: str) -> str:
-    """Text safe to store and print: bytes that were not UTF-8 (surrogate escapes) shown as \\udcXX."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def new_identity() -> str:
@@ -134,7 +129,7 @@ class HarvestSourceStore:
             "last_items = ?, last_frames = ?, last_errors = ?, last_first_errors = ? WHERE source = ?",
             (
                 outcome.status,
-                None if outcome.reason is None else readable(outcome.reason),
+                None if outcome.reason is None else stored_text(outcome.reason),
                 now_iso(),
                 outcome.items,
                 outcome.frames,
@@ -228,13 +223,6 @@ class HarvestRunStore:
             (str(message)[:ERROR_MESSAGE_LIMIT], items_saved, now, now, run_id),
         )
 
-    def abandon(self, run_id: int) -> bool:
-        cursor = self.db.execute(
-            "UPDATE harvest_runs SET status = 'abandoned', updated_at = ? WHERE id = ? AND status IN ('running','failed')",
-            (now_iso(), run_id),
-        )
-        return cursor.rowcount > 0
-
     def abandon_interrupted(self, source: str) -> int:
         """Runs of this source still marked running were cut off (crash, kill): mark them."""
         cursor = self.db.execute(
@@ -247,13 +235,6 @@ class HarvestRunStore:
 
     def get(self, run_id: int) -> dict[str, Any] | None:
         row = self.db.query_one("SELECT * FROM harvest_runs WHERE id = ?", (run_id,))
-        return dict(row) if row else None
-
-    def latest_interrupted(self) -> dict[str, Any] | None:
-        row = self.db.query_one(
-            "SELECT * FROM harvest_runs WHERE status IN ('running', 'failed') AND input_cache_path IS NOT NULL "
-            "ORDER BY julianday(started_at) DESC, id DESC LIMIT 1"
-        )
         return dict(row) if row else None
 
     def get_all(self, limit: int = 50, source: str | None = None) -> list[dict[str, Any]]:
