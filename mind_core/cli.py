@@ -1,7 +1,7 @@
 """The ``mind`` command: register sources, harvest them, and look after the minds.
 
 Exit codes: 0 success (items skipped for bad input are reported, not fatal); 1 a command failed
-at run time; 2 bad usage or input (unknown kind, missing path, invalid name); 3 ``doctor`` found
+at run time (a harvested source missing, failed or empty, or a prune refused); 2 bad usage or input (unknown kind, missing path, invalid name); 3 ``doctor`` found
 problems it did not repair. Errors are one line on stderr; ``--debug`` shows the traceback.
 """
 
@@ -120,19 +120,23 @@ def open_mind(
 def cmd_sources_add(args: argparse.Namespace) -> int:
     from mind_core.harvest.pipeline import register_source
 
+    kind, path = (args.kind_or_path, args.path) if args.path is not None else (None, args.kind_or_path)
     with open_mind(args, embed=False) as mind:
         source = register_source(
             mind,
-            args.kind,
-            args.path,
+            kind,
+            path,
             args.name,
             auto_sync=args.auto_sync,
             interval_hours=args.interval_hours,
+            replace=args.replace,
+            kind_anyway=args.kind_anyway,
         )
+    detected = ", detected" if kind is None else ""
     emit(
         args,
         source.__dict__,
-        f"added source {source.source!r} ({source.kind}) -> {source.source_path} "
+        f"added source {source.source!r} ({source.kind}{detected}) -> {source.source_path} "
         f"in workspace {args.workspace!r}",
     )
     return EXIT_OK
@@ -147,7 +151,7 @@ def _workspaces(args: argparse.Namespace) -> list[str]:
 def cmd_sources_list(args: argparse.Namespace) -> int:
     from mind_core.harvest.stores import HarvestSourceStore
 
-    rows, data = [], []
+    rows, data, notes = [], [], []
     for workspace in _workspaces(args):
         with open_mind(args, workspace, embed=False) as mind:
             for s in HarvestSourceStore(mind.db).get_all():
@@ -158,25 +162,37 @@ def cmd_sources_list(args: argparse.Namespace) -> int:
                         workspace,
                         s.source,
                         s.kind,
+                        s.last_status or "never harvested",
                         interval,
-                        s.last_synced_at or "never",
-                        s.items_imported,
-                        s.frames_created,
+                        s.last_harvest_at or "never",
+                        s.last_items,
+                        s.last_frames,
+                        s.last_errors,
                         s.source_path,
                     )
                 )
-    headers = ("workspace", "source", "kind", "sync", "last synced", "items", "frames", "path")
-    emit(args, data, format_table(headers, rows) if rows else "no sources registered")
+                if s.last_status_reason:
+                    notes.append(f"  {workspace}/{s.source}: {s.last_status}: {s.last_status_reason}")
+                notes.extend(f"    {error}" for error in s.last_first_errors)
+    headers = ("workspace", "source", "kind", "status", "sync", "last harvest", "items", "frames", "errors", "path")
+    text = format_table(headers, rows) if rows else "no sources registered"
+    if notes:
+        text += "\n\n" + "\n".join(notes)
+    emit(args, data, text)
     return EXIT_OK
 
 
 def cmd_sources_remove(args: argparse.Namespace) -> int:
-    from mind_core.harvest.stores import HarvestSourceStore
+    from mind_core.harvest.pipeline import remove_source
 
     with open_mind(args, embed=False) as mind:
-        if not HarvestSourceStore(mind.db).remove(args.name):
+        if not remove_source(mind, args.name):
             raise NotFoundError(f"no source named {args.name!r} in workspace {args.workspace!r}")
-    emit(args, {"removed": args.name}, f"removed source {args.name!r} (its frames stay in the mind)")
+    emit(
+        args,
+        {"removed": args.name},
+        f"removed source {args.name!r} (its frames stay in the mind; adding the name again starts a new ledger)",
+    )
     return EXIT_OK
 
 
@@ -187,7 +203,9 @@ def cmd_sources_set(args: argparse.Namespace) -> int:
     with open_mind(args, embed=False) as mind:
         source = get_registered(mind, args.name)
         if args.path:
-            source = register_source(mind, source.kind, args.path, args.name)  # type: ignore[arg-type]
+            source = register_source(
+                mind, source.kind, args.path, args.name, replace=True, kind_anyway=args.kind_anyway
+            )
         if args.auto_sync is not None or args.interval_hours is not None:
             enabled = source.auto_sync if args.auto_sync is None else args.auto_sync
             HarvestSourceStore(mind.db).set_auto_sync(args.name, enabled, args.interval_hours)
@@ -203,7 +221,7 @@ def cmd_sources_set(args: argparse.Namespace) -> int:
 
 def cmd_harvest(args: argparse.Namespace) -> int:
     from mind_core.harvest.pipeline import due_sources, harvest
-    from mind_core.harvest.stores import HarvestSourceStore
+    from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore
 
     reports = []
     failures = 0
@@ -218,7 +236,14 @@ def cmd_harvest(args: argparse.Namespace) -> int:
             for name in names:
                 progress = ProgressLine(f"{workspace}/{name}", enabled=not args.quiet)
                 try:
-                    report = harvest(mind, name, force=args.force, prune=args.prune, progress=progress)
+                    report = harvest(
+                        mind,
+                        name,
+                        force=args.force,
+                        prune=args.prune,
+                        allow_mass_delete=args.prune_allow_mass_delete,
+                        progress=progress,
+                    )
                 except MindError:
                     raise
                 except Exception as exc:  # one broken source does not stop the others
@@ -233,6 +258,15 @@ def cmd_harvest(args: argparse.Namespace) -> int:
                 finally:
                     progress.done()
                 reports.append({"workspace": workspace, **report.to_dict()})
+    outcome_lines = []
+    for r in reports:
+        prune_refused = (r["imported"] or {}).get("prune_refused")
+        if r["status"] in FAILING_STATUSES or prune_refused:
+            failures += 1
+        if r["status"] not in ("ok", "skipped") and r["reason"]:
+            outcome_lines.append(f"  {r['workspace']}/{r['source']}: {r['status']}: {r['reason']}")
+        if prune_refused:
+            outcome_lines.append(f"  {r['workspace']}/{r['source']}: prune refused: {prune_refused}")
     rows = []
     for r in reports:
         imported = r["imported"] or {}
@@ -242,7 +276,7 @@ def cmd_harvest(args: argparse.Namespace) -> int:
                 r["workspace"],
                 r["source"],
                 r["kind"],
-                "skipped" if r["skipped"] else "harvested",
+                r["status"],
                 imported.get("items_seen", 0),
                 imported.get("frames_new", 0),
                 imported.get("frames_updated", 0),
@@ -277,6 +311,8 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     error_lines = [
         f"  {r['source']}: {e}" for r in reports for e in (r["imported"] or {}).get("errors", [])[:10]
     ]
+    if outcome_lines:
+        text += "\n\n" + "\n".join(outcome_lines)
     if error_lines:
         text += "\n\nskipped input (first errors per source):\n" + "\n".join(error_lines)
     emit(args, reports, text)
@@ -311,11 +347,17 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from mind_core.harvest.health import source_problems
+
     with open_mind(args, write=args.repair, readonly=not args.repair) as mind:
         report = mind.doctor(repair=args.repair)
+        sources = source_problems(mind.db)
     lines = [f"frames: {report.frames:,}"]
     lines += [f"{f.check}: {'ok' if f.ok else f'{f.count:,} ({f.detail})'}" for f in report.findings]
-    lines.append("status: " + ("ok" if report.ok else "problems: " + ", ".join(report.problems)))
+    problems = [*report.problems, *(["sources"] if sources else [])]
+    if sources:
+        lines.append("sources:\n" + "\n".join(f"  {p}" for p in sources))
+    lines.append("status: " + ("ok" if not problems else "problems: " + ", ".join(problems)))
     if report.repaired is not None and report.after is not None:
         repaired = report.repaired
         lines.append(
@@ -323,8 +365,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             f"{repaired.orphans_removed:,} orphans; after: "
             + ("ok" if report.after.ok else "problems: " + ", ".join(report.after.problems))
         )
-    emit(args, report.to_dict(), "\n".join(lines))
-    return EXIT_OK if report.healthy else EXIT_PROBLEMS
+    data = {**report.to_dict(), "sources": [p.to_dict() for p in sources]}
+    if sources:
+        data["ok"], data["problems"] = False, problems
+    emit(args, data, "\n".join(lines))
+    return EXIT_OK if report.healthy and not sources else EXIT_PROBLEMS
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
@@ -629,10 +674,14 @@ def build_parser() -> argparse.ArgumentParser:
     sources = commands.add_parser("sources", help="manage harvest sources").add_subparsers(
         dest="action", required=True
     )
-    add = sources.add_parser("add", parents=[common], help="register a source")
-    add.add_argument("kind")
-    add.add_argument("path")
+    add = sources.add_parser("add", parents=[common], help="register a source: [KIND] PATH")
+    add.add_argument("kind_or_path", metavar="KIND", help="the source kind (omit it to detect it from PATH)")
+    add.add_argument("path", nargs="?", metavar="PATH")
     add.add_argument("--name")
+    add.add_argument("--replace", action="store_true", help="re-point an existing name (its ledger starts over)")
+    add.add_argument(
+        "--kind-anyway", action="store_true", help="keep KIND even though PATH looks like another kind"
+    )
     add.add_argument("--auto-sync", action="store_true")
     add.add_argument("--interval-hours", type=int)
     add.set_defaults(func=cmd_sources_add)
@@ -644,7 +693,10 @@ def build_parser() -> argparse.ArgumentParser:
     remove.set_defaults(func=cmd_sources_remove)
     setter = sources.add_parser("set", parents=[common], help="change a source's path or sync schedule")
     setter.add_argument("name")
-    setter.add_argument("--path")
+    setter.add_argument("--path", help="other files: the source's ledger starts over")
+    setter.add_argument(
+        "--kind-anyway", action="store_true", help="keep the kind even though PATH looks like another kind"
+    )
     setter.add_argument("--auto-sync", dest="auto_sync", action="store_true", default=None)
     setter.add_argument("--no-auto-sync", dest="auto_sync", action="store_false")
     setter.add_argument("--interval-hours", type=int)
@@ -656,6 +708,11 @@ def build_parser() -> argparse.ArgumentParser:
     harvest.add_argument("--force", action="store_true", help="scan even if the files look unchanged")
     harvest.add_argument(
         "--prune", action="store_true", help="delete frames of messages gone from the source"
+    )
+    harvest.add_argument(
+        "--prune-allow-mass-delete",
+        action="store_true",
+        help="let --prune delete when the scan found nothing or more than half of the source's frames are gone",
     )
     harvest.add_argument("--all-workspaces", action="store_true")
     harvest.set_defaults(func=cmd_harvest)

@@ -202,6 +202,20 @@ def _source_columns(db: Database) -> None:
     add_column(db, "harvest_sources", "last_fingerprint", "TEXT")
 
 
+# -- 0007: the identity a source's ledger belongs to (new when a name is re-added or re-pointed)
+# and the outcome of its last harvest (issue #14)
+_SOURCE_IDENTITY_OUTCOME_SQL = """
+ALTER TABLE harvest_sources ADD COLUMN identity TEXT;
+ALTER TABLE harvest_sources ADD COLUMN last_status TEXT;
+ALTER TABLE harvest_sources ADD COLUMN last_status_reason TEXT;
+ALTER TABLE harvest_sources ADD COLUMN last_harvest_at TEXT;
+ALTER TABLE harvest_sources ADD COLUMN last_items INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE harvest_sources ADD COLUMN last_frames INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE harvest_sources ADD COLUMN last_errors INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE harvest_sources ADD COLUMN last_first_errors TEXT NOT NULL DEFAULT '[]'
+"""
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_original_schema", _original_schema),
     Migration("0002_frame_columns", _frame_columns),
@@ -213,6 +227,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX IF NOT EXISTS idx_relations_pair ON knowledge_relations (source_id, target_id, relation_type)",
     ),
     Migration("0006_source_kind_fingerprint", _source_columns),
+    Migration("0007_source_identity_and_outcome", _SOURCE_IDENTITY_OUTCOME_SQL),
 )
 
 

@@ -14,7 +14,8 @@ which also covers runs launched without the tag (asset backfills, automation) an
 An unchanged source (same file fingerprint as at its last complete harvest) is not scanned and
 ``harvest_items`` records no materialization (an observation says why), so nothing downstream
 runs and nothing is written or embedded. The fingerprint is recorded by ``vector_index`` only when
-the whole chain ran in the same run, so a harvest cut short is resumed by the next one.
+the whole chain ran in the same run and the import succeeded (not failed or empty), so a harvest
+cut short or a source that found nothing is tried again by the next one.
 """
 
 import time
@@ -29,9 +30,14 @@ from mind_core.analytics_report import write_report
 from mind_core.embeddings import Embedder
 from mind_core.harvest.audit import index_gaps
 from mind_core.harvest.importer import import_items
-from mind_core.harvest.pipeline import cognify_frames, get_registered, index_vectors, pending_cognify_ids
+from mind_core.harvest.pipeline import (
+    cognify_frames,
+    complete_harvest,
+    get_registered,
+    index_vectors,
+    pending_cognify_ids,
+)
 from mind_core.harvest.staging import read_staged, stage_scan, staged_scan_info
-from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.snapshot import write_snapshot
 from mind_core.vector_index import meta_fingerprint
@@ -254,7 +260,7 @@ def vector_index(
         written = index_vectors(mind, progress_log(context.log, "frames embedded"))
         seconds = time.perf_counter() - began
         if complete and staged is not None and staged.fingerprint:
-            HarvestSourceStore(mind.db).record_sync(key.source, 0, 0, fingerprint=staged.fingerprint)
+            complete = complete_harvest(mind, key.source, staged.fingerprint)
         gaps = index_gaps(mind.db, key.source)
         totals = mind_totals(mind)
     return dg.MaterializeResult(

@@ -562,3 +562,15 @@ def _placeholder_text(subject: str, attachments: list[dict[str, str | None]]) ->
 @hookimpl
 def register_sources(register: Any) -> None:
     register(EmailSource())
+
+
+@hookimpl
+def detect_sources(path: Path) -> dict[str, float]:
+    """Sure when a file's first bytes are mail (or a folder is a maildir or holds such files); a
+    mail-like name alone is only plausible."""
+    path = Path(path)
+    if path.is_file():
+        if _sniff(path) in (FileKind.MBOX, FileKind.MESSAGE):
+            return {"email": 0.95}
+        return {"email": 0.6 if path.suffix.lower() in MAIL_SUFFIXES else 0.0}
+    return {"email": 0.9 if EmailSource().detect(path) else 0.0}

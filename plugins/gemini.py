@@ -402,3 +402,9 @@ class GeminiSource:
 @hookimpl
 def register_sources(register: Any) -> None:
     register(GeminiSource())
+
+
+@hookimpl
+def detect_sources(path: Path) -> dict[str, float]:
+    """Sure when a Takeout activity file or an AI Studio chat starts like one."""
+    return {KIND: 0.9 if GeminiSource().detect(path) else 0.0}

@@ -546,3 +546,12 @@ def _unique_folded(values: Any) -> list[str]:
 @hookimpl
 def register_sources(register: Any) -> None:
     register(MarkdownSource())
+
+
+@hookimpl
+def detect_sources(path: Path) -> dict[str, float]:
+    """Sure of an Obsidian vault, a Markdown file, or a folder with notes at its top."""
+    path = Path(path)
+    if path.is_dir() and (path / ".obsidian").is_dir():
+        return {"markdown": 0.95}
+    return {"markdown": 0.85 if MarkdownSource().detect(path) else 0.0}
