@@ -222,6 +222,7 @@ def cmd_sources_set(args: argparse.Namespace) -> int:
 def cmd_harvest(args: argparse.Namespace) -> int:
     from mind_core.harvest.pipeline import due_sources, harvest
     from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore
+    from mind_core.plugins import announce_harvest
 
     reports = []
     failures = 0
@@ -257,6 +258,8 @@ def cmd_harvest(args: argparse.Namespace) -> int:
                     continue
                 finally:
                     progress.done()
+                for warning in announce_harvest(MindHome(args.home).root, workspace, report):
+                    print(f"warning: {warning}", file=sys.stderr)
                 reports.append({"workspace": workspace, **report.to_dict()})
     outcome_lines = []
     for r in reports:

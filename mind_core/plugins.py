@@ -85,6 +85,12 @@ class HookSpecs:
         """
 
     @hookspec
+    def harvest_finished(self, mind_home: Path, workspace: str, report: Any) -> None:
+        """One source's harvest by the ``mind`` command ended (``report``: its ``HarvestReport``,
+        whatever the outcome). A history keeper records it; the pipelines package records it in the
+        mind home's Dagster instance, so command-line and Dagster harvests form one history."""
+
+    @hookspec
     def register_extractors(self, register: Callable[[Any], None]) -> None:
         """Provide entity/relation extractors for mind_core.extract (cognify)."""
 
@@ -199,6 +205,18 @@ def register_plugin(plugin: object, name: str | None = None) -> None:
         except Exception:
             registry.manager.unregister(plugin)
             raise
+
+
+def announce_harvest(mind_home: Path, workspace: str, report: Any) -> list[str]:
+    """Tell every ``harvest_finished`` implementation; returns one warning per implementation that
+    failed (a history that cannot be written never fails the harvest it describes)."""
+    warnings = []
+    for impl in get_plugin_manager().hook.harvest_finished.get_hookimpls():
+        try:
+            impl.function(mind_home=mind_home, workspace=workspace, report=report)
+        except Exception as exc:
+            warnings.append(f"plugin {impl.plugin_name!r} could not record the harvest: {exc}")
+    return warnings
 
 
 def source_kinds() -> list[str]:

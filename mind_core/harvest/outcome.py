@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mind_core.harvest.paths import stored_text
+from mind_core.harvest.staging import StagedScan
 from mind_core.harvest.stores import SourceOutcome
 from mind_core.plugins import PLAUSIBLE, rank_sources
 
@@ -64,4 +65,17 @@ def judge_import(
         frames,
         errors,
         [stored_text(e) for e in first_errors],
+    )
+
+
+def staged_outcome(staged: StagedScan, path: str | Path, frames: int) -> SourceOutcome:
+    """The outcome of a staged scan before its import (the import judges it again with its own
+    counts): what a scan that read no item means for its source."""
+    return judge_import(
+        str(staged.labels.get("kind")),
+        path,
+        staged.items,
+        staged.error_count,
+        [str(e) for e in staged.errors],
+        frames,
     )
