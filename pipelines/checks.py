@@ -192,6 +192,7 @@ def mind_indexes_consistent(
             "fts_orphans",
             "vec_missing",
             "vec_stale",
+            "vec_chunks_missing",
             "vec_orphans",
         )
     }
