@@ -446,6 +446,7 @@ def format_recall(result: Any, explain: bool, mark: Callable[[str], str]) -> str
 def cmd_recall(args: argparse.Namespace) -> int:
     from mind_core.retrieval import CombinedRetrieval, configured_retrievers
     from mind_core.snippets import bold_ansi, bold_markdown
+    from mind_core.source_filter import SourceFilter
 
     query = " ".join(args.query)
     with contextlib.ExitStack() as stack:
@@ -464,6 +465,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
             since=args.since,
             until=args.until,
             explain=args.explain,
+            source=SourceFilter(tuple(args.tag), args.sender, args.source_kind),
         )
     mark = bold_ansi if sys.stdout.isatty() and not os.environ.get("NO_COLOR") else bold_markdown
     emit(
@@ -694,6 +696,11 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--until", help="only memories at or before this ISO date/time")
     recall.add_argument("--explain", action="store_true", help="show lane ranks and score parts")
     recall.add_argument("--no-touch", action="store_true", help="do not count this recall as an access")
+    recall.add_argument(
+        "--tag", action="append", default=[], help="only frames with this tag (repeatable; nested tags match)"
+    )
+    recall.add_argument("--from", dest="sender", help="only frames whose mail From or author contains this")
+    recall.add_argument("--source-kind", help="only frames of this plugin (markdown, email, chatgpt ...) or item kind")
     recall.set_defaults(func=cmd_recall)
 
     serve = commands.add_parser("serve", parents=[common, external], help="HTTP JSON query service")

@@ -40,6 +40,7 @@ from mind_core.errors import InvalidInputError, MindError
 from mind_core.frames import Frame, time_bound
 from mind_core.scoring import SCORING_PROFILES
 from mind_core.search import MAX_QUERY_CHARS, SearchResult
+from mind_core.source_filter import SourceFilter
 from mind_core.timestamps import now_iso
 
 if TYPE_CHECKING:
@@ -207,6 +208,7 @@ def map_memory_result(result: SearchResult, source: str) -> CombinedResult:
             "relevance_score": result.relevance_score,
             "final_score": result.final_score,
             "provenance": frame_provenance(frame),
+            "source": frame.metadata.get("source") or {},
         },
         explain=result.explain,
     )
@@ -507,14 +509,24 @@ class CombinedRetrieval:
         since: str | None = None,
         until: str | None = None,
         explain: bool = False,
+        source: SourceFilter | None = None,
     ) -> CombinedRetrievalResult:
+        """``source`` narrows the minds' results to frames whose sources match (tags, sender,
+        plugin); external sources know nothing of it and are asked unchanged."""
         query = check_query(query)
         limit = check_limit(limit)
         check_choice(profile, tuple(SCORING_PROFILES), "profile")
         check_choice(scope, SCOPES, "scope")
         check_time_bounds(since, until)
         log.debug("recall turn=%s scope=%s query=%r", turn_id, scope, query[:80])
-        options = {"limit": limit, "profile": profile, "since": since, "until": until, "explain": explain}
+        options = {
+            "limit": limit,
+            "profile": profile,
+            "since": since,
+            "until": until,
+            "explain": explain,
+            "source": source,
+        }
         workspace_results = (
             self._search_mind(self.workspace, WORKSPACE, query, options) if scope != PERSONAL else []
         )

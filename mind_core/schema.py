@@ -111,6 +111,20 @@ CREATE TABLE IF NOT EXISTS harvest_ledger (
 CREATE INDEX IF NOT EXISTS idx_harvest_ledger_frame ON harvest_ledger (frame_id);
 """
 
+# Issue #16: the knowledge graph's earlier versions (transaction-time history). Additive: a new
+# table only. ``data`` is the entity or relation row as it was (JSON of its columns), believed
+# from its own ``recorded_at`` until ``superseded_at``; the live row is the current version.
+KNOWLEDGE_VERSIONS_SQL = """
+CREATE TABLE IF NOT EXISTS knowledge_versions (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL CHECK (kind IN ('entity', 'relation')),
+  row_id INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  superseded_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS idx_knowledge_versions_row ON knowledge_versions (kind, row_id);
+"""
+
 FRAME_EXTENSION_COLUMNS = {
     "content_hash": "ALTER TABLE memory_frames ADD COLUMN content_hash TEXT",
     "metadata": "ALTER TABLE memory_frames ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'",
@@ -169,6 +183,7 @@ def ensure_schema(db: Database, dimensions: int | None = None) -> None:
         _exec_script(db, SCHEMA_SQL)
         _migrate_frame_columns(db)
         _exec_script(db, EXTENSIONS_SQL)
+        _exec_script(db, KNOWLEDGE_VERSIONS_SQL)
         present = db.columns("harvest_sources")
         for column, ddl in SOURCE_EXTENSION_COLUMNS.items():
             if column not in present:

@@ -213,7 +213,7 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
     with _writing(context, mind_home, key.workspace) as mind:
         began = time.perf_counter()
         pending = pending_cognify_ids(mind, key.source)
-        result = cognify_frames(mind, pending)
+        result = cognify_frames(mind, pending, key.source)
         seconds = time.perf_counter() - began
         totals = mind_totals(mind)
     return dg.MaterializeResult(
@@ -222,6 +222,7 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
             "frames_processed": int(result.get("processed", 0)),
             "entity_mentions": int(result.get("entities", 0)),
             "relations_created": int(result.get("relations", 0)),
+            "structure_relations_created": int(result.get("structure_relations", 0)),
             "cognify_seconds": round(seconds, 3),
             "frames_per_second": rate(int(result.get("processed", 0)), seconds),
             **totals,
