@@ -308,7 +308,7 @@ class CognifyPipeline:
                 created = self.knowledge.create_entity(
                     entity.type,
                     entity.name,
-                    {"confidence": entity.confidence, "source": "cognify"},
+                    {"confidence": entity.confidence, "source": "cognify", "extractors": list(entity.extractors)},
                     valid_from=_valid_instant(first_seen[key]),
                 )
             except InvalidInputError as exc:
@@ -431,7 +431,7 @@ def _semantic_relations(
                     target,
                     relation.relation_type,
                     relation.confidence,
-                    _SEMANTIC_PROPERTIES,
+                    {**_SEMANTIC_PROPERTIES, "extractors": list(relation.extractors)},
                     _valid_instant(when),
                 )
             )
