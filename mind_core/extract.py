@@ -33,6 +33,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
+from mind_core.person_context import PERSON_CONTEXT_CONFIDENCE, people_in_context
+
 log = logging.getLogger(__name__)
 
 MIN_ENTITY_TEXT_LENGTH = 10
@@ -133,7 +135,17 @@ INTERJECTIONS = frozenset(
     " Absolutely Totally Congrats Congratulations Bye Goodbye Hello Howdy Woohoo Yay Haha Lol Dear Welcome"
     " Remember Definitely Exactly Indeed Right Really Thank Cheers Omg".split()
 )
-_LEADING_NOISE = SKIP_WORDS | INTERJECTIONS
+# Ours: words that open a sentence or a heading but never a name, so "After Obsidian starts",
+# "Show Obsidian version", "Meet Attachmate" and "Acked By" give no entity (a heading is its own
+# line, so its first word is always sentence-initial).
+SENTENCE_OPENERS = frozenset(
+    "After Before Once Since While If Or In On At To From With Without Via Into Onto Upon About During"
+    " Under Over Between Across Through Within Unless Until Although Though Because So As Like Per"
+    " Show Meet Register Click Open Select Enter Choose View Buy Try Update Create Delete Remove Install"
+    " Enable Disable Learn Read Find Make Keep Move Copy Check Download Upload Start Stop Go Upcoming New"
+    " Troubleshoot Manage Configure Acked Signed Reviewed Tested Reported Suggested Cc Re Fwd Dear".split()
+)
+_LEADING_NOISE = SKIP_WORDS | INTERJECTIONS | SENTENCE_OPENERS
 
 CONCEPT_INDICATORS = re.compile(
     r"\b(analysis|assessment|review|strategy|planning|framework|methodology|approach|decision|pattern"
@@ -144,11 +156,13 @@ CONCEPT_INDICATORS = re.compile(
 )
 ORG_INDICATORS = re.compile(
     r"\b(inc|corp|ltd|llc|gmbh|group|company|foundation|institute|university|team|department|ministry"
-    r"|agency|council|board|association|partnership|venture|capital|labs?|studio|consulting)\b",
+    r"|agency|council|board|association|partnership|venture|capital|labs?|studio|consulting"
+    r"|software|industries|corporation|systems|technologies|solutions|networks|srl|plc|bank)\b",
     re.IGNORECASE | re.ASCII,
 )
 PROJECT_INDICATORS = re.compile(
-    r"^(project|initiative|program|campaign|operation|mission|sprint|milestone|phase|version)\b",
+    r"^(project|initiative|program|campaign|operation|mission|sprint|milestone|phase|version)\b"
+    r"|\b(sync|publish|cli|api|sdk|app|cloud|server|desktop|mobile|plugin)$",
     re.IGNORECASE | re.ASCII,
 )
 PERSON_FIRST_NAMES = frozenset(
@@ -305,16 +319,22 @@ def classify_proper_noun(name: str) -> str:
 
 
 def extract_entities(text: str) -> list[ExtractedEntity]:
-    """Technologies first, then multi-word proper nouns, deduplicated by (type, lower name)."""
+    """Technologies, then names their context types (``mind_core.person_context``), then other
+    multi-word proper nouns, deduplicated by (type, lower name)."""
     if len(text) < MIN_ENTITY_TEXT_LENGTH:
         return []
     entities: dict[tuple[str, str], ExtractedEntity] = {}
     for entity in extract_technologies(text):
         entities.setdefault((entity.type, entity.name.lower()), entity)
+    people, organizations = people_in_context(text)
+    for entity_type, found in (("person", people), ("organization", organizations)):
+        for key, name in found.items():
+            entities.setdefault((entity_type, key), ExtractedEntity(name, entity_type, PERSON_CONTEXT_CONFIDENCE))
+    named = [*people, *organizations]
     for match in PROPER_NOUN_RE.finditer(text):
         name = clean_proper_noun(match.group(1))
-        if name is None:
-            continue
+        if name is None or any(known.startswith(name.lower()) for known in named):
+            continue  # its context already typed it ("Joe Perches <joe@...>"), or cut it ("Botero-Lowry")
         entity_type = classify_proper_noun(name)
         entities.setdefault(
             (entity_type, name.lower()), ExtractedEntity(name, entity_type, PROPER_NOUN_CONFIDENCE)
