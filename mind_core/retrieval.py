@@ -510,14 +510,17 @@ class CombinedRetrieval:
         until: str | None = None,
         explain: bool = False,
         source: SourceFilter | None = None,
+        as_of: str | None = None,
     ) -> CombinedRetrievalResult:
         """``source`` narrows the minds' results to frames whose sources match (tags, sender,
-        plugin); external sources know nothing of it and are asked unchanged."""
+        plugin); external sources know nothing of it and are asked unchanged. ``as_of`` recalls
+        as of that instant (frames up to it, recency from it; see ``HybridSearch.search``)."""
         query = check_query(query)
         limit = check_limit(limit)
         check_choice(profile, tuple(SCORING_PROFILES), "profile")
         check_choice(scope, SCOPES, "scope")
         check_time_bounds(since, until)
+        check_time_bounds(None, as_of)
         log.debug("recall turn=%s scope=%s query=%r", turn_id, scope, query[:80])
         options = {
             "limit": limit,
@@ -526,6 +529,7 @@ class CombinedRetrieval:
             "until": until,
             "explain": explain,
             "source": source,
+            "as_of": as_of,
         }
         workspace_results = (
             self._search_mind(self.workspace, WORKSPACE, query, options) if scope != PERSONAL else []

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from mind_core.db import Database, well_formed
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError
-from mind_core.frames import Frame, FrameStore, scope_clauses
+from mind_core.frames import Frame, FrameStore, scope_clauses, time_bound
 from mind_core.scoring import SCORING_PROFILES, ScoringContext, relevance_components, weighted_relevance
 from mind_core.source_filter import SourceFilter
 from mind_core.vector_index import VectorIndex
@@ -299,7 +299,10 @@ class HybridSearch:
         until: str | None = None,
         explain: bool = False,
         source: SourceFilter | None = None,
+        as_of: str | None = None,
     ) -> list[SearchResult]:
+        """``as_of``: search the mind as it stood at that instant: only frames whose event time is
+        at or before it, recency scored from it instead of from now."""
         if profile not in SCORING_PROFILES:
             raise InvalidInputError(
                 f"unknown profile {profile!r}; expected one of {', '.join(SCORING_PROFILES)}"
@@ -308,6 +311,11 @@ class HybridSearch:
             raise InvalidInputError("query must be a string")
         limit = max(1, min(int(limit), 1000))
         query = well_formed(query[:MAX_QUERY_CHARS])
+        now = datetime.now(UTC)
+        if as_of is not None:
+            instant = time_bound(as_of, end=True)
+            until = instant if until is None or time_bound(until, end=True) > instant else until
+            now = datetime.fromisoformat(instant.replace("Z", "+00:00"))
         if self.config.fusion == "rrf":
             fused = self._fuse_rrf(query, limit, gop_id, since, until, source)
         else:
@@ -318,7 +326,6 @@ class HybridSearch:
         frames = self.frames.get_many(pool)
         weights = SCORING_PROFILES[profile]
         context = self._with_graph_distances(query, context or ScoringContext(), weights.contextual)
-        now = datetime.now(UTC)
         results = []
         for frame_id in pool:
             frame = frames.get(frame_id)
