@@ -124,7 +124,8 @@ class CognifyPipeline:
         turn_id: str | None = None,
     ) -> CognifyResult:
         """Remember one turn: store it (I-frame, or P-frame when the session has an I-frame),
-        extract its knowledge, index it, and with linking on, find related frames.
+        extract its knowledge, index it, and with linking on, find related frames. Without
+        ``gop_id`` the turn goes to the day's ``notes:YYYY-MM-DD`` session.
 
         Content already stored as a frame is not written again: that frame is touched and
         reused (the original wrote a duplicate P-frame). ``turn_id`` only labels the log line.
@@ -135,7 +136,8 @@ class CognifyPipeline:
             raise InvalidInputError(
                 f"invalid importance {importance!r}; expected one of {', '.join(IMPORTANCE_LEVELS)}"
             )
-        session = self.sessions.ensure(gop_id) if gop_id is not None else self.sessions.ensure_active()
+        # Without a session, the day's own notes session: never a harvested conversation's.
+        session = self.sessions.ensure(gop_id) if gop_id is not None else self.sessions.notes_session()
         gop = session["gop_id"]
         frame = self._store(gop, content, importance)
         outcome = self._cognify_frames([frame]).frames

@@ -32,6 +32,7 @@ from mind_core.harvest.pipeline import cognify_frames, get_registered, index_vec
 from mind_core.harvest.staging import read_staged, stage_scan, staged_scan_info
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
+from mind_core.session_summary import close_harvested_sessions
 from mind_core.snapshot import cmd_snapshot
 from mind_core.vector_index import meta_fingerprint
 from pipelines.metadata import FRAMES_SHOWN, errors_table, frames_preview, mind_totals, rate
@@ -214,6 +215,7 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
         began = time.perf_counter()
         pending = pending_cognify_ids(mind, key.source)
         result = cognify_frames(mind, pending, key.source)
+        sessions_closed = close_harvested_sessions(mind.db, key.source, pending)
         seconds = time.perf_counter() - began
         totals = mind_totals(mind)
     return dg.MaterializeResult(
@@ -223,6 +225,7 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
             "entity_mentions": int(result.get("entities", 0)),
             "relations_created": int(result.get("relations", 0)),
             "structure_relations_created": int(result.get("structure_relations", 0)),
+            "sessions_closed": sessions_closed,
             "cognify_seconds": round(seconds, 3),
             "frames_per_second": rate(int(result.get("processed", 0)), seconds),
             **totals,

@@ -26,6 +26,7 @@ from mind_core.reconcile import (
     reconcile_fts_index,
     reconcile_vec_index,
 )
+from mind_core.session_summary import close_harvested_sessions
 from mind_core.structure import learn_structure
 
 _SOURCE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
@@ -209,6 +210,7 @@ def harvest(
     if cognify:
         pending = pending_cognify_ids(mind, name)
         report.cognified = cognify_frames(mind, pending, name)
+        report.cognified["sessions_closed"] = close_harvested_sessions(mind.db, name, pending)
     report.stage_seconds["cognify"] = time.perf_counter() - began
 
     began = time.perf_counter()
