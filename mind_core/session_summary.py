@@ -25,7 +25,18 @@ _WORD = re.compile(r"[^\W\d_]{3,}")
 
 
 def _turn_text(content: str) -> str:
-    return " ".join(_TITLE.sub("", content, count=1).split())
+    """The turn without its ``[title]`` (brackets balanced: a title may hold ``[PATCH]``)."""
+    text = content
+    if text.startswith("["):
+        depth = 0
+        for index, char in enumerate(text):
+            depth += {"[": 1, "]": -1}.get(char, 0)
+            if depth == 0:
+                text = text[index + 1 :]
+                break
+        else:
+            text = _TITLE.sub("", text, count=1)
+    return " ".join(text.split())
 
 
 def _cut(text: str) -> str:

@@ -101,3 +101,11 @@ def test_extractive_summary_first_and_most_central_turn():
     )
     assert extractive_summary(["[T] only one turn"]) == "only one turn"
     assert extractive_summary([]) is None
+
+
+def test_summary_turns_lose_titles_that_hold_brackets():
+    from mind_core.session_summary import extractive_summary
+
+    summary = extractive_summary(["[3.01 MIME [Fwd: a problem]] Chuck Simmons <c@x.com>: My problem message."])
+    assert summary == "Chuck Simmons <c@x.com>: My problem message."
+    assert extractive_summary(["[[PATCH] fix] Joe: semicolons"]) == "Joe: semicolons"
