@@ -131,12 +131,13 @@ class HarvestReport:
 
 def cognify_frames(mind: Mind, frame_ids: list[int], source: str | None = None) -> dict[str, Any]:
     """Entities, relations and entity-frame links for these frames (and their vectors); with
-    ``source``, also what the source's structure states (``mind_core.structure``), counted as
-    ``structure_entities`` / ``structure_relations`` created."""
-    if not frame_ids:
-        return {"processed": 0, "entities": 0, "relations": 0}
-    result = dict(mind.cognify.cognify_batch(frame_ids))
-    if source is not None:
+    ``source``, also what the source's structure states (``mind_core.structure``; idempotent, so
+    it runs even when no frame is pending), counted as ``structure_entities`` /
+    ``structure_relations`` created."""
+    result: dict[str, Any] = (
+        dict(mind.cognify.cognify_batch(frame_ids)) if frame_ids else {"processed": 0, "entities": 0, "relations": 0}
+    )
+    if source is not None:  # also with nothing pending: a crash may have come between the two steps
         learned = learn_structure(mind.db, mind.knowledge, source)
         result["structure_entities"] = learned["entities"]
         result["structure_relations"] = learned["relations"]

@@ -163,3 +163,15 @@ def test_shared_mail_people_are_valid_from_their_first_mail(shared_data: Path) -
         carl = mind.knowledge.find_entity("person", "Carl Worth")
         assert carl is not None and carl.valid_from[:4] == "2009"
         assert min(p.valid_from for p in people)[:4] < "2000"  # the corpus reaches back to the 1990s
+
+
+def test_structure_is_learned_even_when_a_crash_came_after_cognify(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLES / "vault", vault)
+    with Mind.open(":memory:", embedder=create_embedding_provider("mock")) as mind:
+        register_source(mind, "markdown", vault, "vault")
+        harvest(mind, "vault", cognify=False)
+        mind.cognify.cognify_batch([f.id for f in mind.frames.get_recent(100)])  # cognified, then "killed"
+        assert relations(mind, "links_to") == set()
+        harvest(mind, "vault", force=True)  # nothing left to cognify
+        assert ("Project Falcon", "Alice Johnson") in relations(mind, "links_to")
