@@ -192,6 +192,21 @@ TABLES: dict[str, TableSpec] = {
         ),
         "id",
     ),
+    # Earlier versions of entities and relations (transaction time): with `recorded_at` of the
+    # entities / relations tables they answer "what did the mind believe on day T".
+    "knowledge_versions": TableSpec(
+        "knowledge_versions",
+        "knowledge_versions",
+        (
+            Column("id", pa.int64()),
+            Column("kind", pa.string()),
+            Column("row_id", pa.int64()),
+            Column("data", pa.string()),
+            _ts("recorded_at"),
+            _ts("superseded_at"),
+        ),
+        "id",
+    ),
     "entity_frames": TableSpec(
         "entity_frames",
         "kg_entity_frames",
@@ -240,6 +255,7 @@ DATA_TABLES: tuple[str, ...] = (
     "sessions",
     "entities",
     "relations",
+    "knowledge_versions",
     "entity_frames",
     "harvest_sources",
     "harvest_runs",
