@@ -739,15 +739,27 @@ class KnowledgeGraph:
             (kind, superseded_at, row_id),
         )
 
-    def _retire(self, kind: str, row_id: int) -> bool:
+    def _retire(self, kind: str, row_id: int, valid_to: str | None = None) -> bool:
         with self.db.transaction():
             table = _TABLES[kind]
-            if self.db.scalar(f"SELECT valid_to IS NULL FROM {table} WHERE id = ?", (row_id,)) != 1:
+            row = self.db.query_one(f"SELECT valid_from, valid_to FROM {table} WHERE id = ?", (row_id,))
+            if row is None or row["valid_to"] is not None:
                 return False
             now = self.clock()
+            end = now if valid_to is None else _instant(valid_to, "valid_to")
+            if _earlier(end, row["valid_from"]):
+                raise InvalidInputError(f"valid_to ({end}) is before valid_from ({row['valid_from']})")
             self._keep_version(kind, row_id, now)
-            self.db.execute(f"UPDATE {table} SET valid_to = ?, recorded_at = ? WHERE id = ?", (now, now, row_id))
+            self.db.execute(f"UPDATE {table} SET valid_to = ?, recorded_at = ? WHERE id = ?", (end, now, row_id))
             return True
+
+    def end_validity(self, kind: str, row_id: int, valid_to: str) -> bool:
+        """End an entity's or relation's validity at ``valid_to``, an instant the evidence gives
+        (a note marked done when it was last edited), not now; the previous version is kept.
+        False when it had already ended."""
+        if kind not in _TABLES:
+            raise InvalidInputError(f"kind must be 'entity' or 'relation', got {kind!r}")
+        return self._retire(kind, _require_id(row_id, "id"), valid_to)
 
     def extend_validity_back(self, kind: str, row_id: int, valid_from: str) -> bool:
         """Move an entity's or relation's ``valid_from`` back to ``valid_from`` when evidence shows

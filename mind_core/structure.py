@@ -13,7 +13,9 @@ frames (``valid_from``); ``recorded_at`` stays the time the mind learned them.
   path or ending in it; a bare name matches the note with that file name, and when several notes
   share it, the one in the linking note's folder, else the one with the shortest path; then a
   frontmatter alias. ``#heading`` / ``#^block`` parts and ``|labels`` name a place in the target,
-  kept as the relation's ``subpath``, not another note.
+  kept as the relation's ``subpath``, not another note. A frontmatter ``status`` such as ``done``
+  or ``cancelled`` ends the note entity's validity at the note's last edit: explicit evidence,
+  the only thing that ends validity here.
 - Email: one ``person`` entity per address, named by the display name its headers give it most
   often (the address when there is none), so two addresses are one person only when the headers
   give them the same name; one ``thread`` entity per thread (its first subject); ``sent`` (a
@@ -37,7 +39,8 @@ from typing import Any
 
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError
-from mind_core.knowledge import KnowledgeGraph
+from mind_core.knowledge import Entity, KnowledgeGraph
+from mind_core.timestamps import normalize_iso
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +62,8 @@ TYPE_WORDS = {
     "tools": "tool",
     "technology": "technology",
 }
+# A frontmatter `status` saying the thing is over: the note entity's validity ends.
+ENDED_STATUSES = frozenset({"done", "completed", "complete", "closed", "finished", "cancelled", "canceled", "archived"})
 MAX_EVIDENCE_FRAMES = 50  # frame ids kept in a relation's properties (all of them link to entities)
 _ADDRESS = re.compile(r"^(.*?)\s*<([^<>]+)>$")
 _WIKILINK_VALUE = re.compile(r"\[\[([^\[\]]+)\]\]")
@@ -72,6 +77,7 @@ class Fact:
     name: str
     properties: dict[str, Any] = field(default_factory=dict)
     frames: dict[int, str] = field(default_factory=dict)  # frame id -> its event time
+    valid_to: str | None = None  # only from explicit evidence (a note whose status says it ended)
 
 
 @dataclass
@@ -206,6 +212,19 @@ def _note_type(item: dict[str, Any]) -> str:
     return "note"
 
 
+def _instant_or(value: Any, fallback: str) -> str:
+    try:
+        return normalize_iso(value) if isinstance(value, str) else fallback
+    except ValueError:
+        return fallback
+
+
+def _has_ended(item: dict[str, Any]) -> bool:
+    frontmatter = item.get("frontmatter") if isinstance(item.get("frontmatter"), dict) else {}
+    status = frontmatter.get("status")
+    return isinstance(status, str) and status.strip().lower() in ENDED_STATUSES
+
+
 def markdown_structure(frames: list[FrameFacts], structure: Structure) -> None:
     notes: dict[str, list[FrameFacts]] = {}
     for frame in frames:
@@ -227,6 +246,9 @@ def markdown_structure(frames: list[FrameFacts], structure: Structure) -> None:
             note_keys[path] = structure.fact(entity_type, name, frame.id, frame.created_at)
         fact = structure.facts[note_keys[path]]
         fact.properties.setdefault("path", path)
+        if _has_ended(group[0].item):  # ended when the note last said so: its `updated` time
+            updated = group[0].item.get("updated")
+            fact.valid_to = _instant_or(updated, max(f.created_at for f in group))
         if aliases[path]:
             fact.properties.setdefault("aliases", aliases[path])
     for path, group in notes.items():
@@ -408,19 +430,37 @@ def learn_structure(db: Database, knowledge: KnowledgeGraph, source: str) -> dic
 
 def _write_fact(knowledge: KnowledgeGraph, fact: Fact) -> tuple[int | None, bool]:
     first = min(fact.frames.values())
-    existing = knowledge.find_entity(fact.entity_type, fact.name)
+    existing = knowledge.find_entity(fact.entity_type, fact.name) or _ended_by_structure(knowledge, fact)
     if existing is not None:
         knowledge.extend_validity_back("entity", existing.id, first)
+        if fact.valid_to is not None:
+            knowledge.end_validity("entity", existing.id, max(fact.valid_to, first))
         merged = _merged_properties(existing.properties, fact.properties)
         if merged != existing.properties:
             knowledge.update_entity(existing.id, properties=merged)
         return existing.id, False
     properties = {**fact.properties, "confidence": STRUCTURE_CONFIDENCE, "extractor": STRUCTURE_EXTRACTOR}
     try:
-        return knowledge.create_entity(fact.entity_type, fact.name, properties, valid_from=first).id, True
+        entity = knowledge.create_entity(
+            fact.entity_type, fact.name, properties, valid_from=first, valid_to=fact.valid_to
+        )
+        return entity.id, True
     except InvalidInputError as exc:
         log.warning("structure: entity %s %r skipped: %s", fact.entity_type, fact.name, exc)
         return None, False
+
+
+def _ended_by_structure(knowledge: KnowledgeGraph, fact: Fact) -> Entity | None:
+    """The entity this step ended for the same note (marked done; same path), so the next
+    harvest finds it instead of making a second one."""
+    if fact.valid_to is None or "path" not in fact.properties:
+        return None
+    row = knowledge.db.query_one(
+        "SELECT id FROM knowledge_entities WHERE entity_type = ? AND lower(name) = lower(?) AND valid_to IS NOT NULL"
+        " AND json_extract(properties, '$.path') = ? ORDER BY id DESC LIMIT 1",
+        (fact.entity_type, fact.name, fact.properties["path"]),
+    )
+    return None if row is None else knowledge.get_entity(row["id"])
 
 
 def _merged_properties(current: dict[str, Any], stated: dict[str, Any]) -> dict[str, Any]:

@@ -175,3 +175,23 @@ def test_structure_is_learned_even_when_a_crash_came_after_cognify(tmp_path: Pat
         assert relations(mind, "links_to") == set()
         harvest(mind, "vault", force=True)  # nothing left to cognify
         assert ("Project Falcon", "Alice Johnson") in relations(mind, "links_to")
+
+
+def test_a_note_marked_done_ends_its_validity_at_its_last_edit(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLES / "vault", vault)
+    note = vault / "Project Falcon.md"
+    with Mind.open(":memory:", embedder=create_embedding_provider("mock")) as mind:
+        register_source(mind, "markdown", vault, "vault")
+        harvest(mind, "vault")
+        falcon = mind.knowledge.find_entity("project", "Project Falcon")
+        assert falcon is not None and falcon.valid_to is None
+        note.write_text(note.read_text().replace("status: active", "status: done\nupdated: 2024-07-01"))
+        harvest(mind, "vault")
+        ended = mind.knowledge.get_entity(falcon.id)
+        assert ended.valid_to == "2024-07-01T00:00:00.000Z"  # the note's own time, not the harvest's
+        history = mind.knowledge.entity_history(falcon.id)
+        assert history[-2].valid_to is None and history[-1].valid_to == ended.valid_to  # the open version kept
+        harvest(mind, "vault", force=True)  # again: the same entity, no second "Project Falcon"
+        rows = mind.db.scalar("SELECT COUNT(*) FROM knowledge_entities WHERE name = 'Project Falcon'")
+        assert rows == 1
