@@ -19,8 +19,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# make run and make ui share one mind home, and so one Dagster instance (.demo/home/dagster).
+DEMO_HOME := MIND_HOME=$(CURDIR)/.demo/home DAGSTER_HOME=$(CURDIR)/.demo/home/dagster
+
 run: $(STAMP)
-	MIND_HOME=.demo/home DAGSTER_HOME=$(CURDIR)/.demo/dagster $(BIN)/python -m pipelines.run_examples
+	$(DEMO_HOME) $(BIN)/python -m pipelines.run_examples
 
 test: $(STAMP)
 	$(BIN)/ruff check .
@@ -30,7 +33,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 ui: $(STAMP)
-	mkdir -p .dagster && DAGSTER_HOME=$(CURDIR)/.dagster $(BIN)/dagster dev -w workspace.yaml
+	$(DEMO_HOME) $(BIN)/python -m pipelines.ui
 
 # Every benchmark, results in benchmarks/results/ (see benchmarks/README.md); about two hours on 2 cores.
 BENCHMARKS := frames search harvest parse cognify extraction snapshot recall locomo realtalk ingest
@@ -43,4 +46,4 @@ bench: $(STAMP)
 	done
 
 clean:
-	rm -rf $(VENV) .demo .dagster benchmarks/results
+	rm -rf $(VENV) .demo benchmarks/results

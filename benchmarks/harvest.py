@@ -1,14 +1,23 @@
-"""End-to-end harvest cost vs the embedding model alone, and the re-harvest of an unchanged source.
+"""End-to-end harvest cost vs the embedding model alone, the re-harvest of an unchanged source, and
+the same small source harvested by the command line and by a Dagster run.
 
 Generates a ChatGPT export of N messages (default 20,000) deterministically, harvests it into a
 fresh mind with the real model (scan, import, cognify, vectors, reconcile), then embeds the same
 frame texts with the model alone at the same batch size in the same run, and re-harvests.
 Targets (issue #6): harvest time <= 1.3x the model-only time; re-harvest < 3% of the first.
+Command line vs Dagster (issue #20): each a new process, as a user starts them (`mind harvest`;
+`dagster job execute` of `harvest_job` for the source's partition), with the real model, on fresh
+homes; target: Dagster at most 2x the command line with the default (in-process) executor. The
+multiprocess executor (a process per step, each loading the model) is measured beside it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -78,10 +87,52 @@ def measure_harvest(export: Path, kind: str, messages: int, batch_size: int = DE
     }
 
 
+def _timed(command: list[str], env: dict[str, str]) -> float:
+    began = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, timeout=1800)
+    return time.perf_counter() - began
+
+
+def command_line_vs_dagster(messages: int) -> dict:
+    """Wall time of one harvest of a fresh ``messages``-message source through each path."""
+    binaries = Path(sys.executable).parent
+    seconds = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        export = write_chatgpt_export(Path(tmp) / "export" / "conversations.json", messages // 20, 20)
+        for path in ("command line", "dagster in_process", "dagster multiprocess"):
+            home = Path(tmp) / path.replace(" ", "_")
+            env = {**os.environ, "MIND_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
+                   "PYTHONPATH": str(ROOT), "MIND_HARVEST_DAGSTER_EXECUTOR": path.split()[-1]}
+            mind = [sys.executable, "-m", "mind_core.cli"]
+            subprocess.run([*mind, "sources", "add", "chatgpt", str(export), "--name", "src", "--workspace", "bench"],
+                           env=env, check=True, capture_output=True)
+            if path == "command line":
+                seconds[path] = _timed([*mind, "harvest", "--workspace", "bench", "--quiet"], env)
+                continue
+            (home / "dagster").mkdir(parents=True)
+            (home / "dagster" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+            subprocess.run([sys.executable, "-c", "import sys; from pipelines.run_examples import add_partitions;"
+                            "from mind_core.home import MindHome; import dagster as dg;"
+                            "add_partitions(dg.DagsterInstance.get(), MindHome())"], env=env, check=True)
+            seconds[path] = _timed(
+                [str(binaries / "dagster"), "job", "execute", "-m", "pipelines.definitions", "-a", "defs",
+                 "-j", "harvest_job", "--tags", json.dumps({"dagster/partition": "bench/src"})], env)
+    return {"messages": messages, "seconds": seconds,
+            "dagster_vs_command_line": seconds["dagster in_process"] / seconds["command line"],
+            "multiprocess_vs_command_line": seconds["dagster multiprocess"] / seconds["command line"]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=20_000)
+    parser.add_argument("--paths-messages", type=int, default=200,
+                        help="size of the source harvested by the command line and by Dagster")
     args = parser.parse_args()
+    paths = command_line_vs_dagster(args.paths_messages)
+    print(f"one source of {paths['messages']} messages, new process to done: " + ", ".join(
+        f"{name} {value:.1f} s" for name, value in paths["seconds"].items()))
+    print(f"Dagster (in-process steps) / command line = {paths['dagster_vs_command_line']:.2f}x (target <= 2x); "
+          f"multiprocess steps / command line = {paths['multiprocess_vs_command_line']:.2f}x")
     r = run(args.messages)
     stages = ", ".join(f"{k} {v:.1f}s" for k, v in r["stage_s"].items())
     print(f"harvest of {r['messages']:,} messages ({r['frames']:,} frames): {r['harvest_s']:.1f} s "
@@ -91,7 +142,7 @@ def main() -> None:
     print(f"re-harvest of the unchanged source: {r['reharvest_s'] * 1000:.0f} ms = {r['reharvest_share']:.2%} of the "
           f"first (target < 3%); forced full rescan: {r['forced_rescan_s']:.2f} s = {r['forced_rescan_share']:.1%}")
     print(f"peak RSS {r['peak_rss_mb']:.0f} MB ({r['rss_growth_mb']:.0f} MB above the start)")
-    write_results("harvest", r)
+    write_results("harvest", {**r, "paths": paths})
 
 
 if __name__ == "__main__":

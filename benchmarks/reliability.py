@@ -66,7 +66,7 @@ def hostile_part(root: Path, truncations: int, big_mb: int, seed: int) -> dict[s
     before = tree_state(root)
     with Mind.open(home.workspace_path("hostile"), embedder=MockEmbedder(1024)) as mind:
         outcomes = list(harvest_corpus(mind, cases))
-        doctor_ok = mind.doctor()["ok"]
+        doctor_ok = mind.doctor().ok
     escaped = tree_state(root, skip=home.root) != before
     failed = [o for o in outcomes if not o.ok]
     for outcome in failed:

@@ -150,10 +150,10 @@ def measure(path: Path, embeddings: bool) -> dict:
             seconds = time.perf_counter() - began
         parquet_bytes = sum(p.stat().st_size for p in Path(tmp).rglob("*.parquet"))
     return {
-        "frames": summary["rows"]["frames"],
-        "rows": summary["rows"],
+        "frames": summary.rows["frames"],
+        "rows": summary.rows,
         "seconds": seconds,
-        "frames_per_s": summary["rows"]["frames"] / seconds,
+        "frames_per_s": summary.rows["frames"] / seconds,
         "baseline_rss_mib": rss.baseline / 2**20,
         "peak_rss_mib": rss.peak / 2**20,
         "peak_above_baseline_mib": (rss.peak - rss.baseline) / 2**20,

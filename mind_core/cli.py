@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -66,6 +67,8 @@ class ProgressLine:
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    if dataclasses.is_dataclass(data) and not isinstance(data, type):
+        data = dataclasses.asdict(data)
     print(json.dumps(data, indent=2, default=str) if args.json else text)
 
 
@@ -325,13 +328,18 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     with open_mind(args, write=args.repair, readonly=not args.repair) as mind:
         report = mind.doctor(repair=args.repair)
-    lines = [f"{k}: {v}" for k, v in report.items() if k not in ("problems", "ok", "after", "repaired")]
-    lines.append("status: " + ("ok" if report["ok"] else "problems: " + ", ".join(report["problems"])))
-    if "repaired" in report:
-        lines.append(f"repaired: {report['repaired']}; after: {report['after']}")
-    emit(args, report, "\n".join(lines))
-    healthy = report["ok"] or report.get("after", {}).get("ok", False)
-    return EXIT_OK if healthy else EXIT_PROBLEMS
+    lines = [f"frames: {report.frames:,}"]
+    lines += [f"{f.check}: {'ok' if f.ok else f'{f.count:,} ({f.detail})'}" for f in report.findings]
+    lines.append("status: " + ("ok" if report.ok else "problems: " + ", ".join(report.problems)))
+    if report.repaired is not None and report.after is not None:
+        repaired = report.repaired
+        lines.append(
+            f"repaired: {repaired.fts_fixed:,} full-text rows, {repaired.vectors_fixed:,} vectors, "
+            f"{repaired.orphans_removed:,} orphans; after: "
+            + ("ok" if report.after.ok else "problems: " + ", ".join(report.after.problems))
+        )
+    emit(args, report.to_dict(), "\n".join(lines))
+    return EXIT_OK if report.healthy else EXIT_PROBLEMS
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
@@ -349,9 +357,16 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 def cmd_compact(args: argparse.Namespace) -> int:
     with open_mind(args, write=True) as mind:
-        result = mind.frames.compact(args.max_temp_age_days, args.max_deprecated_age_days)
-        result["reconciled"] = mind.reconcile()
-    emit(args, result, ", ".join(f"{k}: {v}" for k, v in result.items()))
+        compacted = mind.frames.compact(args.max_temp_age_days, args.max_deprecated_age_days)
+        reconciled = mind.reconcile()
+    result = {**dataclasses.asdict(compacted), "reconciled": dataclasses.asdict(reconciled)}
+    emit(
+        args,
+        result,
+        f"pruned {compacted.temporary_pruned:,} temporary and {compacted.deprecated_pruned:,} deprecated "
+        f"frames, merged {compacted.p_frames_merged:,} P-frames; reindexed {reconciled.fts_fixed:,} "
+        f"full-text rows and {reconciled.vectors_fixed:,} vectors, removed {reconciled.orphans_removed:,} orphans",
+    )
     return EXIT_OK
 
 
@@ -544,14 +559,14 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 
     home = MindHome(args.home)
     workspace = None if args.all_workspaces else args.workspace
-    result = snapshot.cmd_snapshot(home, workspace, args.root, args.date, include_embeddings=args.embeddings)
+    result = snapshot.write_snapshot(home, workspace, args.root, args.date, include_embeddings=args.embeddings)
     rows = [
-        (name, s["rows"]["frames"], s["rows"]["entities"], s["rows"]["relations"], f"{s['seconds']:.1f}",
-         sum(s["invalid_values"].values()))
-        for name, s in result["minds"].items()
+        (name, s.rows["frames"], s.rows["entities"], s.rows["relations"], f"{s.seconds:.1f}",
+         sum(s.invalid_values.values()))
+        for name, s in result.minds.items()
     ]
     text = format_table(("workspace", "frames", "entities", "relations", "seconds", "nulled values"), rows)
-    emit(args, result, f"{text}\nsnapshot {result['snapshot_date']} written to {result['root']}")
+    emit(args, result, f"{text}\nsnapshot {result.snapshot_date} written to {result.root}")
     return EXIT_OK
 
 

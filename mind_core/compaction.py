@@ -7,6 +7,7 @@ I-frame's vector is dropped so the next reconcile re-embeds it instead of servin
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -17,20 +18,30 @@ P_FRAMES_KEPT = 5  # the newest P-frames stay separate
 MERGE_SEPARATOR = "\n---\n"
 
 
-def compact(frames: FrameStore, max_temp_age_days: int = 30, max_deprecated_age_days: int = 90) -> dict[str, int]:
+@dataclass(frozen=True)
+class CompactionResult:
+    temporary_pruned: int = 0
+    deprecated_pruned: int = 0
+    p_frames_merged: int = 0
+
+
+def _prune(frames: FrameStore, importance: str, days: int) -> int:
+    rows = frames.db.query(
+        "SELECT id FROM memory_frames WHERE importance = ? "
+        "AND julianday(created_at) < julianday('now', '-' || ? || ' days')",
+        (importance, int(days)),
+    )
+    return sum(frames.delete(row["id"]) for row in rows)
+
+
+def compact(
+    frames: FrameStore, max_temp_age_days: int = 30, max_deprecated_age_days: int = 90
+) -> CompactionResult:
     db = frames.db
-    result = {"temporaryPruned": 0, "deprecatedPruned": 0, "pframesMerged": 0}
+    merged_count = 0
     with db.transaction():
-        for importance, days, key in (
-            ("temporary", max_temp_age_days, "temporaryPruned"),
-            ("deprecated", max_deprecated_age_days, "deprecatedPruned"),
-        ):
-            rows = db.query(
-                "SELECT id FROM memory_frames WHERE importance = ? "
-                "AND julianday(created_at) < julianday('now', '-' || ? || ' days')",
-                (importance, int(days)),
-            )
-            result[key] = sum(frames.delete(row["id"]) for row in rows)
+        temporary_pruned = _prune(frames, "temporary", max_temp_age_days)
+        deprecated_pruned = _prune(frames, "deprecated", max_deprecated_age_days)
 
         candidates = db.query(
             "SELECT gop_id FROM memory_frames WHERE frame_type = 'P' GROUP BY gop_id HAVING COUNT(*) > ?",
@@ -49,5 +60,5 @@ def compact(frames: FrameStore, max_temp_age_days: int = 30, max_deprecated_age_
             frames.update(latest.id, merged)
             for pframe in to_merge:
                 frames.delete(pframe.id)
-            result["pframesMerged"] += len(to_merge)
-    return result
+            merged_count += len(to_merge)
+    return CompactionResult(temporary_pruned, deprecated_pruned, merged_count)

@@ -230,10 +230,6 @@ class Database:
                 else:
                     self.conn.execute(f"RELEASE sp{depth}")
 
-    @property
-    def in_transaction(self) -> bool:
-        return self._depth > 0
-
     def close(self) -> None:
         with contextlib.suppress(Exception):
             if self._depth == 0 and not self.readonly and self.path != ":memory:":

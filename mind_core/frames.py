@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mind_core.compaction import CompactionResult, compact
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.schema import content_hash
@@ -414,9 +415,7 @@ class FrameStore:
             self.db.execute("DELETE FROM kg_entity_frames WHERE frame_id = ?", (frame_id,))
             return self.db.execute("DELETE FROM memory_frames WHERE id = ?", (frame_id,)).rowcount > 0
 
-    def compact(self, max_temp_age_days: int = 30, max_deprecated_age_days: int = 90) -> dict[str, int]:
-        from mind_core.compaction import compact
-
+    def compact(self, max_temp_age_days: int = 30, max_deprecated_age_days: int = 90) -> CompactionResult:
         return compact(self, max_temp_age_days, max_deprecated_age_days)
 
     # -- reads -----------------------------------------------------------------------------

@@ -246,6 +246,10 @@ _COLUMNS = {
 _ROW_JSON = {kind: ", ".join(f"'{c}', {c}" for c in columns) for kind, columns in _COLUMNS.items()}
 
 
+def _now() -> str:
+    return now_iso()  # looked up at each call, so a test's clock patched over the module applies
+
+
 def _earlier(first: str, second: str) -> bool:
     """``first`` is an earlier instant than ``second`` (stored strings may mix formats)."""
     try:
@@ -285,10 +289,10 @@ def text_name_candidates(text: str, max_words: int = MAX_NAME_WORDS) -> set[str]
 class KnowledgeGraph:
     """Entities and relations of one mind, with validity spans and as-of queries."""
 
-    def __init__(self, db: Database, clock: Callable[[], str] = now_iso) -> None:
+    def __init__(self, db: Database, clock: Callable[[], str] | None = None) -> None:
         self.db = db
         self._schema: dict[str, EntityTypeRule] | None = None
-        self.clock = clock  # transaction time: when the mind records a version
+        self.clock = clock or _now  # transaction time: when the mind records a version
 
     # -- validation ---------------------------------------------------------------------------
     def set_validation_schema(self, schema: Mapping[str, Any] | None) -> None:
@@ -747,7 +751,7 @@ class KnowledgeGraph:
                 return False
             now = self.clock()
             end = now if valid_to is None else _instant(valid_to, "valid_to")
-            if _earlier(end, row["valid_from"]):
+            if valid_to is not None and _earlier(end, row["valid_from"]):
                 raise InvalidInputError(f"valid_to ({end}) is before valid_from ({row['valid_from']})")
             self._keep_version(kind, row_id, now)
             self.db.execute(f"UPDATE {table} SET valid_to = ?, recorded_at = ? WHERE id = ?", (end, now, row_id))

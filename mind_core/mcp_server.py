@@ -20,6 +20,7 @@ import inspect
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from typing import Any, Literal, TypeVar
 
 from mind_core.embeddings.base import Embedder
@@ -239,10 +240,10 @@ class MindTools:
         if mind is None:
             return {"mode": mode, "skipped": "no such mind"}
         if mode == "compact":
-            result: dict[str, Any] = dict(mind.frames.compact(max_temp_age_days, max_deprecated_age_days))
-            result["reconciled"] = mind.reconcile()
+            result: dict[str, Any] = asdict(mind.frames.compact(max_temp_age_days, max_deprecated_age_days))
+            result["reconciled"] = asdict(mind.reconcile())
         elif mode == "reconcile":
-            result = {"reconciled": mind.reconcile()}
+            result = {"reconciled": asdict(mind.reconcile())}
         else:
             raise InvalidInputError(f"unknown mode {mode!r}; expected reconcile or compact")
         return {"mode": mode, **result}

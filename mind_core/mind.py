@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from mind_core import reconcile
 from mind_core.awareness import AwarenessLayer
@@ -70,11 +69,11 @@ class Mind:
         """The write path (frame, knowledge graph, vector), built on first use; linking off."""
         return CognifyPipeline.from_mind(self)
 
-    def reconcile(self) -> dict[str, int]:
+    def reconcile(self) -> reconcile.ReconcileResult:
         """Repair FTS and vector indexes (vectors only when this mind has an embedder)."""
         return reconcile.reconcile_indexes(self.db, self.embedder)
 
-    def doctor(self, repair: bool = False) -> dict[str, Any]:
+    def doctor(self, repair: bool = False) -> reconcile.DoctorReport:
         return reconcile.doctor(self.db, self.embedder, repair)
 
     @property

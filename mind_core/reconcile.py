@@ -7,6 +7,7 @@ Everything here is idempotent and safe to run on a schedule.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mind_core.db import Database
@@ -52,6 +53,75 @@ def frames_missing_chunk_vectors(db: Database) -> list[Any]:
     return list(missing.values())
 
 
+@dataclass(frozen=True)
+class ReconcileResult:
+    """What one reconcile repaired: FTS rows (re)written, frames (re)embedded, orphan rows removed."""
+
+    fts_fixed: int = 0
+    vectors_fixed: int = 0
+    orphans_removed: int = 0
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing doctor checked: ``count`` rows (or 1 for a yes/no check) are wrong, 0 when fine.
+
+    Doctor's report is a list of these so that further checks (e.g. of sources) add findings
+    without changing the report's shape.
+    """
+
+    check: str
+    count: int
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.count == 0
+
+
+@dataclass
+class DoctorReport:
+    """The health of one mind; ``repaired`` and ``after`` are set when doctor was asked to repair."""
+
+    frames: int
+    findings: list[Finding] = field(default_factory=list)
+    stored_fingerprint: dict[str, Any] | None = None
+    repaired: ReconcileResult | None = None
+    after: DoctorReport | None = None
+
+    @property
+    def problems(self) -> list[str]:
+        return [finding.check for finding in self.findings if not finding.ok]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def healthy(self) -> bool:
+        """Fine now: either nothing was wrong or the repair fixed it."""
+        return self.ok or (self.after is not None and self.after.ok)
+
+    def finding(self, check: str) -> Finding:
+        """The finding of one check; a check that did not run found nothing."""
+        return next((f for f in self.findings if f.check == check), Finding(check, 0))
+
+    def count(self, check: str) -> int:
+        return self.finding(check).count
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the fields plus ``problems`` and ``ok``."""
+        return {
+            "frames": self.frames,
+            "findings": [asdict(finding) for finding in self.findings],
+            "stored_fingerprint": self.stored_fingerprint,
+            "problems": self.problems,
+            "ok": self.ok,
+            "repaired": asdict(self.repaired) if self.repaired is not None else None,
+            "after": self.after.to_dict() if self.after is not None else None,
+        }
+
+
 def reconcile_fts_index(db: Database) -> int:
     """Index frames missing from FTS5 (and rewrite rows whose text is out of date)."""
     rows = db.query(_MISSING_FTS) + db.query(_STALE_FTS)
@@ -91,57 +161,49 @@ def clean_orphan_vectors(db: Database) -> int:
     return len(ids) + len(chunk_ids)
 
 
-def reconcile_indexes(db: Database, embedder: Embedder | None = None) -> dict[str, int]:
+def reconcile_indexes(db: Database, embedder: Embedder | None = None) -> ReconcileResult:
     """FTS repair, vector repair (when an embedder is given), then orphan sweeps."""
     fts_fixed = reconcile_fts_index(db)
-    vec_fixed = reconcile_vec_index(db, embedder) if embedder is not None else 0
+    vectors_fixed = reconcile_vec_index(db, embedder) if embedder is not None else 0
     orphans = clean_orphan_fts(db) + clean_orphan_vectors(db)
-    return {"ftsFixed": fts_fixed, "vecFixed": vec_fixed, "orphansRemoved": orphans}
+    return ReconcileResult(fts_fixed=fts_fixed, vectors_fixed=vectors_fixed, orphans_removed=orphans)
 
 
-def doctor(db: Database, embedder: Embedder | None = None, repair: bool = False) -> dict[str, Any]:
+# The index checks: finding name, SQL listing the rows at fault, what a non-zero count means.
+INDEX_CHECKS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("fts_missing", (_MISSING_FTS,), "frames not in the full-text index"),
+    ("fts_stale", (_STALE_FTS,), "full-text rows with out-of-date text"),
+    ("fts_orphans", (_ORPHAN_FTS,), "full-text rows of deleted frames"),
+    ("vec_missing", (_MISSING_VEC,), "frames without a vector"),
+    ("vec_stale", (_STALE_VEC,), "vectors made from out-of-date text"),
+    ("vec_orphans", (_ORPHAN_VEC, _ORPHAN_CHUNK_VEC), "vectors of deleted frames or chunks"),
+)
+
+
+def doctor(db: Database, embedder: Embedder | None = None, repair: bool = False) -> DoctorReport:
     """Check every index against memory_frames; with ``repair`` fix what can be fixed."""
     index = VectorIndex(db, embedder)
-    fingerprint = "ok"
+    findings = [
+        Finding(name, sum(len(db.query(sql)) for sql in queries), meaning)
+        for name, queries, meaning in INDEX_CHECKS
+    ]
+    findings.append(
+        Finding("vec_chunks_missing", len(frames_missing_chunk_vectors(db)), "long frames missing chunk vectors")
+    )
     try:
         index.check_fingerprint()
+        findings.append(Finding("fingerprint", 0, "the embedder matches the mind's vectors"))
     except FingerprintMismatchError as exc:
-        fingerprint = str(exc)
-    report: dict[str, Any] = {
-        "frames": db.scalar("SELECT COUNT(*) FROM memory_frames"),
-        "fts_missing": len(db.query(_MISSING_FTS)),
-        "fts_stale": len(db.query(_STALE_FTS)),
-        "fts_orphans": len(db.query(_ORPHAN_FTS)),
-        "vec_missing": len(db.query(_MISSING_VEC)),
-        "vec_stale": len(db.query(_STALE_VEC)),
-        "vec_chunks_missing": len(frames_missing_chunk_vectors(db)),
-        "vec_orphans": len(db.query(_ORPHAN_VEC)) + len(db.query(_ORPHAN_CHUNK_VEC)),
-        "fingerprint": fingerprint,
-        "stored_fingerprint": index.stored_fingerprint(),
-        "integrity": db.scalar("PRAGMA quick_check"),
-    }
-    problems = [
-        k
-        for k in (
-            "fts_missing",
-            "fts_stale",
-            "fts_orphans",
-            "vec_missing",
-            "vec_stale",
-            "vec_chunks_missing",
-            "vec_orphans",
-        )
-        if report[k]
-    ]
-    if fingerprint != "ok":
-        problems.append("fingerprint")
-    if report["integrity"] != "ok":
-        problems.append("integrity")
-    report["problems"] = problems
-    report["ok"] = not problems
-    if repair and problems:
-        can_embed = embedder is not None and fingerprint == "ok"
-        report["repaired"] = reconcile_indexes(db, embedder if can_embed else None)
-        after = doctor(db, embedder, repair=False)
-        report["after"] = {k: after[k] for k in ("problems", "ok")}
+        findings.append(Finding("fingerprint", 1, str(exc)))
+    integrity = str(db.scalar("PRAGMA quick_check"))
+    findings.append(Finding("integrity", 0 if integrity == "ok" else 1, f"PRAGMA quick_check: {integrity}"))
+    report = DoctorReport(
+        frames=db.scalar("SELECT COUNT(*) FROM memory_frames"),
+        findings=findings,
+        stored_fingerprint=index.stored_fingerprint(),
+    )
+    if repair and not report.ok:
+        can_embed = embedder is not None and report.count("fingerprint") == 0
+        report.repaired = reconcile_indexes(db, embedder if can_embed else None)
+        report.after = doctor(db, embedder, repair=False)
     return report

@@ -1,23 +1,72 @@
-"""The mind's schema: the original's tables verbatim, plus additive extensions, and migrations.
+"""The mind's schema: the original's tables verbatim, then our additions as numbered migrations.
 
 Table names, columns and CHECK constraints follow the spec (reference-behaviour §1) so a mind
-written here is a valid mind for the original system. Our additions are additive only: new
-columns with defaults, new tables, new indexes. Migrations detect what is present, so reopening a
-mind never recreates anything and a mind made by the original schema is upgraded in place.
+written here is a valid mind for the original system; our additions are additive only (new
+columns with defaults, new tables, new indexes).
+
+Every schema step is one ``Migration`` in ``MIGRATIONS``, recorded by name in the mind's own
+``migrations`` table (name, applied_at). To change the schema, append one with the next number
+(``"0007_…"``) and either SQL (statements separated by ``;``) or a function taking the
+``Database``. It runs once per mind, in the same transaction as its record, so a crash leaves
+both or neither. Never edit, rename or reorder a migration that has shipped: minds in the field
+have recorded it.
+
+Migrations 0001-0006 describe minds made before this table existed (by the original system and by
+earlier versions of this project). Such a mind may already hold part of what they add, so they
+tolerate that (``IF NOT EXISTS``, :func:`add_column`). Every later migration runs exactly once, on a
+mind that has recorded all before it, and can be plain SQL.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from mind_core.db import Database
 from mind_core.timestamps import now_iso
 
-SCHEMA_VERSION = "1"
-EXTENSIONS_VERSION = "1"
+# The original system's informational format version (reference-behaviour §1), kept in
+# meta.schema_version so the original still reads our minds; what ran is in ``migrations``.
+ORIGINAL_SCHEMA_VERSION = "1"
 DEFAULT_DIMENSIONS = 1024
 
+MIGRATIONS_TABLE_SQL = (
+    "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One numbered schema step: SQL statements or a function over the mind's database."""
+
+    name: str
+    apply: str | Callable[[Database], None]
+
+    def run(self, db: Database) -> None:
+        if callable(self.apply):
+            self.apply(db)
+        else:
+            execute_script(db, self.apply)
+
+
+def execute_script(db: Database, script: str) -> None:
+    """Run ``;``-separated statements one by one (``executescript`` would commit our transaction)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def add_column(db: Database, table: str, column: str, definition: str) -> bool:
+    """Add ``column`` unless a mind made before migrations were recorded already has it."""
+    if column in db.columns(table):
+        return False
+    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+    return True
+
+
+# -- 0001: the original system's schema (reference-behaviour §1), verbatim ------------------
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS identity (
@@ -85,60 +134,17 @@ CREATE TABLE IF NOT EXISTS harvest_runs (
   finished_at TEXT, error_message TEXT, input_cache_path TEXT);
 CREATE TABLE IF NOT EXISTS embedding_usage (
   id INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL, year_month TEXT NOT NULL,
-  count INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL, UNIQUE(user_id, year_month));
+  count INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL, UNIQUE(user_id, year_month))
 """
 
-# Additive extensions (ours). Columns on memory_frames are added by _migrate_frame_columns.
-EXTENSIONS_SQL = """
-CREATE TABLE IF NOT EXISTS kg_entity_frames (
-  entity_id INTEGER NOT NULL REFERENCES knowledge_entities(id) ON DELETE CASCADE,
-  frame_id INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
-  PRIMARY KEY (entity_id, frame_id));
-CREATE INDEX IF NOT EXISTS idx_kg_entity_frames_frame ON kg_entity_frames (frame_id);
-CREATE INDEX IF NOT EXISTS idx_kg_entity_frames_entity ON kg_entity_frames (entity_id);
-CREATE INDEX IF NOT EXISTS idx_entities_type_lname ON knowledge_entities (entity_type, lower(name));
-CREATE INDEX IF NOT EXISTS idx_relations_pair ON knowledge_relations (source_id, target_id, relation_type);
-CREATE TABLE IF NOT EXISTS memory_frame_chunks (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  frame_id INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
-  chunk_idx INTEGER NOT NULL, char_start INTEGER NOT NULL, char_end INTEGER NOT NULL,
-  UNIQUE (frame_id, chunk_idx));
-CREATE TABLE IF NOT EXISTS harvest_ledger (
-  source TEXT NOT NULL, item_key TEXT NOT NULL, content_hash TEXT NOT NULL,
-  frame_id INTEGER REFERENCES memory_frames(id) ON DELETE SET NULL,
-  first_seen TEXT NOT NULL, last_seen TEXT NOT NULL,
-  PRIMARY KEY (source, item_key));
-CREATE INDEX IF NOT EXISTS idx_harvest_ledger_frame ON harvest_ledger (frame_id);
-"""
 
-# Issue #16: the knowledge graph's earlier versions (transaction-time history). Additive: a new
-# table only. ``data`` is the entity or relation row as it was (JSON of its columns), believed
-# from its own ``recorded_at`` until ``superseded_at``; the live row is the current version.
-KNOWLEDGE_VERSIONS_SQL = """
-CREATE TABLE IF NOT EXISTS knowledge_versions (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  kind TEXT NOT NULL CHECK (kind IN ('entity', 'relation')),
-  row_id INTEGER NOT NULL,
-  data TEXT NOT NULL,
-  recorded_at TEXT NOT NULL,
-  superseded_at TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS idx_knowledge_versions_row ON knowledge_versions (kind, row_id);
-"""
+def _original_schema(db: Database) -> None:
+    """The original's ``SCHEMA_SQL`` plus its own one migration (the ``source`` column)."""
+    execute_script(db, SCHEMA_SQL)
+    add_column(db, "memory_frames", "source", "TEXT NOT NULL DEFAULT 'user_stated'")
 
-FRAME_EXTENSION_COLUMNS = {
-    "content_hash": "ALTER TABLE memory_frames ADD COLUMN content_hash TEXT",
-    "metadata": "ALTER TABLE memory_frames ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'",
-    # hash of the content a frame's vector was made from; NULL = no vector or stale
-    "embedded_hash": "ALTER TABLE memory_frames ADD COLUMN embedded_hash TEXT",
-}
 
-# Additive columns on harvest_sources: which plugin reads the source, and the cheap
-# fingerprint of its files at the last completed sync (skips an unchanged source without a scan).
-SOURCE_EXTENSION_COLUMNS = {
-    "kind": "ALTER TABLE harvest_sources ADD COLUMN kind TEXT",
-    "last_fingerprint": "ALTER TABLE harvest_sources ADD COLUMN last_fingerprint TEXT",
-}
-
+# -- 0002: frame columns for dedup, provenance and vector staleness --------------------------
 _HM_PREFIX = re.compile(r"^\[hm [^\]]*\]\s*")
 
 
@@ -150,6 +156,104 @@ def strip_hm_prefix(content: str) -> str:
 def content_hash(content: str) -> str:
     """The dedup key: sha256 of the content without its [hm …] prefix, whitespace trimmed."""
     return hashlib.sha256(strip_hm_prefix(content).strip().encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _frame_columns(db: Database) -> None:
+    """``content_hash`` (backfilled, so dedup sees old frames), ``metadata`` and ``embedded_hash``
+    (the hash a frame's vector was made from; NULL = no vector or stale)."""
+    if add_column(db, "memory_frames", "content_hash", "TEXT"):
+        rows = db.query("SELECT id, content FROM memory_frames")
+        db.executemany(
+            "UPDATE memory_frames SET content_hash = ? WHERE id = ?",
+            [(content_hash(r["content"]), r["id"]) for r in rows],
+        )
+    add_column(db, "memory_frames", "metadata", "TEXT NOT NULL DEFAULT '{}'")
+    add_column(db, "memory_frames", "embedded_hash", "TEXT")
+    db.execute("CREATE INDEX IF NOT EXISTS idx_frames_content_hash ON memory_frames (content_hash)")
+
+
+# -- 0003: entity-frame links, chunks of long frames, the harvest ledger ---------------------
+_LINKS_CHUNKS_LEDGER_SQL = """
+CREATE TABLE IF NOT EXISTS kg_entity_frames (
+  entity_id INTEGER NOT NULL REFERENCES knowledge_entities(id) ON DELETE CASCADE,
+  frame_id INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  PRIMARY KEY (entity_id, frame_id));
+CREATE INDEX IF NOT EXISTS idx_kg_entity_frames_frame ON kg_entity_frames (frame_id);
+CREATE INDEX IF NOT EXISTS idx_kg_entity_frames_entity ON kg_entity_frames (entity_id);
+CREATE INDEX IF NOT EXISTS idx_entities_type_lname ON knowledge_entities (entity_type, lower(name));
+CREATE TABLE IF NOT EXISTS memory_frame_chunks (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  frame_id INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  chunk_idx INTEGER NOT NULL, char_start INTEGER NOT NULL, char_end INTEGER NOT NULL,
+  UNIQUE (frame_id, chunk_idx));
+CREATE TABLE IF NOT EXISTS harvest_ledger (
+  source TEXT NOT NULL, item_key TEXT NOT NULL, content_hash TEXT NOT NULL,
+  frame_id INTEGER REFERENCES memory_frames(id) ON DELETE SET NULL,
+  first_seen TEXT NOT NULL, last_seen TEXT NOT NULL,
+  PRIMARY KEY (source, item_key));
+CREATE INDEX IF NOT EXISTS idx_harvest_ledger_frame ON harvest_ledger (frame_id)
+"""
+
+
+def _source_columns(db: Database) -> None:
+    """Which plugin reads a source, and the cheap fingerprint of its files at the last completed
+    sync (skips an unchanged source without a scan)."""
+    add_column(db, "harvest_sources", "kind", "TEXT")
+    add_column(db, "harvest_sources", "last_fingerprint", "TEXT")
+
+
+# -- 0007 (issue #16): the knowledge graph's earlier versions (transaction-time history) -------
+# ``data`` is the entity or relation row as it was (JSON of its columns), believed from its own
+# ``recorded_at`` until ``superseded_at``; the live row is the current version.
+_KNOWLEDGE_VERSIONS_SQL = """
+CREATE TABLE IF NOT EXISTS knowledge_versions (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL CHECK (kind IN ('entity', 'relation')),
+  row_id INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  superseded_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS idx_knowledge_versions_row ON knowledge_versions (kind, row_id)
+"""
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("0001_original_schema", _original_schema),
+    Migration("0002_frame_columns", _frame_columns),
+    Migration("0003_links_chunks_ledger", _LINKS_CHUNKS_LEDGER_SQL),
+    # the first version of this project indexed created_at, which nothing queries by
+    Migration("0004_drop_frames_created_index", "DROP INDEX IF EXISTS idx_frames_created"),
+    Migration(
+        "0005_relations_pair_index",
+        "CREATE INDEX IF NOT EXISTS idx_relations_pair ON knowledge_relations (source_id, target_id, relation_type)",
+    ),
+    Migration("0006_source_kind_fingerprint", _source_columns),
+    Migration("0007_knowledge_versions", _KNOWLEDGE_VERSIONS_SQL),
+)
+
+
+def applied_migrations(db: Database) -> list[str]:
+    """Names of the migrations this mind has recorded, oldest first."""
+    if not db.table_exists("migrations"):
+        return []
+    return [row[0] for row in db.query("SELECT name FROM migrations ORDER BY name")]
+
+
+def migrate(db: Database, migrations: tuple[Migration, ...] = MIGRATIONS) -> list[str]:
+    """Apply and record every migration this mind has not recorded; returns the names applied."""
+    applied: list[str] = []
+    with db.transaction():
+        db.execute(MIGRATIONS_TABLE_SQL)
+        done = set(applied_migrations(db))
+        for migration in migrations:
+            if migration.name in done:
+                continue
+            migration.run(db)
+            db.execute(
+                "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (migration.name, now_iso())
+            )
+            applied.append(migration.name)
+    return applied
 
 
 def vec_table_sql(table: str, dimensions: int) -> str:
@@ -176,49 +280,21 @@ def set_meta(db: Database, key: str, value: str) -> None:
     )
 
 
-def ensure_schema(db: Database, dimensions: int | None = None) -> None:
-    """Create a new mind or upgrade an existing one in place; safe to call on every open."""
+def ensure_schema(db: Database, dimensions: int | None = None) -> list[str]:
+    """Create a new mind or upgrade an existing one in place; safe to call on every open.
+
+    The vector tables are not a migration: their width is the mind's setting (``dimensions`` for
+    a new mind), and rebuilding the vectors may recreate them at another width.
+    Returns the names of the migrations applied now.
+    """
     with db.transaction():
-        fresh = not db.table_exists("meta")
-        _exec_script(db, SCHEMA_SQL)
-        _migrate_frame_columns(db)
-        _exec_script(db, EXTENSIONS_SQL)
-        _exec_script(db, KNOWLEDGE_VERSIONS_SQL)
-        present = db.columns("harvest_sources")
-        for column, ddl in SOURCE_EXTENSION_COLUMNS.items():
-            if column not in present:
-                db.execute(ddl)
-        db.execute("CREATE INDEX IF NOT EXISTS idx_frames_content_hash ON memory_frames (content_hash)")
-        existing_dims = vec_dimensions(db)
-        dims = existing_dims or int(get_meta(db, "vec_dimensions") or dimensions or DEFAULT_DIMENSIONS)
+        applied = migrate(db)
+        dims = vec_dimensions(db) or int(get_meta(db, "vec_dimensions") or dimensions or DEFAULT_DIMENSIONS)
         db.execute(vec_table_sql("memory_frames_vec", dims))
         db.execute(vec_table_sql("memory_frame_chunks_vec", dims))
-        if fresh or get_meta(db, "schema_version") is None:
-            set_meta(db, "schema_version", SCHEMA_VERSION)
+        if get_meta(db, "schema_version") is None:
+            set_meta(db, "schema_version", ORIGINAL_SCHEMA_VERSION)
         if get_meta(db, "first_run_at") is None:
             set_meta(db, "first_run_at", now_iso())
-        set_meta(db, "mind_harvest_extensions", EXTENSIONS_VERSION)
         set_meta(db, "vec_dimensions", str(dims))
-
-
-def _exec_script(db: Database, script: str) -> None:
-    for statement in script.split(";"):
-        if statement.strip():
-            db.execute(statement)
-
-
-def _migrate_frame_columns(db: Database) -> None:
-    present = db.columns("memory_frames")
-    if "source" not in present:  # the original's own migration
-        db.execute("ALTER TABLE memory_frames ADD COLUMN source TEXT NOT NULL DEFAULT 'user_stated'")
-    added_hash = False
-    for column, ddl in FRAME_EXTENSION_COLUMNS.items():
-        if column not in present:
-            db.execute(ddl)
-            added_hash = added_hash or column == "content_hash"
-    if added_hash:
-        rows = db.query("SELECT id, content FROM memory_frames")
-        db.executemany(
-            "UPDATE memory_frames SET content_hash = ? WHERE id = ?",
-            [(content_hash(r["content"]), r["id"]) for r in rows],
-        )
+    return applied

@@ -85,9 +85,3 @@ def weighted_relevance(components: dict[str, float], weights: ScoringWeights) ->
         + components["contextual"] * weights.contextual
         + components["importance"] * weights.importance
     )
-
-
-def compute_relevance(
-    frame: Frame, weights: ScoringWeights, context: ScoringContext | None = None, now: datetime | None = None
-) -> float:
-    return weighted_relevance(relevance_components(frame, context, now), weights)

@@ -651,6 +651,36 @@ def _swap_in(staged: Path, final: Path, trash: Path) -> None:
     shutil.rmtree(trash, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class MindSnapshot:
+    """One mind's snapshot, for logs and Dagster metadata.
+
+    ``rows`` per table, ``paths`` the partition directory per table, ``invalid_values``
+    (``"table.column"`` -> values written as null), ``embedding_dimensions`` None unless
+    embeddings were included.
+    """
+
+    workspace: str
+    snapshot_date: str
+    root: str
+    mind_path: str
+    taken_at: str
+    seconds: float
+    rows: dict[str, int]
+    paths: dict[str, str]
+    invalid_values: dict[str, int]
+    embedding_dimensions: int | None
+
+
+@dataclass(frozen=True)
+class SnapshotSet:
+    """The minds of one home snapshotted for one day under one root."""
+
+    root: str
+    snapshot_date: str
+    minds: dict[str, MindSnapshot]
+
+
 def snapshot_mind(
     mind_path: str | Path,
     root: str | Path,
@@ -659,13 +689,9 @@ def snapshot_mind(
     include_embeddings: bool = False,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     progress: ProgressCallback | None = None,
-) -> dict[str, Any]:
+) -> MindSnapshot:
     """Export one mind to Parquet partitions for ``workspace`` and ``snapshot_date``.
 
-    Returns a summary for logs and Dagster metadata: ``workspace``, ``snapshot_date``, ``root``,
-    ``mind_path``, ``seconds``, ``rows`` (per table), ``paths`` (partition directory per
-    table), ``invalid_values`` (``"table.column"`` -> values written as null) and
-    ``embedding_dimensions`` (None unless embeddings were included).
     ``progress(table, rows_so_far)`` is called after every written batch.
     """
     began = time.perf_counter()
@@ -733,31 +759,28 @@ def snapshot_mind(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(root_dir / ".staging" / f"{token}-old", ignore_errors=True)
-    return {
-        "workspace": workspace,
-        "snapshot_date": day,
-        "root": str(root_dir),
-        "mind_path": str(mind_file),
-        "taken_at": format_utc(taken_at),
-        "seconds": round(seconds, 3),
-        "rows": rows,
-        "paths": paths,
-        "invalid_values": dict(problems.counts),
-        "embedding_dimensions": dimensions,
-    }
+    return MindSnapshot(
+        workspace=workspace,
+        snapshot_date=day,
+        root=str(root_dir),
+        mind_path=str(mind_file),
+        taken_at=format_utc(taken_at),
+        seconds=round(seconds, 3),
+        rows=rows,
+        paths=paths,
+        invalid_values=dict(problems.counts),
+        embedding_dimensions=dimensions,
+    )
 
 
-def cmd_snapshot(
+def write_snapshot(
     home: MindHome,
     workspace: str | None = None,
     out_root: str | Path | None = None,
     date: str | None = None,
     include_embeddings: bool = False,
-) -> dict[str, Any]:
-    """``mind snapshot``: one workspace (or 'personal'), or every mind in the home when None.
-
-    Returns ``{"root", "snapshot_date", "minds": {workspace: summary}}``.
-    """
+) -> SnapshotSet:
+    """Snapshot one workspace (or 'personal'), or every mind in the home when None."""
     root = Path(out_root).expanduser() if out_root else default_snapshot_root(home)
     day = normalize_snapshot_date(date)
     if workspace is not None:
@@ -777,4 +800,4 @@ def cmd_snapshot(
         name: snapshot_mind(path, root, name, day, include_embeddings=include_embeddings)
         for name, path in targets.items()
     }
-    return {"root": str(root.resolve()), "snapshot_date": day, "minds": minds}
+    return SnapshotSet(root=str(root.resolve()), snapshot_date=day, minds=minds)

@@ -1,20 +1,31 @@
-"""Event time: parsing, normalizing to UTC ISO-8601, and comparing instants.
+"""Event time: reading what sources write, normalizing to UTC ISO-8601, comparing instants.
 
 Everything this package writes is ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (fixed width, UTC), so string
 order equals time order for our own rows; SQL that must also handle rows written by the original
 (``YYYY-MM-DD HH:MM:SS``) compares ``julianday(...)`` values, which parse both.
+
+What the exports hold: ChatGPT writes epoch seconds (:func:`epoch_to_iso`); Claude and Gemini
+write ISO-8601 with ``Z`` or ``±HH:MM`` and up to nine fraction digits; frontmatter holds dates
+and datetimes (YAML gives ``date``/``datetime`` objects, or strings); mail ``Date`` headers are
+RFC 2822, which ``email.utils`` turns into a ``datetime``. Python 3.11's
+``datetime.fromisoformat`` reads every ISO form among them; the only help it needs is case
+(``t``/``z``) and a ValueError, not an OverflowError, when the UTC instant leaves years 1-9999.
+Plugins use this module through ``mind_core.harvest``.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 
 # The original's strict gate (reference-behaviour §2): a T, and a zone.
 ISO_WITH_ZONE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})$")
 
 
-def format_utc(moment: datetime) -> str:
+def format_utc(moment: datetime | date) -> str:
+    """The canonical UTC string of a datetime (naive counts as UTC) or a date (midnight UTC)."""
+    if not isinstance(moment, datetime):
+        moment = datetime.combine(moment, time(0, 0), tzinfo=UTC)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     moment = moment.astimezone(UTC)
@@ -29,20 +40,11 @@ def now_iso() -> str:
 
 
 def parse_instant(value: str) -> datetime:
-    """Parse ISO-8601 (with Z, ±HH:MM, ±HHMM, any fraction) or SQLite's naive UTC format."""
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    zone = re.search(r"([+-])(\d{2})(\d{2})$", text)
-    if zone and text[-5] in "+-" and ":" not in text[-5:]:
-        text = text[:-5] + f"{zone.group(1)}{zone.group(2)}:{zone.group(3)}"
-    frac = re.search(r"\.(\d+)", text)
-    if frac and len(frac.group(1)) != 6:  # fromisoformat wants 3 or 6 digits on 3.11
-        digits = (frac.group(1) + "000000")[:6]
-        text = text[: frac.start(1)] + digits + text[frac.end(1) :]
-    moment = datetime.fromisoformat(text)
+    """An ISO-8601 instant as an aware UTC datetime; a value without a zone is UTC (as SQLite's
+    ``datetime('now')`` and most exports write it). Raises ValueError for anything else."""
+    moment = datetime.fromisoformat(value.strip().upper())
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)  # SQLite datetime('now') is UTC without a zone
+        return moment.replace(tzinfo=UTC)
     try:
         return moment.astimezone(UTC)
     except OverflowError as exc:  # e.g. 9999-12-31T23:59:59-01:00 is past year 9999 in UTC
@@ -61,9 +63,10 @@ def is_valid_iso_timestamp(value: object) -> bool:
 
 
 def normalize_iso(value: str) -> str:
-    """Any parseable timestamp to our canonical UTC form; raises ValueError when unparseable."""
+    """Any timestamp :func:`parse_instant` reads, in the canonical form; raises ValueError otherwise."""
     return format_utc(parse_instant(value))
 
 
 def epoch_to_iso(seconds: float) -> str:
+    """Epoch seconds in the canonical form; raises OverflowError/ValueError/OSError outside the calendar."""
     return format_utc(datetime.fromtimestamp(float(seconds), UTC))

@@ -3,7 +3,7 @@
 SQLite already serializes single transactions (BEGIN IMMEDIATE, busy timeout), but a harvest step
 writes many transactions, and two steps interleaving their batches on one mind make each other
 wait on every batch and, with a long batch, fail with "database is locked". A scheduler can queue
-writers (Dagster's concurrency pools do), yet a queue kept in a database is only as atomic as that
+writers (Dagster's run queue does), yet a queue kept in a database is only as atomic as that
 database's row locks; this lock is the guarantee that holds whatever schedules the writers:
 ``flock`` on ``<mind>.writer.lock`` held for the whole write, released by the kernel when the
 process ends, however it ends.

@@ -7,8 +7,9 @@ Per harvest source (partition ``<workspace>/<source>``)::
 
 Per mind (partition ``<workspace>``): ``reconciled_indexes`` ──▶ ``compacted_frames``; per day
 (partition ``YYYY-MM-DD``): ``memory_snapshots`` of every mind, for analysts. Every asset is a thin
-call into ``mind_core``; every step that writes a mind holds that mind's writer slot
-(``pipelines.pools``).
+call into ``mind_core``. One writer per mind: the run queue lets one run per mind tag be in
+progress (``pipelines/dagster.yaml``), and every step that writes a mind holds its OS write lock,
+which also covers runs launched without the tag (asset backfills, automation) and the command line.
 
 An unchanged source (same file fingerprint as at its last complete harvest) is not scanned and
 ``harvest_items`` records no materialization (an observation says why), so nothing downstream
@@ -18,7 +19,7 @@ the whole chain ran in the same run, so a harvest cut short is resumed by the ne
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -33,11 +34,11 @@ from mind_core.harvest.staging import read_staged, stage_scan, staged_scan_info
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.session_summary import close_harvested_sessions
-from mind_core.snapshot import cmd_snapshot
+from mind_core.snapshot import write_snapshot
 from mind_core.vector_index import meta_fingerprint
+from mind_core.write_lock import mind_write_lock
 from pipelines.metadata import FRAMES_SHOWN, errors_table, frames_preview, mind_totals, rate
 from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key, snapshot_days
-from pipelines.pools import mind_writer
 from pipelines.progress import progress_log
 from pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource
 
@@ -71,12 +72,13 @@ def _writing(
     workspace: str,
     embedder: Embedder | None = None,
 ) -> Iterator[Mind]:
-    """The workspace's mind, opened for writing while this step holds its writer slot."""
-    with (
-        mind_writer(context, workspace, mind_home.mind_path(workspace)),
-        mind_home.open_mind(workspace, embedder) as mind,
-    ):
-        yield mind
+    """The workspace's mind, opened for writing while this step holds its write lock."""
+    path = mind_home.mind_path(workspace)
+    with ExitStack() as stack:
+        if not stack.enter_context(mind_write_lock(path, blocking=False)):
+            context.log.info(f"waiting for the other writer of mind {workspace!r} to finish")
+            stack.enter_context(mind_write_lock(path))
+        yield stack.enter_context(mind_home.open_mind(workspace, embedder))
 
 
 def _materialized_in_run(context: dg.AssetExecutionContext, asset: dg.AssetsDefinition) -> bool:
@@ -294,10 +296,10 @@ def reconciled_indexes(
         totals = mind_totals(mind)
     return dg.MaterializeResult(
         metadata={
-            "fts_fixed": repaired["ftsFixed"],
-            "vectors_fixed": repaired["vecFixed"],
-            "orphans_removed": repaired["orphansRemoved"],
-            "problems_after": ", ".join(health["problems"]) or "none",
+            "fts_fixed": repaired.fts_fixed,
+            "vectors_fixed": repaired.vectors_fixed,
+            "orphans_removed": repaired.orphans_removed,
+            "problems_after": ", ".join(health.problems) or "none",
             "reconcile_seconds": round(seconds, 3),
             **totals,
         }
@@ -328,10 +330,10 @@ def compacted_frames(
         totals = mind_totals(mind)
     return dg.MaterializeResult(
         metadata={
-            "temporary_pruned": compacted["temporaryPruned"],
-            "deprecated_pruned": compacted["deprecatedPruned"],
-            "pframes_merged": compacted["pframesMerged"],
-            "vectors_refreshed": repaired["vecFixed"],
+            "temporary_pruned": compacted.temporary_pruned,
+            "deprecated_pruned": compacted.deprecated_pruned,
+            "pframes_merged": compacted.p_frames_merged,
+            "vectors_refreshed": repaired.vectors_fixed,
             "compaction_seconds": round(seconds, 3),
             **totals,
         }
@@ -351,30 +353,30 @@ def memory_snapshots(
     a day replaces it), and the analytics report (charts and tables) over all snapshots so far.
     Read-only: snapshots never wait for a mind's writer."""
     began = time.perf_counter()
-    taken = cmd_snapshot(
+    taken = write_snapshot(
         mind_home.home(), None, None, context.partition_key, include_embeddings=config.include_embeddings
     )
     report = write_report(
-        Analytics(taken["root"]), Path(taken["root"]) / REPORTS_DIR / taken["snapshot_date"]
+        Analytics(taken.root), Path(taken.root) / REPORTS_DIR / taken.snapshot_date
     )
     seconds = time.perf_counter() - began
-    minds = taken["minds"]
-    tables = sorted({table for summary in minds.values() for table in summary["rows"]})
+    minds = taken.minds
+    tables = sorted({table for summary in minds.values() for table in summary.rows})
     rows_table = ["| mind | " + " | ".join(tables) + " |", "|---|" + "---|" * len(tables)]
     rows_table += [
-        f"| {name} | " + " | ".join(f"{summary['rows'].get(t, 0):,}" for t in tables) + " |"
+        f"| {name} | " + " | ".join(f"{summary.rows.get(t, 0):,}" for t in tables) + " |"
         for name, summary in sorted(minds.items())
     ]
     return dg.MaterializeResult(
         metadata={
-            "snapshot_date": taken["snapshot_date"],
+            "snapshot_date": taken.snapshot_date,
             "minds": len(minds),
-            "frames": sum(s["rows"].get("frames", 0) for s in minds.values()),
-            "entities": sum(s["rows"].get("entities", 0) for s in minds.values()),
-            "relations": sum(s["rows"].get("relations", 0) for s in minds.values()),
-            "invalid_values": sum(sum(s["invalid_values"].values()) for s in minds.values()),
+            "frames": sum(s.rows.get("frames", 0) for s in minds.values()),
+            "entities": sum(s.rows.get("entities", 0) for s in minds.values()),
+            "relations": sum(s.rows.get("relations", 0) for s in minds.values()),
+            "invalid_values": sum(sum(s.invalid_values.values()) for s in minds.values()),
             "rows_per_mind": dg.MetadataValue.md("\n".join(rows_table)),
-            "snapshot_root": dg.MetadataValue.path(taken["root"]),
+            "snapshot_root": dg.MetadataValue.path(taken.root),
             "report": dg.MetadataValue.path(str(report)),
             "snapshot_seconds": round(seconds, 3),
         }

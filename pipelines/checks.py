@@ -183,27 +183,15 @@ def mind_indexes_consistent(
     """The whole mind: no frame missing from or stale in an index, no orphan rows, intact file."""
     with mind_home.open_mind(context.partition_key, readonly=True) as mind:
         report = mind.doctor()
-    counts = {
-        k: report[k]
-        for k in (
-            "frames",
-            "fts_missing",
-            "fts_stale",
-            "fts_orphans",
-            "vec_missing",
-            "vec_stale",
-            "vec_chunks_missing",
-            "vec_orphans",
-        )
-    }
-    index_problems = report["problems"]  # read without an embedder: the fingerprint is checked per source
+    counts = {"frames": report.frames, **{finding.check: finding.count for finding in report.findings}}
+    index_problems = report.problems  # read without an embedder: the fingerprint is checked per source
     return dg.AssetCheckResult(
         passed=not index_problems,
         severity=dg.AssetCheckSeverity.ERROR,
         description="indexes agree with the frames"
         if not index_problems
         else "problems: " + ", ".join(index_problems),
-        metadata={**counts, "integrity": str(report["integrity"])},
+        metadata={**counts, "integrity_check": report.finding("integrity").detail},
     )
 
 

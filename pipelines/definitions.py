@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import dagster as dg
 
+from mind_core.errors import InvalidInputError
 from pipelines.assets import (
     cognified_frames,
     compacted_frames,
@@ -30,6 +33,21 @@ ASSETS = [
 ]
 
 
+EXECUTOR_ENV = "MIND_HARVEST_DAGSTER_EXECUTOR"
+
+
+def run_executor() -> dg.ExecutorDefinition:
+    """How a run executes its steps: by default all in the run's process, one after another, so
+    they share the loaded model (a harvest's steps form a chain anyway); with
+    ``MIND_HARVEST_DAGSTER_EXECUTOR=multiprocess`` each step in its own process, isolated (a step
+    that crashes its interpreter fails alone) at the cost of loading the model per step."""
+    choice = os.environ.get(EXECUTOR_ENV, "in_process")
+    executors = {"in_process": dg.in_process_executor, "multiprocess": dg.multiprocess_executor}
+    if choice not in executors:
+        raise InvalidInputError(f"{EXECUTOR_ENV}={choice!r}: use one of {', '.join(executors)}")
+    return executors[choice]
+
+
 def default_resources() -> dict[str, dg.ConfigurableResource]:
     """The real resources: the mind home from $MIND_HOME, the in-process model, installed plugins."""
     return {
@@ -46,4 +64,5 @@ defs = dg.Definitions(
     sensors=[harvest_sources_sensor, harvest_automation_sensor],
     schedules=[daily_mind_upkeep, daily_memory_snapshot],
     resources=default_resources(),
+    executor=run_executor(),
 )

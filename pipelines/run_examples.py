@@ -5,8 +5,8 @@ Registers every example source that exists (``examples/``) in the demo mind, add
 Dagster instance of ``$DAGSTER_HOME``: ``harvest_job`` for every source partition,
 ``mind_upkeep_job`` for the mind and ``memory_snapshot_job`` for today, all with the real
 resources (the in-process MiniLM model). Runs execute in this process, one after another, so the
-model loads once. Prints what each source gave, the checks, and one hybrid search. The runs can be
-browsed afterwards with ``DAGSTER_HOME=.demo/dagster dagster dev -w workspace.yaml``.
+model loads once. Prints what each source gave, the checks, and one hybrid search. The runs are
+recorded in the mind home's instance (``pipelines.instance``), the one ``make ui`` opens.
 
 Run again, it shows that unchanged sources are not harvested twice.
 """
@@ -14,7 +14,6 @@ Run again, it shows that unchanged sources are not harvested twice.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import time
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from mind_core.harvest.pipeline import register_source
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from pipelines.definitions import defs
+from pipelines.instance import prepare_dagster_home
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 from pipelines.resources import EmbedderResource
 
@@ -44,9 +44,7 @@ EXAMPLE_SOURCES = (
 )
 SAMPLE_QUERY = "When is the billing database cut over to PostgreSQL?"
 SAMPLE_RESULTS = 3
-# The demo instance: no usage statistics sent from a demo, and run logs kept out of the summary
-# (they are all in the instance, for the UI).
-DEMO_INSTANCE_CONFIG = "telemetry:\n  enabled: false\n"
+# Run logs kept out of the summary (they are all in the instance, for the UI).
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 # Dagster notes on stderr that a skipped blocking check gated nothing: true (an unchanged source
 # skips its whole chain) and not worth a line per source in the summary.
@@ -100,10 +98,7 @@ def main() -> int:
     began = time.perf_counter()
     logging.getLogger(SKIPPED_CHECK_NOTES).setLevel(logging.ERROR)
     home = MindHome()
-    instance_home = Path(os.environ.setdefault("DAGSTER_HOME", str(Path(".demo/dagster").resolve())))
-    instance_home.mkdir(parents=True, exist_ok=True)
-    if not (instance_home / "dagster.yaml").exists():
-        (instance_home / "dagster.yaml").write_text(DEMO_INSTANCE_CONFIG)
+    instance_home = prepare_dagster_home(home)
     print(f"mind home: {home.root}\nDagster home: {instance_home}\n")
     keys = register_examples(home)
     if not keys:

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from mind_core.harvest import epoch_to_iso, normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -41,7 +42,6 @@ from plugins._archive import (
     scan_archive,
 )
 from plugins._jsonstream import JSONStreamError, key_before, read_head, stream_records
-from plugins.timefmt import epoch_iso, normalize_iso
 
 KIND = "chatgpt"
 EXPORT_FILE = "conversations.json"
@@ -68,7 +68,7 @@ def to_iso(value: Any) -> str | None:
         if not math.isfinite(value):
             return None
         try:
-            return epoch_iso(value)
+            return epoch_to_iso(value)
         except (OverflowError, OSError, ValueError):
             return None
     if isinstance(value, str):
@@ -81,10 +81,6 @@ def to_iso(value: Any) -> str | None:
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _string_parts(parts: Any) -> list[str]:
-    return [p for p in parts if isinstance(p, str)] if isinstance(parts, list) else []
 
 
 def _asset_label(part: dict[str, Any], attachments_by_id: dict[str, str], used: set[str]) -> str:

@@ -22,6 +22,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from mind_core.harvest import normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -40,7 +41,6 @@ from plugins._archive import (
     scan_archive,
 )
 from plugins._jsonstream import JSONStreamError, key_before, read_head, stream_records
-from plugins.timefmt import normalize_iso
 
 KIND = "claude"
 CONVERSATIONS = "conversations.json"

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from mind_core.harvest import format_utc, parse_instant
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -36,7 +37,6 @@ from mind_core.harvest.items import (
 from mind_core.plugins import hookimpl
 from plugins._jsonstream import JSONStreamError, has_key, read_head, stream_records
 from plugins.html_text import html_to_text
-from plugins.timefmt import parse_iso, utc_iso
 
 KIND = "gemini"
 CONVERSATION_GAP = timedelta(minutes=30)
@@ -97,7 +97,7 @@ def parse_entry(entry: Any, index: int) -> Prompt | None:
     if not isinstance(raw_time, str):
         raise ShapeError("entry has no 'time'")
     try:
-        moment = parse_iso(raw_time)
+        moment = parse_instant(raw_time)
     except (ValueError, OverflowError) as exc:
         raise ShapeError(f"unreadable time {raw_time!r}") from exc
     prompt = title[len(PROMPT_PREFIX) :] if title.startswith(PROMPT_PREFIX) else title
@@ -141,10 +141,10 @@ def _title(text: str) -> str:
 
 def takeout_item(group: list[Prompt], origin: str) -> HarvestItem:
     first = group[0]
-    key = stable_key(KIND, "takeout", utc_iso(first.moment), first.prompt)
+    key = stable_key(KIND, "takeout", format_utc(first.moment), first.prompt)
     messages: list[HarvestMessage] = []
     for prompt in group:
-        when = utc_iso(prompt.moment)
+        when = format_utc(prompt.moment)
         entry_key = stable_key(KIND, "entry", when, prompt.prompt)[:24]
         lines = [prompt.prompt] + [f"[Attached: {name}]" for name in prompt.attachments]
         meta = {"original_time": prompt.original_time, "entry_index": prompt.index}
@@ -174,11 +174,11 @@ def takeout_item(group: list[Prompt], origin: str) -> HarvestItem:
             "path": origin,
             "prompt_count": len(group),
             "message_count": len(messages),
-            "started_at": utc_iso(first.moment),
-            "ended_at": utc_iso(group[-1].moment),
+            "started_at": format_utc(first.moment),
+            "ended_at": format_utc(group[-1].moment),
             "grouping": f"gap > {int(CONVERSATION_GAP.total_seconds() // 60)} min",
         },
-        timestamp=utc_iso(first.moment),
+        timestamp=format_utc(first.moment),
     )
 
 

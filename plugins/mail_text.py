@@ -22,8 +22,8 @@ from email import message_from_bytes, policy
 from email.message import EmailMessage, Message
 from email.utils import getaddresses, parsedate_to_datetime
 
+from mind_core.harvest import format_utc
 from plugins.html_text import html_to_text
-from plugins.timefmt import utc_iso
 
 # Labels that browsers (WHATWG Encoding) read as a superset: mail says gb2312 and sends GBK,
 # says iso-8859-1 and sends Windows-1252 quotes.
@@ -199,7 +199,7 @@ def parse_date(value: str | None) -> tuple[str | None, str | None]:
     text = unfold(value).strip()
     try:
         moment = parsedate_to_datetime(text)
-        return utc_iso(moment), None
+        return format_utc(moment), None
     except (TypeError, ValueError, IndexError, OverflowError):
         return None, f"unparseable Date header {text[:80]!r}"
 

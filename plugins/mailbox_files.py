@@ -73,11 +73,6 @@ def classify(head: bytes) -> FileKind:
     return FileKind.OTHER
 
 
-def sniff(path: os.PathLike[str] | str) -> FileKind:
-    with open(path, "rb") as handle:
-        return classify(handle.read(SNIFF_BYTES))
-
-
 def is_postmark(line: bytes) -> bool:
     """An mbox ``From `` separator line (see the module docstring for why not every one is)."""
     if not line.startswith(b"From "):

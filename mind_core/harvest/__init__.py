@@ -1,4 +1,7 @@
-"""Harvest: the item model, the import engine and the source / run stores."""
+"""Harvest: the item model, the import engine and the source / run stores.
+
+Plugins import from here (and ``mind_core.plugins``) only: the item model and event-time helpers.
+"""
 
 from mind_core.harvest.items import (
     ITEM_KINDS,
@@ -10,6 +13,7 @@ from mind_core.harvest.items import (
     file_fingerprint,
     stable_key,
 )
+from mind_core.timestamps import epoch_to_iso, format_utc, normalize_iso, parse_instant
 
 __all__ = [
     "ITEM_KINDS",
@@ -18,6 +22,10 @@ __all__ = [
     "HarvestMessage",
     "ScanEvent",
     "Source",
+    "epoch_to_iso",
     "file_fingerprint",
+    "format_utc",
+    "normalize_iso",
+    "parse_instant",
     "stable_key",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from mind_core.harvest.stores import HarvestSource, HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.plugins import get_source
 from mind_core.reconcile import (
+    ReconcileResult,
     clean_orphan_fts,
     clean_orphan_vectors,
     reconcile_fts_index,
@@ -112,7 +113,7 @@ class HarvestReport:
     imported: ImportSummary | None = None
     cognified: dict[str, Any] = field(default_factory=dict)
     vectors_written: int = 0
-    reconciled: dict[str, int] = field(default_factory=dict)
+    reconciled: ReconcileResult = field(default_factory=ReconcileResult)
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,7 +125,7 @@ class HarvestReport:
             "imported": self.imported.to_dict() if self.imported else None,
             "cognified": self.cognified,
             "vectors_written": self.vectors_written,
-            "reconciled": self.reconciled,
+            "reconciled": asdict(self.reconciled),
             "stage_seconds": self.stage_seconds,
         }
 
@@ -165,11 +166,12 @@ def index_vectors(mind: Mind, progress: Progress | None = None) -> int:
     return reconcile_vec_index(mind.db, mind.embedder, progress)
 
 
-def reconcile_after_harvest(mind: Mind) -> dict[str, int]:
-    return {
-        "ftsFixed": reconcile_fts_index(mind.db),
-        "orphansRemoved": clean_orphan_fts(mind.db) + clean_orphan_vectors(mind.db),
-    }
+def reconcile_after_harvest(mind: Mind) -> ReconcileResult:
+    """The full-text index and orphan sweeps; vectors were written by the harvest itself."""
+    return ReconcileResult(
+        fts_fixed=reconcile_fts_index(mind.db),
+        orphans_removed=clean_orphan_fts(mind.db) + clean_orphan_vectors(mind.db),
+    )
 
 
 def harvest(

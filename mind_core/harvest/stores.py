@@ -13,7 +13,6 @@ from mind_core.db import Database
 from mind_core.errors import InvalidInputError
 from mind_core.timestamps import now_iso
 
-RUN_STATUSES = ("running", "completed", "failed", "abandoned")
 ERROR_MESSAGE_LIMIT = 2000
 
 
@@ -142,13 +141,6 @@ class HarvestRunStore:
             (str(message)[:ERROR_MESSAGE_LIMIT], items_saved, now, now, run_id),
         )
 
-    def abandon(self, run_id: int) -> bool:
-        cursor = self.db.execute(
-            "UPDATE harvest_runs SET status = 'abandoned', updated_at = ? WHERE id = ? AND status IN ('running','failed')",
-            (now_iso(), run_id),
-        )
-        return cursor.rowcount > 0
-
     def abandon_interrupted(self, source: str) -> int:
         """Runs of this source still marked running were cut off (crash, kill): mark them."""
         cursor = self.db.execute(
@@ -161,13 +153,6 @@ class HarvestRunStore:
 
     def get(self, run_id: int) -> dict[str, Any] | None:
         row = self.db.query_one("SELECT * FROM harvest_runs WHERE id = ?", (run_id,))
-        return dict(row) if row else None
-
-    def latest_interrupted(self) -> dict[str, Any] | None:
-        row = self.db.query_one(
-            "SELECT * FROM harvest_runs WHERE status IN ('running', 'failed') AND input_cache_path IS NOT NULL "
-            "ORDER BY julianday(started_at) DESC, id DESC LIMIT 1"
-        )
         return dict(row) if row else None
 
     def get_all(self, limit: int = 50, source: str | None = None) -> list[dict[str, Any]]:

@@ -50,7 +50,7 @@ def test_harvest_writes_one_frame_per_message_with_provenance_and_time(tmp_path,
         for frame in sorted(frames, key=lambda f: f.id):
             by_gop.setdefault(frame.gop_id, []).append(frame.t)
         assert all(ts == list(range(6)) for ts in by_gop.values())
-        assert mind.doctor()["ok"]
+        assert mind.doctor().ok
         source = HarvestSourceStore(mind.db).get_by_source("gpt")
         assert source.items_imported == 4 and source.frames_created == 24 and source.last_fingerprint
         run = HarvestRunStore(mind.db).get_all(source="gpt")[0]
@@ -96,7 +96,7 @@ def test_editing_one_message_updates_exactly_one_frame(tmp_path, export):
         assert mind.frames.get_stats()["total"] == 24
         hit = mind.search.search("zeppelin hangar")[0].frame
         assert hit.metadata["provenance"]["message_key"] == "conv-2-m3"
-        assert mind.doctor()["ok"]
+        assert mind.doctor().ok
 
 
 def test_message_gone_from_source_stays_unless_pruned(tmp_path, export):
@@ -109,7 +109,7 @@ def test_message_gone_from_source_stays_unless_pruned(tmp_path, export):
         assert mind.frames.get_stats()["total"] == 24
         report = harvest(mind, "gpt", force=True, prune=True)
         assert report.imported.pruned == 6
-        assert mind.frames.get_stats()["total"] == 18 and mind.doctor()["ok"]
+        assert mind.frames.get_stats()["total"] == 18 and mind.doctor().ok
 
 
 def test_located_errors_are_reported_and_good_items_kept(tmp_path):

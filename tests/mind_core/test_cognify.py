@@ -3,10 +3,10 @@ batching, relation direction, as-of history and the connected relevance profile.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
+from mind_core import frames as frames_module
+from mind_core import knowledge as knowledge_module
 from mind_core.cognify import COGNIFIED_KEY, CognifyPipeline
 from mind_core.errors import InvalidInputError
 from mind_core.extract import Extraction, register_extractor, reset_extractors
@@ -14,8 +14,7 @@ from mind_core.frames import NewFrame
 from mind_core.knowledge import CO_OCCURS_WITH, RelationSighting
 from mind_core.linker import MemoryLinker
 from mind_core.mind import Mind
-from mind_core.timestamps import now_iso
-from tests.fakes import HashingEmbedder
+from tests.fakes import HashingEmbedder, SteppingClock
 
 MEETING = (
     "Had a meeting with Alice Johnson about the database migration from PostgreSQL to SQLite. "
@@ -347,15 +346,11 @@ def test_relation_direction_through_cognify(mind):
     assert mind.knowledge.get_relations_from(alice, "reports_to") == []
 
 
-def _tick() -> str:
-    """An instant strictly between two writes (timestamps have millisecond resolution)."""
-    time.sleep(0.003)
-    instant = now_iso()
-    time.sleep(0.003)
-    return instant
-
-
-def test_as_of_queries_after_retire_and_recreate_through_cognify(mind):
+def test_as_of_queries_after_retire_and_recreate_through_cognify(mind, monkeypatch):
+    clock = SteppingClock()
+    monkeypatch.setattr(knowledge_module, "now_iso", clock)
+    monkeypatch.setattr(frames_module, "now_iso", clock)  # valid time is the frames' event time
+    _tick = clock  # each reading is an instant strictly between the graph's writes before and after it
     mind.cognify.cognify("Alice Johnson leads Project Falcon")
     falcon_v1 = entity(mind, "project", "Project Falcon")
     alice = entity(mind, "person", "Alice Johnson")

@@ -1,20 +1,17 @@
-"""Embedders and the provider chain (ports reference-behaviour §14: embedding-provider,
-inprocess-embedder and embedding-provider-quota tests), plus HTTP clients against fake servers."""
+"""Embedders and the provider chain (ports reference-behaviour §14: embedding-provider and
+inprocess-embedder tests), plus HTTP clients against fake servers."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import logging
 import math
 import re
 import socket
 import struct
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -25,36 +22,33 @@ import pytest
 from mind_core.db import Database
 from mind_core.embeddings import (
     DEGRADED_WARNING,
-    TIER_CAPABILITIES,
-    TIERS,
     Embedder,
     EmbeddingError,
-    EmbeddingQuotaExceededError,
     InprocessEmbedder,
     LiteLLMEmbedder,
     MockEmbedder,
     OllamaEmbedder,
     OpenAIEmbedder,
-    TierError,
     VoyageEmbedder,
     create_embedding_provider,
     fingerprint_of,
-    get_minimum_tier_for_provider,
-    is_eval_mode,
     mock_embed,
     normalize_dimensions,
     to_blob,
 )
 from mind_core.embeddings import inprocess as inprocess_module
-from mind_core.embeddings.http_providers import DEFAULT_OLLAMA_URL, litellm_endpoint
-from mind_core.embeddings.provider import current_year_month, next_month_start
-from mind_core.errors import InvalidInputError, MindError
-from mind_core.schema import ensure_schema
+from mind_core.embeddings.http_providers import (
+    DEFAULT_OLLAMA_URL,
+    RetryPolicy,
+    litellm_endpoint,
+    retry_after_seconds,
+)
+from mind_core.errors import InvalidInputError
 from tests.fakes import HashingEmbedder, _js_string_hash
 
 # -- fake HTTP servers -------------------------------------------------------------------------
 
-Responder = Callable[[str, dict[str, Any]], tuple[int, Any]]
+Responder = Callable[[str, dict[str, Any]], tuple[int, Any] | tuple[int, Any, dict[str, str]]]
 
 
 class FakeServer:
@@ -71,10 +65,12 @@ class FakeServer:
                 raw = self.rfile.read(length)
                 body = json.loads(raw) if raw else {}
                 server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                status, payload = server.respond(self.path, body)
+                status, payload, *extra = server.respond(self.path, body)
                 data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
+                for name, value in (extra[0] if extra else {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -297,9 +293,7 @@ def test_provider_batch_shapes_and_determinism() -> None:
 
 
 def test_failing_explicit_provider_falls_back_to_mock_and_reprobe_keeps_mock(closed_url: str) -> None:
-    started = time.monotonic()
     provider = create_embedding_provider("ollama", ollama_url=closed_url, env=_no_env())
-    assert time.monotonic() - started < 3.0, "probing a closed port must be quick"
     assert provider.provider == "mock" and provider.degraded
     assert provider.last_error.startswith("No real providers available")
     assert "ollama" in provider.last_error
@@ -314,11 +308,9 @@ def test_failing_explicit_provider_raises_when_fallback_disabled(closed_url: str
 
 
 def test_auto_falls_to_mock_when_nothing_is_available(closed_url: str, missing_model: Path) -> None:
-    started = time.monotonic()
     provider = create_embedding_provider(
         "auto", model_path=missing_model, ollama_url=closed_url, env=_no_env()
     )
-    assert time.monotonic() - started < 3.0
     status = provider.get_status()
     assert status["active_provider"] == "mock"
     assert status["available_providers"] == ["mock"]
@@ -398,11 +390,9 @@ def test_reprobe_switches_to_a_provider_that_came_up(serve, missing_model: Path)
     assert provider.fingerprint()["provider"] == "ollama"
 
 
-def test_unknown_provider_or_tier_is_refused() -> None:
+def test_unknown_provider_is_refused() -> None:
     with pytest.raises(InvalidInputError, match="unknown embedding provider"):
         create_embedding_provider("word2vec", env=_no_env())
-    with pytest.raises(MindError, match="unknown tier"):
-        create_embedding_provider("mock", user_tier="GOLD", env=_no_env())
 
 
 # -- HTTP clients ------------------------------------------------------------------------------
@@ -430,8 +420,21 @@ def test_ollama_defaults() -> None:
     assert DEFAULT_OLLAMA_URL == "http://localhost:11434"
     assert embedder.url == "http://localhost:11434/api/embed"
     assert embedder.model_name == "nomic-embed-text"
-    assert embedder._client.timeout.read == 30.0
-    assert embedder._client.timeout.connect <= 2.0
+    embedder.close()
+
+
+def test_a_server_slower_than_the_read_timeout_is_an_embedding_error(serve) -> None:
+    release = threading.Event()
+
+    def stall(path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        release.wait(5)
+        return 200, {"embeddings": [[1.0]]}
+
+    server = serve(stall)
+    embedder = OllamaEmbedder(server.url, timeout=0.2, retry=RetryPolicy(sleep=_never_sleep))
+    with pytest.raises(EmbeddingError, match="ReadTimeout"):
+        embedder.embed("x")
+    release.set()
     embedder.close()
 
 
@@ -446,7 +449,6 @@ def test_voyage_request_shape_and_index_order(serve) -> None:
     np.testing.assert_allclose(batch[0, :512], _vector_for("first", 512), rtol=1e-6)
     np.testing.assert_allclose(batch[1, :512], _vector_for("second", 512), rtol=1e-6)
     assert not batch[:, 512:].any()
-    assert embedder._client.timeout.read == 15.0
     embedder.close()
 
 
@@ -542,184 +544,89 @@ def test_bad_responses_raise_located_errors_without_leaking_the_key(serve, statu
     embedder.close()
 
 
-def test_connection_refused_is_an_embedding_error(closed_url: str) -> None:
-    embedder = OllamaEmbedder(closed_url)
-    started = time.monotonic()
+def test_connection_refused_is_an_embedding_error_without_retries(closed_url: str) -> None:
+    """A stopped server fails at once, so probing the provider chain moves on without waiting."""
+    waits: list[float] = []
+    embedder = OllamaEmbedder(closed_url, retry=RetryPolicy(sleep=waits.append))
     with pytest.raises(EmbeddingError, match="ConnectError"):
         embedder.embed("x")
-    assert time.monotonic() - started < 2.0
+    assert waits == []
     embedder.close()
 
 
-# -- tiers and quota (embedding-provider-quota.test.ts) ---------------------------------------
+def _never_sleep(seconds: float) -> None:
+    raise AssertionError(f"unexpected retry wait of {seconds} s")
 
 
-@pytest.fixture
-def quota_db() -> Iterator[Database]:
-    db = Database(":memory:")
-    ensure_schema(db)
-    yield db
-    db.close()
+def _replies(*replies: tuple[int, Any, dict[str, str]], then: Responder) -> Responder:
+    """Answer with ``replies`` in turn, then with ``then``."""
+    queue = list(replies)
+
+    def respond(path: str, body: dict[str, Any]) -> tuple[int, Any] | tuple[int, Any, dict[str, str]]:
+        return queue.pop(0) if queue else then(path, body)
+
+    return respond
 
 
-def _seed_usage(db: Database, count: int, user_id: str = "local") -> None:
-    db.execute(
-        "INSERT INTO embedding_usage (user_id, year_month, count, updated_at) VALUES (?, ?, ?, ?)",
-        (user_id, current_year_month(), count, 0),
-    )
+def test_rate_limit_is_retried_with_backoff_honouring_retry_after(serve) -> None:
+    server = serve(_replies(
+        (429, {"error": "slow down"}, {"Retry-After": "7"}),
+        (429, {"error": "slow down"}, {}),
+        then=openai_responder(1536),
+    ))
+    waits: list[float] = []
+    policy = RetryPolicy(attempts=4, initial_wait_s=0.25, max_wait_s=20.0, sleep=waits.append)
+    embedder = OpenAIEmbedder("sk-test", url=f"{server.url}/v1/embeddings", retry=policy)
+    vectors = embedder.embed_batch(["first", "second"])
+    np.testing.assert_allclose(vectors[1], _vector_for("second", 1536)[:1024], rtol=1e-6)
+    assert len(server.requests) == 3
+    assert all(r["body"]["input"] == ["first", "second"] for r in server.requests)
+    assert len(waits) == 2
+    assert 7.0 <= waits[0] <= 20.0  # the server's Retry-After, within the cap
+    assert 0.0 <= waits[1] <= 0.5  # jittered exponential backoff: at most 0.25 * 2**1
+    embedder.close()
 
 
-def _usage(db: Database, user_id: str = "local") -> int | None:
-    return db.scalar(
-        "SELECT count FROM embedding_usage WHERE user_id = ? AND year_month = ?", (user_id, current_year_month())
-    )
+@pytest.mark.parametrize("status", [500, 502, 503, 504])
+def test_server_errors_are_retried(serve, status: int) -> None:
+    server = serve(_replies((status, "busy", {}), then=ollama_responder()))
+    waits: list[float] = []
+    embedder = OllamaEmbedder(server.url, retry=RetryPolicy(sleep=waits.append))
+    assert embedder.embed("x").shape == (1024,)
+    assert len(server.requests) == 2 and len(waits) == 1
+    embedder.close()
 
 
-@pytest.fixture
-def free_quota_500(monkeypatch: pytest.MonkeyPatch) -> None:
-    patched = dataclasses.replace(TIER_CAPABILITIES["FREE"], embedding_quota_per_month=500)
-    monkeypatch.setitem(TIER_CAPABILITIES, "FREE", patched)
+def test_retries_give_up_after_the_limit_with_a_clear_error(serve) -> None:
+    server = serve(lambda path, body: (503, {"error": "overloaded"}, {"Retry-After": "3600"}))
+    waits: list[float] = []
+    policy = RetryPolicy(attempts=3, initial_wait_s=0.5, max_wait_s=10.0, sleep=waits.append)
+    embedder = VoyageEmbedder("vk-secret", url=f"{server.url}/v1/embeddings", retry=policy)
+    with pytest.raises(EmbeddingError, match=r"HTTP 503, still after 3 attempts: .*overloaded") as info:
+        embedder.embed("x")
+    assert "voyage at http://127.0.0.1" in str(info.value) and "vk-secret" not in str(info.value)
+    assert len(server.requests) == 3
+    assert waits == [10.0, 10.0]  # an hour's Retry-After is capped at max_wait_s
+    embedder.close()
 
 
-def test_tier_table_matches_the_original() -> None:
-    assert TIERS == ("TRIAL", "FREE", "PRO", "TEAMS", "ENTERPRISE")
-    assert TIER_CAPABILITIES["FREE"].embedding_providers == {"inprocess", "mock", "ollama"}
-    assert TIER_CAPABILITIES["PRO"].embedding_providers == {"inprocess", "mock", "ollama", "voyage", "openai"}
-    every = {"inprocess", "ollama", "voyage", "openai", "litellm", "mock"}
-    for tier in ("TRIAL", "TEAMS", "ENTERPRISE"):
-        assert TIER_CAPABILITIES[tier].embedding_providers == every
-    assert all(caps.embedding_quota_per_month == -1 for caps in TIER_CAPABILITIES.values())
+def test_client_errors_are_not_retried(serve) -> None:
+    server = serve(lambda path, body: (400, {"error": "bad input"}))
+    embedder = OpenAIEmbedder("sk-test", url=f"{server.url}/v1/embeddings", retry=RetryPolicy(sleep=_never_sleep))
+    with pytest.raises(EmbeddingError, match="HTTP 400"):
+        embedder.embed("x")
+    assert len(server.requests) == 1
+    embedder.close()
 
 
-def test_free_tier_with_voyage_raises_tier_error() -> None:
-    with pytest.raises(TierError) as info:
-        create_embedding_provider("voyage", user_tier="FREE", voyage_api_key="vk", env=_no_env())
-    assert info.value.required_tier == "TRIAL" and info.value.current_tier == "FREE"
-    assert "voyage" in str(info.value)
-
-
-def test_free_tier_with_inprocess_is_allowed(missing_model: Path) -> None:
-    provider = create_embedding_provider("inprocess", user_tier="FREE", model_path=missing_model, env=_no_env())
-    assert "inprocess" in provider.last_error  # it was probed, not refused
-
-
-def test_pro_tier_with_voyage_is_allowed(serve) -> None:
-    server = serve(openai_responder(512))
-    provider = create_embedding_provider(
-        "voyage", user_tier="PRO", voyage_api_key="vk", voyage_url=server.url, env=_no_env()
-    )
-    assert provider.provider == "voyage" and provider.model_name == "voyage-3-lite"
-
-
-def test_auto_mode_skips_providers_the_tier_does_not_include(serve, closed_url: str, missing_model: Path) -> None:
-    server = serve(openai_responder(512))
-    common = dict(model_path=missing_model, ollama_url=closed_url, voyage_api_key="vk", voyage_url=server.url,
-                  env=_no_env())
-    free = create_embedding_provider("auto", user_tier="FREE", **common)
-    assert free.provider == "mock" and server.requests == []
-    pro = create_embedding_provider("auto", user_tier="PRO", **common)
-    assert pro.provider == "voyage"
-
-
-def test_quota_allows_until_reached_then_raises(quota_db: Database, free_quota_500: None) -> None:
-    _seed_usage(quota_db, 499)
-    provider = create_embedding_provider("mock", user_tier="FREE", quota_db=quota_db, env=_no_env())
-    assert provider.embed("the 500th").shape == (1024,)
-    assert _usage(quota_db) == 500
-    with pytest.raises(EmbeddingQuotaExceededError) as info:
-        provider.embed("one too many")
-    err = info.value
-    assert (err.tier, err.quota, err.current) == ("FREE", 500, 500)
-    assert err.upgrade_url == "https://waggle-os.ai/upgrade"
-    assert str(err) == "Embedding quota exceeded: 500/500 for FREE tier"
-    assert isinstance(err, EmbeddingError)
-    assert _usage(quota_db) == 500, "a refused call is not counted"
-
-
-def test_quota_counts_a_whole_batch(quota_db: Database, free_quota_500: None) -> None:
-    _seed_usage(quota_db, 490)
-    provider = create_embedding_provider("mock", user_tier="FREE", quota_db=quota_db, env=_no_env())
-    with pytest.raises(EmbeddingQuotaExceededError):
-        provider.embed_batch([f"t{i}" for i in range(11)])
-    provider.embed_batch([f"t{i}" for i in range(10)])
-    assert _usage(quota_db) == 500
-
-
-def test_quota_warns_at_80_percent(quota_db: Database, free_quota_500: None, caplog) -> None:
-    _seed_usage(quota_db, 399)
-    provider = create_embedding_provider("mock", user_tier="FREE", quota_db=quota_db, env=_no_env())
-    with caplog.at_level(logging.WARNING, logger="mind_core.embeddings.provider"):
-        provider.embed("399 -> 400")
-    assert any("400/500" in record.getMessage() for record in caplog.records)
-
-
-def test_unlimited_tier_never_throws(quota_db: Database) -> None:
-    _seed_usage(quota_db, 10_000_000)
-    provider = create_embedding_provider("mock", user_tier="TEAMS", quota_db=quota_db, env=_no_env())
-    provider.embed_batch(["a", "b"])
-    assert _usage(quota_db) == 10_000_002
-
-
-def test_usage_is_recorded_even_when_not_enforced(quota_db: Database) -> None:
-    provider = create_embedding_provider("mock", quota_db=quota_db, user_id="alice", env=_no_env())
-    assert provider.tier_enforced is False
-    before_ms = int(time.time() * 1000)
-    provider.embed_batch(["a", "b", "c"])
-    provider.embed("d")
-    row = quota_db.query_one("SELECT * FROM embedding_usage WHERE user_id = 'alice'")
-    assert row["count"] == 4
-    assert re.fullmatch(r"\d{4}-\d{2}", row["year_month"]) and row["year_month"] == datetime.now().strftime("%Y-%m")
-    assert before_ms - 5_000 <= row["updated_at"] <= int(time.time() * 1000) + 5_000
-    provider.embed_batch([])
-    assert quota_db.scalar("SELECT count FROM embedding_usage WHERE user_id = 'alice'") == 4
-
-
-def test_quota_status_percentage_and_unlimited(quota_db: Database, free_quota_500: None) -> None:
-    _seed_usage(quota_db, 250)
-    limited = create_embedding_provider("mock", user_tier="FREE", quota_db=quota_db, env=_no_env())
-    status = limited.get_quota_status()
-    assert {k: status[k] for k in ("tier", "quota", "used", "remaining", "percentage")} == {
-        "tier": "FREE", "quota": 500, "used": 250, "remaining": 250, "percentage": 50,
-    }
-    resets = datetime.fromisoformat(status["resets_at"].replace("Z", "+00:00")).astimezone()
-    assert (resets.day, resets.hour, resets.minute) == (1, 0, 0)
-    assert resets > datetime.now().astimezone()
-    unlimited = create_embedding_provider("mock", user_tier="TEAMS", quota_db=quota_db, env=_no_env())
-    assert unlimited.get_quota_status()["quota"] == -1 and unlimited.get_quota_status()["remaining"] == -1
-    no_db = create_embedding_provider("mock", user_tier="FREE", env=_no_env())
-    assert no_db.get_quota_status()["quota"] == -1 and no_db.get_quota_status()["percentage"] == 0
-
-
-def test_next_month_start_wraps_the_year() -> None:
-    december = datetime(2025, 12, 15, 10, 0).astimezone()
-    resets = datetime.fromisoformat(next_month_start(december).replace("Z", "+00:00")).astimezone()
-    assert (resets.year, resets.month, resets.day, resets.hour) == (2026, 1, 1, 0)
-
-
-@pytest.mark.parametrize("variable", ["MIND_HARVEST_EVAL_MODE", "WAGGLE_EVAL_MODE"])
-def test_eval_mode_bypasses_tier_and_quota(variable: str, quota_db: Database, free_quota_500: None) -> None:
-    env = {variable: "1"}
-    assert is_eval_mode(env)
-    provider = create_embedding_provider("voyage", user_tier="FREE", voyage_api_key="vk",
-                                         voyage_url="http://127.0.0.1:9/v1/embeddings", env=env)
-    assert provider.tier_enforced is False
-    _seed_usage(quota_db, 600)
-    over = create_embedding_provider("mock", user_tier="FREE", quota_db=quota_db, env=env)
-    over.embed("allowed in eval mode")
-    assert _usage(quota_db) == 601
-
-
-@pytest.mark.parametrize("value", ["true", "yes", " 1", "0", ""])
-def test_eval_mode_match_is_literal(value: str) -> None:
-    env = {"MIND_HARVEST_EVAL_MODE": value}
-    assert not is_eval_mode(env)
-    with pytest.raises(TierError):
-        create_embedding_provider("voyage", user_tier="FREE", voyage_api_key="vk", env=env)
-
-
-def test_minimum_tier_for_every_provider_is_trial() -> None:
-    for name in ("inprocess", "ollama", "voyage", "openai", "litellm", "mock"):
-        assert get_minimum_tier_for_provider(name) == "TRIAL"
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [("12", 12.0), ("0", 0.0), ("-5", 0.0), ("Wed, 21 Oct 2015 07:28:30 GMT", 30.0),
+     ("Wed, 21 Oct 2015 07:27:00 GMT", 0.0), ("soon", None), ("", None), (None, None)],
+)
+def test_retry_after_reads_seconds_and_http_dates(header: str | None, seconds: float | None) -> None:
+    now = datetime(2015, 10, 21, 7, 28, 0, tzinfo=UTC).timestamp()
+    assert retry_after_seconds(header, now=now) == seconds
 
 
 # -- in-process model -----------------------------------------------------------------------
@@ -771,7 +678,6 @@ def test_real_model_batch_equals_single_and_is_deterministic(real_embedder: Inpr
 @pytest.mark.real_model
 def test_real_model_is_loaded_once_and_exposes_its_window(real_embedder: InprocessEmbedder) -> None:
     assert inprocess_module.load_model() is inprocess_module.load_model()
-    assert InprocessEmbedder(dimensions=384)._model() is real_embedder._model()
     assert real_embedder.max_seq_length == 256
     assert real_embedder.count_tokens("hello world") == 2
     long_text = "word " * 2000

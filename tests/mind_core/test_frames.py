@@ -123,7 +123,7 @@ def test_compact_prunes_old_temporary_and_deprecated_without_orphans(mind):
     mind.frames.create_i_frame("g", "old deprecated", "deprecated", created_at=old_timestamp(120))
     mind.frames.create_i_frame("g", "recent deprecated", "deprecated", created_at=old_timestamp(10))
     result = mind.frames.compact(30, 90)
-    assert result["temporaryPruned"] == 1 and result["deprecatedPruned"] == 1
+    assert (result.temporary_pruned, result.deprecated_pruned) == (1, 1)
     orphans = mind.db.scalar("SELECT COUNT(*) FROM memory_frames_fts WHERE rowid NOT IN (SELECT id FROM memory_frames)")
     assert orphans == 0
     assert mind.db.scalar("PRAGMA foreign_key_check") is None
@@ -134,7 +134,7 @@ def test_compact_folds_long_p_frame_chains(mind):
     mind.db.execute("INSERT INTO memory_frames_vec (rowid, embedding) VALUES (?, ?)", (i.id, b"\x00" * 4096))
     pframes = [mind.frames.create_p_frame("g", f"change {n}", i.id) for n in range(12)]
     result = mind.frames.compact()
-    assert result["pframesMerged"] == 7
+    assert result.p_frames_merged == 7
     merged = mind.frames.get_by_id(i.id)
     assert merged.content == "\n---\n".join(["state zero"] + [f"change {n}" for n in range(7)])
     assert [p.id for p in mind.frames.get_p_frames_since_last_i("g")] == [p.id for p in pframes[7:]]

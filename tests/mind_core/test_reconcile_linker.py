@@ -19,18 +19,10 @@ def add_unindexed(mind, texts):
 
 
 def test_in_sync_mind_reconciles_to_zero(mind):
-    assert reconcile.reconcile_indexes(mind.db, mind.embedder) == {
-        "ftsFixed": 0,
-        "vecFixed": 0,
-        "orphansRemoved": 0,
-    }
+    assert reconcile.reconcile_indexes(mind.db, mind.embedder) == reconcile.ReconcileResult(0, 0, 0)
     frames = add_unindexed(mind, ["alpha note", "beta note"])
     mind.search.index_frames_batch(frames)
-    assert reconcile.reconcile_indexes(mind.db, mind.embedder) == {
-        "ftsFixed": 0,
-        "vecFixed": 0,
-        "orphansRemoved": 0,
-    }
+    assert reconcile.reconcile_indexes(mind.db, mind.embedder) == reconcile.ReconcileResult(0, 0, 0)
 
 
 def test_missing_fts_rows_are_repaired_and_searchable(mind):
@@ -48,7 +40,7 @@ def test_vectors_are_embedded_and_written_a_batch_at_a_time(mind):
     pairs = [(f.id, f.content) for f in frames]
     assert mind.search.vectors.index_frames(pairs, batch_size=50, progress=lambda *p: seen.append(p)) == 120
     assert mind.embedder.calls == 3 and seen == [(50, 120), (100, 120), (120, 120)]
-    assert mind.doctor()["ok"]
+    assert mind.doctor().ok
 
 
 def test_missing_and_stale_vectors_are_embedded_in_one_call_per_batch(mind):
@@ -60,10 +52,10 @@ def test_missing_and_stale_vectors_are_embedded_in_one_call_per_batch(mind):
     mind.frames.update(frames[0].id, "rewritten content about giraffes")
     mind.db.execute("UPDATE memory_frames SET embedded_hash = 'old' WHERE id = ?", (frames[1].id,))
     report = mind.doctor()
-    assert report["vec_missing"] == 1 and report["vec_stale"] == 1 and not report["ok"]
+    assert report.count("vec_missing") == 1 and report.count("vec_stale") == 1 and not report.ok
     assert reconcile.reconcile_vec_index(mind.db, embedder) == 2
     assert mind.search.vector_search("giraffes rewritten", 1) == [frames[0].id]
-    assert mind.doctor()["ok"]
+    assert mind.doctor().ok
 
 
 def test_orphans_are_swept(mind):
@@ -71,16 +63,18 @@ def test_orphans_are_swept(mind):
     mind.search.index_frames_batch(frames)
     mind.db.execute("DELETE FROM memory_frames WHERE id = ?", (frames[1].id,))  # behind the store's back
     report = mind.doctor()
-    assert report["fts_orphans"] == 1 and report["vec_orphans"] == 1
+    assert report.count("fts_orphans") == 1 and report.count("vec_orphans") == 1
     assert reconcile.clean_orphan_fts(mind.db) == 1
     assert reconcile.clean_orphan_vectors(mind.db) == 1
-    assert mind.doctor()["ok"]
+    assert mind.doctor().ok
 
 
 def test_reconcile_without_embedder_repairs_fts_only(mind):
     frames = add_unindexed(mind, ["lonely frame"])
     mind.db.execute("DELETE FROM memory_frames_fts")
-    assert reconcile.reconcile_indexes(mind.db) == {"ftsFixed": 1, "vecFixed": 0, "orphansRemoved": 0}
+    assert reconcile.reconcile_indexes(mind.db) == reconcile.ReconcileResult(
+        fts_fixed=1, vectors_fixed=0, orphans_removed=0
+    )
     assert mind.db.scalar("SELECT COUNT(*) FROM memory_frames_vec WHERE rowid = ?", (frames[0].id,)) == 0
 
 
@@ -88,8 +82,10 @@ def test_doctor_repair_fixes_everything(mind):
     frames = add_unindexed(mind, ["red", "green", "blue"])
     mind.db.execute("DELETE FROM memory_frames_fts WHERE rowid = ?", (frames[0].id,))
     report = mind.doctor(repair=True)
-    assert set(report["problems"]) == {"fts_missing", "vec_missing"}
-    assert report["after"]["ok"]
+    assert set(report.problems) == {"fts_missing", "vec_missing"}
+    assert report.repaired == reconcile.ReconcileResult(fts_fixed=1, vectors_fixed=3, orphans_removed=0)
+    assert report.after is not None and report.after.ok and report.healthy
+    assert report.to_dict()["after"]["ok"] and report.to_dict()["problems"] == report.problems
 
 
 def test_linker_threshold_is_reachable_with_real_scores(mind):
@@ -126,9 +122,9 @@ def test_a_deleted_chunk_vector_is_reported_and_repaired(mind):
     chunk_id = mind.db.scalar("SELECT MIN(id) FROM memory_frame_chunks WHERE frame_id = ?", (frame.id,))
     mind.db.execute("DELETE FROM memory_frame_chunks_vec WHERE rowid = ?", (chunk_id,))
     report = mind.doctor()
-    assert report["vec_chunks_missing"] == 1 and report["problems"] == ["vec_chunks_missing"]
+    assert report.count("vec_chunks_missing") == 1 and report.problems == ["vec_chunks_missing"]
     repaired = mind.doctor(repair=True)
-    assert repaired["repaired"]["vecFixed"] == 1 and repaired["after"]["ok"]
+    assert repaired.repaired.vectors_fixed == 1 and repaired.after.ok
     chunks = mind.db.scalar("SELECT COUNT(*) FROM memory_frame_chunks WHERE frame_id = ?", (frame.id,))
     assert mind.db.scalar("SELECT COUNT(*) FROM memory_frame_chunks_vec") == chunks > 0
 
@@ -139,6 +135,6 @@ def test_a_long_frame_whose_chunks_are_gone_is_reported_and_repaired(mind):
     mind.search.index_frames_batch([frame])
     mind.db.execute("DELETE FROM memory_frame_chunks_vec")
     mind.db.execute("DELETE FROM memory_frame_chunks")
-    assert mind.doctor()["vec_chunks_missing"] == 1
+    assert mind.doctor().count("vec_chunks_missing") == 1
     assert reconcile.reconcile_vec_index(mind.db, mind.embedder) == 1
-    assert mind.doctor()["ok"]
+    assert mind.doctor().ok

@@ -2,7 +2,7 @@ import pytest
 
 from mind_core.db import Database
 from mind_core.mind import Mind
-from mind_core.schema import DEFAULT_DIMENSIONS, content_hash, ensure_schema, get_meta, vec_dimensions
+from mind_core.schema import DEFAULT_DIMENSIONS, ensure_schema, get_meta, vec_dimensions
 from mind_core.timestamps import is_valid_iso_timestamp
 
 SPEC_TABLES = {
@@ -62,44 +62,6 @@ def test_configured_dimensions_are_kept(tmp_path):
     Mind.open(path, dimensions=384).close()
     with Mind.open(path, dimensions=1024) as mind:  # an existing mind keeps its width
         assert vec_dimensions(mind.db) == 384
-
-
-ORIGINAL_FRAMES_DDL = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE sessions (id INTEGER PRIMARY KEY AUTOINCREMENT, gop_id TEXT NOT NULL UNIQUE, project_id TEXT,
-  status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'closed', 'archived')),
-  started_at TEXT NOT NULL DEFAULT (datetime('now')), ended_at TEXT, summary TEXT);
-CREATE TABLE memory_frames (id INTEGER PRIMARY KEY AUTOINCREMENT,
-  frame_type TEXT NOT NULL CHECK (frame_type IN ('I', 'P', 'B')), gop_id TEXT NOT NULL, t INTEGER NOT NULL DEFAULT 0,
-  base_frame_id INTEGER REFERENCES memory_frames(id), content TEXT NOT NULL,
-  importance TEXT NOT NULL DEFAULT 'normal', access_count INTEGER NOT NULL DEFAULT 0,
-  created_at TEXT NOT NULL DEFAULT (datetime('now')), last_accessed TEXT NOT NULL DEFAULT (datetime('now')),
-  FOREIGN KEY (gop_id) REFERENCES sessions(gop_id));
-CREATE VIRTUAL TABLE memory_frames_fts USING fts5(content, content_rowid='id', tokenize='porter unicode61');
-"""
-
-
-def test_original_mind_is_upgraded_in_place(tmp_path):
-    path = tmp_path / "original.mind"
-    db = Database(path)
-    for statement in ORIGINAL_FRAMES_DDL.split(";"):
-        if statement.strip():
-            db.execute(statement)
-    db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
-    db.execute("INSERT INTO sessions (gop_id) VALUES ('old')")
-    db.execute("INSERT INTO memory_frames (frame_type, gop_id, content) VALUES ('I', 'old', '[hm src:x] legacy row')")
-    db.execute("INSERT INTO memory_frames_fts (rowid, content) VALUES (1, '[hm src:x] legacy row')")
-    db.close()
-
-    for _ in range(2):  # idempotent
-        with Mind.open(path) as mind:
-            row = mind.db.query_one("SELECT * FROM memory_frames WHERE id = 1")
-            assert row["content"] == "[hm src:x] legacy row"
-            assert row["source"] == "user_stated"
-            assert row["content_hash"] == content_hash("legacy row")
-            assert row["metadata"] == "{}"
-            assert mind.frames.create_i_frame("old", "legacy row").id == 1  # dedup sees the backfilled hash
-            assert mind.db.table_exists("kg_entity_frames")
 
 
 def test_ensure_schema_twice_is_harmless():

@@ -245,7 +245,7 @@ def test_fingerprint_mismatch_is_refused_unless_rebuilt(tmp_path):
         Mind.open(path, embedder=HashingEmbedder(dimensions=384))
     with Mind.open(path, embedder=HashingEmbedder(dimensions=384), rebuild_vectors=True) as m:
         assert m.db.scalar("SELECT COUNT(*) FROM memory_frames_vec") == 0
-        assert m.reconcile()["vecFixed"] == 1
+        assert m.reconcile().vectors_fixed == 1
         assert m.search.search("hello vectors")[0].frame.content == "hello vectors"
 
 

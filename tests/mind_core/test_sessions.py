@@ -1,7 +1,8 @@
 import re
-import time
 
+from mind_core import sessions as sessions_module
 from mind_core.mind import Mind
+from tests.fakes import SteppingClock
 
 
 def test_gop_id_format():
@@ -18,10 +19,10 @@ def test_ensure_active_creates_then_reuses_and_keeps_project():
     assert mind.sessions.ensure_active("p2")["gop_id"] == first["gop_id"]
 
 
-def test_ensure_active_returns_most_recent_and_never_resurrects():
+def test_ensure_active_returns_most_recent_and_never_resurrects(monkeypatch):
+    monkeypatch.setattr(sessions_module, "now_iso", SteppingClock())
     mind = Mind.open(":memory:")
     a = mind.sessions.create()
-    time.sleep(0.002)
     b = mind.sessions.create()
     assert mind.sessions.ensure_active()["gop_id"] == b["gop_id"]
     mind.sessions.close(b["gop_id"])
@@ -51,10 +52,10 @@ def test_close_and_archive():
     assert mind.sessions.get_by_gop_id("missing") is None
 
 
-def test_get_by_project_newest_first():
+def test_get_by_project_newest_first(monkeypatch):
+    monkeypatch.setattr(sessions_module, "now_iso", SteppingClock())
     mind = Mind.open(":memory:")
     a = mind.sessions.create("p")
-    time.sleep(0.002)
     b = mind.sessions.create("p")
     mind.sessions.create("q")
     assert [s["gop_id"] for s in mind.sessions.get_by_project("p")] == [b["gop_id"], a["gop_id"]]

@@ -24,9 +24,9 @@ from mind_core.snapshot import (
     PART_FILE,
     PROVENANCE_FIELDS,
     SNAPSHOT_TABLES,
-    cmd_snapshot,
     partition_dir,
     snapshot_mind,
+    write_snapshot,
 )
 from mind_core.timestamps import parse_instant
 from tests.fakes import HashingEmbedder
@@ -77,12 +77,12 @@ def test_round_trip_row_counts_and_values(built: tuple[Path, dict], tmp_path: Pa
     for table, sqlite_table in SQLITE_TABLES.items():
         expected = mind_rows(path, f"SELECT COUNT(*) AS n FROM {sqlite_table}")[0]["n"]
         assert expected > 0
-        assert summary["rows"][table] == expected == read(tmp_path, table).num_rows, table
-    assert set(summary["paths"]) == set(SNAPSHOT_TABLES)
-    for table, folder in summary["paths"].items():
+        assert summary.rows[table] == expected == read(tmp_path, table).num_rows, table
+    assert set(summary.paths) == set(SNAPSHOT_TABLES)
+    for table, folder in summary.paths.items():
         assert Path(folder) == partition_dir(tmp_path.resolve(), table, "ws", DAY)
         assert [p.name for p in Path(folder).iterdir()] == [PART_FILE]
-    assert summary["workspace"] == "ws" and summary["snapshot_date"] == DAY
+    assert summary.workspace == "ws" and summary.snapshot_date == DAY
 
     frames = {row["id"]: row for row in read(tmp_path, "frames").to_pylist()}
     for stored in mind_rows(path, "SELECT * FROM memory_frames"):
@@ -140,7 +140,7 @@ def test_round_trip_row_counts_and_values(built: tuple[Path, dict], tmp_path: Pa
 
     snapshot_row = read(tmp_path, "snapshots").to_pylist()
     assert len(snapshot_row) == 1
-    assert snapshot_row[0]["frames_rows"] == summary["rows"]["frames"]
+    assert snapshot_row[0]["frames_rows"] == summary.rows["frames"]
     assert snapshot_row[0]["mind_path"] == str(path.resolve())
 
 
@@ -152,7 +152,7 @@ def test_timestamps_in_mixed_formats_become_utc_instants(built: tuple[Path, dict
         assert as_ms(created[ids["frames"][index]]) == expected_ms
     assert as_ms(created[ids["frames"][0]]) == ms("2024-01-10T09:00:00Z")
     assert read(tmp_path, "frames").schema.field("created_at").type == pa.timestamp("ms", tz="UTC")
-    assert summary["invalid_values"] == {"frames.created_at": 1}  # only "not a timestamp"
+    assert summary.invalid_values == {"frames.created_at": 1}  # only "not a timestamp"
     bob = next(r for r in read(tmp_path, "entities").to_pylist() if r["name"] == "Bob Smith")
     assert as_ms(bob["valid_from"]) == ms("2024-01-20T12:00:00Z")  # stored as '2024-01-20 12:00:00'
     originals = {row["id"]: row["original_timestamp"] for row in read(tmp_path, "frames").to_pylist()}
@@ -179,15 +179,15 @@ def test_resnapshot_same_date_replaces_partition(mind_copy: Path, tmp_path: Path
     with Mind.open(mind_copy, embedder=HashingEmbedder()) as mind:
         mind.frames.create_i_frames([NewFrame("manual", f"added later {i}") for i in range(3)])
     second = snapshot_mind(mind_copy, root, "ws", DAY)
-    assert second["rows"]["frames"] == first["rows"]["frames"] + 3
+    assert second.rows["frames"] == first.rows["frames"] + 3
     for table in SNAPSHOT_TABLES:
         assert [p.name for p in partition_dir(root, table, "ws", DAY).iterdir()] == [PART_FILE]
     dataset = pq.read_table(root / "frames")  # every partition under the table, as analysts read it
-    assert dataset.num_rows == second["rows"]["frames"]
+    assert dataset.num_rows == second.rows["frames"]
     assert len(set(dataset.column("id").to_pylist())) == dataset.num_rows
     assert not any((root / ".staging").iterdir())
     snapshot_mind(mind_copy, root, "ws", "2024-03-11")
-    assert pq.read_table(root / "frames").num_rows == 2 * second["rows"]["frames"]
+    assert pq.read_table(root / "frames").num_rows == 2 * second.rows["frames"]
 
 
 def test_failed_snapshot_keeps_the_previous_partition(built: tuple[Path, dict], tmp_path: Path) -> None:
@@ -200,8 +200,8 @@ def test_failed_snapshot_keeps_the_previous_partition(built: tuple[Path, dict], 
 
     with pytest.raises(RuntimeError, match="disk full"):
         snapshot_mind(path, tmp_path, "ws", DAY, progress=fail)
-    assert read(tmp_path, "frames").num_rows == before["rows"]["frames"]
-    assert read(tmp_path, "entities").num_rows == before["rows"]["entities"]
+    assert read(tmp_path, "frames").num_rows == before.rows["frames"]
+    assert read(tmp_path, "entities").num_rows == before.rows["entities"]
     assert not any((tmp_path / ".staging").iterdir())
 
 
@@ -227,7 +227,7 @@ def test_all_tables_come_from_one_read_transaction(mind_copy: Path, tmp_path: Pa
     finally:
         writer.close()
     assert wrote
-    assert summary["rows"] == counts
+    assert summary.rows == counts
     frame_ids = set(read(tmp_path, "frames").column("id").to_pylist())
     assert wrote[0] not in frame_ids
     assert set(read(tmp_path, "entity_frames").column("frame_id").to_pylist()) <= frame_ids
@@ -240,7 +240,7 @@ def test_frames_are_streamed_in_record_batches(built: tuple[Path, dict], tmp_pat
     summary = snapshot_mind(
         path, tmp_path, "ws", DAY, batch_rows=3, progress=lambda t, n: seen.append((t, n))
     )
-    frames = summary["rows"]["frames"]
+    frames = summary.rows["frames"]
     metadata = pq.ParquetFile(partition_dir(tmp_path, "frames", "ws", DAY) / PART_FILE).metadata
     assert metadata.num_row_groups == -(-frames // 3)
     assert metadata.row_group(0).column(0).compression == "ZSTD"
@@ -256,7 +256,7 @@ def test_embeddings_only_when_asked(
     assert "embedding" not in read(tmp_path / "plain", "frames").schema.names
     summary = snapshot_mind(path, tmp_path / "vec", "ws", DAY, include_embeddings=True)
     table = read(tmp_path / "vec", "frames")
-    assert summary["embedding_dimensions"] == 1024
+    assert summary.embedding_dimensions == 1024
     frames_file = pq.ParquetFile(partition_dir(tmp_path / "vec", "frames", "ws", DAY) / PART_FILE)
     assert frames_file.metadata.num_row_groups == -(-len(ids["frames"]) // 3)  # wide rows, smaller batches
     assert table.schema.field("embedding").type == pa.list_(pa.float32(), 1024)
@@ -285,7 +285,7 @@ def test_mind_written_by_the_original_schema(tmp_path: Path) -> None:
     db.execute("INSERT INTO knowledge_entities (entity_type, name) VALUES ('person', 'Ada')")
     db.close()
     summary = snapshot_mind(path, tmp_path / "snaps", "ws", DAY)
-    assert summary["rows"]["frames"] == 1 and summary["rows"]["entity_frames"] == 0
+    assert summary.rows["frames"] == 1 and summary.rows["entity_frames"] == 0
     frame = read(tmp_path / "snaps", "frames").to_pylist()[0]
     assert frame["harvest_source"] is None and frame["has_vector"] is False and frame["fts_indexed"] is True
     assert frame["vector_current"] is None
@@ -301,7 +301,7 @@ def test_unreadable_values_become_nulls_and_are_counted(mind_copy: Path, tmp_pat
     db.execute("UPDATE memory_frames SET metadata = '{broken' WHERE id = ?", (frame_id,))
     db.close()
     summary = snapshot_mind(mind_copy, tmp_path, "ws", DAY)
-    assert summary["invalid_values"] == {
+    assert summary.invalid_values == {
         "frames.created_at": 1,
         "frames.metadata": 1,
         "harvest_runs.total_items": 1,
@@ -328,21 +328,21 @@ def test_input_errors(built: tuple[Path, dict], tmp_path: Path) -> None:
     assert not (tmp_path / "frames").exists()
 
 
-def test_cmd_snapshot_over_a_home(tmp_path: Path) -> None:
+def test_write_snapshot_over_a_home(tmp_path: Path) -> None:
     home = MindHome(tmp_path / "home")
     with pytest.raises(NotFoundError, match="no minds"):
-        cmd_snapshot(home, None, None, DAY)
+        write_snapshot(home, None, None, DAY)
     for path, text in ((home.personal_path, "personal note"), (home.workspace_path("team"), "team note")):
         with Mind.open(path) as mind:
             mind.sessions.ensure("g")
             mind.frames.create_i_frame("g", text)
-    result = cmd_snapshot(home, None, None, DAY)
-    assert result["root"] == str(home.root / "snapshots") and result["snapshot_date"] == DAY
-    assert set(result["minds"]) == {"personal", "team"}
+    result = write_snapshot(home, None, None, DAY)
+    assert result.root == str(home.root / "snapshots") and result.snapshot_date == DAY
+    assert set(result.minds) == {"personal", "team"}
     team = read(home.root / "snapshots", "frames", "team")
     assert team.column("content").to_pylist() == ["team note"]
-    only = cmd_snapshot(home, "personal", tmp_path / "elsewhere", "2024-03-11")
-    assert set(only["minds"]) == {"personal"}
+    only = write_snapshot(home, "personal", tmp_path / "elsewhere", "2024-03-11")
+    assert set(only.minds) == {"personal"}
     assert read(tmp_path / "elsewhere", "frames", "personal", "2024-03-11").num_rows == 1
     with pytest.raises(NotFoundError, match="absent"):
-        cmd_snapshot(home, "absent", None, DAY)
+        write_snapshot(home, "absent", None, DAY)

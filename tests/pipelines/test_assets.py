@@ -66,7 +66,7 @@ def test_two_partitions_into_one_workspace_and_one_into_another(tmp_path, home, 
     ):
         assert (frames_of(alpha, "gpt"), frames_of(alpha, "notes"), frames_of(alpha, "chats")) == (12, 3, 0)
         assert (frames_of(beta, "chats"), frames_of(beta, "gpt")) == (4, 0)
-        assert alpha.doctor()["ok"] and beta.doctor()["ok"]
+        assert alpha.doctor().ok and beta.doctor().ok
         assert (
             meta[notes]["vector_index"]["mind_vectors"]
             == 15

@@ -12,11 +12,11 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 from mind_core import plugins
+from mind_core.harvest import format_utc
 from mind_core.harvest.items import HarvestError, HarvestItem, HarvestMessage
 from plugins.email import EmailSource, subject_key
 from plugins.html_text import html_to_text
 from plugins.mail_text import decode_header_value, parse_date, strip_replies
-from plugins.timefmt import utc_iso
 
 SOURCE = EmailSource()
 
@@ -184,7 +184,7 @@ def test_dates_become_utc_from_their_zones(shared_data: Path) -> None:
         for path, message in by_path(scan(folder)[0]).items():
             raw = stdlib_parse(folder / path).get("date")
             try:
-                expected = utc_iso(parsedate_to_datetime(str(raw)))
+                expected = format_utc(parsedate_to_datetime(str(raw)))
             except (TypeError, ValueError):
                 continue  # no Date, or not a date: covered below and by the hand-made mbox
             assert message.timestamp == expected, path

@@ -60,4 +60,4 @@ def test_plugin_modules_import_only_the_item_model_and_the_hook_marker(path: Pat
 
 def test_every_plugin_module_is_checked() -> None:
     checked = {p.stem for p in PLUGINS.rglob("*.py")}
-    assert {"chatgpt", "claude", "gemini", "email", "markdown", "timefmt"} <= checked
+    assert {"chatgpt", "claude", "gemini", "email", "markdown"} <= checked

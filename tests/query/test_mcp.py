@@ -75,13 +75,13 @@ def test_knowledge_awareness_and_cleanup_tools(tools):
     mind.sessions.ensure("old")
     mind.frames.create_i_frame("old", "stale scratch", "temporary", created_at="2020-01-01T00:00:00Z")
     assert tools.cleanup_frames("reconcile")["reconciled"] == {
-        "ftsFixed": 0,
-        "vecFixed": 1,
-        "orphansRemoved": 0,
+        "fts_fixed": 0,
+        "vectors_fixed": 1,
+        "orphans_removed": 0,
     }
     compacted = tools.cleanup_frames("compact")
-    assert compacted["mode"] == "compact" and compacted["temporaryPruned"] == 1
-    assert compacted["reconciled"]["orphansRemoved"] == 0
+    assert compacted["mode"] == "compact" and compacted["temporary_pruned"] == 1
+    assert compacted["reconciled"]["orphans_removed"] == 0
     assert mind.frames.find_duplicate("stale scratch") is None
     with pytest.raises(InvalidInputError):
         tools.cleanup_frames("wipe_all")  # type: ignore[arg-type]
@@ -142,6 +142,6 @@ def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
     assert "invalid workspace name" in seen["traversal"].content[0].text
     assert "Traceback" not in seen["traversal"].content[0].text
     assert seen["identity"]["identity"]["name"] == "Mnemo"
-    assert seen["cleanup"]["reconciled"]["ftsFixed"] == 0
+    assert seen["cleanup"]["reconciled"]["fts_fixed"] == 0
     with Mind.open(MindHome(tmp_path / "home").workspace_path("team"), readonly=True) as mind:
         assert mind.frames.get_by_id(seen["saved"]["frame_id"]).access_count == 1  # recall touched it

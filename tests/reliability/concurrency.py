@@ -147,7 +147,7 @@ def harvest_while_recalling(root: Path, conversations: int, messages_each: int) 
             frames=mind.db.scalar("SELECT COUNT(*) FROM memory_frames"),
             ledger=ledger,
             vectors=mind.db.scalar("SELECT COUNT(*) FROM memory_frames_vec"),
-            doctor_ok=mind.doctor()["ok"],
+            doctor_ok=mind.doctor().ok,
             reports=reports,
         )
     return result

@@ -17,7 +17,7 @@ def test_hostile_corpus_is_harvested_without_loss_or_escape(tmp_path):
         for outcome in outcomes:
             assert outcome.ok, outcome
         assert sum(o.frames for o in outcomes) >= sum(len(c.good) for c in cases)
-        assert mind.doctor()["ok"]
+        assert mind.doctor().ok
     assert tree_state(tmp_path, skip=home.root) == before  # sources untouched, nothing escaped
     assert {p.name for p in tmp_path.iterdir()} == {"corpus", "home"}
     errors = [e for o in outcomes for e in o.errors]

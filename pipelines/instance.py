@@ -1,0 +1,35 @@
+"""The Dagster instance of a mind home: where its runs, materializations and checks are recorded.
+
+``$DAGSTER_HOME`` when set, else ``<MIND_HOME>/dagster``: the command line, ``make run`` and
+``make ui`` then read and write one history per mind home. A new instance folder gets the
+shipped ``dagster.yaml`` (telemetry off; the run queue with one run in progress per mind).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from mind_core.home import MindHome
+
+SHIPPED_CONFIG = Path(__file__).with_name("dagster.yaml")
+INSTANCE_DIR = "dagster"
+
+
+def dagster_home(home: MindHome) -> Path:
+    """The instance folder of ``home``: ``$DAGSTER_HOME`` or ``<MIND_HOME>/dagster``."""
+    configured = os.environ.get("DAGSTER_HOME")
+    return Path(configured).expanduser().resolve() if configured else home.root / INSTANCE_DIR
+
+
+def prepare_dagster_home(home: MindHome) -> Path:
+    """Create the instance folder with the shipped configuration (an existing one is kept as the
+    operator left it) and point ``$DAGSTER_HOME`` at it for this process and its children."""
+    folder = dagster_home(home)
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "dagster.yaml"
+    if not config.exists():
+        shutil.copyfile(SHIPPED_CONFIG, config)
+    os.environ["DAGSTER_HOME"] = str(folder)
+    return folder
