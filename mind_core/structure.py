@@ -441,9 +441,8 @@ def _write_fact(knowledge: KnowledgeGraph, fact: Fact) -> tuple[int | None, bool
         return existing.id, False
     properties = {**fact.properties, "confidence": STRUCTURE_CONFIDENCE, "extractor": STRUCTURE_EXTRACTOR}
     try:
-        entity = knowledge.create_entity(
-            fact.entity_type, fact.name, properties, valid_from=first, valid_to=fact.valid_to
-        )
+        ended = None if fact.valid_to is None else max(fact.valid_to, first)  # never before it began
+        entity = knowledge.create_entity(fact.entity_type, fact.name, properties, valid_from=first, valid_to=ended)
         return entity.id, True
     except InvalidInputError as exc:
         log.warning("structure: entity %s %r skipped: %s", fact.entity_type, fact.name, exc)
