@@ -833,16 +833,21 @@ class KnowledgeGraph:
 
     def _as_of(self, kind: str, valid_at: str | None, known_at: str | None) -> list[dict[str, Any]]:
         table = _TABLES[kind]
-        if known_at is None:
-            rows = [dict(r) for r in self.db.query(f"SELECT * FROM {table}")]
-        else:
+        at = None if valid_at is None else _instant(valid_at, "valid_at")
+        clauses: list[str] = []
+        params: list[Any] = []
+        if at is not None:  # the live rows are filtered in SQL; the (fewer) versions below in Python
+            clauses.append(
+                "julianday(valid_from) <= julianday(?) AND (valid_to IS NULL OR julianday(valid_to) > julianday(?))"
+            )
+            params += [at, at]
+        if known_at is not None:
             known = _instant(known_at, "known_at")
-            rows = [
-                dict(r)
-                for r in self.db.query(
-                    f"SELECT * FROM {table} WHERE julianday(recorded_at) <= julianday(?)", (known,)
-                )
-            ]
+            clauses.append("julianday(recorded_at) <= julianday(?)")
+            params.append(known)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = [dict(r) for r in self.db.query(f"SELECT * FROM {table}{where}", params)]
+        if known_at is not None:
             rows += [
                 json.loads(r["data"])
                 for r in self.db.query(
@@ -851,9 +856,8 @@ class KnowledgeGraph:
                     (kind, known, known),
                 )
             ]
-        if valid_at is None:
+        if at is None:
             return rows
-        at = _instant(valid_at, "valid_at")
         return [r for r in rows if _holds_at(r["valid_from"], r["valid_to"], at)]
 
     # -- traversal ----------------------------------------------------------------------------
