@@ -507,6 +507,10 @@ def cmd_recall(args: argparse.Namespace) -> int:
             "since": args.since,
             "until": args.until,
             "explain": args.explain,
+            "tags": list(args.tag),
+            "sender": args.sender,
+            "source_kind": args.source_kind,
+            "as_of": args.as_of,
         },
     )
     with contextlib.ExitStack() as stack:
@@ -652,6 +656,93 @@ def cmd_analytics_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- knowledge graph ----------------------------------------------------------------------------
+def _kg_axes(args: argparse.Namespace) -> dict[str, str | None]:
+    return {"valid_at": args.valid_at, "known_at": args.known_at}
+
+
+def _entity_row(entity: Any) -> dict[str, Any]:
+    return {
+        "id": entity.id,
+        "type": entity.entity_type,
+        "name": entity.name,
+        "valid_from": entity.valid_from,
+        "valid_to": entity.valid_to,
+        "recorded_at": entity.recorded_at,
+        "properties": entity.properties,
+    }
+
+
+def cmd_kg_entities(args: argparse.Namespace) -> int:
+    with open_mind(args, embed=False, readonly=True) as mind:
+        found = mind.knowledge.entities_as_of(**_kg_axes(args), entity_type=args.type, limit=args.limit)
+    rows = [_entity_row(e) for e in found]
+    table = format_table(
+        ("id", "type", "name", "valid from", "valid to"),
+        [(r["id"], r["type"], r["name"], r["valid_from"], r["valid_to"] or "") for r in rows],
+    )
+    emit(args, rows, table)
+    return EXIT_OK
+
+
+def cmd_kg_relations(args: argparse.Namespace) -> int:
+    with open_mind(args, embed=False, readonly=True) as mind:
+        kg = mind.knowledge
+        found = kg.relations_as_of(**_kg_axes(args), relation_type=args.type, limit=args.limit)
+        names = {e.id: e.name for e in kg.entities_as_of(known_at=args.known_at, limit=10**9)}
+    rows = [
+        {
+            "id": r.id,
+            "source": names.get(r.source_id, r.source_id),
+            "type": r.relation_type,
+            "target": names.get(r.target_id, r.target_id),
+            "confidence": r.confidence,
+            "valid_from": r.valid_from,
+            "valid_to": r.valid_to,
+            "recorded_at": r.recorded_at,
+        }
+        for r in found
+    ]
+    table = format_table(
+        ("source", "relation", "target", "valid from"),
+        [(r["source"], r["type"], r["target"], r["valid_from"]) for r in rows],
+    )
+    emit(args, rows, table)
+    return EXIT_OK
+
+
+def cmd_kg_neighbours(args: argparse.Namespace) -> int:
+    name = " ".join(args.name)
+    with open_mind(args, embed=False, readonly=True) as mind:
+        kg = mind.knowledge
+        entities = {e.id: e for e in kg.entities_as_of(known_at=args.known_at, limit=10**9)}
+        matches = [e for e in entities.values() if e.name.lower() == name.lower()]
+        if not matches:
+            raise NotFoundError(f"no entity named {name!r} (as known at {args.known_at or 'now'})")
+        rows = []
+        for entity in matches:
+            for relation in kg.relations_as_of(**_kg_axes(args), entity_id=entity.id, limit=args.limit):
+                outgoing = relation.source_id == entity.id
+                other = entities.get(relation.target_id if outgoing else relation.source_id)
+                rows.append(
+                    {
+                        "entity": entity.name,
+                        "direction": "out" if outgoing else "in",
+                        "relation": relation.relation_type,
+                        "neighbour": other.name if other else None,
+                        "neighbour_type": other.entity_type if other else None,
+                        "valid_from": relation.valid_from,
+                        "valid_to": relation.valid_to,
+                    }
+                )
+    table = format_table(
+        ("relation", "dir", "neighbour", "type", "valid from"),
+        [(r["relation"], r["direction"], r["neighbour"], r["neighbour_type"], r["valid_from"]) for r in rows],
+    )
+    emit(args, rows, table)
+    return EXIT_OK
+
+
 # -- parser -------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
@@ -741,6 +832,23 @@ def build_parser() -> argparse.ArgumentParser:
     compact.add_argument("--max-deprecated-age-days", type=int, default=90)
     compact.set_defaults(func=cmd_compact)
 
+    axes = argparse.ArgumentParser(add_help=False)
+    axes.add_argument("--valid-at", help="what held at this instant (valid time; ISO date/time)")
+    axes.add_argument("--known-at", help="as the mind believed it at this instant (transaction time)")
+    axes.add_argument("--limit", type=int, default=200)
+    kg = commands.add_parser("kg", help="the knowledge graph, on both time axes").add_subparsers(
+        dest="action", required=True
+    )
+    kg_entities = kg.add_parser("entities", parents=[common, axes], help="entities (of one --type)")
+    kg_entities.add_argument("--type")
+    kg_entities.set_defaults(func=cmd_kg_entities)
+    kg_relations = kg.add_parser("relations", parents=[common, axes], help="relations (of one --type)")
+    kg_relations.add_argument("--type")
+    kg_relations.set_defaults(func=cmd_kg_relations)
+    kg_neighbours = kg.add_parser("neighbours", parents=[common, axes], help="an entity's relations")
+    kg_neighbours.add_argument("name", nargs="+")
+    kg_neighbours.set_defaults(func=cmd_kg_neighbours)
+
     external = argparse.ArgumentParser(add_help=False)
     external.add_argument(
         "--external-url",
@@ -758,6 +866,12 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--until", help="only memories at or before this ISO date/time")
     recall.add_argument("--explain", action="store_true", help="show lane ranks and score parts")
     recall.add_argument("--no-touch", action="store_true", help="do not count this recall as an access")
+    recall.add_argument(
+        "--tag", action="append", default=[], help="only frames with this tag (repeatable; nested tags match)"
+    )
+    recall.add_argument("--from", dest="sender", help="only frames whose mail From or author contains this")
+    recall.add_argument("--as-of", help="recall as of this instant: memories up to it, recency measured from it")
+    recall.add_argument("--source-kind", help="only frames of this plugin (markdown, email, chatgpt ...) or item kind")
     recall.set_defaults(func=cmd_recall)
 
     serve = commands.add_parser("serve", parents=[common, external], help="HTTP JSON query service")

@@ -41,6 +41,7 @@ from mind_core.frames import Frame
 from mind_core.limits import DEFAULT_RESULTS
 from mind_core.query.models import RecallRequest, parse_request
 from mind_core.search import SearchResult
+from mind_core.source_filter import SourceFilter
 from mind_core.timestamps import now_iso
 
 if TYPE_CHECKING:
@@ -206,6 +207,7 @@ def map_memory_result(result: SearchResult, source: str) -> CombinedResult:
             "relevance_score": result.relevance_score,
             "final_score": result.final_score,
             "provenance": frame_provenance(frame),
+            "source": frame.metadata.get("source") or {},
         },
         explain=result.explain,
     )
@@ -477,17 +479,34 @@ class CombinedRetrieval:
         since: str | None = None,
         until: str | None = None,
         explain: bool = False,
+        source: SourceFilter | None = None,
+        as_of: str | None = None,
     ) -> CombinedRetrievalResult:
         """``recall`` for plain arguments, checked by the same RecallRequest rules as every surface."""
         values = {"query": query, "limit": limit, "profile": profile, "scope": scope}
-        values.update(since=since, until=until, explain=explain)
+        values.update(since=since, until=until, explain=explain, as_of=as_of)
+        if source is not None:
+            values.update(tags=list(source.tags), sender=source.sender, source_kind=source.source_kind)
         return self.recall(parse_request(RecallRequest, values), turn_id)
 
     def recall(self, request: RecallRequest, turn_id: str | None = None) -> CombinedRetrievalResult:
+        """``tags``, ``sender`` and ``source_kind`` narrow the minds' results to frames whose sources
+        match (external sources know nothing of them and are asked unchanged); ``as_of`` recalls as
+        of that instant (frames up to it, recency from it; see ``HybridSearch.search``)."""
         query, limit, scope = request.query, request.limit, request.scope
         profile, since, until, explain = request.profile, request.since, request.until, request.explain
+        as_of = request.as_of
+        source = SourceFilter(tuple(request.tags), request.sender, request.source_kind)
         log.debug("recall turn=%s scope=%s query=%r", turn_id, scope, query[:80])
-        options = {"limit": limit, "profile": profile, "since": since, "until": until, "explain": explain}
+        options = {
+            "limit": limit,
+            "profile": profile,
+            "since": since,
+            "until": until,
+            "explain": explain,
+            "source": source,
+            "as_of": as_of,
+        }
         workspace_results = (
             self._search_mind(self.workspace, WORKSPACE, query, options) if scope != PERSONAL else []
         )

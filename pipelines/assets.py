@@ -42,6 +42,7 @@ from mind_core.harvest.pipeline import (
 from mind_core.harvest.staging import read_staged, stage_scan, staged_scan_info
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
+from mind_core.session_summary import close_harvested_sessions
 from mind_core.snapshot import write_snapshot
 from mind_core.vector_index import meta_fingerprint
 from mind_core.write_lock import mind_write_lock
@@ -257,7 +258,8 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
     with _writing(context, mind_home, key.workspace) as mind:
         began = time.perf_counter()
         pending = pending_cognify_ids(mind, key.source)
-        result = cognify_frames(mind, pending)
+        result = cognify_frames(mind, pending, key.source)
+        sessions_closed = close_harvested_sessions(mind.db, key.source, pending)
         seconds = time.perf_counter() - began
         totals = mind_totals(mind)
     return dg.MaterializeResult(
@@ -266,6 +268,8 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
             "frames_processed": int(result.get("processed", 0)),
             "entity_mentions": int(result.get("entities", 0)),
             "relations_created": int(result.get("relations", 0)),
+            "structure_relations_created": int(result.get("structure_relations", 0)),
+            "sessions_closed": sessions_closed,
             "cognify_seconds": round(seconds, 3),
             "frames_per_second": rate(int(result.get("processed", 0)), seconds),
             **totals,

@@ -514,6 +514,7 @@ def _email_message(raw: bytes, record: MessageRecord) -> HarvestMessage:
         "from": author,
         "to": [format_person(*p) for p in parse_addresses(", ".join(headers.get("to", [])))],
         "cc": [format_person(*p) for p in parse_addresses(", ".join(headers.get("cc", [])))],
+        "list_id": decode_header_value(_first(headers, "list-id")) or None,
         "date": _first(headers, "date"),
         "path": record.relpath,
         "content_type": body.content_type,

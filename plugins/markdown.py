@@ -410,6 +410,32 @@ def note_item(note: ParsedNote, relpath: str, mtime: float, created_epoch: float
         )
 
     property_links = _property_links(note.properties)
+    if not messages:
+        properties_text = _properties_text(note.properties)
+        if properties_text:
+            # A note of properties only (a book, a person card) is still something the vault
+            # knows: its properties become its one frame, so they are searchable and evidence.
+            messages.append(
+                HarvestMessage(
+                    key=stable_key("markdown", relpath, "\x00properties"),
+                    text=properties_text,
+                    role=None,
+                    author=author,
+                    timestamp=section_time,
+                    metadata={
+                        "heading": None,
+                        "heading_path": [],
+                        "level": 0,
+                        "section_index": 0,
+                        "line": 1,
+                        "links": [],
+                        "embeds": [],
+                        "link_refs": [],
+                        "tags": [],
+                        "properties_only": True,
+                    },
+                )
+            )
     body_links = [link for section in note.sections for link in section.links]
     metadata: dict[str, Any] = {
         "path": stored_text(relpath),
@@ -516,6 +542,17 @@ def _property_links(properties: dict[str, Any]) -> dict[str, list[str]]:
     for key, value in properties.items():
         visit(str(key), value, budget)
     return {key: _unique(targets) for key, targets in found.items()}
+
+
+def _properties_text(properties: dict[str, Any]) -> str:
+    """``key: value`` lines of the properties that have a value (lists joined by commas)."""
+    lines = []
+    for key, value in properties.items():
+        values = value if isinstance(value, list) else [value]
+        shown = [str(_json_safe(v)) for v in values if v not in (None, "") and not isinstance(v, dict | list)]
+        if shown:
+            lines.append(f"{key}: {', '.join(shown)}")
+    return "\n".join(lines)
 
 
 def _json_safe(value: Any) -> Any:

@@ -25,9 +25,9 @@ from mind_core.frames import Frame, NewFrame
 from mind_core.harvest.items import MAX_MESSAGE_CHARS, HarvestError, HarvestItem, HarvestMessage, ScanEvent
 from mind_core.harvest.outcome import judge_import
 from mind_core.harvest.ownership import frame_metadata, frames_held, hand_over, held_by_others, owned_by
+from mind_core.harvest.source_metadata import ledger_digest, source_metadata
 from mind_core.harvest.stores import HarvestRunStore, HarvestSourceStore, SourceOutcome
 from mind_core.mind import Mind
-from mind_core.schema import content_hash
 from mind_core.timestamps import is_valid_iso_timestamp, now_iso
 
 IMPORT_BATCH = 1000
@@ -193,14 +193,18 @@ def import_items(
                     )
                     message = replace(message, text=message.text[:MAX_MESSAGE_CHARS])
                 content = frame_content(event, message)
-                digest = content_hash(content)
+                kept = source_metadata(event, message)
+                digest = ledger_digest(content, kept)
                 message_hashes.append(f"{key}\x00{digest}")
                 if seen_keys is not None:
                     seen_keys.add(key)
                 timestamp = message.timestamp or event.timestamp
                 if not is_valid_iso_timestamp(timestamp):
                     summary.timestamps_missing += 1
-                meta = {"provenance": provenance(source_name, kind, event, message, identity)}
+                meta = {
+                    "provenance": provenance(source_name, kind, event, message, identity),
+                    "source": kept,
+                }
                 pending.append(
                     _Pending(
                         key, digest, gop_id_for(source_name, event.container_key), content, timestamp, meta

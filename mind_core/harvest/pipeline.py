@@ -33,6 +33,8 @@ from mind_core.reconcile import (
     reconcile_fts_index,
     reconcile_vec_index,
 )
+from mind_core.session_summary import close_harvested_sessions
+from mind_core.structure import learn_structure
 
 _SOURCE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
@@ -201,11 +203,19 @@ class HarvestReport:
         }
 
 
-def cognify_frames(mind: Mind, frame_ids: list[int]) -> dict[str, Any]:
-    """Entities, relations and entity-frame links for these frames (and their vectors)."""
-    if not frame_ids:
-        return {"processed": 0, "entities": 0, "relations": 0}
-    return dict(mind.cognify.cognify_batch(frame_ids))
+def cognify_frames(mind: Mind, frame_ids: list[int], source: str | None = None) -> dict[str, Any]:
+    """Entities, relations and entity-frame links for these frames (and their vectors); with
+    ``source``, also what the source's structure states (``mind_core.structure``; idempotent, so
+    it runs even when no frame is pending), counted as ``structure_entities`` /
+    ``structure_relations`` created."""
+    result: dict[str, Any] = (
+        dict(mind.cognify.cognify_batch(frame_ids)) if frame_ids else {"processed": 0, "entities": 0, "relations": 0}
+    )
+    if source is not None:  # also with nothing pending: a crash may have come between the two steps
+        learned = learn_structure(mind.db, mind.knowledge, source)
+        result["structure_entities"] = learned["entities"]
+        result["structure_relations"] = learned["relations"]
+    return result
 
 
 def pending_cognify_ids(mind: Mind, source: str | None = None) -> list[int]:
@@ -298,7 +308,8 @@ def harvest(
     began = time.perf_counter()
     if cognify:
         pending = pending_cognify_ids(mind, name)
-        report.cognified = cognify_frames(mind, pending)
+        report.cognified = cognify_frames(mind, pending, name)
+        report.cognified["sessions_closed"] = close_harvested_sessions(mind.db, name, pending)
     report.stage_seconds["cognify"] = time.perf_counter() - began
 
     began = time.perf_counter()

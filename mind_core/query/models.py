@@ -79,6 +79,12 @@ TimeBound = Annotated[
     Field(max_length=limits.MAX_TIME_BOUND_CHARS, description="ISO-8601 date or date/time (event time)."),
     AfterValidator(_instant),
 ]
+SourceFilterText = Annotated[
+    str,
+    BeforeValidator(_well_formed),
+    Field(min_length=1, max_length=limits.MAX_FILTER_CHARS),
+    AfterValidator(_not_blank),
+]
 ResultLimit = Annotated[int, Field(ge=1, le=limits.MAX_RESULTS, description="Results per mind.")]
 SnippetChars = Annotated[
     int,
@@ -109,6 +115,16 @@ class RecallRequest(QueryRequest):
     until: TimeBound | None = Field(None, description="Only frames at or before this ISO-8601 date/time.")
     explain: bool = Field(False, description="Include lane ranks and score parts.")
     snippet_chars: SnippetChars | None = None
+    tags: list[SourceFilterText] = Field(
+        [], max_length=limits.MAX_FILTER_TAGS, description="Only frames carrying every one of these tags."
+    )
+    sender: SourceFilterText | None = Field(None, description="Only frames whose mail From or author contains this.")
+    source_kind: SourceFilterText | None = Field(
+        None, description="Only frames of this plugin (markdown, email, chatgpt ...) or item kind (note ...)."
+    )
+    as_of: TimeBound | None = Field(
+        None, description="Recall as of this ISO-8601 instant: frames up to it, recency counted from it."
+    )
 
 
 class SearchRequest(QueryRequest):
