@@ -5,7 +5,7 @@ instance, as the materializations a Dagster run of that source's partition recor
 ``pipelines.history_plugin``, registered through the ``mind_harvest`` entry-point group, answers
 it with ``record_command_line_harvest``. No daemon or
 webserver needs to run: the events go straight into the instance's storage, so the UI shows the
-command line's harvests beside its own runs (tagged ``mind_harvest/recorded_by: command line``).
+command line's harvests beside its own runs (tagged ``mind_harvest/recorded_by: command-line``).
 
 - A harvested source (ok / partial): a materialization of each asset of the harvest chain for its
   partition, with the counts a run records, and a passed ``source_parsed`` check.
@@ -28,7 +28,7 @@ from pipelines.instance import prepare_dagster_home
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 
 CHAIN = ("harvest_items", "iframe_imports", "cognified_frames", "vector_index")
-RECORDED_BY = {"mind_harvest/recorded_by": "command line"}
+RECORDED_BY = {"mind_harvest/recorded_by": "command-line"}
 
 
 def _chain_metadata(report: Any) -> dict[str, dict[str, Any]]:
@@ -59,10 +59,11 @@ def _chain_metadata(report: Any) -> dict[str, dict[str, Any]]:
             "frames_processed": int(cognified.get("processed", 0)),
             "entity_mentions": int(cognified.get("entities", 0)),
             "relations_created": int(cognified.get("relations", 0)),
+            "vectors_written": int(cognified.get("vectors", 0)),
             "cognify_seconds": round(seconds.get("cognify", 0.0), 3),
         },
         "vector_index": {
-            "vectors_written": report.vectors_written,
+            "vectors_written": report.vectors_written - int(cognified.get("vectors", 0)),
             "embed_seconds": round(seconds.get("vectors", 0.0), 3),
             "harvest_complete": report.status not in FAILING_STATUSES,
         },

@@ -90,7 +90,7 @@ def _source_row(key: str, result: dg.ExecuteInProcessResult) -> tuple[Any, ...]:
         meta["harvest_items"]["items"],
         meta.get("iframe_imports", {}).get("frames_new", 0),
         meta.get("cognified_frames", {}).get("entity_mentions", 0),
-        meta.get("vector_index", {}).get("vectors_written", 0),
+        sum(meta.get(asset, {}).get("vectors_written", 0) for asset in ("cognified_frames", "vector_index")),
         meta["harvest_items"]["errors"],
     )
 
