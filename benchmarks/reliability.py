@@ -1,5 +1,6 @@
-"""The long reliability run (issue #11): crash trials, hostile corpus, property tests, concurrency,
-resource faults and the query service under load, with the figures for the README.
+"""The long reliability run (issues #11, #14): crash trials, hostile corpus, bad bytes, hostile
+sizes, property tests, concurrency, resource faults and the query service under load, with the
+figures for the README.
 
     .venv/bin/python benchmarks/reliability.py            # the full run (about 15 minutes on 2 cores)
     .venv/bin/python benchmarks/reliability.py --quick    # a smoke run of every part
@@ -11,6 +12,7 @@ big and failures are counted instead of stopping the run. Writes benchmarks/resu
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 import time
 from collections import Counter
@@ -20,13 +22,21 @@ from typing import Any
 from _common import SHARED_DATA, write_results
 
 from mind_core.embeddings.mock import MockEmbedder
+from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from tests.fakes import HashingEmbedder
 from tests.reliability import faults
 from tests.reliability.concurrency import harvest_while_recalling
 from tests.reliability.crash import crash_trials
-from tests.reliability.hostile import build_corpus, harvest_corpus, tree_state
+from tests.reliability.hostile import (
+    BAD_BYTE_EXPORTS,
+    _has_marker,
+    build_corpus,
+    export_with_bad_bytes,
+    harvest_corpus,
+    tree_state,
+)
 from tests.reliability.load import serve_under_load
 from tests.reliability.properties import (
     build_query_fixture,
@@ -34,6 +44,8 @@ from tests.reliability.properties import (
     check_queries,
     parser_samples,
 )
+from tests.reliability.sizes import CASES as SIZE_CASES
+from tests.reliability.sizes import measure
 
 
 def section(title: str) -> float:
@@ -86,6 +98,62 @@ def hostile_part(root: Path, truncations: int, big_mb: int, seed: int) -> dict[s
         "seconds": round(time.perf_counter() - began, 1),
     }
     print(f"  {summary}")
+    return summary
+
+
+def bad_byte_part(root: Path, records: int, every: int) -> dict[str, Any]:
+    began = section(f"bad bytes: {records}-record exports with invalid UTF-8 in every {every}th record")
+    results = {}
+    for kind in sorted(BAD_BYTE_EXPORTS):
+        broken = set(range(every // 2, records, every))
+        path, marks = export_with_bad_bytes(root / kind, kind, records, broken)
+        with Mind.open(root / f"{kind}.mind", embedder=MockEmbedder(1024)) as mind:
+            register_source(mind, kind, path, kind)
+            summary = harvest(mind, kind, cognify=False).imported
+            lost = sum(not _has_marker(mind, mark) for mark in marks)
+        assert summary is not None
+        results[kind] = {
+            "records": records,
+            "records_with_bad_bytes": len(broken),
+            "warnings": summary.error_count,
+            "messages_lost": lost,
+        }
+        print(f"  {kind:<8} {results[kind]}")
+    summary_out = {
+        "exports": results,
+        "messages_lost_next_to_a_bad_byte": sum(r["messages_lost"] for r in results.values()),
+        "seconds": round(time.perf_counter() - began, 1),
+    }
+    print(f"  messages lost next to a bad byte: {summary_out['messages_lost_next_to_a_bad_byte']}")
+    return summary_out
+
+
+def sizes_part(root: Path, big_mb: int) -> dict[str, Any]:
+    began = section(
+        f"hostile sizes: {big_mb} MB single records ({3 * big_mb} MB in the zip), each in a fresh process"
+    )
+    results = []
+    for name, make in SIZE_CASES.items():
+        case = make(root / name, (3 if name == "zip" else 1) * big_mb * 2**20)
+        result = measure(case)
+        shutil.rmtree(root / name)
+        results.append(result)
+        print(
+            f"  {result['case']:<38} peak {result.get('peak_mb', '?'):>5} MB, "
+            f"{result.get('over_baseline_mb', '?'):>5} MB over baseline, frames {result.get('frames')}, "
+            f"next record imported: {result.get('marker_imported')}"
+        )
+        for warning in result.get("warnings", []) or result.get("error", []):
+            print(f"      {warning}")
+    over = [r.get("over_baseline_mb", float("inf")) for r in results]
+    summary = {
+        "cases": results,
+        "max_over_baseline_mb": max(over),
+        "within_300_mb": all(o < 300 for o in over),
+        "next_record_lost": sum(not r.get("marker_imported") for r in results),
+        "seconds": round(time.perf_counter() - began, 1),
+    }
+    print(f"  largest peak over baseline: {summary['max_over_baseline_mb']} MB (target < 300 MB)")
     return summary
 
 
@@ -210,18 +278,24 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a small run of every part")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument(
-        "--only", nargs="*", choices=("crash", "hostile", "properties", "concurrency", "faults", "load")
+        "--only",
+        nargs="*",
+        choices=("crash", "hostile", "badbytes", "sizes", "properties", "concurrency", "faults", "load"),
     )
     args = parser.parse_args()
     size = {
         "trials": 4 if args.quick else 32,
         "truncations": 10 if args.quick else 300,
         "big_mb": 2 if args.quick else 50,
+        "bad_byte_records": 60 if args.quick else 2000,
+        "size_mb": 5 if args.quick else 100,
         "examples": 50 if args.quick else 1000,
         "requests": 200 if args.quick else 1000,
         "rounds": 2 if args.quick else 3,
     }
-    parts = set(args.only or ("crash", "hostile", "properties", "concurrency", "faults", "load"))
+    parts = set(
+        args.only or ("crash", "hostile", "badbytes", "sizes", "properties", "concurrency", "faults", "load")
+    )
     results: dict[str, Any] = {"size": size, "seed": args.seed}
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mind-reliability-") as tmp:
@@ -232,6 +306,10 @@ def main() -> None:
             results["hostile"] = hostile_part(
                 root / "hostile", size["truncations"], size["big_mb"], args.seed
             )
+        if "badbytes" in parts:
+            results["badbytes"] = bad_byte_part(root / "badbytes", size["bad_byte_records"], 20)
+        if "sizes" in parts:
+            results["sizes"] = sizes_part(root / "sizes", size["size_mb"])
         if "properties" in parts:
             results["properties"] = property_part(root / "properties", size["examples"])
         if "concurrency" in parts:

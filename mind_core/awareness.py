@@ -27,7 +27,11 @@ class AwarenessLayer:
         metadata: dict[str, Any] | None = None,
         expires_at: str | None = None,
     ) -> dict[str, Any]:
-        """Add an item; when 10 are already active the lowest-priority, oldest one is dropped."""
+        """Add an item; when 10 are already active the lowest-priority, oldest one is dropped.
+
+        An item that is already expired when added never becomes active, so it makes no room:
+        evicting a live item for it would leave fewer than 10 active.
+        """
         if category not in CATEGORIES:
             raise InvalidInputError(f"unknown awareness category {category!r}; expected one of {', '.join(CATEGORIES)}")
         if not isinstance(content, str) or not content.strip():
@@ -42,17 +46,21 @@ class AwarenessLayer:
                 raise InvalidInputError(f"invalid expires_at timestamp {expires_at!r}") from exc
         now = now_iso()
         with self.db.transaction():
-            active = self.db.query(
-                f"SELECT id FROM awareness WHERE {_ACTIVE} ORDER BY priority ASC, created_at ASC, id ASC", (now,)
-            )
-            for row in active[: max(0, len(active) - MAX_ITEMS + 1)]:
-                self.db.execute("DELETE FROM awareness WHERE id = ?", (row["id"],))
+            if expires is None or self.db.scalar("SELECT julianday(?) > julianday(?)", (expires, now)):
+                self._make_room(now)
             cursor = self.db.execute(
                 "INSERT INTO awareness (category, content, priority, metadata, created_at, expires_at) "
                 "VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
                 (category, content, priority, json.dumps(metadata or {}), now, expires),
             )
             return _item(cursor.fetchone())
+
+    def _make_room(self, now: str) -> None:
+        active = self.db.query(
+            f"SELECT id FROM awareness WHERE {_ACTIVE} ORDER BY priority ASC, created_at ASC, id ASC", (now,)
+        )
+        for row in active[: max(0, len(active) - MAX_ITEMS + 1)]:
+            self.db.execute("DELETE FROM awareness WHERE id = ?", (row["id"],))
 
     def get_active(self) -> list[dict[str, Any]]:
         rows = self.db.query(

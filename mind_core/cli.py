@@ -1,7 +1,7 @@
 """The ``mind`` command: register sources, harvest them, and look after the minds.
 
 Exit codes: 0 success (items skipped for bad input are reported, not fatal); 1 a command failed
-at run time; 2 bad usage or input (unknown kind, missing path, invalid name); 3 ``doctor`` found
+at run time (a harvested source missing, failed or empty, or a prune refused); 2 bad usage or input (unknown kind, missing path, invalid name); 3 ``doctor`` found
 problems it did not repair. Errors are one line on stderr; ``--debug`` shows the traceback.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 
 from mind_core.errors import InvalidInputError, MindError, NotFoundError
 from mind_core.home import DEFAULT_WORKSPACE, PERSONAL, MindHome
-from mind_core.retrieval import SCOPES
+from mind_core.query.models import SCOPES
 from mind_core.scoring import SCORING_PROFILES
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROBLEMS = 0, 1, 2, 3
@@ -120,19 +120,23 @@ def open_mind(
 def cmd_sources_add(args: argparse.Namespace) -> int:
     from mind_core.harvest.pipeline import register_source
 
+    kind, path = (args.kind_or_path, args.path) if args.path is not None else (None, args.kind_or_path)
     with open_mind(args, embed=False) as mind:
         source = register_source(
             mind,
-            args.kind,
-            args.path,
+            kind,
+            path,
             args.name,
             auto_sync=args.auto_sync,
             interval_hours=args.interval_hours,
+            replace=args.replace,
+            kind_anyway=args.kind_anyway,
         )
+    detected = ", detected" if kind is None else ""
     emit(
         args,
         source.__dict__,
-        f"added source {source.source!r} ({source.kind}) -> {source.source_path} "
+        f"added source {source.source!r} ({source.kind}{detected}) -> {source.source_path} "
         f"in workspace {args.workspace!r}",
     )
     return EXIT_OK
@@ -147,7 +151,7 @@ def _workspaces(args: argparse.Namespace) -> list[str]:
 def cmd_sources_list(args: argparse.Namespace) -> int:
     from mind_core.harvest.stores import HarvestSourceStore
 
-    rows, data = [], []
+    rows, data, notes = [], [], []
     for workspace in _workspaces(args):
         with open_mind(args, workspace, embed=False) as mind:
             for s in HarvestSourceStore(mind.db).get_all():
@@ -158,25 +162,37 @@ def cmd_sources_list(args: argparse.Namespace) -> int:
                         workspace,
                         s.source,
                         s.kind,
+                        s.last_status or "never harvested",
                         interval,
-                        s.last_synced_at or "never",
-                        s.items_imported,
-                        s.frames_created,
+                        s.last_harvest_at or "never",
+                        s.last_items,
+                        s.last_frames,
+                        s.last_errors,
                         s.source_path,
                     )
                 )
-    headers = ("workspace", "source", "kind", "sync", "last synced", "items", "frames", "path")
-    emit(args, data, format_table(headers, rows) if rows else "no sources registered")
+                if s.last_status_reason:
+                    notes.append(f"  {workspace}/{s.source}: {s.last_status}: {s.last_status_reason}")
+                notes.extend(f"    {error}" for error in s.last_first_errors)
+    headers = ("workspace", "source", "kind", "status", "sync", "last harvest", "items", "frames", "errors", "path")
+    text = format_table(headers, rows) if rows else "no sources registered"
+    if notes:
+        text += "\n\n" + "\n".join(notes)
+    emit(args, data, text)
     return EXIT_OK
 
 
 def cmd_sources_remove(args: argparse.Namespace) -> int:
-    from mind_core.harvest.stores import HarvestSourceStore
+    from mind_core.harvest.pipeline import remove_source
 
     with open_mind(args, embed=False) as mind:
-        if not HarvestSourceStore(mind.db).remove(args.name):
+        if not remove_source(mind, args.name):
             raise NotFoundError(f"no source named {args.name!r} in workspace {args.workspace!r}")
-    emit(args, {"removed": args.name}, f"removed source {args.name!r} (its frames stay in the mind)")
+    emit(
+        args,
+        {"removed": args.name},
+        f"removed source {args.name!r} (its frames stay in the mind; adding the name again starts a new ledger)",
+    )
     return EXIT_OK
 
 
@@ -187,7 +203,9 @@ def cmd_sources_set(args: argparse.Namespace) -> int:
     with open_mind(args, embed=False) as mind:
         source = get_registered(mind, args.name)
         if args.path:
-            source = register_source(mind, source.kind, args.path, args.name)  # type: ignore[arg-type]
+            source = register_source(
+                mind, source.kind, args.path, args.name, replace=True, kind_anyway=args.kind_anyway
+            )
         if args.auto_sync is not None or args.interval_hours is not None:
             enabled = source.auto_sync if args.auto_sync is None else args.auto_sync
             HarvestSourceStore(mind.db).set_auto_sync(args.name, enabled, args.interval_hours)
@@ -203,7 +221,8 @@ def cmd_sources_set(args: argparse.Namespace) -> int:
 
 def cmd_harvest(args: argparse.Namespace) -> int:
     from mind_core.harvest.pipeline import due_sources, harvest
-    from mind_core.harvest.stores import HarvestSourceStore
+    from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore
+    from mind_core.plugins import announce_harvest
 
     reports = []
     failures = 0
@@ -218,7 +237,14 @@ def cmd_harvest(args: argparse.Namespace) -> int:
             for name in names:
                 progress = ProgressLine(f"{workspace}/{name}", enabled=not args.quiet)
                 try:
-                    report = harvest(mind, name, force=args.force, prune=args.prune, progress=progress)
+                    report = harvest(
+                        mind,
+                        name,
+                        force=args.force,
+                        prune=args.prune,
+                        allow_mass_delete=args.prune_allow_mass_delete,
+                        progress=progress,
+                    )
                 except MindError:
                     raise
                 except Exception as exc:  # one broken source does not stop the others
@@ -232,7 +258,18 @@ def cmd_harvest(args: argparse.Namespace) -> int:
                     continue
                 finally:
                     progress.done()
+                for warning in announce_harvest(MindHome(args.home).root, workspace, report):
+                    print(f"warning: {warning}", file=sys.stderr)
                 reports.append({"workspace": workspace, **report.to_dict()})
+    outcome_lines = []
+    for r in reports:
+        prune_refused = (r["imported"] or {}).get("prune_refused")
+        if r["status"] in FAILING_STATUSES or prune_refused:
+            failures += 1
+        if r["status"] not in ("ok", "skipped") and r["reason"]:
+            outcome_lines.append(f"  {r['workspace']}/{r['source']}: {r['status']}: {r['reason']}")
+        if prune_refused:
+            outcome_lines.append(f"  {r['workspace']}/{r['source']}: prune refused: {prune_refused}")
     rows = []
     for r in reports:
         imported = r["imported"] or {}
@@ -242,7 +279,7 @@ def cmd_harvest(args: argparse.Namespace) -> int:
                 r["workspace"],
                 r["source"],
                 r["kind"],
-                "skipped" if r["skipped"] else "harvested",
+                r["status"],
                 imported.get("items_seen", 0),
                 imported.get("frames_new", 0),
                 imported.get("frames_updated", 0),
@@ -277,6 +314,8 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     error_lines = [
         f"  {r['source']}: {e}" for r in reports for e in (r["imported"] or {}).get("errors", [])[:10]
     ]
+    if outcome_lines:
+        text += "\n\n" + "\n".join(outcome_lines)
     if error_lines:
         text += "\n\nskipped input (first errors per source):\n" + "\n".join(error_lines)
     emit(args, reports, text)
@@ -284,53 +323,44 @@ def cmd_harvest(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from mind_core.harvest.stores import HarvestSourceStore
+    """Counts per mind, read-only; an unreadable mind (corrupt, not a mind) is listed with its
+    error and makes the exit code 1, the others are still counted."""
+    from mind_core.query.models import MindStats
+    from mind_core.query.service import QueryService, ServiceConfig
 
-    data, rows = [], []
-    for workspace in _workspaces(args):
-        with open_mind(args, workspace, embed=False) as mind:
-            stats = mind.frames.get_stats()
-            entry = {
-                "workspace": workspace,
-                "path": mind.path,
-                "frames": stats["total"],
-                "sessions": mind.db.scalar("SELECT COUNT(*) FROM sessions"),
-                "entities": mind.knowledge.get_entity_count(),
-                "relations": mind.db.scalar(
-                    "SELECT COUNT(*) FROM knowledge_relations WHERE valid_to IS NULL"
-                ),
-                "vectors": mind.db.scalar("SELECT COUNT(*) FROM memory_frames_vec"),
-                "sources": len(HarvestSourceStore(mind.db).get_all()),
-                "by_type": stats["byType"],
-            }
-            data.append(entry)
-            rows.append(
-                (
-                    workspace,
-                    entry["frames"],
-                    entry["sessions"],
-                    entry["entities"],
-                    entry["relations"],
-                    entry["vectors"],
-                    entry["sources"],
-                )
-            )
+    service = QueryService(ServiceConfig(home=MindHome(args.home), default_workspace=args.workspace))
+    try:
+        minds = service.stats(None if args.all_workspaces else args.workspace).minds
+    finally:
+        service.close()
+    columns = ("workspace", "frames", "sessions", "entities", "relations", "vectors", "sources")
+    broken = any(not isinstance(m, MindStats) for m in minds)
+    rows = [
+        [getattr(m, c) for c in columns] + ([""] if broken else [])
+        if isinstance(m, MindStats)
+        else [m.workspace, *["-"] * (len(columns) - 1), m.error]
+        for m in minds
+    ]
     emit(
         args,
-        data,
-        format_table(
-            ("workspace", "frames", "sessions", "entities", "relations", "vectors", "sources"), rows
-        ),
+        [m.model_dump() for m in minds],
+        format_table((*columns, "error") if broken else columns, rows),
     )
-    return EXIT_OK
+    return EXIT_FAILED if broken else EXIT_OK
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from mind_core.harvest.health import source_problems
+
     with open_mind(args, write=args.repair, readonly=not args.repair) as mind:
         report = mind.doctor(repair=args.repair)
+        sources = source_problems(mind.db)
     lines = [f"frames: {report.frames:,}"]
     lines += [f"{f.check}: {'ok' if f.ok else f'{f.count:,} ({f.detail})'}" for f in report.findings]
-    lines.append("status: " + ("ok" if report.ok else "problems: " + ", ".join(report.problems)))
+    problems = [*report.problems, *(["sources"] if sources else [])]
+    if sources:
+        lines.append("sources:\n" + "\n".join(f"  {p}" for p in sources))
+    lines.append("status: " + ("ok" if not problems else "problems: " + ", ".join(problems)))
     if report.repaired is not None and report.after is not None:
         repaired = report.repaired
         lines.append(
@@ -338,8 +368,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             f"{repaired.orphans_removed:,} orphans; after: "
             + ("ok" if report.after.ok else "problems: " + ", ".join(report.after.problems))
         )
-    emit(args, report.to_dict(), "\n".join(lines))
-    return EXIT_OK if report.healthy else EXIT_PROBLEMS
+    data = {**report.to_dict(), "sources": [p.to_dict() for p in sources]}
+    if sources:
+        data["ok"], data["problems"] = False, problems
+    emit(args, data, "\n".join(lines))
+    return EXIT_OK if report.healthy and not sources else EXIT_PROBLEMS
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
@@ -459,10 +492,27 @@ def format_recall(result: Any, explain: bool, mark: Callable[[str], str]) -> str
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
+    from mind_core.query.models import RecallRequest, RecallResponse, parse_request
     from mind_core.retrieval import CombinedRetrieval, configured_retrievers
     from mind_core.snippets import bold_ansi, bold_markdown
 
-    query = " ".join(args.query)
+    request = parse_request(
+        RecallRequest,
+        {
+            "query": " ".join(args.query),
+            "workspace": args.workspace,
+            "scope": args.scope,
+            "limit": args.limit,
+            "profile": args.profile,
+            "since": args.since,
+            "until": args.until,
+            "explain": args.explain,
+            "tags": list(args.tag),
+            "sender": args.sender,
+            "source_kind": args.source_kind,
+            "as_of": args.as_of,
+        },
+    )
     with contextlib.ExitStack() as stack:
         workspace, personal = _recall_minds(args, stack)
         retrieval = CombinedRetrieval(
@@ -471,27 +521,20 @@ def cmd_recall(args: argparse.Namespace) -> int:
             configured_retrievers(args.external_url),
             record_access_on_recall=not args.no_touch,
         )
-        result = retrieval.search(
-            query,
-            args.limit,
-            args.profile,
-            args.scope,
-            since=args.since,
-            until=args.until,
-            explain=args.explain,
-        )
+        result = retrieval.recall(request)
     mark = bold_ansi if sys.stdout.isatty() and not os.environ.get("NO_COLOR") else bold_markdown
     emit(
         args,
-        {**result.to_dict(), "results": [r.to_dict() for r in result.merged()]},
+        RecallResponse.from_retrieval(result, request).model_dump(mode="json"),
         format_recall(result, args.explain, mark),
     )
     return EXIT_OK
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from mind_core.query.http_server import SERVE_TOKEN_ENV, QueryServer
+    from mind_core.query.service import ServiceConfig
     from mind_core.retrieval import configured_retrievers
-    from mind_core.server import SERVE_TOKEN_ENV, ServiceConfig, create_server
 
     logging.basicConfig(
         level=logging.WARNING if args.quiet else logging.INFO,
@@ -508,39 +551,35 @@ def cmd_serve(args: argparse.Namespace) -> int:
         record_access=args.record_access,
     )
     try:
-        server = create_server(config, args.host, args.port)
+        server = QueryServer(config, args.host, args.port)
     except OSError as exc:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_FAILED
-    host, port = server.server_address[:2]
     print(
-        f"listening on http://{host}:{port} (minds in {config.home.root}; "
+        f"listening on {server.url} (API docs at {server.url}/docs; minds in {config.home.root}; "
         f"token {'required' if token else 'off'}; Ctrl-C stops)",
         file=sys.stderr,
         flush=True,
     )
-
-    def stop(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
+    # uvicorn stops on SIGINT/SIGTERM, then raises the signal again for the handler in place
+    # before it started; by then the service has shut down cleanly, so that one is ignored.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        server.serve()
     finally:
-        server.server_close()
+        server.close()
     return EXIT_OK
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from mind_core.mcp_server import MindTools, build_mcp_server
+    from mind_core.query.mcp import EmbedderOnFirstUse, MindTools, build_mcp_server
     from mind_core.retrieval import configured_retrievers
 
     tools = MindTools(
         MindHome(args.home),
         args.workspace,
-        make_embedder(args.embedder),
+        EmbedderOnFirstUse(lambda: make_embedder(args.embedder)),
         configured_retrievers(args.external_url),
     )
     try:
@@ -617,6 +656,93 @@ def cmd_analytics_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- knowledge graph ----------------------------------------------------------------------------
+def _kg_axes(args: argparse.Namespace) -> dict[str, str | None]:
+    return {"valid_at": args.valid_at, "known_at": args.known_at}
+
+
+def _entity_row(entity: Any) -> dict[str, Any]:
+    return {
+        "id": entity.id,
+        "type": entity.entity_type,
+        "name": entity.name,
+        "valid_from": entity.valid_from,
+        "valid_to": entity.valid_to,
+        "recorded_at": entity.recorded_at,
+        "properties": entity.properties,
+    }
+
+
+def cmd_kg_entities(args: argparse.Namespace) -> int:
+    with open_mind(args, embed=False, readonly=True) as mind:
+        found = mind.knowledge.entities_as_of(**_kg_axes(args), entity_type=args.type, limit=args.limit)
+    rows = [_entity_row(e) for e in found]
+    table = format_table(
+        ("id", "type", "name", "valid from", "valid to"),
+        [(r["id"], r["type"], r["name"], r["valid_from"], r["valid_to"] or "") for r in rows],
+    )
+    emit(args, rows, table)
+    return EXIT_OK
+
+
+def cmd_kg_relations(args: argparse.Namespace) -> int:
+    with open_mind(args, embed=False, readonly=True) as mind:
+        kg = mind.knowledge
+        found = kg.relations_as_of(**_kg_axes(args), relation_type=args.type, limit=args.limit)
+        names = {e.id: e.name for e in kg.entities_as_of(known_at=args.known_at, limit=10**9)}
+    rows = [
+        {
+            "id": r.id,
+            "source": names.get(r.source_id, r.source_id),
+            "type": r.relation_type,
+            "target": names.get(r.target_id, r.target_id),
+            "confidence": r.confidence,
+            "valid_from": r.valid_from,
+            "valid_to": r.valid_to,
+            "recorded_at": r.recorded_at,
+        }
+        for r in found
+    ]
+    table = format_table(
+        ("source", "relation", "target", "valid from"),
+        [(r["source"], r["type"], r["target"], r["valid_from"]) for r in rows],
+    )
+    emit(args, rows, table)
+    return EXIT_OK
+
+
+def cmd_kg_neighbours(args: argparse.Namespace) -> int:
+    name = " ".join(args.name)
+    with open_mind(args, embed=False, readonly=True) as mind:
+        kg = mind.knowledge
+        entities = {e.id: e for e in kg.entities_as_of(known_at=args.known_at, limit=10**9)}
+        matches = [e for e in entities.values() if e.name.lower() == name.lower()]
+        if not matches:
+            raise NotFoundError(f"no entity named {name!r} (as known at {args.known_at or 'now'})")
+        rows = []
+        for entity in matches:
+            for relation in kg.relations_as_of(**_kg_axes(args), entity_id=entity.id, limit=args.limit):
+                outgoing = relation.source_id == entity.id
+                other = entities.get(relation.target_id if outgoing else relation.source_id)
+                rows.append(
+                    {
+                        "entity": entity.name,
+                        "direction": "out" if outgoing else "in",
+                        "relation": relation.relation_type,
+                        "neighbour": other.name if other else None,
+                        "neighbour_type": other.entity_type if other else None,
+                        "valid_from": relation.valid_from,
+                        "valid_to": relation.valid_to,
+                    }
+                )
+    table = format_table(
+        ("relation", "dir", "neighbour", "type", "valid from"),
+        [(r["relation"], r["direction"], r["neighbour"], r["neighbour_type"], r["valid_from"]) for r in rows],
+    )
+    emit(args, rows, table)
+    return EXIT_OK
+
+
 # -- parser -------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
@@ -642,10 +768,14 @@ def build_parser() -> argparse.ArgumentParser:
     sources = commands.add_parser("sources", help="manage harvest sources").add_subparsers(
         dest="action", required=True
     )
-    add = sources.add_parser("add", parents=[common], help="register a source")
-    add.add_argument("kind")
-    add.add_argument("path")
+    add = sources.add_parser("add", parents=[common], help="register a source: [KIND] PATH")
+    add.add_argument("kind_or_path", metavar="KIND", help="the source kind (omit it to detect it from PATH)")
+    add.add_argument("path", nargs="?", metavar="PATH")
     add.add_argument("--name")
+    add.add_argument("--replace", action="store_true", help="re-point an existing name (its ledger starts over)")
+    add.add_argument(
+        "--kind-anyway", action="store_true", help="keep KIND even though PATH looks like another kind"
+    )
     add.add_argument("--auto-sync", action="store_true")
     add.add_argument("--interval-hours", type=int)
     add.set_defaults(func=cmd_sources_add)
@@ -657,7 +787,10 @@ def build_parser() -> argparse.ArgumentParser:
     remove.set_defaults(func=cmd_sources_remove)
     setter = sources.add_parser("set", parents=[common], help="change a source's path or sync schedule")
     setter.add_argument("name")
-    setter.add_argument("--path")
+    setter.add_argument("--path", help="other files: the source's ledger starts over")
+    setter.add_argument(
+        "--kind-anyway", action="store_true", help="keep the kind even though PATH looks like another kind"
+    )
     setter.add_argument("--auto-sync", dest="auto_sync", action="store_true", default=None)
     setter.add_argument("--no-auto-sync", dest="auto_sync", action="store_false")
     setter.add_argument("--interval-hours", type=int)
@@ -670,11 +803,18 @@ def build_parser() -> argparse.ArgumentParser:
     harvest.add_argument(
         "--prune", action="store_true", help="delete frames of messages gone from the source"
     )
+    harvest.add_argument(
+        "--prune-allow-mass-delete",
+        action="store_true",
+        help="let --prune delete when the scan found nothing or more than half of the source's frames are gone",
+    )
     harvest.add_argument("--all-workspaces", action="store_true")
     harvest.set_defaults(func=cmd_harvest)
 
     stats = commands.add_parser("stats", parents=[common], help="counts per mind")
-    stats.add_argument("--all-workspaces", action="store_true")
+    stats.add_argument(
+        "--all-workspaces", action="store_true", help="every mind in the home, personal included"
+    )
     stats.set_defaults(func=cmd_stats)
 
     doctor = commands.add_parser("doctor", parents=[common], help="check (and repair) the indexes")
@@ -691,6 +831,23 @@ def build_parser() -> argparse.ArgumentParser:
     compact.add_argument("--max-temp-age-days", type=int, default=30)
     compact.add_argument("--max-deprecated-age-days", type=int, default=90)
     compact.set_defaults(func=cmd_compact)
+
+    axes = argparse.ArgumentParser(add_help=False)
+    axes.add_argument("--valid-at", help="what held at this instant (valid time; ISO date/time)")
+    axes.add_argument("--known-at", help="as the mind believed it at this instant (transaction time)")
+    axes.add_argument("--limit", type=int, default=200)
+    kg = commands.add_parser("kg", help="the knowledge graph, on both time axes").add_subparsers(
+        dest="action", required=True
+    )
+    kg_entities = kg.add_parser("entities", parents=[common, axes], help="entities (of one --type)")
+    kg_entities.add_argument("--type")
+    kg_entities.set_defaults(func=cmd_kg_entities)
+    kg_relations = kg.add_parser("relations", parents=[common, axes], help="relations (of one --type)")
+    kg_relations.add_argument("--type")
+    kg_relations.set_defaults(func=cmd_kg_relations)
+    kg_neighbours = kg.add_parser("neighbours", parents=[common, axes], help="an entity's relations")
+    kg_neighbours.add_argument("name", nargs="+")
+    kg_neighbours.set_defaults(func=cmd_kg_neighbours)
 
     external = argparse.ArgumentParser(add_help=False)
     external.add_argument(
@@ -709,6 +866,12 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--until", help="only memories at or before this ISO date/time")
     recall.add_argument("--explain", action="store_true", help="show lane ranks and score parts")
     recall.add_argument("--no-touch", action="store_true", help="do not count this recall as an access")
+    recall.add_argument(
+        "--tag", action="append", default=[], help="only frames with this tag (repeatable; nested tags match)"
+    )
+    recall.add_argument("--from", dest="sender", help="only frames whose mail From or author contains this")
+    recall.add_argument("--as-of", help="recall as of this instant: memories up to it, recency measured from it")
+    recall.add_argument("--source-kind", help="only frames of this plugin (markdown, email, chatgpt ...) or item kind")
     recall.set_defaults(func=cmd_recall)
 
     serve = commands.add_parser("serve", parents=[common, external], help="HTTP JSON query service")

@@ -37,6 +37,7 @@ from mind_core.linker import MemoryLink, MemoryLinker
 from mind_core.schema import content_hash
 from mind_core.search import HybridSearch
 from mind_core.sessions import SessionStore
+from mind_core.timestamps import normalize_iso
 
 if TYPE_CHECKING:
     from mind_core.mind import Mind
@@ -123,7 +124,8 @@ class CognifyPipeline:
         turn_id: str | None = None,
     ) -> CognifyResult:
         """Remember one turn: store it (I-frame, or P-frame when the session has an I-frame),
-        extract its knowledge, index it, and with linking on, find related frames.
+        extract its knowledge, index it, and with linking on, find related frames. Without
+        ``gop_id`` the turn goes to the day's ``notes:YYYY-MM-DD`` session.
 
         Content already stored as a frame is not written again: that frame is touched and
         reused (the original wrote a duplicate P-frame). ``turn_id`` only labels the log line.
@@ -134,7 +136,8 @@ class CognifyPipeline:
             raise InvalidInputError(
                 f"invalid importance {importance!r}; expected one of {', '.join(IMPORTANCE_LEVELS)}"
             )
-        session = self.sessions.ensure(gop_id) if gop_id is not None else self.sessions.ensure_active()
+        # Without a session, the day's own notes session: never a harvested conversation's.
+        session = self.sessions.ensure(gop_id) if gop_id is not None else self.sessions.notes_session()
         gop = session["gop_id"]
         frame = self._store(gop, content, importance)
         outcome = self._cognify_frames([frame]).frames
@@ -218,7 +221,7 @@ class CognifyPipeline:
         with self.db.transaction():
             pending = self._still_pending(pending)
             entity_ids = self._resolve_entities(
-                [(f.id, e) for f in pending for e in extractions[f.id].entities]
+                [(f, e) for f in pending for e in extractions[f.id].entities]
             )
             links: list[tuple[int, int]] = []
             sightings: list[tuple[int, RelationSighting]] = []
@@ -230,8 +233,10 @@ class CognifyPipeline:
                         if key in entity_ids
                     )
                 )
-                sightings += [(frame.id, s) for s in _co_occurrences(ids)]
-                sightings += [(frame.id, s) for s in _semantic_relations(extractions[frame.id], entity_ids)]
+                sightings += [(frame.id, s) for s in _co_occurrences(ids, frame.created_at)]
+                sightings += [
+                    (frame.id, s) for s in _semantic_relations(extractions[frame.id], entity_ids, frame.created_at)
+                ]
                 links += [(entity_id, frame.id) for entity_id in ids]
                 outcome[frame.id] = _FrameOutcome(len(ids), 0)
             for frame_id in self._write_relations(sightings):
@@ -263,17 +268,23 @@ class CognifyPipeline:
         ]
 
     def _resolve_entities(
-        self, mentions: Sequence[tuple[int, ExtractedEntity]]
+        self, mentions: Sequence[tuple[Frame, ExtractedEntity]]
     ) -> dict[tuple[str, str], int]:
         """``{(type, lower name): entity id}`` for every mention, creating the missing entities.
 
         Existing entities are found with one indexed query per type and chunk (the oldest
         active one wins, as in ``KnowledgeGraph.find_entity``); every entity in the graph is
-        seen, not only the first 500 of a type.
+        seen, not only the first 500 of a type. Valid time is event time: a new entity is valid
+        from its earliest mentioning frame, an existing one is moved back to it when that is
+        earlier (the previous version kept).
         """
         wanted: dict[tuple[str, str], tuple[int, ExtractedEntity]] = {}
-        for frame_id, entity in mentions:
-            wanted.setdefault(_entity_key(entity.type, entity.name), (frame_id, entity))
+        first_seen: dict[tuple[str, str], str] = {}
+        for frame, entity in mentions:
+            key = _entity_key(entity.type, entity.name)
+            wanted.setdefault(key, (frame.id, entity))
+            if key not in first_seen or _sooner(frame.created_at, first_seen[key]):
+                first_seen[key] = frame.created_at
         by_type: dict[str, list[str]] = {}
         for entity_type, lname in wanted:
             by_type.setdefault(entity_type, []).append(lname)
@@ -281,18 +292,26 @@ class CognifyPipeline:
         for entity_type, names in by_type.items():
             for start in range(0, len(names), _CHUNK):
                 rows = self.db.query(
-                    "SELECT id, lower(name) AS lname FROM knowledge_entities WHERE entity_type = ?"
+                    "SELECT id, lower(name) AS lname, valid_from FROM knowledge_entities WHERE entity_type = ?"
                     " AND lower(name) IN (SELECT value FROM json_each(?)) AND valid_to IS NULL ORDER BY id",
                     (entity_type, json.dumps(names[start : start + _CHUNK])),
                 )
                 for row in rows:
-                    resolved.setdefault((entity_type, row["lname"]), row["id"])
+                    key = (entity_type, row["lname"])
+                    if key in resolved:
+                        continue
+                    resolved[key] = row["id"]
+                    if _sooner(first_seen[key], row["valid_from"]):
+                        self.knowledge.extend_validity_back("entity", row["id"], first_seen[key])
         for key, (frame_id, entity) in wanted.items():
             if key in resolved:
                 continue
             try:
                 created = self.knowledge.create_entity(
-                    entity.type, entity.name, {"confidence": entity.confidence, "source": "cognify"}
+                    entity.type,
+                    entity.name,
+                    {"confidence": entity.confidence, "source": "cognify", "extractors": list(entity.extractors)},
+                    valid_from=_valid_instant(first_seen[key]),
                 )
             except InvalidInputError as exc:
                 log.warning("frame %d: entity %s %r skipped: %s", frame_id, entity.type, entity.name, exc)
@@ -366,17 +385,35 @@ class CognifyPipeline:
         return self.search.vectors.index_frames(stale, batch_size=len(stale))
 
 
-def _co_occurrences(entity_ids: Sequence[int]) -> list[RelationSighting]:
-    """One undirected ``co_occurs_with`` sighting per entity pair of a text."""
+def _co_occurrences(entity_ids: Sequence[int], when: str | None = None) -> list[RelationSighting]:
+    """One undirected ``co_occurs_with`` sighting per entity pair of a text, valid from its time."""
+    start = _valid_instant(when)
     return [
-        RelationSighting(first, second, CO_OCCURS_WITH, CO_OCCURRENCE_CONFIDENCE, _CO_OCCURRENCE_PROPERTIES)
+        RelationSighting(
+            first, second, CO_OCCURS_WITH, CO_OCCURRENCE_CONFIDENCE, _CO_OCCURRENCE_PROPERTIES, start
+        )
         for i, first in enumerate(entity_ids)
         for second in entity_ids[i + 1 :]
     ]
 
 
+def _valid_instant(when: str | None) -> str | None:
+    """A frame's event time as a valid-time start; None (now) when it is not a readable instant."""
+    if not when:
+        return None
+    try:
+        return normalize_iso(when)
+    except ValueError:
+        return None
+
+
+def _sooner(first: str | None, second: str | None) -> bool:
+    start, other = _valid_instant(first), _valid_instant(second)
+    return start is not None and (other is None or start < other)
+
+
 def _semantic_relations(
-    extraction: Extraction, entity_ids: dict[tuple[str, str], int]
+    extraction: Extraction, entity_ids: dict[tuple[str, str], int], when: str | None = None
 ) -> list[RelationSighting]:
     """Typed relations whose two ends are entities of this same text, matched by lower-case
     name whatever their type (the first entity of that name in extraction order)."""
@@ -392,7 +429,12 @@ def _semantic_relations(
         if source is not None and target is not None and source != target:
             sightings.append(
                 RelationSighting(
-                    source, target, relation.relation_type, relation.confidence, _SEMANTIC_PROPERTIES
+                    source,
+                    target,
+                    relation.relation_type,
+                    relation.confidence,
+                    {**_SEMANTIC_PROPERTIES, "extractors": list(relation.extractors)},
+                    _valid_instant(when),
                 )
             )
     return sightings

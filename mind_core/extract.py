@@ -1,8 +1,10 @@
 """Entity and relation extraction: the original's rule-based extractor, fixed, behind a registry.
 
-``extract(text)`` runs every registered extractor and merges their output. The rule-based
-extractor (reference-behaviour §6) is registered by default; plugins add others (spaCy,
-GLiNER, an LLM) through the ``register_extractors`` hook, which feeds ``register_extractor``.
+``extract(text)`` runs every extractor and merges their output: the rule-based extractor
+(reference-behaviour §6, registered by default), any added with ``register_extractor``, and every
+extractor that a plugin (built-in or an entry point) registers through the ``register_extractors``
+hook of ``mind_core.plugins``. Entities merge by type and lower-cased name; each merged entity
+and relation names the extractors that found it (``extractors``), and cognify stores those names.
 
 Technology terms. The original matched its ``TECH_TERMS`` anywhere, so "let's go", "some rest"
 and "the express train" became technologies. Terms that are also ordinary English words
@@ -28,8 +30,10 @@ import logging
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
+
+from mind_core.person_context import PERSON_CONTEXT_CONFIDENCE, people_in_context
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +135,17 @@ INTERJECTIONS = frozenset(
     " Absolutely Totally Congrats Congratulations Bye Goodbye Hello Howdy Woohoo Yay Haha Lol Dear Welcome"
     " Remember Definitely Exactly Indeed Right Really Thank Cheers Omg".split()
 )
-_LEADING_NOISE = SKIP_WORDS | INTERJECTIONS
+# Ours: words that open a sentence or a heading but never a name, so "After Obsidian starts",
+# "Show Obsidian version", "Meet Attachmate" and "Acked By" give no entity (a heading is its own
+# line, so its first word is always sentence-initial).
+SENTENCE_OPENERS = frozenset(
+    "After Before Once Since While If Or In On At To From With Without Via Into Onto Upon About During"
+    " Under Over Between Across Through Within Unless Until Although Though Because So As Like Per"
+    " Show Meet Register Click Open Select Enter Choose View Buy Try Update Create Delete Remove Install"
+    " Enable Disable Learn Read Find Make Keep Move Copy Check Download Upload Start Stop Go Upcoming New"
+    " Troubleshoot Manage Configure Acked Signed Reviewed Tested Reported Suggested Cc Re Fwd Dear".split()
+)
+_LEADING_NOISE = SKIP_WORDS | INTERJECTIONS | SENTENCE_OPENERS
 
 CONCEPT_INDICATORS = re.compile(
     r"\b(analysis|assessment|review|strategy|planning|framework|methodology|approach|decision|pattern"
@@ -142,11 +156,13 @@ CONCEPT_INDICATORS = re.compile(
 )
 ORG_INDICATORS = re.compile(
     r"\b(inc|corp|ltd|llc|gmbh|group|company|foundation|institute|university|team|department|ministry"
-    r"|agency|council|board|association|partnership|venture|capital|labs?|studio|consulting)\b",
+    r"|agency|council|board|association|partnership|venture|capital|labs?|studio|consulting"
+    r"|software|industries|corporation|systems|technologies|solutions|networks|srl|plc|bank)\b",
     re.IGNORECASE | re.ASCII,
 )
 PROJECT_INDICATORS = re.compile(
-    r"^(project|initiative|program|campaign|operation|mission|sprint|milestone|phase|version)\b",
+    r"^(project|initiative|program|campaign|operation|mission|sprint|milestone|phase|version)\b"
+    r"|\b(sync|publish|cli|api|sdk|app|cloud|server|desktop|mobile|plugin)$",
     re.IGNORECASE | re.ASCII,
 )
 PERSON_FIRST_NAMES = frozenset(
@@ -162,6 +178,8 @@ class ExtractedEntity:
     name: str
     type: str
     confidence: float
+    # who found it (filled in by ``extract``); provenance, not part of what the fact is
+    extractors: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -170,6 +188,7 @@ class ExtractedRelation:
     target: str
     relation_type: str
     confidence: float
+    extractors: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -300,16 +319,22 @@ def classify_proper_noun(name: str) -> str:
 
 
 def extract_entities(text: str) -> list[ExtractedEntity]:
-    """Technologies first, then multi-word proper nouns, deduplicated by (type, lower name)."""
+    """Technologies, then names their context types (``mind_core.person_context``), then other
+    multi-word proper nouns, deduplicated by (type, lower name)."""
     if len(text) < MIN_ENTITY_TEXT_LENGTH:
         return []
     entities: dict[tuple[str, str], ExtractedEntity] = {}
     for entity in extract_technologies(text):
         entities.setdefault((entity.type, entity.name.lower()), entity)
+    people, organizations = people_in_context(text)
+    for entity_type, found in (("person", people), ("organization", organizations)):
+        for key, name in found.items():
+            entities.setdefault((entity_type, key), ExtractedEntity(name, entity_type, PERSON_CONTEXT_CONFIDENCE))
+    named = [*people, *organizations]
     for match in PROPER_NOUN_RE.finditer(text):
         name = clean_proper_noun(match.group(1))
-        if name is None:
-            continue
+        if name is None or any(known.startswith(name.lower()) for known in named):
+            continue  # its context already typed it ("Joe Perches <joe@...>"), or cut it ("Botero-Lowry")
         entity_type = classify_proper_noun(name)
         entities.setdefault(
             (entity_type, name.lower()), ExtractedEntity(name, entity_type, PROPER_NOUN_CONFIDENCE)
@@ -425,8 +450,19 @@ def register_extractor(extractor: Extractor) -> None:
 
 
 def get_extractors() -> tuple[Extractor, ...]:
+    """The registered extractors, then the plugins' (a plugin's extractor named like a registered
+    one is left out; an object without ``name`` and ``extract`` is logged and left out)."""
+    from mind_core.plugins import get_extractors as plugin_extractors
+
     with _registry_lock:
-        return tuple(_extractors.values())
+        chosen = dict(_extractors)
+    for extractor in plugin_extractors():
+        name = getattr(extractor, "name", None)
+        if not isinstance(name, str) or not name or not callable(getattr(extractor, "extract", None)):
+            log.warning("ignoring plugin extractor %r: it needs a str `name` and `extract(text)`", extractor)
+            continue
+        chosen.setdefault(name, extractor)
+    return tuple(chosen.values())
 
 
 def reset_extractors() -> None:
@@ -461,8 +497,13 @@ def merge_extractions(extractions: Iterable[Extraction]) -> Extraction:
                 continue
             key = (entity_type, name.lower())
             held = entities.get(key)
-            if held is None or held.confidence < confidence:
-                entities[key] = ExtractedEntity(held.name if held else name, entity_type, confidence)
+            found_by = _union(held.extractors if held else (), entity.extractors)
+            entities[key] = ExtractedEntity(
+                held.name if held else name,
+                entity_type,
+                max(confidence, held.confidence) if held else confidence,
+                found_by,
+            )
         for relation in extraction.relations:
             confidence = _clamp(relation.confidence)
             ends = [v.strip() if isinstance(v, str) else "" for v in (relation.source, relation.target)]
@@ -471,9 +512,14 @@ def merge_extractions(extractions: Iterable[Extraction]) -> Extraction:
                 continue
             key = (rtype, ends[0].lower(), ends[1].lower())
             held_rel = relations.get(key)
-            if held_rel is None or held_rel.confidence < confidence:
-                source, target = (held_rel.source, held_rel.target) if held_rel else (ends[0], ends[1])
-                relations[key] = ExtractedRelation(source, target, rtype, confidence)
+            source, target = (held_rel.source, held_rel.target) if held_rel else (ends[0], ends[1])
+            relations[key] = ExtractedRelation(
+                source,
+                target,
+                rtype,
+                max(confidence, held_rel.confidence) if held_rel else confidence,
+                _union(held_rel.extractors if held_rel else (), relation.extractors),
+            )
     return Extraction(tuple(entities.values()), tuple(relations.values()))
 
 
@@ -497,5 +543,24 @@ def extract(text: str) -> Extraction:
                 "extractor %r returned %r instead of an Extraction; skipped", extractor.name, type(result)
             )
             continue
-        results.append(result)
+        results.append(_credited(result, extractor.name))
     return merge_extractions(results)
+
+
+def _credited(extraction: Extraction, name: str) -> Extraction:
+    """The extraction with ``name`` recorded on each entity and relation (malformed ones kept as
+    they are: merging drops them)."""
+    return Extraction(
+        tuple(
+            replace(e, extractors=_union(e.extractors, (name,))) if isinstance(e, ExtractedEntity) else e
+            for e in extraction.entities
+        ),
+        tuple(
+            replace(r, extractors=_union(r.extractors, (name,))) if isinstance(r, ExtractedRelation) else r
+            for r in extraction.relations
+        ),
+    )
+
+
+def _union(first: Iterable[str], second: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*first, *second]))

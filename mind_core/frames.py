@@ -17,6 +17,7 @@ from mind_core.compaction import CompactionResult, compact
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.schema import content_hash
+from mind_core.source_filter import SourceFilter
 from mind_core.timestamps import is_valid_iso_timestamp, normalize_iso, now_iso
 
 log = logging.getLogger(__name__)
@@ -515,15 +516,23 @@ def time_clauses(column: str, since: str | None, until: str | None) -> tuple[lis
 
 
 def scope_clauses(
-    alias: str, gop_id: str | None, since: str | None, until: str | None
+    alias: str,
+    gop_id: str | None,
+    since: str | None,
+    until: str | None,
+    source: SourceFilter | None = None,
 ) -> tuple[list[str], list[Any]]:
-    """SQL conditions keeping the frames (table alias ``alias``, or "" for none) of one session
-    and of an event-time range; no conditions for what is not given."""
+    """SQL conditions keeping the frames (table alias ``alias``, or "" for none) of one session,
+    of an event-time range and matching a source filter; no conditions for what is not given."""
     prefix = f"{alias}." if alias else ""
-    clauses, params = time_clauses(f"{prefix}created_at", since, until)
+    clauses, time_params = time_clauses(f"{prefix}created_at", since, until)
+    params: list[Any] = list(time_params)
     if gop_id:
-        return [f"{prefix}gop_id = ?", *clauses], [gop_id, *params]
-    return clauses, list(params)
+        clauses, params = [f"{prefix}gop_id = ?", *clauses], [gop_id, *params]
+    if source is not None and not source.empty:
+        source_sql, source_params = source.clauses(alias)
+        clauses, params = [*clauses, *source_sql], [*params, *source_params]
+    return clauses, params
 
 
 def delete_vector_rows(db: Database, frame_ids: Sequence[int]) -> None:

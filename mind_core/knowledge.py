@@ -4,6 +4,14 @@ Every entity and relation row carries ``valid_from`` / ``valid_to`` (NULL = stil
 ``recorded_at``. Nothing is hard-deleted here: retiring sets ``valid_to``, and as-of queries
 (``get_entities_valid_at``, ``get_relations_valid_at``) answer "what was true at instant T".
 
+Two time axes. Valid time is when a fact held in the world: learned from a frame, it starts at
+the frame's event time, and only explicit evidence ends it. Transaction time (``recorded_at``)
+is when the mind came to believe the row's current version. A change (``update_entity``,
+retiring, moving ``valid_from`` earlier) first copies the row as it was into
+``knowledge_versions``, so ``entities_as_of`` / ``relations_as_of`` answer "what did the mind
+believe at T" (``known_at``), "what held at T" (``valid_at``), or both. A repeated sighting
+(a relation's count and confidence) is not a new version: the fact was already believed.
+
 Time handling. Everything this class writes is canonical UTC ISO (``now_iso`` /
 ``normalize_iso``). Minds written by the original also hold SQLite's ``YYYY-MM-DD HH:MM:SS``
 and callers' ISO strings with offsets, so every time comparison is made on instants with
@@ -83,6 +91,7 @@ class RelationSighting:
     relation_type: str
     confidence: float = 1.0
     properties: Mapping[str, Any] | None = None
+    valid_from: str | None = None  # the supporting frame's event time; None = now
 
 
 @dataclass(frozen=True)
@@ -148,6 +157,7 @@ class _HeldRelation:
     id: int
     properties: dict[str, Any]
     confidence: float
+    valid_from: str
 
 
 def escape_like(term: str) -> str:
@@ -210,12 +220,49 @@ def _instant(value: object, what: str) -> str:
         raise InvalidInputError(f"{what} is not a valid timestamp: {value!r}") from exc
 
 
-def _validity(valid_from: str | None, valid_to: str | None) -> tuple[str, str | None]:
-    start = now_iso() if valid_from is None else _instant(valid_from, "valid_from")
+def _validity(valid_from: str | None, valid_to: str | None, now: str) -> tuple[str, str | None]:
+    start = now if valid_from is None else _instant(valid_from, "valid_from")
     end = None if valid_to is None else _instant(valid_to, "valid_to")
     if end is not None and end < start:  # both canonical, so string order is time order
         raise InvalidInputError(f"valid_to ({end}) is before valid_from ({start})")
     return start, end
+
+
+_TABLES = {"entity": "knowledge_entities", "relation": "knowledge_relations"}
+_COLUMNS = {
+    "entity": ("id", "entity_type", "name", "properties", "valid_from", "valid_to", "recorded_at"),
+    "relation": (
+        "id",
+        "source_id",
+        "target_id",
+        "relation_type",
+        "confidence",
+        "properties",
+        "valid_from",
+        "valid_to",
+        "recorded_at",
+    ),
+}
+_ROW_JSON = {kind: ", ".join(f"'{c}', {c}" for c in columns) for kind, columns in _COLUMNS.items()}
+
+
+def _now() -> str:
+    return now_iso()  # looked up at each call, so a test's clock patched over the module applies
+
+
+def _earlier(first: str, second: str) -> bool:
+    """``first`` is an earlier instant than ``second`` (stored strings may mix formats)."""
+    try:
+        return normalize_iso(first) < normalize_iso(second)
+    except ValueError:
+        return False
+
+
+def _holds_at(valid_from: str, valid_to: str | None, at: str) -> bool:
+    try:
+        return normalize_iso(valid_from) <= at and (valid_to is None or normalize_iso(valid_to) > at)
+    except ValueError:
+        return False
 
 
 def text_name_candidates(text: str, max_words: int = MAX_NAME_WORDS) -> set[str]:
@@ -242,9 +289,10 @@ def text_name_candidates(text: str, max_words: int = MAX_NAME_WORDS) -> set[str]
 class KnowledgeGraph:
     """Entities and relations of one mind, with validity spans and as-of queries."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, clock: Callable[[], str] | None = None) -> None:
         self.db = db
         self._schema: dict[str, EntityTypeRule] | None = None
+        self.clock = clock or _now  # transaction time: when the mind records a version
 
     # -- validation ---------------------------------------------------------------------------
     def set_validation_schema(self, schema: Mapping[str, Any] | None) -> None:
@@ -305,11 +353,12 @@ class KnowledgeGraph:
         _require_text(name, "name")
         props_json = _dump_properties(properties)
         self._validate_entity(entity_type, properties or {})
-        start, end = _validity(valid_from, valid_to)
+        now = self.clock()
+        start, end = _validity(valid_from, valid_to, now)
         cursor = self.db.execute(
             "INSERT INTO knowledge_entities (entity_type, name, properties, valid_from, valid_to, recorded_at)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            (entity_type, name, props_json, start, end, now_iso()),
+            (entity_type, name, props_json, start, end, now),
         )
         return self._entity_by_id(cursor.lastrowid)
 
@@ -329,9 +378,12 @@ class KnowledgeGraph:
     def update_entity(
         self, entity_id: int, name: str | None = None, properties: Mapping[str, Any] | None = None
     ) -> Entity:
-        """Change name and/or properties in place (no new version), stamping ``recorded_at``."""
+        """Change name and/or properties, keeping the previous version in ``knowledge_versions``
+        and stamping ``recorded_at``."""
         self._entity_by_id(entity_id)
-        sets, params = ["recorded_at = ?"], [now_iso()]
+        now = self.clock()
+        self._keep_version("entity", entity_id, now)
+        sets, params = ["recorded_at = ?"], [now]
         if name is not None:
             sets.append("name = ?")
             params.append(_require_text(name, "name"))
@@ -346,12 +398,7 @@ class KnowledgeGraph:
 
         Its relations stay as they are, as in the original; retire them explicitly if needed.
         """
-        self._entity_by_id(entity_id)
-        cursor = self.db.execute(
-            "UPDATE knowledge_entities SET valid_to = ? WHERE id = ? AND valid_to IS NULL",
-            (now_iso(), entity_id),
-        )
-        return cursor.rowcount == 1
+        return self._retire("entity", self._entity_by_id(entity_id).id)
 
     def get_entities_by_type(self, entity_type: str, limit: int = 500) -> list[Entity]:
         if not entity_type:
@@ -444,12 +491,13 @@ class KnowledgeGraph:
         source = self._entity_by_id(_require_id(source_id, "source_id"))
         self._entity_by_id(_require_id(target_id, "target_id"))
         self._validate_relation(source.entity_type, relation_type)
-        start, end = _validity(valid_from, valid_to)
+        now = self.clock()
+        start, end = _validity(valid_from, valid_to, now)
         cursor = self.db.execute(
             "INSERT INTO knowledge_relations"
             " (source_id, target_id, relation_type, confidence, properties, valid_from, valid_to, recorded_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (source_id, target_id, relation_type, conf, props_json, start, end, now_iso()),
+            (source_id, target_id, relation_type, conf, props_json, start, end, now),
         )
         return self._relation_by_id(cursor.lastrowid)
 
@@ -510,12 +558,7 @@ class KnowledgeGraph:
 
     def retire_relation(self, relation_id: int) -> bool:
         """End the relation's validity now; False when it was already retired."""
-        self._relation_by_id(relation_id)
-        cursor = self.db.execute(
-            "UPDATE knowledge_relations SET valid_to = ? WHERE id = ? AND valid_to IS NULL",
-            (now_iso(), relation_id),
-        )
-        return cursor.rowcount == 1
+        return self._retire("relation", self._relation_by_id(relation_id).id)
 
     def find_relation(self, source_id: int, target_id: int, relation_type: str) -> Relation | None:
         """The oldest active relation of this type between the two entities.
@@ -563,8 +606,8 @@ class KnowledgeGraph:
                 previous if isinstance(previous, int) and not isinstance(previous, bool) else 1
             ) + 1
             self.db.execute(
-                "UPDATE knowledge_relations SET properties = ?, confidence = ?, recorded_at = ? WHERE id = ?",
-                (_dump_properties(props), max(existing.confidence, conf), now_iso(), existing.id),
+                "UPDATE knowledge_relations SET properties = ?, confidence = ? WHERE id = ?",
+                (_dump_properties(props), max(existing.confidence, conf), existing.id),
             )
             return existing.id, False
 
@@ -596,6 +639,7 @@ class KnowledgeGraph:
             held = self._active_relations_between(sightings)
             results: list[tuple[int, bool] | None] = []
             changed: dict[int, _HeldRelation] = {}
+            earlier: dict[int, str] = {}  # relations a sighting shows valid before their valid_from
             for sighting in sightings:
                 key = _relation_key(sighting.source_id, sighting.target_id, sighting.relation_type)
                 relation = held.get(key)
@@ -606,6 +650,11 @@ class KnowledgeGraph:
                     ) + 1
                     relation.confidence = max(relation.confidence, float(sighting.confidence))
                     changed[relation.id] = relation
+                    if sighting.valid_from is not None:
+                        start = _instant(sighting.valid_from, "valid_from")
+                        if _earlier(start, relation.valid_from):
+                            relation.valid_from = start
+                            earlier[relation.id] = start
                     results.append((relation.id, False))
                     continue
                 try:
@@ -618,7 +667,8 @@ class KnowledgeGraph:
                     continue
                 props = dict(sighting.properties or {})
                 props.setdefault("count", 1)
-                start = now_iso()
+                now = self.clock()
+                start = now if sighting.valid_from is None else _instant(sighting.valid_from, "valid_from")
                 relation_id = self.db.execute(
                     "INSERT INTO knowledge_relations (source_id, target_id, relation_type, confidence,"
                     " properties, valid_from, valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
@@ -629,16 +679,17 @@ class KnowledgeGraph:
                         float(sighting.confidence),
                         _dump_properties(props),
                         start,
-                        start,
+                        now,
                     ),
                 ).lastrowid
-                held[key] = _HeldRelation(relation_id, props, float(sighting.confidence))
+                held[key] = _HeldRelation(relation_id, props, float(sighting.confidence), start)
                 results.append((relation_id, True))
-            now = now_iso()
             self.db.executemany(
-                "UPDATE knowledge_relations SET properties = ?, confidence = ?, recorded_at = ? WHERE id = ?",
-                [(_dump_properties(r.properties), r.confidence, now, r.id) for r in changed.values()],
+                "UPDATE knowledge_relations SET properties = ?, confidence = ? WHERE id = ?",
+                [(_dump_properties(r.properties), r.confidence, r.id) for r in changed.values()],
             )
+            for relation_id, start in earlier.items():
+                self.extend_validity_back("relation", relation_id, start)
         return results
 
     def _entity_types_of(self, entity_ids: Iterable[int]) -> dict[int, str]:
@@ -665,7 +716,7 @@ class KnowledgeGraph:
         ordered = sorted(probes)
         for chunk in _chunks(ordered):
             rows = self.db.query(
-                "SELECT r.id, r.source_id, r.target_id, r.relation_type, r.confidence, r.properties"
+                "SELECT r.id, r.source_id, r.target_id, r.relation_type, r.confidence, r.properties, r.valid_from"
                 " FROM json_each(?) j JOIN knowledge_relations r"
                 " ON r.source_id = json_extract(j.value, '$[0]') AND r.target_id = json_extract(j.value, '$[1]')"
                 " AND r.relation_type = json_extract(j.value, '$[2]') WHERE r.valid_to IS NULL ORDER BY r.id",
@@ -675,9 +726,139 @@ class KnowledgeGraph:
                 key = _relation_key(row["source_id"], row["target_id"], row["relation_type"])
                 if key not in found:
                     found[key] = _HeldRelation(
-                        row["id"], _load_properties(row["properties"]), float(row["confidence"])
+                        row["id"],
+                        _load_properties(row["properties"]),
+                        float(row["confidence"]),
+                        row["valid_from"],
                     )
         return found
+
+    # -- versions and the two time axes -------------------------------------------------------
+    def _keep_version(self, kind: str, row_id: int, superseded_at: str) -> None:
+        """Copy the row as it is now into ``knowledge_versions``, believed until ``superseded_at``."""
+        table = _TABLES[kind]
+        self.db.execute(
+            "INSERT INTO knowledge_versions (kind, row_id, data, recorded_at, superseded_at)"
+            f" SELECT ?, id, json_object({_ROW_JSON[kind]}), recorded_at, ? FROM {table} WHERE id = ?",
+            (kind, superseded_at, row_id),
+        )
+
+    def _retire(self, kind: str, row_id: int, valid_to: str | None = None) -> bool:
+        with self.db.transaction():
+            table = _TABLES[kind]
+            row = self.db.query_one(f"SELECT valid_from, valid_to FROM {table} WHERE id = ?", (row_id,))
+            if row is None or row["valid_to"] is not None:
+                return False
+            now = self.clock()
+            end = now if valid_to is None else _instant(valid_to, "valid_to")
+            if valid_to is not None and _earlier(end, row["valid_from"]):
+                raise InvalidInputError(f"valid_to ({end}) is before valid_from ({row['valid_from']})")
+            self._keep_version(kind, row_id, now)
+            self.db.execute(f"UPDATE {table} SET valid_to = ?, recorded_at = ? WHERE id = ?", (end, now, row_id))
+            return True
+
+    def end_validity(self, kind: str, row_id: int, valid_to: str) -> bool:
+        """End an entity's or relation's validity at ``valid_to``, an instant the evidence gives
+        (a note marked done when it was last edited), not now; the previous version is kept.
+        False when it had already ended."""
+        if kind not in _TABLES:
+            raise InvalidInputError(f"kind must be 'entity' or 'relation', got {kind!r}")
+        return self._retire(kind, _require_id(row_id, "id"), valid_to)
+
+    def extend_validity_back(self, kind: str, row_id: int, valid_from: str) -> bool:
+        """Move an entity's or relation's ``valid_from`` back to ``valid_from`` when evidence shows
+        it held earlier (a mail from 2009 found after one from 2012); the previous version is
+        kept. False when it already started at or before that instant."""
+        if kind not in _TABLES:
+            raise InvalidInputError(f"kind must be 'entity' or 'relation', got {kind!r}")
+        start = _instant(valid_from, "valid_from")
+        table = _TABLES[kind]
+        with self.db.transaction():
+            current = self.db.scalar(f"SELECT valid_from FROM {table} WHERE id = ?", (_require_id(row_id, "id"),))
+            if current is None:
+                raise NotFoundError(f"no knowledge {kind} with id {row_id}")
+            if not _earlier(start, current):
+                return False
+            now = self.clock()
+            self._keep_version(kind, row_id, now)
+            self.db.execute(f"UPDATE {table} SET valid_from = ?, recorded_at = ? WHERE id = ?", (start, now, row_id))
+            return True
+
+    def entity_history(self, entity_id: int) -> list[Entity]:
+        """Every version of an entity, oldest belief first, the current row last."""
+        return [_entity(r) for r in self._history("entity", entity_id)]
+
+    def relation_history(self, relation_id: int) -> list[Relation]:
+        return [_relation(r) for r in self._history("relation", relation_id)]
+
+    def _history(self, kind: str, row_id: int) -> list[dict[str, Any]]:
+        rows = self.db.query(
+            "SELECT data FROM knowledge_versions WHERE kind = ? AND row_id = ? ORDER BY id",
+            (kind, _require_id(row_id, "id")),
+        )
+        versions = [json.loads(r["data"]) for r in rows]
+        current = self.db.query_one(f"SELECT * FROM {_TABLES[kind]} WHERE id = ?", (row_id,))
+        return versions + ([dict(current)] if current is not None else [])
+
+    def entities_as_of(
+        self,
+        valid_at: str | None = None,
+        known_at: str | None = None,
+        entity_type: str | None = None,
+        limit: int = 500,
+    ) -> list[Entity]:
+        """Entities as the mind believed them at ``known_at`` (transaction time; None = now)
+        whose validity contains ``valid_at`` (valid time; None = any time, retired included)."""
+        rows = self._as_of("entity", valid_at, known_at)
+        found = [_entity(r) for r in rows if entity_type is None or r["entity_type"] == entity_type]
+        return sorted(found, key=lambda e: (e.name.lower(), e.id))[: _require_count(limit, "limit")]
+
+    def relations_as_of(
+        self,
+        valid_at: str | None = None,
+        known_at: str | None = None,
+        entity_id: int | None = None,
+        relation_type: str | None = None,
+        limit: int = 500,
+    ) -> list[Relation]:
+        """Relations on both axes, as ``entities_as_of``; ``entity_id`` keeps those touching it."""
+        rows = self._as_of("relation", valid_at, known_at)
+        found = [
+            _relation(r)
+            for r in rows
+            if (entity_id is None or entity_id in (r["source_id"], r["target_id"]))
+            and (relation_type is None or r["relation_type"] == relation_type)
+        ]
+        return sorted(found, key=lambda r: r.id)[: _require_count(limit, "limit")]
+
+    def _as_of(self, kind: str, valid_at: str | None, known_at: str | None) -> list[dict[str, Any]]:
+        table = _TABLES[kind]
+        at = None if valid_at is None else _instant(valid_at, "valid_at")
+        clauses: list[str] = []
+        params: list[Any] = []
+        if at is not None:  # the live rows are filtered in SQL; the (fewer) versions below in Python
+            clauses.append(
+                "julianday(valid_from) <= julianday(?) AND (valid_to IS NULL OR julianday(valid_to) > julianday(?))"
+            )
+            params += [at, at]
+        if known_at is not None:
+            known = _instant(known_at, "known_at")
+            clauses.append("julianday(recorded_at) <= julianday(?)")
+            params.append(known)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = [dict(r) for r in self.db.query(f"SELECT * FROM {table}{where}", params)]
+        if known_at is not None:
+            rows += [
+                json.loads(r["data"])
+                for r in self.db.query(
+                    "SELECT data FROM knowledge_versions WHERE kind = ? AND julianday(recorded_at) <= julianday(?)"
+                    " AND julianday(superseded_at) > julianday(?)",
+                    (kind, known, known),
+                )
+            ]
+        if at is None:
+            return rows
+        return [r for r in rows if _holds_at(r["valid_from"], r["valid_to"], at)]
 
     # -- traversal ----------------------------------------------------------------------------
     def traverse(self, start_id: int, relation_type: str, max_depth: int) -> list[Entity]:

@@ -35,6 +35,12 @@ PROJECT_NAME = "mind_harvest"
 ENTRY_POINT_GROUP = "mind_harvest"
 DISABLE_AUTOLOAD_ENV = "MIND_HARVEST_DISABLE_PLUGIN_AUTOLOAD"
 
+# A detection at least this sure names the kind of a path added without one, and refuses an
+# explicit kind that disagrees. A source whose plugin has no ``detect_sources`` hook answers
+# through its ``detect()`` yes/no, which counts as plausible, never as sure.
+CONFIDENT = 0.8
+PLAUSIBLE = 0.5
+
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "plugins.chatgpt",
     "plugins.claude",
@@ -69,6 +75,20 @@ class HookSpecs:
     @hookspec
     def register_sources(self, register: Callable[[Source], None]) -> None:
         """Provide harvest sources: objects with kind, display_name, detect, scan, fingerprint."""
+
+    @hookspec
+    def detect_sources(self, path: Path) -> dict[str, float] | None:
+        """How sure each of this plugin's sources is that ``path`` is its input: ``{kind: 0..1}``.
+
+        Cheap (names and first bytes, as ``Source.detect``); 0.8 or more means sure: it picks the
+        kind of ``mind sources add PATH`` and refuses an explicit kind that disagrees.
+        """
+
+    @hookspec
+    def harvest_finished(self, mind_home: Path, workspace: str, report: Any) -> None:
+        """One source's harvest by the ``mind`` command ended (``report``: its ``HarvestReport``,
+        whatever the outcome). A history keeper records it; the pipelines package records it in the
+        mind home's Dagster instance, so command-line and Dagster harvests form one history."""
 
     @hookspec
     def register_extractors(self, register: Callable[[Any], None]) -> None:
@@ -187,6 +207,18 @@ def register_plugin(plugin: object, name: str | None = None) -> None:
             raise
 
 
+def announce_harvest(mind_home: Path, workspace: str, report: Any) -> list[str]:
+    """Tell every ``harvest_finished`` implementation; returns one warning per implementation that
+    failed (a history that cannot be written never fails the harvest it describes)."""
+    warnings = []
+    for impl in get_plugin_manager().hook.harvest_finished.get_hookimpls():
+        try:
+            impl.function(mind_home=mind_home, workspace=workspace, report=report)
+        except Exception as exc:
+            warnings.append(f"plugin {impl.plugin_name!r} could not record the harvest: {exc}")
+    return warnings
+
+
 def source_kinds() -> list[str]:
     return sorted(_current().sources)
 
@@ -199,20 +231,60 @@ def get_source(kind: str) -> Source:
         raise UnknownSourceError(kind, sorted(sources)) from None
 
 
-def detect_source(path: Path | str) -> Source | None:
-    """The first source (built-ins in DEFAULT_PLUGINS order, then entry-point plugins) claiming the path.
+@dataclass(frozen=True)
+class Detection:
+    """How sure one source kind is that a path is its input."""
 
-    A plugin whose ``detect`` raises is logged and passed over, so one broken third-party detector
-    cannot stop every other source from being found.
+    kind: str
+    confidence: float
+    display_name: str
+
+    @property
+    def confident(self) -> bool:
+        return self.confidence >= CONFIDENT
+
+
+def rank_sources(path: Path | str) -> list[Detection]:
+    """Every source kind that claims the path, surest first (ties: built-ins in DEFAULT_PLUGINS
+    order, then entry-point plugins).
+
+    Plugins answer through the ``detect_sources`` hook; a source whose plugin does not answer for
+    it is asked its ``detect()`` (yes counts as ``PLAUSIBLE``). A plugin whose detector raises is
+    logged and passed over, so one broken third-party detector cannot stop every other source
+    from being found.
     """
     target = Path(path)
-    for source in _current().sources.values():
+    registry = _current()
+    answered: dict[str, float] = {}
+    for impl in registry.manager.hook.detect_sources.get_hookimpls():
+        if impl.hookwrapper or impl.wrapper:
+            continue
         try:
-            if source.detect(target):
-                return source
+            result = impl.function(path=target)
         except Exception:
-            log.warning("source %r failed to inspect %s", source.kind, target, exc_info=True)
-    return None
+            log.warning("plugin %r failed to inspect %s", impl.plugin_name, target, exc_info=True)
+            continue
+        for kind, confidence in (result or {}).items():
+            if kind in registry.sources and isinstance(confidence, int | float):
+                answered[kind] = max(answered.get(kind, 0.0), min(1.0, max(0.0, float(confidence))))
+    ranked: list[Detection] = []
+    for kind, source in registry.sources.items():
+        confidence = answered.get(kind)
+        if confidence is None:
+            try:
+                confidence = PLAUSIBLE if source.detect(target) else 0.0
+            except Exception:
+                log.warning("source %r failed to inspect %s", kind, target, exc_info=True)
+                continue
+        if confidence > 0:
+            ranked.append(Detection(kind, confidence, source.display_name))
+    return sorted(ranked, key=lambda d: -d.confidence)
+
+
+def detect_source(path: Path | str) -> Source | None:
+    """The source surest that the path is its input, or None when no source claims it."""
+    ranked = rank_sources(path)
+    return get_source(ranked[0].kind) if ranked else None
 
 
 def get_extractors() -> list[Any]:

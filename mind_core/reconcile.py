@@ -13,7 +13,7 @@ from typing import Any
 from mind_core.db import Database
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import FingerprintMismatchError
-from mind_core.vector_index import VectorIndex
+from mind_core.vector_index import LONG_FRAME_WORDS, VectorIndex, split_chunks
 
 _MISSING_FTS = (
     "SELECT f.id, f.content FROM memory_frames f WHERE f.id NOT IN (SELECT rowid FROM memory_frames_fts)"
@@ -28,9 +28,29 @@ _STALE_VEC = (
     "AND (f.embedded_hash IS NULL OR f.embedded_hash != f.content_hash)"
 )
 _ORPHAN_VEC = "SELECT rowid FROM memory_frames_vec WHERE rowid NOT IN (SELECT id FROM memory_frames)"
+_CHUNK_WITHOUT_VEC = (
+    "SELECT DISTINCT f.id, f.content FROM memory_frames f JOIN memory_frame_chunks c ON c.frame_id = f.id "
+    "WHERE c.id NOT IN (SELECT rowid FROM memory_frame_chunks_vec)"
+)
+_EMBEDDED_LONG_WITHOUT_CHUNKS = (
+    "SELECT f.id, f.content FROM memory_frames f WHERE f.embedded_hash = f.content_hash "
+    "AND length(f.content) >= ? AND f.id NOT IN (SELECT frame_id FROM memory_frame_chunks)"
+)
 _ORPHAN_CHUNK_VEC = (
     "SELECT rowid FROM memory_frame_chunks_vec WHERE rowid NOT IN (SELECT id FROM memory_frame_chunks)"
 )
+
+
+def frames_missing_chunk_vectors(db: Database) -> list[Any]:
+    """Embedded frames whose later text is not fully searchable: a chunk row without its vector,
+    or a long frame with no chunk rows at all (the frame vector alone covers only its start)."""
+    if not db.table_exists("memory_frame_chunks_vec"):
+        return []
+    missing = {row["id"]: row for row in db.query(_CHUNK_WITHOUT_VEC)}
+    for row in db.query(_EMBEDDED_LONG_WITHOUT_CHUNKS, (2 * LONG_FRAME_WORDS,)):
+        if split_chunks(row["content"]):
+            missing[row["id"]] = row
+    return list(missing.values())
 
 
 @dataclass(frozen=True)
@@ -115,11 +135,12 @@ def reconcile_fts_index(db: Database) -> int:
 
 
 def reconcile_vec_index(db: Database, embedder: Embedder, progress: Any = None) -> int:
-    """Embed frames with no vector or a stale one, EMBED_BATCH at a time (the original: 50)."""
+    """Embed frames with no vector, a stale one or missing chunk vectors, EMBED_BATCH at a time
+    (the original: 50); re-indexing a frame rewrites its chunks with it."""
     if not db.table_exists("memory_frames_vec"):
         return 0
-    rows = db.query(_MISSING_VEC) + db.query(_STALE_VEC)
-    return VectorIndex(db, embedder).index_frames([(r["id"], r["content"]) for r in rows], progress=progress)
+    rows = {r["id"]: r for r in db.query(_MISSING_VEC) + db.query(_STALE_VEC) + frames_missing_chunk_vectors(db)}
+    return VectorIndex(db, embedder).index_frames([(r["id"], r["content"]) for r in rows.values()], progress=progress)
 
 
 def clean_orphan_fts(db: Database) -> int:
@@ -166,6 +187,9 @@ def doctor(db: Database, embedder: Embedder | None = None, repair: bool = False)
         Finding(name, sum(len(db.query(sql)) for sql in queries), meaning)
         for name, queries, meaning in INDEX_CHECKS
     ]
+    findings.append(
+        Finding("vec_chunks_missing", len(frames_missing_chunk_vectors(db)), "long frames missing chunk vectors")
+    )
     try:
         index.check_fingerprint()
         findings.append(Finding("fingerprint", 0, "the embedder matches the mind's vectors"))

@@ -37,9 +37,11 @@ import httpx
 
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError, MindError
-from mind_core.frames import Frame, time_bound
-from mind_core.scoring import SCORING_PROFILES
-from mind_core.search import MAX_QUERY_CHARS, SearchResult
+from mind_core.frames import Frame
+from mind_core.limits import DEFAULT_RESULTS
+from mind_core.query.models import RecallRequest, parse_request
+from mind_core.search import SearchResult
+from mind_core.source_filter import SourceFilter
 from mind_core.timestamps import now_iso
 
 if TYPE_CHECKING:
@@ -87,9 +89,6 @@ CONFLICT_NOTE_EXTERNAL_AFFIRMATIVE = (
     "language. The enterprise source may be more current."
 )
 
-SCOPES = ("all", "personal", "workspace")
-DEFAULT_LIMIT = 10
-MAX_LIMIT = 100
 WORKSPACE, PERSONAL, EXTERNAL = "workspace", "personal", "external"
 ATTRIBUTIONS = {WORKSPACE: "[workspace memory]", PERSONAL: "[personal memory]"}
 UNKNOWN_EXTERNAL_ERROR = "Unknown external error"
@@ -153,6 +152,7 @@ class CombinedRetrievalResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "query": self.query,
+            "results": [r.to_dict() for r in self.merged()],
             "workspace_results": [r.to_dict() for r in self.workspace_results],
             "personal_results": [r.to_dict() for r in self.personal_results],
             "external_results": [r.to_dict() for r in self.external_results],
@@ -207,6 +207,7 @@ def map_memory_result(result: SearchResult, source: str) -> CombinedResult:
             "relevance_score": result.relevance_score,
             "final_score": result.final_score,
             "provenance": frame_provenance(frame),
+            "source": frame.metadata.get("source") or {},
         },
         explain=result.explain,
     )
@@ -448,35 +449,6 @@ def detect_conflict(workspace: Sequence[CombinedResult], external: Sequence[Comb
     return None
 
 
-# -- inputs ---------------------------------------------------------------------------------------
-def check_query(query: object) -> str:
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInputError("query must be a non-empty string")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidInputError(f"query is longer than {MAX_QUERY_CHARS} characters")
-    return query
-
-
-def check_limit(limit: object, maximum: int = MAX_LIMIT) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
-        raise InvalidInputError(f"limit must be an integer from 1 to {maximum}, got {limit!r}")
-    return limit
-
-
-def check_choice(value: object, allowed: Sequence[str], what: str) -> str:
-    if value not in allowed:
-        raise InvalidInputError(f"unknown {what} {value!r}; expected one of {', '.join(allowed)}")
-    return value  # type: ignore[return-value]
-
-
-def check_time_bounds(since: str | None, until: str | None) -> None:
-    for bound, end in ((since, False), (until, True)):
-        if bound is not None:
-            if not isinstance(bound, str):
-                raise InvalidInputError("since/until must be ISO-8601 strings")
-            time_bound(bound, end=end)
-
-
 # -- the engine -----------------------------------------------------------------------------------
 class CombinedRetrieval:
     """Workspace + personal memory, and external sources when local coverage is insufficient."""
@@ -499,7 +471,7 @@ class CombinedRetrieval:
     def search(
         self,
         query: str,
-        limit: int = DEFAULT_LIMIT,
+        limit: int = DEFAULT_RESULTS,
         profile: str = "balanced",
         scope: str = "all",
         turn_id: str | None = None,
@@ -507,14 +479,34 @@ class CombinedRetrieval:
         since: str | None = None,
         until: str | None = None,
         explain: bool = False,
+        source: SourceFilter | None = None,
+        as_of: str | None = None,
     ) -> CombinedRetrievalResult:
-        query = check_query(query)
-        limit = check_limit(limit)
-        check_choice(profile, tuple(SCORING_PROFILES), "profile")
-        check_choice(scope, SCOPES, "scope")
-        check_time_bounds(since, until)
+        """``recall`` for plain arguments, checked by the same RecallRequest rules as every surface."""
+        values = {"query": query, "limit": limit, "profile": profile, "scope": scope}
+        values.update(since=since, until=until, explain=explain, as_of=as_of)
+        if source is not None:
+            values.update(tags=list(source.tags), sender=source.sender, source_kind=source.source_kind)
+        return self.recall(parse_request(RecallRequest, values), turn_id)
+
+    def recall(self, request: RecallRequest, turn_id: str | None = None) -> CombinedRetrievalResult:
+        """``tags``, ``sender`` and ``source_kind`` narrow the minds' results to frames whose sources
+        match (external sources know nothing of them and are asked unchanged); ``as_of`` recalls as
+        of that instant (frames up to it, recency from it; see ``HybridSearch.search``)."""
+        query, limit, scope = request.query, request.limit, request.scope
+        profile, since, until, explain = request.profile, request.since, request.until, request.explain
+        as_of = request.as_of
+        source = SourceFilter(tuple(request.tags), request.sender, request.source_kind)
         log.debug("recall turn=%s scope=%s query=%r", turn_id, scope, query[:80])
-        options = {"limit": limit, "profile": profile, "since": since, "until": until, "explain": explain}
+        options = {
+            "limit": limit,
+            "profile": profile,
+            "since": since,
+            "until": until,
+            "explain": explain,
+            "source": source,
+            "as_of": as_of,
+        }
         workspace_results = (
             self._search_mind(self.workspace, WORKSPACE, query, options) if scope != PERSONAL else []
         )

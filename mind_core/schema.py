@@ -202,6 +202,35 @@ def _source_columns(db: Database) -> None:
     add_column(db, "harvest_sources", "last_fingerprint", "TEXT")
 
 
+# -- 0007: the identity a source's ledger belongs to (new when a name is re-added or re-pointed)
+# and the outcome of its last harvest (issue #14)
+_SOURCE_IDENTITY_OUTCOME_SQL = """
+ALTER TABLE harvest_sources ADD COLUMN identity TEXT;
+ALTER TABLE harvest_sources ADD COLUMN last_status TEXT;
+ALTER TABLE harvest_sources ADD COLUMN last_status_reason TEXT;
+ALTER TABLE harvest_sources ADD COLUMN last_harvest_at TEXT;
+ALTER TABLE harvest_sources ADD COLUMN last_items INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE harvest_sources ADD COLUMN last_frames INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE harvest_sources ADD COLUMN last_errors INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE harvest_sources ADD COLUMN last_first_errors TEXT NOT NULL DEFAULT '[]'
+"""
+
+
+# -- 0008 (issue #16): the knowledge graph's earlier versions (transaction-time history) -------
+# ``data`` is the entity or relation row as it was (JSON of its columns), believed from its own
+# ``recorded_at`` until ``superseded_at``; the live row is the current version.
+_KNOWLEDGE_VERSIONS_SQL = """
+CREATE TABLE IF NOT EXISTS knowledge_versions (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL CHECK (kind IN ('entity', 'relation')),
+  row_id INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  superseded_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS idx_knowledge_versions_row ON knowledge_versions (kind, row_id)
+"""
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_original_schema", _original_schema),
     Migration("0002_frame_columns", _frame_columns),
@@ -213,6 +242,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX IF NOT EXISTS idx_relations_pair ON knowledge_relations (source_id, target_id, relation_type)",
     ),
     Migration("0006_source_kind_fingerprint", _source_columns),
+    Migration("0007_source_identity_and_outcome", _SOURCE_IDENTITY_OUTCOME_SQL),
+    Migration("0008_knowledge_versions", _KNOWLEDGE_VERSIONS_SQL),
 )
 
 

@@ -33,8 +33,10 @@ from typing import TYPE_CHECKING, Any
 from mind_core.db import Database, well_formed
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError
-from mind_core.frames import Frame, FrameStore, scope_clauses, time_clauses
+from mind_core.frames import Frame, FrameStore, scope_clauses, time_bound
+from mind_core.limits import MAX_QUERY_CHARS
 from mind_core.scoring import SCORING_PROFILES, ScoringContext, relevance_components, weighted_relevance
+from mind_core.source_filter import SourceFilter
 from mind_core.vector_index import VectorIndex
 
 if TYPE_CHECKING:
@@ -46,7 +48,6 @@ RRF_K = 60
 MAX_RRF_SCORE = 2.0 / RRF_K  # rank 0 in both lanes
 LANE_DEPTH_FACTOR = 2  # rrf: each lane returns limit * 2 candidates, as the original
 RELEVANCE_POOL_FACTOR = 2 * LANE_DEPTH_FACTOR  # fused candidates that relevance may reorder
-MAX_QUERY_CHARS = 10_000
 GRAPH_MAX_DEPTH = 3
 FUSIONS = ("convex", "rrf")
 
@@ -200,8 +201,9 @@ class HybridSearch:
         gop_id: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        source: SourceFilter | None = None,
     ) -> list[int]:
-        return [hit.frame_id for hit in self.keyword_hits(query, limit, gop_id, since, until)]
+        return [hit.frame_id for hit in self.keyword_hits(query, limit, gop_id, since, until, source)]
 
     def keyword_hits(
         self,
@@ -210,12 +212,13 @@ class HybridSearch:
         gop_id: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        source: SourceFilter | None = None,
     ) -> list[LaneHit]:
         """FTS5 matches in rank order with their BM25 score (FTS5's ``rank`` negated, >= 0)."""
         match = fts_query(query)
         if not match:
             return []
-        scope, scope_params = scope_clauses("mf", gop_id, since, until)
+        scope, scope_params = scope_clauses("mf", gop_id, since, until, source)
         clauses = ["memory_frames_fts MATCH ?", *scope]
         params: list[Any] = [match, *scope_params]
         sql = (
@@ -227,7 +230,7 @@ class HybridSearch:
             return [LaneHit(row[0], max(0.0, -float(row[1]))) for row in self.db.query(sql, [*params, limit])]
         except self.db.errors.Error as exc:
             log.warning("FTS query failed (%s); using the LIKE fallback", exc)
-            ids = self.like_fallback_search(query, limit, gop_id, since, until)
+            ids = self.like_fallback_search(query, limit, gop_id, since, until, source)
             return [LaneHit(frame_id, 1.0) for frame_id in ids]
 
     def like_fallback_search(
@@ -237,9 +240,10 @@ class HybridSearch:
         gop_id: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        source: SourceFilter | None = None,
     ) -> list[int]:
         tokens = [t for t in (_NON_WORD.sub("", w) for w in query.split()) if t] or [query]
-        scope, scope_params = scope_clauses("", gop_id, since, until)
+        scope, scope_params = scope_clauses("", gop_id, since, until, source)
         clauses = ["(" + " OR ".join("content LIKE ? ESCAPE '\\'" for _ in tokens) + ")", *scope]
         params: list[Any] = [*(f"%{escape_like(t)}%" for t in tokens), *scope_params]
         try:
@@ -259,8 +263,9 @@ class HybridSearch:
         gop_id: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        source: SourceFilter | None = None,
     ) -> list[int]:
-        return [hit.frame_id for hit in self.vector_hits(query, limit, gop_id, since, until)]
+        return [hit.frame_id for hit in self.vector_hits(query, limit, gop_id, since, until, source)]
 
     def vector_hits(
         self,
@@ -269,13 +274,14 @@ class HybridSearch:
         gop_id: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        source: SourceFilter | None = None,
     ) -> list[LaneHit]:
         """Nearest frames with their cosine similarity (``1 - d^2 / 2``: vectors are unit length)."""
         if self.embedder is None or not query.strip():
             return []
         try:
             vector = self.vectors.embed_query(query)
-            hits = self.vectors.knn(vector, limit, gop_id, since, until)
+            hits = self.vectors.knn(vector, limit, gop_id, since, until, source)
         except self.db.errors.Error as exc:
             log.warning("vector lane unavailable (%s); keyword results only", exc)
             return []
@@ -292,7 +298,11 @@ class HybridSearch:
         since: str | None = None,
         until: str | None = None,
         explain: bool = False,
+        source: SourceFilter | None = None,
+        as_of: str | None = None,
     ) -> list[SearchResult]:
+        """``as_of``: search the mind as it stood at that instant: only frames whose event time is
+        at or before it, recency scored from it instead of from now."""
         if profile not in SCORING_PROFILES:
             raise InvalidInputError(
                 f"unknown profile {profile!r}; expected one of {', '.join(SCORING_PROFILES)}"
@@ -301,17 +311,21 @@ class HybridSearch:
             raise InvalidInputError("query must be a string")
         limit = max(1, min(int(limit), 1000))
         query = well_formed(query[:MAX_QUERY_CHARS])
+        now = datetime.now(UTC)
+        if as_of is not None:
+            instant = time_bound(as_of, end=True)
+            until = instant if until is None or time_bound(until, end=True) > instant else until
+            now = datetime.fromisoformat(instant.replace("Z", "+00:00"))
         if self.config.fusion == "rrf":
-            fused = self._fuse_rrf(query, limit, gop_id, since, until)
+            fused = self._fuse_rrf(query, limit, gop_id, since, until, source)
         else:
-            fused = self._fuse_convex(query, limit, gop_id, since, until)
+            fused = self._fuse_convex(query, limit, gop_id, since, until, source)
         if not fused:
             return []
         pool = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))[: limit * RELEVANCE_POOL_FACTOR]
         frames = self.frames.get_many(pool)
         weights = SCORING_PROFILES[profile]
         context = self._with_graph_distances(query, context or ScoringContext(), weights.contextual)
-        now = datetime.now(UTC)
         results = []
         for frame_id in pool:
             frame = frames.get(frame_id)
@@ -334,13 +348,19 @@ class HybridSearch:
         return results[:limit]
 
     def _fuse_rrf(
-        self, query: str, limit: int, gop_id: str | None, since: str | None, until: str | None
+        self,
+        query: str,
+        limit: int,
+        gop_id: str | None,
+        since: str | None,
+        until: str | None,
+        source: SourceFilter | None = None,
     ) -> dict[int, dict[str, Any]]:
         """The original: RRF (K = 60) over each lane's top ``limit * 2``; match = rrf / (2/K)."""
         depth = limit * LANE_DEPTH_FACTOR
         lanes = {
-            "keyword": self.keyword_search(query, depth, gop_id, since, until),
-            "vector": self.vector_search(query, depth, gop_id, since, until),
+            "keyword": self.keyword_search(query, depth, gop_id, since, until, source),
+            "vector": self.vector_search(query, depth, gop_id, since, until, source),
         }
         fused: dict[int, dict[str, Any]] = {}
         for lane, ids in lanes.items():
@@ -351,15 +371,21 @@ class HybridSearch:
         return fused
 
     def _fuse_convex(
-        self, query: str, limit: int, gop_id: str | None, since: str | None, until: str | None
+        self,
+        query: str,
+        limit: int,
+        gop_id: str | None,
+        since: str | None,
+        until: str | None,
+        source: SourceFilter | None = None,
     ) -> dict[int, dict[str, Any]]:
         """Normalized lane scores plus session-neighbour context, combined with fixed weights;
         every lane score stays within 0..1, so match is 1.0 only for the best of both lanes.
         Returns the best ``limit * RELEVANCE_POOL_FACTOR`` frames, the ones relevance reorders."""
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
-        keyword = self.keyword_hits(query, depth, gop_id, since, until)
-        vector = self.vector_hits(query, depth, gop_id, since, until)
+        keyword = self.keyword_hits(query, depth, gop_id, since, until, source)
+        vector = self.vector_hits(query, depth, gop_id, since, until, source)
         own = {
             "keyword": normalize_by_max(keyword),
             "vector": normalize_min_max(vector, cut=len(vector) >= depth),
@@ -373,7 +399,7 @@ class HybridSearch:
             return {}
         neighbours: dict[int, list[int]] = {}
         if config.context_window > 0 and config.context_weight > 0:
-            neighbours = self.session_neighbours(candidates, config.context_window, since, until)
+            neighbours = self.session_neighbours(candidates, config.context_window, since, until, source)
         # the session window is symmetric, so each scored frame passes its score to its neighbours
         nearby: dict[str, dict[int, float]] = {lane: {} for lane in own}
         for lane, scores in own.items():
@@ -408,12 +434,18 @@ class HybridSearch:
         return fused
 
     def session_neighbours(
-        self, frame_ids: set[int], window: int, since: str | None = None, until: str | None = None
+        self,
+        frame_ids: set[int],
+        window: int,
+        since: str | None = None,
+        until: str | None = None,
+        source: SourceFilter | None = None,
     ) -> dict[int, list[int]]:
         """Each frame's neighbours: the frames of its session within ``window`` steps of its ``t``
-        (itself excluded), inside the search's time filter. One indexed query per 500 frames."""
+        (itself excluded), inside the search's time and source filters. One indexed query per 500
+        frames."""
         ids = sorted(frame_ids)
-        time_sql, time_params = time_clauses("f.created_at", since, until)
+        time_sql, time_params = scope_clauses("f", None, since, until, source)
         result: dict[int, list[int]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]

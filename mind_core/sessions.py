@@ -11,6 +11,7 @@ from mind_core.errors import InvalidInputError
 from mind_core.timestamps import now_iso
 
 STATUSES = ("active", "closed", "archived")
+NOTES_PREFIX = "notes:"
 _BASE36 = string.digits + string.ascii_lowercase
 
 
@@ -36,12 +37,19 @@ class SessionStore:
         return dict(row)
 
     def ensure_active(self, project_id: str | None = None) -> dict[str, Any]:
-        """The newest active session, or a new one; BEGIN IMMEDIATE makes twins impossible."""
+        """The newest active session that is not a harvested one, or a new one; BEGIN IMMEDIATE
+        makes twins impossible. A harvested session holds one conversation, note or thread of a
+        source: nothing else may be written into it."""
         with self.db.transaction():
             row = self.db.query_one(
-                "SELECT * FROM sessions WHERE status = 'active' ORDER BY julianday(started_at) DESC, id DESC LIMIT 1"
+                "SELECT * FROM sessions WHERE status = 'active' AND substr(gop_id, 1, 8) != 'harvest:'"
+                " ORDER BY julianday(started_at) DESC, id DESC LIMIT 1"
             )
             return dict(row) if row else self._insert(new_gop_id(), project_id, None)
+
+    def notes_session(self, day: str | None = None) -> dict[str, Any]:
+        """The per-day session of frames written without one (``notes:YYYY-MM-DD``, UTC day)."""
+        return self.ensure(f"{NOTES_PREFIX}{(day or now_iso())[:10]}", project_id="notes")
 
     def ensure(self, gop_id: str, project_id: str | None = None, summary: str | None = None) -> dict[str, Any]:
         """The session with this gop_id, created (active) if it does not exist yet."""

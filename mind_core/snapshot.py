@@ -129,9 +129,20 @@ PROVENANCE_FIELDS: dict[str, str] = {
     "message_key": "message_key",
     "path": "path",
 }
+# What the plugin read (memory_frames.metadata["source"]): the whole object as JSON text for
+# DuckDB's json functions, and the values analysts filter on most as columns of their own.
+SOURCE_FIELDS: tuple[pa.Field, ...] = (
+    pa.field("source_metadata", pa.string()),
+    pa.field("tags", pa.list_(pa.string())),
+    pa.field("links", pa.list_(pa.string())),
+    pa.field("sender", pa.string()),
+    pa.field("subject", pa.string()),
+    pa.field("model", pa.string()),
+)
 _FRAME_DERIVED_FIELDS: tuple[pa.Field, ...] = (
     *(pa.field(name, pa.string()) for name in PROVENANCE_FIELDS),
     pa.field("original_timestamp", pa.string()),
+    *SOURCE_FIELDS,
     pa.field("has_vector", pa.bool_()),
     pa.field("fts_indexed", pa.bool_()),
 )
@@ -178,6 +189,21 @@ TABLES: dict[str, TableSpec] = {
             _ts("valid_from"),
             _ts("valid_to"),
             _ts("recorded_at"),
+        ),
+        "id",
+    ),
+    # Earlier versions of entities and relations (transaction time): with `recorded_at` of the
+    # entities / relations tables they answer "what did the mind believe on day T".
+    "knowledge_versions": TableSpec(
+        "knowledge_versions",
+        "knowledge_versions",
+        (
+            Column("id", pa.int64()),
+            Column("kind", pa.string()),
+            Column("row_id", pa.int64()),
+            Column("data", pa.string()),
+            _ts("recorded_at"),
+            _ts("superseded_at"),
         ),
         "id",
     ),
@@ -229,6 +255,7 @@ DATA_TABLES: tuple[str, ...] = (
     "sessions",
     "entities",
     "relations",
+    "knowledge_versions",
     "entity_frames",
     "harvest_sources",
     "harvest_runs",
@@ -470,10 +497,30 @@ def _text_array(values: list[Any]) -> pa.Array:
         return pa.array([_provenance_text(v) for v in values], type=pa.string())
 
 
+def _string_list(*values: Any) -> list[str] | None:
+    """The strings of one or more metadata lists, in order, each once; None when there are none."""
+    seen = [v for value in values if isinstance(value, list) for v in value if isinstance(v, str)]
+    return list(dict.fromkeys(seen)) or None
+
+
+def _source_values(source: dict[str, Any]) -> tuple[Any, ...]:
+    item = source.get("item") if isinstance(source.get("item"), dict) else {}
+    message = source.get("message") if isinstance(source.get("message"), dict) else {}
+    return (
+        json.dumps(source, ensure_ascii=False, sort_keys=True) if source else None,
+        _string_list(item.get("tags"), message.get("tags")),
+        _string_list(message.get("links"), message.get("embeds")),
+        message.get("from"),
+        message.get("subject"),
+        message.get("model") or item.get("model"),
+    )
+
+
 def _provenance_arrays(metadata: Sequence[Any], problems: _Problems) -> list[pa.Array]:
-    """Decode each row's metadata and keep only its provenance values, row by row: holding a
-    batch of decoded dicts would triple the batch's memory."""
+    """Decode each row's metadata and keep only its provenance and source values, row by row:
+    holding a batch of decoded dicts would triple the batch's memory."""
     columns: list[list[Any]] = [[] for _ in range(len(PROVENANCE_FIELDS) + 1)]
+    source_columns: list[list[Any]] = [[] for _ in SOURCE_FIELDS]
     fields = list(zip((column.append for column in columns[:-1]), PROVENANCE_FIELDS.values(), strict=True))
     add_original = columns[-1].append
     empty: dict[str, Any] = {}
@@ -495,8 +542,19 @@ def _provenance_arrays(metadata: Sequence[Any], problems: _Problems) -> list[pa.
         for add, key in fields:
             add(provenance.get(key))
         add_original(provenance.get("timestamp") or meta.get("original_created_at"))
+        source = meta.get("source")
+        for column, value in zip(
+            source_columns, _source_values(source if isinstance(source, dict) else empty), strict=True
+        ):
+            column.append(value)
     problems.add("frames.metadata", bad, example)
-    return [_text_array(values) for values in columns]
+    arrays = [_text_array(values) for values in columns]
+    for field, values in zip(SOURCE_FIELDS, source_columns, strict=True):
+        if pa.types.is_list(field.type):
+            arrays.append(pa.array(values, type=field.type))
+        else:
+            arrays.append(_text_array(values))
+    return arrays
 
 
 def _embedding_array(blobs: Sequence[Any], dimensions: int, problems: _Problems) -> pa.Array:

@@ -19,6 +19,7 @@ from mind_core.embeddings.base import Embedder, fingerprint_of, to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.frames import delete_vector_rows, scope_clauses
 from mind_core.schema import content_hash, get_meta, set_meta, vec_dimensions, vec_table_sql
+from mind_core.source_filter import SourceFilter
 
 CHUNK_WORDS = 150
 CHUNK_OVERLAP = 30
@@ -197,9 +198,10 @@ class VectorIndex:
         gop_id: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        source: SourceFilter | None = None,
     ) -> list[tuple[int, float]]:
         """Nearest frames (id, distance) in distance order, a frame counted by its best vector."""
-        filtered = bool(gop_id or since or until)
+        filtered = bool(gop_id or since or until or (source is not None and not source.empty))
         k = max(1, limit * 3 if filtered else limit)
         blob = to_blob(vector)
         best: dict[int, float] = {}
@@ -230,7 +232,7 @@ class VectorIndex:
             return []
         ids = list(best)
         marks = ",".join("?" for _ in ids)
-        scope, scope_params = scope_clauses("", gop_id, since, until)
+        scope, scope_params = scope_clauses("", gop_id, since, until, source)
         clauses = [f"id IN ({marks})", *scope]
         params: list[Any] = [*ids, *scope_params]
         alive = {

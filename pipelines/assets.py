@@ -14,7 +14,8 @@ which also covers runs launched without the tag (asset backfills, automation) an
 An unchanged source (same file fingerprint as at its last complete harvest) is not scanned and
 ``harvest_items`` records no materialization (an observation says why), so nothing downstream
 runs and nothing is written or embedded. The fingerprint is recorded by ``vector_index`` only when
-the whole chain ran in the same run, so a harvest cut short is resumed by the next one.
+the whole chain ran in the same run and the import succeeded (not failed or empty), so a harvest
+cut short or a source that found nothing is tried again by the next one.
 """
 
 import time
@@ -29,13 +30,23 @@ from mind_core.analytics_report import write_report
 from mind_core.embeddings import Embedder
 from mind_core.harvest.audit import index_gaps
 from mind_core.harvest.importer import import_items
-from mind_core.harvest.pipeline import cognify_frames, get_registered, index_vectors, pending_cognify_ids
+from mind_core.harvest.outcome import missing_outcome, staged_outcome
+from mind_core.harvest.ownership import frames_held
+from mind_core.harvest.pipeline import (
+    cognify_frames,
+    complete_harvest,
+    get_registered,
+    index_vectors,
+    pending_cognify_ids,
+)
 from mind_core.harvest.staging import read_staged, stage_scan, staged_scan_info
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
+from mind_core.session_summary import close_harvested_sessions
 from mind_core.snapshot import write_snapshot
 from mind_core.vector_index import meta_fingerprint
 from mind_core.write_lock import mind_write_lock
+from pipelines.history import CHAIN, never_materialized
 from pipelines.metadata import FRAMES_SHOWN, errors_table, frames_preview, mind_totals, rate
 from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key, snapshot_days
 from pipelines.progress import progress_log
@@ -53,6 +64,8 @@ FOLLOW_UPSTREAM = dg.AutomationCondition.eager() & dg.AutomationCondition.all_de
 
 class HarvestItemsConfig(dg.Config):
     force: bool = False  # scan even when the source's files look unchanged since the last harvest
+    prune: bool = False  # delete the frames of items the source no longer holds (always scans)
+    prune_allow_mass_delete: bool = False  # let a prune delete more than half of the source's frames
 
 
 class SnapshotConfig(dg.Config):
@@ -104,8 +117,14 @@ def harvest_items(
     errors of records that could not be read). Not materialized when the source is unchanged."""
     key = parse_source_partition_key(context.partition_key)
     source = mind_home.registered_source(key.workspace, key.source)
+    if not Path(str(source.source_path)).exists():
+        with _writing(context, mind_home, key.workspace) as mind:
+            outcome = missing_outcome(str(source.source_path), frames_held(mind.db, key.source))
+            with mind.db.transaction():
+                HarvestSourceStore(mind.db).record_outcome(key.source, outcome)
+        raise dg.Failure(description=f"{key}: {outcome.status}: {outcome.reason}")
     fingerprint = plugins.fingerprint(source)
-    if not config.force and fingerprint == source.last_fingerprint:
+    if not config.force and not config.prune and fingerprint == source.last_fingerprint:
         context.log.info(f"{key}: unchanged since its last harvest (same file fingerprint); nothing to do")
         context.log_event(
             dg.AssetObservation(
@@ -118,13 +137,35 @@ def harvest_items(
                 },
             )
         )
+        if never_materialized(context.instance, context.partition_key):
+            # harvested before this instance kept its history: its chain is up to date, say so
+            for name in CHAIN:
+                context.log_event(
+                    dg.AssetMaterialization(
+                        asset_key=name,
+                        partition=context.partition_key,
+                        metadata={"unchanged": True, "fingerprint": fingerprint},
+                    )
+                )
         return
     staged = stage_scan(
         plugins.scan(source),
         mind_home.staging_path(key.workspace, key.source),
         fingerprint=fingerprint,
-        labels={"workspace": key.workspace, "source": key.source, "kind": str(source.kind)},
+        labels={
+            "workspace": key.workspace,
+            "source": key.source,
+            "kind": str(source.kind),
+            # the import step's options travel with the scan it imports
+            "prune": str(config.prune).lower(),
+            "prune_allow_mass_delete": str(config.prune_allow_mass_delete).lower(),
+        },
     )
+    if staged.items == 0:  # failed or empty: recorded now; the source_parsed check fails with the reason
+        with _writing(context, mind_home, key.workspace) as mind:
+            outcome = staged_outcome(staged, str(source.source_path), frames_held(mind.db, key.source))
+            with mind.db.transaction():
+                HarvestSourceStore(mind.db).record_outcome(key.source, outcome)
     yield dg.MaterializeResult(
         metadata={
             "workspace": key.workspace,
@@ -171,6 +212,8 @@ def iframe_imports(context: dg.AssetExecutionContext, mind_home: MindHomeResourc
             key.source,
             read_staged(path),
             kind=str(source.kind),
+            prune=staged.labels.get("prune") == "true",
+            allow_mass_delete=staged.labels.get("prune_allow_mass_delete") == "true",
             progress=progress_log(context.log, "messages read"),
         )
         new_frames = mind.frames.get_many(summary.new_frame_ids[:FRAMES_SHOWN])
@@ -215,7 +258,8 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
     with _writing(context, mind_home, key.workspace) as mind:
         began = time.perf_counter()
         pending = pending_cognify_ids(mind, key.source)
-        result = cognify_frames(mind, pending)
+        result = cognify_frames(mind, pending, key.source)
+        sessions_closed = close_harvested_sessions(mind.db, key.source, pending)
         seconds = time.perf_counter() - began
         totals = mind_totals(mind)
     return dg.MaterializeResult(
@@ -224,6 +268,8 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
             "frames_processed": int(result.get("processed", 0)),
             "entity_mentions": int(result.get("entities", 0)),
             "relations_created": int(result.get("relations", 0)),
+            "structure_relations_created": int(result.get("structure_relations", 0)),
+            "sessions_closed": sessions_closed,
             "cognify_seconds": round(seconds, 3),
             "frames_per_second": rate(int(result.get("processed", 0)), seconds),
             **totals,
@@ -254,7 +300,7 @@ def vector_index(
         written = index_vectors(mind, progress_log(context.log, "frames embedded"))
         seconds = time.perf_counter() - began
         if complete and staged is not None and staged.fingerprint:
-            HarvestSourceStore(mind.db).record_sync(key.source, 0, 0, fingerprint=staged.fingerprint)
+            complete = complete_harvest(mind, key.source, staged.fingerprint)
         gaps = index_gaps(mind.db, key.source)
         totals = mind_totals(mind)
     return dg.MaterializeResult(

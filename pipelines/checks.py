@@ -1,7 +1,8 @@
 """Asset checks: the promises of a harvest, verified against what it wrote.
 
-- ``harvest_items``: the source parsed at all (ERROR, blocking: a source whose every record fails
-  stops its run before anything is imported) and its error rate stays below a threshold (WARN).
+- ``harvest_items``: the source gave items (ERROR, blocking: a source whose every record fails, or
+  that holds nothing its plugin recognises, fails its run before anything is imported, with the
+  reason as the check's description) and its error rate stays below a threshold (WARN).
 - ``iframe_imports``: no message imported twice (ledger against frames); every message that had a
   time kept it (provenance time against the frame's time).
 - ``vector_index``: full text and vectors cover every frame of the source; the mind's embedding
@@ -17,7 +18,9 @@ from collections.abc import Callable
 import dagster as dg
 
 from mind_core.harvest.audit import AuditFinding, duplicate_imports, index_gaps, timestamps_not_kept
+from mind_core.harvest.outcome import staged_outcome
 from mind_core.harvest.staging import staged_scan_info
+from mind_core.harvest.stores import FAILING_STATUSES
 from mind_core.vector_index import VectorIndex, meta_fingerprint
 from pipelines.assets import harvest_items, iframe_imports, reconciled_indexes, vector_index
 from pipelines.metadata import audit_table, errors_table
@@ -69,19 +72,20 @@ def _audit_result(finding: AuditFinding, passed_text: str, failed_text: str) -> 
 
 @partitioned_check(asset=harvest_items, partitions_def=harvest_sources, blocking=True)
 def source_parsed(context: dg.AssetCheckExecutionContext, mind_home: MindHomeResource) -> dg.AssetCheckResult:
-    """The scan read at least one item, unless the source is simply empty: a source whose every
-    record failed is not imported (nothing downstream runs)."""
+    """The scan read at least one item: a source whose every record failed, or where the plugin
+    recognised nothing (an empty folder, an export of another kind), is not imported (nothing
+    downstream runs, the run fails) and the description says why."""
     staged = _staged(context, mind_home)
-    failed_entirely = staged.items == 0 and staged.error_count > 0
+    key = parse_source_partition_key(context.partition_key)
+    source = mind_home.registered_source(key.workspace, key.source)
+    outcome = staged_outcome(staged, str(source.source_path), frames=0)
+    failed = outcome.status in FAILING_STATUSES
     return dg.AssetCheckResult(
-        passed=not failed_entirely,
+        passed=not failed,
         severity=dg.AssetCheckSeverity.ERROR,
-        description=(
-            f"no item could be read: all {staged.error_count} record(s) failed to parse"
-            if failed_entirely
-            else f"{staged.items} item(s) read"
-        ),
+        description=f"{outcome.status}: {outcome.reason}" if failed else f"{staged.items} item(s) read",
         metadata={
+            "status": outcome.status,
             "items": staged.items,
             "errors": staged.error_count,
             "first_errors": errors_table(staged.errors, staged.error_count),

@@ -25,11 +25,11 @@ def dagster_home(home: MindHome) -> Path:
 
 def prepare_dagster_home(home: MindHome) -> Path:
     """Create the instance folder with the shipped configuration (an existing one is kept as the
-    operator left it) and point ``$DAGSTER_HOME`` at it for this process and its children."""
+    operator left it); open it with ``DagsterInstance.from_config(folder)``, or export it as
+    ``$DAGSTER_HOME`` for Dagster's own processes."""
     folder = dagster_home(home)
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "dagster.yaml"
     if not config.exists():
         shutil.copyfile(SHIPPED_CONFIG, config)
-    os.environ["DAGSTER_HOME"] = str(folder)
     return folder

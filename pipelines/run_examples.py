@@ -14,6 +14,7 @@ Run again, it shows that unchanged sources are not harvested twice.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from datetime import UTC, datetime
@@ -99,6 +100,7 @@ def main() -> int:
     logging.getLogger(SKIPPED_CHECK_NOTES).setLevel(logging.ERROR)
     home = MindHome()
     instance_home = prepare_dagster_home(home)
+    os.environ["DAGSTER_HOME"] = str(instance_home)
     print(f"mind home: {home.root}\nDagster home: {instance_home}\n")
     keys = register_examples(home)
     if not keys:

@@ -8,6 +8,7 @@ command (Ctrl-C) stops both.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     home = MindHome()
     instance = prepare_dagster_home(home)
+    os.environ["DAGSTER_HOME"] = str(instance)
     print(f"mind home: {home.root}\nDagster home: {instance}\nUI: http://{args.host}:{args.port}", flush=True)
     bin_dir = Path(sys.executable).parent
     workspace = ["-w", str(WORKSPACE_FILE)]

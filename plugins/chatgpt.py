@@ -41,7 +41,7 @@ from plugins._archive import (
     safe_files,
     scan_archive,
 )
-from plugins._jsonstream import JSONStreamError, key_before, read_head, stream_records
+from plugins._jsonstream import JSONStreamError, key_before, note_reasons, read_head, stream_records
 
 KIND = "chatgpt"
 EXPORT_FILE = "conversations.json"
@@ -422,17 +422,16 @@ def scan_stream(stream: IO[bytes], report_path: str, member: str | None = None) 
     seen_instructions: set[str] = set()
     try:
         for record in stream_records(stream, ("conversations",)):
+            label = "root object" if record.index is None else _record_label(record.index, record.value)
+            for reason in note_reasons(record.notes):
+                yield HarvestError(report_path, reason, record=prefix + label)
             if record.index is None:
                 yield from root_events(record.value, origin, report_path, seen_instructions)
                 continue
             try:
                 events = conversation_events(record.value, origin, seen_instructions)
             except Exception as exc:  # one bad record never stops the scan
-                yield HarvestError(
-                    report_path,
-                    f"bad conversation: {exc}",
-                    record=prefix + _record_label(record.index, record.value),
-                )
+                yield HarvestError(report_path, f"bad conversation: {exc}", record=prefix + label)
                 continue
             yield from events
     except JSONStreamError as exc:
@@ -494,3 +493,9 @@ def _scan_members(archive: zipfile.ZipFile, report_path: str) -> Iterator[ScanEv
 @hookimpl
 def register_sources(register: Any) -> None:
     register(ChatGPTSource())
+
+
+@hookimpl
+def detect_sources(path: Path) -> dict[str, float]:
+    """Sure when the export's conversations.json (in a folder, a zip, or alone) starts like ChatGPT's."""
+    return {KIND: 0.95 if ChatGPTSource().detect(path) else 0.0}

@@ -40,7 +40,7 @@ from plugins._archive import (
     safe_files,
     scan_archive,
 )
-from plugins._jsonstream import JSONStreamError, key_before, read_head, stream_records
+from plugins._jsonstream import JSONStreamError, key_before, note_reasons, read_head, stream_records
 
 KIND = "claude"
 CONVERSATIONS = "conversations.json"
@@ -331,6 +331,9 @@ def _records(
             return
         with handle as stream:
             for record in stream_records(stream, list_keys):
+                where = f"{label}{name} record {'(root)' if record.index is None else record.index}"
+                for reason in note_reasons(record.notes):
+                    yield HarvestError(report_path, reason, record=where)
                 yield record.index, record.value
     except JSONStreamError as exc:
         yield HarvestError(report_path, exc.describe("records"), record=f"{label}{name} record {exc.records}")
@@ -498,3 +501,9 @@ def _scan_export_sets(archive: zipfile.ZipFile, report_path: str) -> Iterator[Sc
 @hookimpl
 def register_sources(register: Any) -> None:
     register(ClaudeSource())
+
+
+@hookimpl
+def detect_sources(path: Path) -> dict[str, float]:
+    """Sure when the export's conversations.json (in a folder, a zip, or alone) starts like Claude's."""
+    return {KIND: 0.95 if ClaudeSource().detect(path) else 0.0}

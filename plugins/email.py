@@ -42,7 +42,9 @@ from mind_core.harvest.items import (
     file_fingerprint,
     stable_key,
 )
+from mind_core.harvest.paths import stored_text
 from mind_core.plugins import hookimpl
+from plugins._bounded import MAX_LINE_BYTES, BoundedText, read_capped
 from plugins.mail_text import (
     decode_header_value,
     extract_body,
@@ -54,6 +56,7 @@ from plugins.mail_text import (
     strip_replies,
 )
 from plugins.mailbox_files import (
+    MAX_MAIL_BYTES,
     SNIFF_BYTES,
     FileKind,
     MboxChunk,
@@ -178,13 +181,13 @@ def iter_mail_files(root: Path, errors: list[HarvestError]) -> Iterator[tuple[Pa
         for name in sorted(files):
             if not name.startswith("."):
                 file = Path(folder, name)
-                yield file, file.relative_to(root).as_posix()
+                yield file, stored_text(file.relative_to(root).as_posix())
 
 
 def collect_records(root: Path) -> Iterator[MessageRecord | HarvestError]:
     """Pass 1: a record per message found below ``root`` (or in the file ``root``), and located errors."""
     if root.is_file():
-        files: Iterator[tuple[Path, str]] = iter([(root, root.name)])
+        files: Iterator[tuple[Path, str]] = iter([(root, stored_text(root.name))])
         explicit = True
     else:
         walk_errors: list[HarvestError] = []
@@ -227,9 +230,9 @@ def _file_records(
             elif kind is FileKind.MESSAGE:
                 handle.seek(0)
                 record = _record(read_header_block(handle), order, file, relpath, None, 0, None)
-                if isinstance(record, MessageRecord) and record.message_id is None:  # rare: read it whole
+                if isinstance(record, MessageRecord) and record.message_id is None:  # rare: read it all
                     handle.seek(0)
-                    record.content_digest = content_digest(handle.read())
+                    record.content_digest = content_digest(_read_capped(handle, None).data)
                 yield record
             elif kind is FileKind.MBOX:
                 handle.seek(0)
@@ -248,7 +251,7 @@ def _mbox_records(
                 str(file), _broken_chunk_reason(chunk), record=_mbox_location(chunk.index, chunk.offset)
             )
             continue
-        record = _record(headers, order, file, relpath, chunk.index, chunk.offset, len(chunk.data))
+        record = _record(headers, order, file, relpath, chunk.index, chunk.offset, chunk.span)
         if isinstance(record, MessageRecord):
             if record.message_id is None:
                 record.content_digest = content_digest(unescape_mbox_body(chunk.data))
@@ -429,7 +432,8 @@ def thread_events(thread: Thread) -> Iterator[ScanEvent]:
     seen: dict[str, HarvestMessage] = {}
     for record in thread.records:
         try:
-            raw = _read_message(record)
+            read = _read_message(record)
+            raw = read.data
             message = _email_message(raw, record)
         except OSError as exc:
             yield HarvestError(str(record.path), f"cannot read: {exc.strerror or exc}", record=record.record)
@@ -439,6 +443,9 @@ def thread_events(thread: Thread) -> Iterator[ScanEvent]:
                 str(record.path), f"cannot parse message: {type(exc).__name__}: {exc}", record=record.record
             )
             continue
+        left_out = read.describe()
+        if left_out:
+            yield HarvestError(str(record.path), f"message cut while reading: {left_out}", record=record.record)
         earlier = seen.get(message.key)
         if earlier is not None:
             if earlier.text == message.text:
@@ -468,12 +475,22 @@ def thread_events(thread: Thread) -> Iterator[ScanEvent]:
     )
 
 
-def _read_message(record: MessageRecord) -> bytes:
+def _read_message(record: MessageRecord) -> BoundedText:
     with open(record.path, "rb") as handle:
-        if record.length is None:
-            return handle.read()
         handle.seek(record.offset)
-        return unescape_mbox_body(handle.read(record.length))
+        read = _read_capped(handle, record.length)
+    if record.length is not None:
+        read.data = unescape_mbox_body(read.data)
+    return read
+
+
+def _read_capped(handle: BinaryIO, length: int | None) -> BoundedText:
+    """A message's bytes with long lines cut; one no longer than a line cap is read in one go."""
+    span = length if length is not None else os.fstat(handle.fileno()).st_size - handle.tell()
+    if span <= MAX_LINE_BYTES:
+        data = handle.read(span)
+        return BoundedText(data, len(data))
+    return read_capped(handle, span, MAX_MAIL_BYTES)
 
 
 def _location(record: MessageRecord) -> str:
@@ -497,6 +514,7 @@ def _email_message(raw: bytes, record: MessageRecord) -> HarvestMessage:
         "from": author,
         "to": [format_person(*p) for p in parse_addresses(", ".join(headers.get("to", [])))],
         "cc": [format_person(*p) for p in parse_addresses(", ".join(headers.get("cc", [])))],
+        "list_id": decode_header_value(_first(headers, "list-id")) or None,
         "date": _first(headers, "date"),
         "path": record.relpath,
         "content_type": body.content_type,
@@ -545,3 +563,15 @@ def _placeholder_text(subject: str, attachments: list[dict[str, str | None]]) ->
 @hookimpl
 def register_sources(register: Any) -> None:
     register(EmailSource())
+
+
+@hookimpl
+def detect_sources(path: Path) -> dict[str, float]:
+    """Sure when a file's first bytes are mail (or a folder is a maildir or holds such files); a
+    mail-like name alone is only plausible."""
+    path = Path(path)
+    if path.is_file():
+        if _sniff(path) in (FileKind.MBOX, FileKind.MESSAGE):
+            return {"email": 0.95}
+        return {"email": 0.6 if path.suffix.lower() in MAIL_SUFFIXES else 0.0}
+    return {"email": 0.9 if EmailSource().detect(path) else 0.0}

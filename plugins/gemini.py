@@ -35,7 +35,7 @@ from mind_core.harvest.items import (
     stable_key,
 )
 from mind_core.plugins import hookimpl
-from plugins._jsonstream import JSONStreamError, has_key, read_head, stream_records
+from plugins._jsonstream import JSONStreamError, has_key, note_reasons, read_head, stream_records
 from plugins.html_text import html_to_text
 
 KIND = "gemini"
@@ -190,6 +190,8 @@ def scan_takeout(path: Path) -> Iterator[ScanEvent]:
     try:
         with open(path, "rb") as stream:
             for record in stream_records(stream):
+                for reason in note_reasons(record.notes):
+                    yield HarvestError(report_path, reason, record=f"entry {record.index}")
                 if record.index is None:
                     yield HarvestError(
                         report_path, "not a Takeout activity log: expected a JSON list of entries"
@@ -321,6 +323,9 @@ def scan_aistudio(path: Path) -> Iterator[ScanEvent]:
     except OSError as exc:
         yield HarvestError(report_path, f"cannot read: {exc}")
         return
+    for record in records:
+        for reason in note_reasons(record.notes):
+            yield HarvestError(report_path, reason, record="prompt")
     if len(records) != 1 or records[0].index is not None:
         yield HarvestError(report_path, "not an AI Studio prompt: expected one JSON object", record="prompt")
         return
@@ -397,3 +402,9 @@ class GeminiSource:
 @hookimpl
 def register_sources(register: Any) -> None:
     register(GeminiSource())
+
+
+@hookimpl
+def detect_sources(path: Path) -> dict[str, float]:
+    """Sure when a Takeout activity file or an AI Studio chat starts like one."""
+    return {KIND: 0.9 if GeminiSource().detect(path) else 0.0}

@@ -9,12 +9,14 @@ bodies ("From Russia with love"), Netscape wrote ``From - `` separators, Google 
 ``From 1234@xxx``. A separator here is a ``From `` line whose sender is ``-``, an address, or is
 followed by a time, and whose next line is a header. A ``Content-Length`` header is trusted only
 when it lands exactly on the next separator or the end of the file; wrong lengths are common.
-The file is read line by line, so memory stays bounded by the largest single message.
+The file is read line by line with every line capped (``plugins._bounded``) and a message's kept
+bytes capped at MAX_MAIL_BYTES, so a 100 MB single-line body never sits in memory whole.
 """
 
 from __future__ import annotations
 
 import codecs
+import io
 import os
 import re
 from collections.abc import Iterator
@@ -22,9 +24,15 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import BinaryIO
 
+from plugins._bounded import read_capped, read_line
+
 CFB_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Outlook .msg (OLE2 compound file)
 SNIFF_BYTES = 64 * 1024
 MAX_HEADER_BYTES = 4 * 1024 * 1024
+# The stdlib parser needs about seven times a message's size, so a message keeps its first 24 MiB
+# (attachments of up to about 17 MB, base64 included): the text part, which comes first, is long
+# read by then, and the rest would only cost memory.
+MAX_MAIL_BYTES = 24 * 1024 * 1024
 HEADER_LINE = re.compile(rb"^[!-9;-~]+[ \t]*:")
 POSTMARK_TIME = re.compile(rb"\d{1,2}:\d{2}")
 KNOWN_HEADERS = frozenset(
@@ -49,12 +57,14 @@ class FileKind(Enum):
 
 @dataclass(frozen=True, slots=True)
 class MboxChunk:
-    """One message of an mbox file: its bytes after the ``From `` line, and where they are."""
+    """One message of an mbox file: its bytes after the ``From `` line (long lines cut, at most
+    MAX_MAIL_BYTES of them), where they start and how many file bytes they span."""
 
     index: int
     offset: int
     data: bytes
     has_postmark: bool
+    span: int
 
 
 def classify(head: bytes) -> FileKind:
@@ -118,7 +128,7 @@ def header_block(data: bytes) -> bytes:
 def read_header_block(handle: BinaryIO) -> bytes:
     """The header block of a single message file, read line by line (bodies can be huge)."""
     block = bytearray()
-    for line in iter(handle.readline, b""):
+    while line := read_line(handle, MAX_HEADER_BYTES)[0]:
         block += line
         if line in (b"\n", b"\r\n") or len(block) > MAX_HEADER_BYTES:
             break
@@ -127,7 +137,7 @@ def read_header_block(handle: BinaryIO) -> bytes:
 
 def unescape_mbox_body(data: bytes) -> bytes:
     """mboxrd quoting: ``>From `` lines in a body were ``From `` lines before they were stored."""
-    return MBOX_ESCAPED_FROM.sub(rb"\1", data)
+    return MBOX_ESCAPED_FROM.sub(rb"\1", data) if b">From " in data else data
 
 
 def maildir_flags(name: str) -> str | None:
@@ -146,7 +156,7 @@ class _Lines:
         if self.pushed is not None:
             pushed, self.pushed = self.pushed, None
             return pushed
-        return self.handle.tell(), self.handle.readline()
+        return self.handle.tell(), read_line(self.handle)[0]
 
     def peek(self) -> bytes:
         position, line = self.next()
@@ -170,14 +180,15 @@ def iter_mbox(handle: BinaryIO) -> Iterator[MboxChunk]:
     while line:
         if is_postmark(line) and HEADER_LINE.match(lines.peek()):
             if has_postmark or chunk.strip():
-                yield MboxChunk(index, chunk_start, bytes(chunk), has_postmark)
+                yield MboxChunk(index, chunk_start, bytes(chunk), has_postmark, position - chunk_start)
                 index += 1
             chunk = bytearray()
-            chunk_start = position + len(line)
+            chunk_start = lines.pushed[0]  # type: ignore[index]  # where the line after it starts
             has_postmark = True
             in_headers = True
         else:
-            chunk += line
+            if len(chunk) < MAX_MAIL_BYTES:
+                chunk += line
             if in_headers and line in (b"\n", b"\r\n"):
                 in_headers = False
                 body = _body_by_content_length(handle, lines, bytes(chunk), size)
@@ -185,7 +196,7 @@ def iter_mbox(handle: BinaryIO) -> Iterator[MboxChunk]:
                     chunk += body
         position, line = lines.next()
     if has_postmark or chunk.strip():
-        yield MboxChunk(index, chunk_start, bytes(chunk), has_postmark)
+        yield MboxChunk(index, chunk_start, bytes(chunk), has_postmark, position - chunk_start)
 
 
 def _body_by_content_length(handle: BinaryIO, lines: _Lines, headers: bytes, size: int) -> bytes | None:
@@ -195,7 +206,7 @@ def _body_by_content_length(handle: BinaryIO, lines: _Lines, headers: bytes, siz
         return None
     length = int(match.group(1))
     start = handle.tell()
-    if start + length > size:
+    if start + length > size or length > MAX_MAIL_BYTES:
         return None
     body = handle.read(length)
     after = handle.readline()
@@ -203,4 +214,4 @@ def _body_by_content_length(handle: BinaryIO, lines: _Lines, headers: bytes, siz
         after = handle.readline()
     valid = not after or (is_postmark(after) and HEADER_LINE.match(handle.readline()) is not None)
     handle.seek(start + length if valid else start)
-    return body if valid else None
+    return read_capped(io.BytesIO(body)).data if valid else None

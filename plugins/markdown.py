@@ -14,6 +14,8 @@ Decisions on bad or odd input (each pinned by a test in tests/plugins/test_markd
 - Invalid UTF-8: decoded with U+FFFD replacement and imported, plus an error giving the byte offset
   (losing a whole note for one stray Latin-1 byte would be worse than a visible replacement mark).
 - Binary content in a ``.md`` file (NUL bytes): skipped with an error.
+- A line longer than 4,000,000 bytes keeps its beginning; the rest is skipped while reading (never
+  held in memory) and an error names the line and its size.
 - An empty note, or one with only frontmatter, is still an item (its properties and links matter to
   the graph) but has no messages.
 """
@@ -39,7 +41,9 @@ from mind_core.harvest.items import (
     file_fingerprint,
     stable_key,
 )
+from mind_core.harvest.paths import stored_text
 from mind_core.plugins import hookimpl
+from plugins._bounded import MAX_LINE_BYTES, BoundedText, read_capped
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 SKIPPED_DIRS = frozenset({".obsidian", ".trash"})  # every other hidden folder is skipped too
@@ -174,11 +178,15 @@ def scan_note(file: Path, relpath: str) -> Iterator[ScanEvent]:
     """The note item for one file, preceded by located errors for anything that was repaired or lost."""
     where = str(file)
     try:
-        raw = file.read_bytes()
         stat = file.stat()
+        read = read_note_bytes(file, stat.st_size)
     except OSError as exc:
         yield HarvestError(where, f"cannot read: {exc.strerror or exc}")
         return
+    raw = read.data
+    left_out = read.describe()
+    if left_out:
+        yield HarvestError(where, f"note cut while reading: {left_out}", record=f"line {read.cuts[0].line}")
     if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
         yield HarvestError(where, "binary content (NUL bytes) in a Markdown file; skipped")
         return
@@ -202,6 +210,15 @@ def scan_note(file: Path, relpath: str) -> Iterator[ScanEvent]:
     if bad_byte is not None:
         item.metadata["decode_error"] = f"invalid UTF-8 at byte {bad_byte}"
     yield item
+
+
+def read_note_bytes(file: Path, size: int) -> BoundedText:
+    """The note's bytes; a file larger than one line's cap is read line by line, long lines cut."""
+    if size <= MAX_LINE_BYTES:
+        data = file.read_bytes()
+        return BoundedText(data, len(data))
+    with open(file, "rb") as handle:
+        return read_capped(handle)
 
 
 def _created_epoch(stat: os.stat_result) -> float:
@@ -393,9 +410,35 @@ def note_item(note: ParsedNote, relpath: str, mtime: float, created_epoch: float
         )
 
     property_links = _property_links(note.properties)
+    if not messages:
+        properties_text = _properties_text(note.properties)
+        if properties_text:
+            # A note of properties only (a book, a person card) is still something the vault
+            # knows: its properties become its one frame, so they are searchable and evidence.
+            messages.append(
+                HarvestMessage(
+                    key=stable_key("markdown", relpath, "\x00properties"),
+                    text=properties_text,
+                    role=None,
+                    author=author,
+                    timestamp=section_time,
+                    metadata={
+                        "heading": None,
+                        "heading_path": [],
+                        "level": 0,
+                        "section_index": 0,
+                        "line": 1,
+                        "links": [],
+                        "embeds": [],
+                        "link_refs": [],
+                        "tags": [],
+                        "properties_only": True,
+                    },
+                )
+            )
     body_links = [link for section in note.sections for link in section.links]
     metadata: dict[str, Any] = {
-        "path": relpath,
+        "path": stored_text(relpath),
         "frontmatter": _json_safe(note.properties),
         "tags": _unique_folded(
             [*_string_list(props, TAG_KEYS, strip="#"), *(t for s in note.sections for t in s.tags)]
@@ -501,6 +544,17 @@ def _property_links(properties: dict[str, Any]) -> dict[str, list[str]]:
     return {key: _unique(targets) for key, targets in found.items()}
 
 
+def _properties_text(properties: dict[str, Any]) -> str:
+    """``key: value`` lines of the properties that have a value (lists joined by commas)."""
+    lines = []
+    for key, value in properties.items():
+        values = value if isinstance(value, list) else [value]
+        shown = [str(_json_safe(v)) for v in values if v not in (None, "") and not isinstance(v, dict | list)]
+        if shown:
+            lines.append(f"{key}: {', '.join(shown)}")
+    return "\n".join(lines)
+
+
 def _json_safe(value: Any) -> Any:
     """Properties as JSON-serializable values (dates become ISO strings)."""
     if isinstance(value, dict):
@@ -529,3 +583,12 @@ def _unique_folded(values: Any) -> list[str]:
 @hookimpl
 def register_sources(register: Any) -> None:
     register(MarkdownSource())
+
+
+@hookimpl
+def detect_sources(path: Path) -> dict[str, float]:
+    """Sure of an Obsidian vault, a Markdown file, or a folder with notes at its top."""
+    path = Path(path)
+    if path.is_dir() and (path / ".obsidian").is_dir():
+        return {"markdown": 0.95}
+    return {"markdown": 0.85 if MarkdownSource().detect(path) else 0.0}

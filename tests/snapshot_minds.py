@@ -127,6 +127,7 @@ def add_knowledge(mind: Mind, frame_ids: list[int]) -> dict[str, int]:
     )
     kg.create_relation(falcon, postgres, "depends_on", valid_from="2024-01-10T09:05:00Z")
     kg.create_relation(falcon, alice_new, "led_by", valid_from="2024-02-01T00:00:00Z")
+    kg.update_entity(postgres, properties={"version": "16"})  # an earlier version in knowledge_versions
     # the original's naive format in a bitemporal column
     mind.db.execute("UPDATE knowledge_entities SET valid_from = '2024-01-20 12:00:00' WHERE id = ?", (bob,))
     links = {

@@ -5,6 +5,11 @@ session per container (conversation / note / thread). A ledger row per message (
 content hash, frame id) is written in the same transaction as the frames of its batch, so a crash
 at any point followed by a rerun gives exactly the result of one clean run: a message already in
 the ledger with the same hash is skipped without a write, a changed one updates its frame.
+
+Frames are shared by dedup, so a changed message rewrites its frame in place only when the frame
+is its own and nobody else holds it; otherwise it gets a new frame (``ownership``). A message
+whose frame no longer holds its text (rewritten by someone else) gets its text back the same way.
+Every import ends with the source's outcome (ok / partial / failed / empty), stored with it.
 """
 
 from __future__ import annotations
@@ -17,18 +22,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mind_core.frames import Frame, NewFrame
-from mind_core.harvest.items import HarvestError, HarvestItem, HarvestMessage, ScanEvent
-from mind_core.harvest.stores import HarvestRunStore, HarvestSourceStore
+from mind_core.harvest.items import MAX_MESSAGE_CHARS, HarvestError, HarvestItem, HarvestMessage, ScanEvent
+from mind_core.harvest.outcome import judge_import
+from mind_core.harvest.ownership import frame_metadata, frames_held, hand_over, held_by_others, owned_by
+from mind_core.harvest.source_metadata import ledger_digest, source_metadata
+from mind_core.harvest.stores import HarvestRunStore, HarvestSourceStore, SourceOutcome
 from mind_core.mind import Mind
-from mind_core.schema import content_hash
 from mind_core.timestamps import is_valid_iso_timestamp, now_iso
 
 IMPORT_BATCH = 1000
 TITLE_CHARS = 120
 MAX_ERRORS_KEPT = 200
-# A frame this long already costs ~1,600 chunk vectors; a 50 MB one-line "note" would cost 80,000
-# and minutes of embedding, so longer messages keep their beginning and the cut is reported.
-MAX_MESSAGE_CHARS = 1_000_000
 
 Progress = Callable[[int, int | None], None]
 
@@ -42,12 +46,16 @@ class ImportSummary:
     frames_updated: int = 0
     frames_unchanged: int = 0
     frames_duplicate: int = 0  # new messages whose content already existed as a frame
+    frames_restored: int = 0  # messages whose frame had been rewritten under them, given their text back
     timestamps_missing: int = 0
     error_count: int = 0
     errors: list[HarvestError] = field(default_factory=list)
     set_hash: str | None = None
     unchanged: bool = False  # the whole item set hashed the same as at the last sync
     pruned: int = 0
+    prune_refused: str | None = None  # why --prune deleted nothing
+    status: str | None = None  # ok / partial / failed / empty (SOURCE_STATUSES)
+    status_reason: str | None = None
     duration_s: float = 0.0
     run_id: int | None = None
     new_frame_ids: list[int] = field(default_factory=list)
@@ -90,9 +98,12 @@ def frame_content(item: HarvestItem, message: HarvestMessage) -> str:
     return f"[{title}] {speaker}: {text}" if speaker else f"[{title}]\n{text}"
 
 
-def provenance(source_name: str, kind: str, item: HarvestItem, message: HarvestMessage) -> dict[str, Any]:
+def provenance(
+    source_name: str, kind: str, item: HarvestItem, message: HarvestMessage, identity: str | None = None
+) -> dict[str, Any]:
     return {
         "source": source_name,
+        "source_identity": identity,
         "plugin": kind,
         "item_key": item.key,
         "item_kind": item.kind,
@@ -129,9 +140,11 @@ def import_items(
     kind: str,
     batch_size: int = IMPORT_BATCH,
     prune: bool = False,
+    allow_mass_delete: bool = False,
     progress: Progress | None = None,
 ) -> ImportSummary:
-    """Write the items of a scan into the mind; returns what was new, updated, unchanged, wrong."""
+    """Write the items of a scan into the mind; returns what was new, updated, unchanged, wrong,
+    and the source's outcome (also stored with the source)."""
     started = time.perf_counter()
     summary = ImportSummary(source=source_name)
     sources = HarvestSourceStore(mind.db)
@@ -139,8 +152,9 @@ def import_items(
     with mind.db.transaction():
         registered = sources.get_by_source(source_name)
         if registered is None:
-            sources.upsert(source_name, source_name, kind=kind)
-        previous_hash = registered.last_content_hash if registered else None
+            registered = sources.upsert(source_name, source_name, kind=kind)
+        identity = sources.identity_of(source_name)
+        previous_hash = registered.last_content_hash
         runs.abandon_interrupted(source_name)
         summary.run_id = runs.start(source_name)
     item_hashes: list[str] = []
@@ -150,7 +164,7 @@ def import_items(
 
     def flush() -> None:
         if pending:
-            _write_batch(mind, source_name, pending, ensured_gops, summary)
+            _write_batch(mind, source_name, identity, pending, ensured_gops, summary)
             runs.heartbeat(summary.run_id, summary.messages_seen)  # type: ignore[arg-type]
             pending.clear()
             if progress is not None:
@@ -179,14 +193,18 @@ def import_items(
                     )
                     message = replace(message, text=message.text[:MAX_MESSAGE_CHARS])
                 content = frame_content(event, message)
-                digest = content_hash(content)
+                kept = source_metadata(event, message)
+                digest = ledger_digest(content, kept)
                 message_hashes.append(f"{key}\x00{digest}")
                 if seen_keys is not None:
                     seen_keys.add(key)
                 timestamp = message.timestamp or event.timestamp
                 if not is_valid_iso_timestamp(timestamp):
                     summary.timestamps_missing += 1
-                meta = {"provenance": provenance(source_name, kind, event, message)}
+                meta = {
+                    "provenance": provenance(source_name, kind, event, message, identity),
+                    "source": kept,
+                }
                 pending.append(
                     _Pending(
                         key, digest, gop_id_for(source_name, event.container_key), content, timestamp, meta
@@ -204,13 +222,47 @@ def import_items(
         flush()
         summary.set_hash = set_hash(item_hashes)
         summary.unchanged = summary.set_hash == previous_hash
-        if seen_keys is not None and summary.error_count == 0:
-            summary.pruned = _prune_unseen(mind, source_name, seen_keys)
+        if seen_keys is not None:
+            if summary.error_count:
+                summary.prune_refused = (
+                    f"the scan reported {summary.error_count} error(s): a record that failed to read "
+                    "is not gone, so nothing was pruned"
+                )
+            else:
+                summary.pruned, summary.prune_refused = _prune_unseen(
+                    mind, source_name, identity, seen_keys, allow_mass_delete
+                )
+        outcome = judge_import(
+            kind,
+            registered.source_path,
+            summary.items_seen,
+            summary.error_count,
+            [str(e) for e in summary.errors],
+            frames_held(mind.db, source_name),
+        )
+        summary.status, summary.status_reason = outcome.status, outcome.reason
         with mind.db.transaction():
-            sources.record_sync(source_name, summary.items_seen, summary.frames_new, summary.set_hash)
-            runs.complete(summary.run_id, summary.messages_seen, summary.messages_seen)  # type: ignore[arg-type]
+            sources.record_outcome(source_name, outcome)
+            if outcome.failing:  # no content hash: the next harvest compares against the last good one
+                runs.fail(summary.run_id, outcome.reason or outcome.status, summary.messages_seen)  # type: ignore[arg-type]
+            else:
+                sources.record_sync(source_name, summary.items_seen, summary.frames_new, summary.set_hash)
+                runs.complete(summary.run_id, summary.messages_seen, summary.messages_seen)  # type: ignore[arg-type]
     except BaseException as exc:
-        runs.fail(summary.run_id, f"{type(exc).__name__}: {exc}", summary.messages_seen)  # type: ignore[arg-type]
+        reason = f"{type(exc).__name__}: {exc}"
+        runs.fail(summary.run_id, reason, summary.messages_seen)  # type: ignore[arg-type]
+        summary.status, summary.status_reason = "failed", reason
+        sources.record_outcome(
+            source_name,
+            SourceOutcome(
+                "failed",
+                reason,
+                summary.items_seen,
+                frames_held(mind.db, source_name),
+                summary.error_count,
+                [str(e) for e in summary.errors],
+            ),
+        )
         raise
     finally:
         summary.duration_s = time.perf_counter() - started
@@ -218,7 +270,12 @@ def import_items(
 
 
 def _write_batch(
-    mind: Mind, source_name: str, pending: list[_Pending], ensured_gops: set[str], summary: ImportSummary
+    mind: Mind,
+    source_name: str,
+    identity: str | None,
+    pending: list[_Pending],
+    ensured_gops: set[str],
+    summary: ImportSummary,
 ) -> None:
     """One transaction: sessions, new frames, changed frames, and their ledger rows."""
     db = mind.db
@@ -229,37 +286,46 @@ def _write_batch(
             chunk = keys[start : start + 500]
             marks = ",".join("?" for _ in chunk)
             for row in db.query(
-                f"SELECT item_key, content_hash, frame_id FROM harvest_ledger WHERE source = ? AND item_key IN ({marks})",
+                "SELECT l.item_key, l.content_hash, l.frame_id, f.content_hash AS frame_hash "
+                "FROM harvest_ledger l LEFT JOIN memory_frames f ON f.id = l.frame_id "
+                f"WHERE l.source = ? AND l.item_key IN ({marks})",
                 [source_name, *chunk],
             ):
-                known[row["item_key"]] = row
+                known[row["item_key"]] = dict(row)
         now = now_iso()
         new: list[_Pending] = []
+        replacing: dict[int, str] = {}  # index in ``new`` -> "updated" or "restored"
+        left: list[int] = []  # frames this source owned and now leaves to the others holding them
         for p in pending:
             row = known.get(p.key)
             if row is None or (row["frame_id"] is None and row["content_hash"] != p.digest):
                 new.append(p)
-                known[p.key] = {
-                    "content_hash": p.digest,
-                    "frame_id": None,
-                }  # a repeat in this batch is not new
-            elif row["content_hash"] == p.digest:
+                known[p.key] = {"content_hash": p.digest, "frame_id": None, "frame_hash": None}
+                continue
+            if row["frame_id"] is None or (row["content_hash"] == p.digest and row["frame_hash"] == p.digest):
+                # unchanged (a frame deleted since, by compaction or by hand, stays deleted)
                 summary.frames_unchanged += 1
-            else:
-                current = mind.frames.get_by_id(row["frame_id"])
-                merged = None if current is None else {**current.metadata, **p.metadata}
-                frame = (
-                    None if current is None else mind.frames.update(current.id, p.content, metadata=merged)
-                )
-                if frame is None:  # the frame was deleted since; write it again
-                    new.append(p)
-                    continue
+                continue
+            frame_id = row["frame_id"]
+            if row["content_hash"] == p.digest:  # the frame was rewritten under this message
+                replacing[len(new)] = "restored"
+                new.append(p)
+                continue
+            current = mind.frames.get_by_id(frame_id)
+            mine = current is not None and owned_by(current.metadata, source_name, identity, p.key)
+            if mine and not held_by_others(db, frame_id, source_name, p.key):
+                frame = mind.frames.update(frame_id, p.content, metadata={**current.metadata, **p.metadata})  # type: ignore[union-attr]
                 summary.frames_updated += 1
-                summary.updated_frame_ids.append(frame.id)
+                summary.updated_frame_ids.append(frame.id)  # type: ignore[union-attr]
                 db.execute(
                     "UPDATE harvest_ledger SET content_hash = ?, last_seen = ? WHERE source = ? AND item_key = ?",
                     (p.digest, now, source_name, p.key),
                 )
+                continue
+            if mine:
+                left.append(frame_id)
+            replacing[len(new)] = "updated"
+            new.append(p)
         if not new:
             return
         for gop_id in {p.gop_id for p in new} - ensured_gops:
@@ -269,8 +335,14 @@ def _write_batch(
             [NewFrame(p.gop_id, p.content, "normal", "import", p.timestamp, p.metadata) for p in new]
         )
         rows = []
-        for p, frame in zip(new, frames, strict=True):
-            if frame.inserted:
+        for index, (p, frame) in enumerate(zip(new, frames, strict=True)):
+            change = replacing.get(index)
+            if change == "restored":
+                summary.frames_restored += 1
+            elif change == "updated":
+                summary.frames_updated += 1
+                summary.updated_frame_ids.append(frame.id)
+            elif frame.inserted:
                 summary.frames_new += 1
                 summary.new_frame_ids.append(frame.id)
             else:
@@ -282,10 +354,18 @@ def _write_batch(
             "content_hash = excluded.content_hash, frame_id = excluded.frame_id, last_seen = excluded.last_seen",
             rows,
         )
+        hand_over(db, left, source_name)
 
 
-def _prune_unseen(mind: Mind, source_name: str, seen_keys: set[str]) -> int:
-    """Delete the frames of messages that are no longer in the source (only when asked)."""
+def _prune_unseen(
+    mind: Mind, source_name: str, identity: str | None, seen_keys: set[str], allow_mass_delete: bool
+) -> tuple[int, str | None]:
+    """Delete the frames of messages that are no longer in the source (only when asked).
+
+    Only frames the source owns and nobody else holds are deleted. An empty scan of a source
+    that has frames (an unmounted drive, an export now ``[]``) or a prune of more than half of the
+    source's frames is refused unless ``allow_mass_delete``: returns (frames deleted, refusal).
+    """
     db = mind.db
     with db.transaction():
         db.execute("CREATE TEMP TABLE IF NOT EXISTS harvest_seen (item_key TEXT PRIMARY KEY)")
@@ -296,16 +376,44 @@ def _prune_unseen(mind: Mind, source_name: str, seen_keys: set[str]) -> int:
             "AND item_key NOT IN (SELECT item_key FROM harvest_seen)",
             (source_name,),
         )
-        removed = 0
+        gone_keys_of: dict[int, list[str]] = {}
         for row in gone:
-            still_used = row["frame_id"] is not None and db.scalar(
-                "SELECT COUNT(*) FROM harvest_ledger WHERE frame_id = ? AND NOT (source = ? AND item_key = ?)",
-                (row["frame_id"], source_name, row["item_key"]),
+            if row["frame_id"] is not None:
+                gone_keys_of.setdefault(row["frame_id"], []).append(row["item_key"])
+        doomed: list[int] = []
+        left: list[int] = []
+        for frame_id, gone_keys in gone_keys_of.items():
+            metadata = frame_metadata(db, frame_id) or {}
+            if not any(owned_by(metadata, source_name, identity, key) for key in gone_keys):
+                continue  # another source's (or a removed one's, or a person's) frame: not ours to delete
+            still_held = db.scalar(
+                "SELECT COUNT(*) FROM harvest_ledger WHERE frame_id = ? AND NOT "
+                "(source = ? AND item_key NOT IN (SELECT item_key FROM harvest_seen))",
+                (frame_id, source_name),
             )
-            if row["frame_id"] is not None and not still_used:
-                removed += mind.frames.delete(row["frame_id"])
-            db.execute(
-                "DELETE FROM harvest_ledger WHERE source = ? AND item_key = ?", (source_name, row["item_key"])
-            )
+            (left if still_held else doomed).append(frame_id)
+        held = frames_held(db, source_name)
+        refusal = None
+        if not allow_mass_delete and doomed:
+            if not seen_keys:
+                refusal = (
+                    f"the scan found nothing while the source holds {held} frame(s) (an unmounted drive, "
+                    "an emptied export?); pass --prune-allow-mass-delete to delete them"
+                )
+            elif 2 * len(doomed) > held:
+                refusal = (
+                    f"pruning would delete {len(doomed)} of the source's {held} frames (more than half); "
+                    "pass --prune-allow-mass-delete to delete them"
+                )
+        if refusal is not None:
+            db.execute("DELETE FROM harvest_seen")
+            return 0, refusal
+        removed = sum(1 for frame_id in doomed if mind.frames.delete(frame_id))
+        db.executemany(
+            "DELETE FROM harvest_ledger WHERE source = ? AND item_key = ?",
+            [(source_name, row["item_key"]) for row in gone],
+        )
+        hand_over(db, left, source_name)
         db.execute("DELETE FROM harvest_seen")
-    return removed
+    return removed, None
+

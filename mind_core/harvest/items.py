@@ -11,6 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from mind_core.harvest.paths import display_text, stored_text
+
+# A frame this long already costs ~1,600 chunk vectors; a 50 MB one-line "note" would cost 80,000
+# and minutes of embedding, so longer messages keep their beginning and the cut is reported. Plugins
+# cut while reading (never holding a whole 100 MB line), the import engine cuts what is left.
+MAX_MESSAGE_CHARS = 1_000_000
+
 ItemKind = Literal["conversation", "note", "email", "memory", "instruction", "artifact"]
 ITEM_KINDS: tuple[str, ...] = ("conversation", "note", "email", "memory", "instruction", "artifact")
 
@@ -49,6 +56,11 @@ class HarvestItem:
     timestamp: str | None = None
 
     def __post_init__(self) -> None:
+        # A key or title built from a file name may carry undecodable bytes (surrogate escapes),
+        # which no store accepts: they become text here, once, for every plugin.
+        self.key = stored_text(self.key)
+        self.container_key = stored_text(self.container_key)
+        self.title = display_text(self.title)
         if self.kind not in ITEM_KINDS:
             raise ValueError(f"unknown item kind {self.kind!r}; expected one of {', '.join(ITEM_KINDS)}")
 
@@ -60,6 +72,11 @@ class HarvestError:
     path: str
     reason: str
     record: str | None = None  # record index / id, or "line N", or an archive member name
+
+    def __post_init__(self) -> None:
+        self.path = stored_text(self.path)  # names a file even when its name is not valid UTF-8
+        self.reason = stored_text(self.reason)
+        self.record = None if self.record is None else stored_text(self.record)
 
     def __str__(self) -> str:
         where = f"{self.path}" + (f" [{self.record}]" if self.record else "")

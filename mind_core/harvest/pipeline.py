@@ -1,8 +1,11 @@
 """One harvest of one source: scan → import → cognify → vectors → reconcile.
 
 These are the same functions the Dagster assets call, stage by stage; ``harvest`` runs them all
-for the command line. An unchanged source (same file fingerprint as at its last completed sync)
-is skipped at once, without a scan.
+for the command line. An unchanged source (same file fingerprint as at its last good sync) is
+skipped at once, without a scan; a missing, failed or empty one never records its fingerprint.
+
+A source's ledger belongs to one registration: re-adding a removed name, or pointing a name at
+other files, starts a new ledger, so the new files never take over the old files' frames.
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ from mind_core.cognify import COGNIFIED_KEY
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.harvest.importer import ImportSummary, Progress, import_items
 from mind_core.harvest.items import ScanEvent
-from mind_core.harvest.stores import HarvestSource, HarvestSourceStore
+from mind_core.harvest.outcome import missing_outcome
+from mind_core.harvest.ownership import forget_ledger, frames_held
+from mind_core.harvest.paths import is_clean, stored_text
+from mind_core.harvest.stores import FAILING_STATUSES, HarvestSource, HarvestSourceStore
 from mind_core.mind import Mind
-from mind_core.plugins import get_source
+from mind_core.plugins import CONFIDENT, PLAUSIBLE, get_source, rank_sources, source_kinds
 from mind_core.reconcile import (
     ReconcileResult,
     clean_orphan_fts,
@@ -27,6 +33,8 @@ from mind_core.reconcile import (
     reconcile_fts_index,
     reconcile_vec_index,
 )
+from mind_core.session_summary import close_harvested_sessions
+from mind_core.structure import learn_structure
 
 _SOURCE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
@@ -39,30 +47,95 @@ def validate_source_name(name: str) -> str:
     return name
 
 
+def resolve_source_path(path: str | Path) -> Path:
+    """The absolute path of an existing source; a path that is not valid UTF-8 is refused (the
+    registry stores text; files below it may have any name), with the name shown readably."""
+    resolved = Path(path).expanduser().resolve()
+    if not resolved.exists():
+        raise InvalidInputError(f"source path does not exist: {stored_text(resolved)}")
+    if not is_clean(str(resolved)):
+        raise InvalidInputError(
+            f"source path is not valid UTF-8: {stored_text(resolved)}; rename it or register a folder above it"
+        )
+    return resolved
+
+
+def choose_kind(path: Path, kind: str | None, *, kind_anyway: bool = False) -> str:
+    """The kind of a source: detected when not given; a given kind that a confident detection of
+    another kind contradicts is refused unless ``kind_anyway``."""
+    if kind is not None:
+        get_source(kind)  # UnknownSourceError lists the known kinds
+    ranked = rank_sources(path)
+    if kind is None:
+        if ranked and ranked[0].confidence >= PLAUSIBLE:
+            return ranked[0].kind
+        raise InvalidInputError(
+            f"cannot tell what {path} holds; give its kind: mind sources add KIND PATH "
+            f"(known kinds: {', '.join(source_kinds())})"
+        )
+    if kind_anyway or not ranked:
+        return kind
+    best = ranked[0]
+    own = max((d.confidence for d in ranked if d.kind == kind), default=0.0)
+    if best.kind != kind and best.confident and own < CONFIDENT:
+        article = "an" if best.display_name[:1].lower() in "aeiou" else "a"
+        raise InvalidInputError(
+            f"{path} looks like {article} {best.display_name}, not {kind}; pass --kind-anyway to insist"
+        )
+    return kind
+
+
 def register_source(
     mind: Mind,
-    kind: str,
+    kind: str | None,
     path: str | Path,
     name: str | None = None,
     *,
     auto_sync: bool = False,
     interval_hours: int | None = None,
+    replace: bool = False,
+    kind_anyway: bool = False,
 ) -> HarvestSource:
-    """Add (or update) a source in this mind's registry; the plugin kind must exist."""
-    plugin = get_source(kind)  # UnknownSourceError lists the known kinds
-    resolved = Path(path).expanduser().resolve()
-    if not resolved.exists():
-        raise InvalidInputError(f"source path does not exist: {resolved}")
+    """Add a source to this mind's registry (``kind`` None: detected from the path).
+
+    Adding a name that exists with the same kind and path changes nothing; with another kind or
+    path it is refused unless ``replace``, which starts the source's ledger over (its old frames
+    stay in the mind, no longer tracked).
+    """
+    resolved = resolve_source_path(path)
+    kind = choose_kind(resolved, kind, kind_anyway=kind_anyway)
+    plugin = get_source(kind)
     store = HarvestSourceStore(mind.db)
     name = validate_source_name(name or kind)
     existing = store.get_by_source(name)
-    if existing is not None and existing.kind not in (None, kind):
-        raise InvalidInputError(f"a source named {name!r} already exists with kind {existing.kind!r}")
+    same = existing is not None and existing.kind == kind and existing.source_path == str(resolved)
+    if existing is not None and not same and not replace:
+        raise InvalidInputError(
+            f"a source named {name!r} already exists ({existing.kind} at {existing.source_path}); "
+            f"pass --replace to point it at {resolved} (its ledger starts over), or choose another --name"
+        )
     with mind.db.transaction():
-        store.upsert(name, plugin.display_name, str(resolved), kind)
+        if existing is None or not same:
+            forget_ledger(mind.db, name)  # a name's old ledger never claims new files' messages
+        if existing is not None and not same:
+            mind.db.execute(
+                "UPDATE harvest_sources SET kind = ?, source_path = ?, display_name = ? WHERE source = ?",
+                (kind, str(resolved), plugin.display_name, name),
+            )
+            store.renew_identity(name)
+        else:
+            store.upsert(name, plugin.display_name, str(resolved), kind)
         if auto_sync or interval_hours is not None:
             store.set_auto_sync(name, auto_sync, interval_hours)
     return store.get_by_source(name)  # type: ignore[return-value]
+
+
+def remove_source(mind: Mind, name: str) -> bool:
+    """Unregister a source: its frames stay in the mind, its ledger goes (frames other sources
+    hold are handed to them), so the name can later be added afresh."""
+    with mind.db.transaction():
+        forget_ledger(mind.db, name)
+        return HarvestSourceStore(mind.db).remove(name)
 
 
 def get_registered(mind: Mind, name: str) -> HarvestSource:
@@ -106,6 +179,7 @@ class _TimedScan:
 class HarvestReport:
     source: str
     kind: str | None
+    status: str | None = None  # skipped, or the source's outcome: ok / partial / failed / empty / missing
     skipped: bool = False
     reason: str | None = None
     imported: ImportSummary | None = None
@@ -118,6 +192,7 @@ class HarvestReport:
         return {
             "source": self.source,
             "kind": self.kind,
+            "status": self.status,
             "skipped": self.skipped,
             "reason": self.reason,
             "imported": self.imported.to_dict() if self.imported else None,
@@ -128,11 +203,19 @@ class HarvestReport:
         }
 
 
-def cognify_frames(mind: Mind, frame_ids: list[int]) -> dict[str, Any]:
-    """Entities, relations and entity-frame links for these frames (and their vectors)."""
-    if not frame_ids:
-        return {"processed": 0, "entities": 0, "relations": 0}
-    return dict(mind.cognify.cognify_batch(frame_ids))
+def cognify_frames(mind: Mind, frame_ids: list[int], source: str | None = None) -> dict[str, Any]:
+    """Entities, relations and entity-frame links for these frames (and their vectors); with
+    ``source``, also what the source's structure states (``mind_core.structure``; idempotent, so
+    it runs even when no frame is pending), counted as ``structure_entities`` /
+    ``structure_relations`` created."""
+    result: dict[str, Any] = (
+        dict(mind.cognify.cognify_batch(frame_ids)) if frame_ids else {"processed": 0, "entities": 0, "relations": 0}
+    )
+    if source is not None:  # also with nothing pending: a crash may have come between the two steps
+        learned = learn_structure(mind.db, mind.knowledge, source)
+        result["structure_entities"] = learned["entities"]
+        result["structure_relations"] = learned["relations"]
+    return result
 
 
 def pending_cognify_ids(mind: Mind, source: str | None = None) -> list[int]:
@@ -164,22 +247,43 @@ def reconcile_after_harvest(mind: Mind) -> ReconcileResult:
     )
 
 
+def complete_harvest(mind: Mind, name: str, fingerprint: str) -> bool:
+    """Record the fingerprint the source was harvested at, unless its last import failed or found
+    nothing (then the next harvest scans it again). Returns whether it was recorded."""
+    source = HarvestSourceStore(mind.db).get_by_source(name)
+    if source is None or source.last_status in FAILING_STATUSES:
+        return False
+    HarvestSourceStore(mind.db).record_sync(name, 0, 0, fingerprint=fingerprint)
+    return True
+
+
 def harvest(
     mind: Mind,
     name: str,
     *,
     force: bool = False,
     prune: bool = False,
+    allow_mass_delete: bool = False,
     cognify: bool = True,
     progress: Callable[[str, int, int | None], None] | None = None,
 ) -> HarvestReport:
-    """Harvest one registered source into this mind, end to end."""
+    """Harvest one registered source into this mind, end to end.
+
+    A prune always scans (an unchanged fingerprint says nothing about what the ledger still holds).
+    """
     source = get_registered(mind, name)
     report = HarvestReport(source=name, kind=source.kind)
+    if not Path(source.source_path).exists():  # type: ignore[arg-type]
+        outcome = missing_outcome(source.source_path, frames_held(mind.db, name))  # type: ignore[arg-type]
+        with mind.db.transaction():
+            HarvestSourceStore(mind.db).record_outcome(name, outcome)
+        report.status, report.reason = outcome.status, outcome.reason
+        return report
     began = time.perf_counter()
     fingerprint = source_fingerprint(source)
     report.stage_seconds["fingerprint"] = time.perf_counter() - began
-    if not force and fingerprint == source.last_fingerprint:
+    if not force and not prune and fingerprint == source.last_fingerprint:
+        report.status = "skipped"
         report.skipped, report.reason = True, "unchanged since the last sync (same file fingerprint)"
         return report
 
@@ -192,17 +296,20 @@ def harvest(
         mind,
         name,
         scan,
-        kind=source.kind,
+        kind=source.kind,  # type: ignore[arg-type]
         prune=prune,
-        progress=stage_progress("import"),  # type: ignore[arg-type]
+        allow_mass_delete=allow_mass_delete,
+        progress=stage_progress("import"),
     )
+    report.status, report.reason = report.imported.status, report.imported.status_reason
     report.stage_seconds["scan"] = scan.seconds
     report.stage_seconds["import"] = time.perf_counter() - began - scan.seconds
 
     began = time.perf_counter()
     if cognify:
         pending = pending_cognify_ids(mind, name)
-        report.cognified = cognify_frames(mind, pending)
+        report.cognified = cognify_frames(mind, pending, name)
+        report.cognified["sessions_closed"] = close_harvested_sessions(mind.db, name, pending)
     report.stage_seconds["cognify"] = time.perf_counter() - began
 
     began = time.perf_counter()
@@ -212,7 +319,7 @@ def harvest(
     began = time.perf_counter()
     report.reconciled = reconcile_after_harvest(mind)
     report.stage_seconds["reconcile"] = time.perf_counter() - began
-    HarvestSourceStore(mind.db).record_sync(name, 0, 0, fingerprint=fingerprint)
+    complete_harvest(mind, name, fingerprint)
     return report
 
 

@@ -6,14 +6,47 @@ Times are compared as instants (julianday), whatever format a row was written in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import secrets
+from dataclasses import dataclass, field
 from typing import Any
 
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError
+from mind_core.harvest.paths import stored_text
 from mind_core.timestamps import now_iso
 
 ERROR_MESSAGE_LIMIT = 2000
+# The outcome of a source's last harvest. Only ok and partial record the fingerprint: a failed,
+# empty or missing source is tried again by the next harvest instead of looking unchanged.
+SOURCE_STATUSES = ("ok", "partial", "failed", "empty", "missing")
+FAILING_STATUSES = ("failed", "empty", "missing")
+FIRST_ERRORS_KEPT = 5
+
+
+def new_identity() -> str:
+    """A fresh ledger identity: frames record it, so a re-added name never claims old frames."""
+    return secrets.token_hex(8)
+
+
+@dataclass
+class SourceOutcome:
+    """What a source's last harvest found: its status, why, and its counts."""
+
+    status: str
+    reason: str | None = None
+    items: int = 0
+    frames: int = 0  # frames the source holds after the harvest
+    errors: int = 0
+    first_errors: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.status not in SOURCE_STATUSES:
+            raise ValueError(f"unknown source status {self.status!r}")
+
+    @property
+    def failing(self) -> bool:
+        return self.status in FAILING_STATUSES
 
 
 @dataclass
@@ -31,11 +64,26 @@ class HarvestSource:
     last_content_hash: str | None
     last_fingerprint: str | None
     created_at: str
+    identity: str | None = None
+    last_status: str | None = None  # None: never harvested
+    last_status_reason: str | None = None
+    last_harvest_at: str | None = None
+    last_items: int = 0
+    last_frames: int = 0
+    last_errors: int = 0
+    last_first_errors: list[str] = field(default_factory=list)
 
     @classmethod
     def from_row(cls, row: Any) -> HarvestSource:
         data = dict(row)
         data["auto_sync"] = bool(data["auto_sync"])
+        try:
+            first_errors = json.loads(data.get("last_first_errors") or "[]")
+        except ValueError:
+            first_errors = []
+        data["last_first_errors"] = first_errors if isinstance(first_errors, list) else []
+        for counter in ("last_items", "last_frames", "last_errors"):
+            data[counter] = data.get(counter) or 0
         return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
 
 
@@ -49,13 +97,47 @@ class HarvestSourceStore:
         if not source or not isinstance(source, str):
             raise InvalidInputError("a harvest source needs a non-empty name")
         self.db.execute(
-            "INSERT INTO harvest_sources (source, display_name, source_path, kind, created_at) VALUES (?, ?, ?, ?, ?) "
+            "INSERT INTO harvest_sources (source, display_name, source_path, kind, created_at, identity) "
+            "VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(source) DO UPDATE SET display_name = excluded.display_name, "
             "source_path = COALESCE(excluded.source_path, harvest_sources.source_path), "
             "kind = COALESCE(excluded.kind, harvest_sources.kind)",
-            (source, display_name, source_path, kind, now_iso()),
+            (source, display_name, source_path, kind, now_iso(), new_identity()),
         )
         return self.get_by_source(source)  # type: ignore[return-value]
+
+    def identity_of(self, source: str) -> str | None:
+        """The identity of the source's ledger (one is given to a source registered before identities)."""
+        self.db.execute(
+            "UPDATE harvest_sources SET identity = ? WHERE source = ? AND identity IS NULL",
+            (new_identity(), source),
+        )
+        return self.db.scalar("SELECT identity FROM harvest_sources WHERE source = ?", (source,))
+
+    def renew_identity(self, source: str) -> None:
+        """A new identity with nothing synced yet: the next harvest scans everything into a new ledger."""
+        self.db.execute(
+            "UPDATE harvest_sources SET identity = ?, last_fingerprint = NULL, last_content_hash = NULL, "
+            "last_status = NULL, last_status_reason = NULL, last_harvest_at = NULL, last_items = 0, "
+            "last_frames = 0, last_errors = 0, last_first_errors = '[]' WHERE source = ?",
+            (new_identity(), source),
+        )
+
+    def record_outcome(self, source: str, outcome: SourceOutcome) -> None:
+        self.db.execute(
+            "UPDATE harvest_sources SET last_status = ?, last_status_reason = ?, last_harvest_at = ?, "
+            "last_items = ?, last_frames = ?, last_errors = ?, last_first_errors = ? WHERE source = ?",
+            (
+                outcome.status,
+                None if outcome.reason is None else stored_text(outcome.reason),
+                now_iso(),
+                outcome.items,
+                outcome.frames,
+                outcome.errors,
+                json.dumps(outcome.first_errors[:FIRST_ERRORS_KEPT]),
+                source,
+            ),
+        )
 
     def record_sync(
         self,

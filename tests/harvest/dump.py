@@ -1,5 +1,6 @@
 """A canonical dump of a mind: everything a harvest writes, keyed by content instead of ids, so
-two minds built by different histories (a clean run vs a crash and a rerun) can be compared."""
+two minds built by different histories (a clean run vs a crash and a rerun) can be compared.
+A source's ledger identity is random, so it is shown by the order it first appears in."""
 
 from __future__ import annotations
 
@@ -13,8 +14,13 @@ def canonical_dump(mind: Mind) -> dict[str, Any]:
     db = mind.db
     content_of = {r["id"]: r["content_hash"] for r in db.query("SELECT id, content_hash FROM memory_frames")}
     frames = []
+    identities: dict[str, str] = {}
     for r in db.query("SELECT * FROM memory_frames ORDER BY id"):
         meta = json.loads(r["metadata"])
+        origin = meta.get("provenance")
+        if isinstance(origin, dict) and origin.get("source_identity"):
+            identity = origin["source_identity"]
+            origin["source_identity"] = identities.setdefault(identity, f"identity-{len(identities) + 1}")
         frames.append(
             (
                 r["id"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from mind_core import frames as frames_module
 from mind_core import knowledge as knowledge_module
 from mind_core.cognify import COGNIFIED_KEY, CognifyPipeline
 from mind_core.errors import InvalidInputError
@@ -348,6 +349,7 @@ def test_relation_direction_through_cognify(mind):
 def test_as_of_queries_after_retire_and_recreate_through_cognify(mind, monkeypatch):
     clock = SteppingClock()
     monkeypatch.setattr(knowledge_module, "now_iso", clock)
+    monkeypatch.setattr(frames_module, "now_iso", clock)  # valid time is the frames' event time
     _tick = clock  # each reading is an instant strictly between the graph's writes before and after it
     mind.cognify.cognify("Alice Johnson leads Project Falcon")
     falcon_v1 = entity(mind, "project", "Project Falcon")
@@ -424,3 +426,37 @@ def test_real_model_cognified_frame_is_first_for_database_migration(real_embedde
             m.cognify.cognify(note)
         target = m.cognify.cognify(MEETING)
         assert m.search.search("moving our data to another database engine")[0].frame.id == target.frame_id
+
+
+class _CityExtractor:
+    name = "cities"
+
+    def extract(self, text: str):
+        from mind_core.extract import ExtractedEntity
+
+        return Extraction(tuple(ExtractedEntity(c, "location", 0.8) for c in ("Berlin", "Lisbon") if c in text))
+
+
+class _CityPlugin:
+    from mind_core.plugins import hookimpl
+
+    @hookimpl
+    def register_extractors(self, register):
+        register(_CityExtractor())
+        register("not an extractor")  # logged and left out, never a crash
+
+
+def test_cognify_runs_the_extractors_plugins_register_and_records_who_found_what(mind):
+    from mind_core import plugins
+
+    plugins.register_plugin(_CityPlugin(), name="test-city-plugin")
+    try:
+        mind.cognify.cognify("Alice Johnson flew from Berlin to Lisbon to review the PostgreSQL setup")
+    finally:
+        plugins.get_plugin_manager(refresh=True)  # the plugin is gone again
+    berlin = mind.knowledge.find_entity("location", "Berlin")
+    assert berlin is not None and berlin.properties["extractors"] == ["cities"]
+    assert mind.knowledge.find_entity("technology", "PostgreSQL").properties["extractors"] == ["rules"]
+    mind.cognify.cognify("Back in Berlin again after the trip")
+    assert mind.knowledge.find_entity("location", "Lisbon") is not None
+    assert len([e for e in mind.knowledge.get_entities_by_type("location")]) == 2  # the plugin is gone

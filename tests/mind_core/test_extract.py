@@ -327,3 +327,42 @@ def test_locomo_chat_has_no_ordinary_word_technologies(shared_data: Path) -> Non
     found = {e.name for t in turns for e in extract(t).entities}
     assert {"Ed Sheeran", "Grand Canyon"} <= found
     assert not any(name.split()[0] in {"Yeah", "Wow", "Hey"} for name in found)
+
+
+# -- names typed by their context (issue #16 §5) ----------------------------------------------------
+def typed(text: str) -> set[tuple[str, str]]:
+    return {(e.name, e.type) for e in extract_entities(text)}
+
+
+def test_mail_senders_with_addresses_are_people_not_concepts() -> None:
+    text = (
+        "[[PATCH 00/44] remove unnecessary semicolons] Joe Perches <joe@perches.com>: Signed-off-by: "
+        "Joe Perches <joe@perches.com>\nAcked-by: Sjur BRENDELAND <sjur@example.com>\n"
+        "Dr. Mark K. Joseph <izzy@scr.atm.com> wrote:\nAlexander Botero-Lowry <alex@example.com> replied"
+    )
+    found = typed(text)
+    assert {("Joe Perches", "person"), ("Sjur BRENDELAND", "person"), ("Mark K. Joseph", "person")} <= found
+    assert ("Alexander Botero-Lowry", "person") in found
+    assert not any(t == "concept" for _, t in found)  # no "Joe Perches" concept, no cut "Alexander Botero"
+    assert typed("[Webinar today] Continuity Insights <info@continuityinsights.com>: Register now") == {
+        ("Continuity Insights", "organization")  # a role address: a sender that is not a person
+    }
+    assert typed("[Hi] Sender <sender@example.net>: a single word is not enough") == set()
+
+
+def test_speakers_greetings_and_sign_offs_are_people() -> None:
+    assert ("Maria", "person") in typed("Maria: Yeah, it's like a natural soul-soother when things get tough.")
+    assert {("Jon", "person"), ("Gina", "person")} <= typed("Jon: Hey Gina! Good to see you too.")
+    assert ("Mel", "person") in typed("Caroline: Thanks, Mel! My goal is to give kids a loving home.")
+    assert ("Aron", "person") in typed("the archive link seems to be bogus?\n\nThanks,\nAron")
+    assert ("Randy", "person") in typed("Hopefully it won't go that far.\n\n---\n~Randy")
+    assert ("Steph Ango", "person") in typed("[Buy wisely] Steph Ango: Reducing the cost side of things")
+    chat = typed("[Falcon cutover] Assistant: Note: the Bob Smith runbook is ready")
+    assert ("Assistant", "person") not in chat and ("Note", "person") not in chat
+
+
+def test_sentence_openers_and_headings_make_no_entities() -> None:
+    assert typed("After Obsidian starts, open the vault.\nShow Obsidian version\nMeet Attachmate today") == set()
+    assert typed("Acked By: nobody in particular, as usual") == set()
+    assert ("Obsidian Sync", "project") in typed("Troubleshoot Obsidian Sync when the vault will not open")
+    assert ("Deming Software", "organization") in typed("Thanks,\nRon Craswell\nDeming Software")

@@ -49,3 +49,13 @@ def test_awareness_validation_update_and_clear():
     mind.awareness.add("action", "deployed")
     assert mind.awareness.clear("action") == 1
     assert mind.awareness.clear() == 1
+
+
+def test_adding_an_already_expired_item_does_not_evict_a_live_one():
+    mind = Mind.open(":memory:")
+    for n in range(MAX_ITEMS):
+        mind.awareness.add("task", f"task {n}", priority=n)
+    past = format_utc(datetime.now(UTC) - timedelta(minutes=1))
+    mind.awareness.add("flag", "already expired", priority=99, expires_at=past)
+    active = [i["content"] for i in mind.awareness.get_active()]
+    assert len(active) == MAX_ITEMS and "task 0" in active and "already expired" not in active

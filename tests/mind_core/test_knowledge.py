@@ -9,7 +9,7 @@ import pytest
 
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError, NotFoundError
-from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph, text_name_candidates
+from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph, RelationSighting, text_name_candidates
 from mind_core.schema import ensure_schema
 from mind_core.timestamps import format_utc, now_iso
 
@@ -439,3 +439,58 @@ def test_frame_distances_from_entities(db: Database, kg: KnowledgeGraph) -> None
     both = kg.frame_distances_from_entities([a.id, e.id])
     assert both[frames[4]] == 0 and both[frames[3]] == 1 and both[frames[2]] == 2 and both[frames[1]] == 1
     assert kg.frame_distances_from_entities([]) == {}
+
+
+# -- two time axes: versions, as_of_valid, as_of_recorded (issue #16 §3) ---------------------------
+class SteppingClock:
+    """Transaction time that advances one day per write, so versions differ without sleeping."""
+
+    def __init__(self, start: str = "2025-01-01T00:00:00.000Z") -> None:
+        self.now = datetime.fromisoformat(start.replace("Z", "+00:00"))
+
+    def __call__(self) -> str:
+        self.now += timedelta(days=1)
+        return format_utc(self.now)
+
+
+def test_updates_keep_the_previous_version_and_both_axes_can_be_queried(db: Database) -> None:
+    kg = KnowledgeGraph(db, clock=SteppingClock())
+    alice = kg.create_entity("person", "Alice", {"role": "engineer"}, valid_from="2009-03-01T00:00:00Z")
+    known_as_engineer = alice.recorded_at  # 2025-01-02
+    kg.update_entity(alice.id, properties={"role": "lead"})  # recorded 2025-01-03
+    kg.extend_validity_back("entity", alice.id, "2008-06-01T00:00:00Z")  # recorded 2025-01-04
+    kg.retire_entity(alice.id)  # valid_to and recorded 2025-01-05
+
+    history = kg.entity_history(alice.id)
+    assert [e.properties.get("role") for e in history] == ["engineer", "lead", "lead", "lead"]
+    assert [e.valid_from[:10] for e in history] == ["2009-03-01", "2009-03-01", "2008-06-01", "2008-06-01"]
+    assert history[-1].valid_to is not None and all(e.valid_to is None for e in history[:-1])
+
+    def roles(**axes: str) -> list[str]:
+        return [e.properties["role"] for e in kg.entities_as_of(**axes)]
+
+    assert roles(known_at=known_as_engineer) == ["engineer"]
+    assert roles(known_at="2025-01-03T12:00:00Z") == ["lead"]
+    assert roles(known_at="2025-01-01T00:00:00Z") == []  # not yet recorded
+    assert roles(valid_at="2008-12-01T00:00:00Z") == ["lead"]  # valid then, as now believed
+    assert roles(valid_at="2025-02-01T00:00:00Z") == []  # after its retirement
+    # what the mind believed on 2025-01-04 about 2008-12: valid (moved back), still active then
+    assert roles(valid_at="2008-12-01T00:00:00Z", known_at="2025-01-04T12:00:00Z") == ["lead"]
+    assert roles(valid_at="2008-12-01T00:00:00Z", known_at="2025-01-03T12:00:00Z") == []  # not yet moved back
+    assert kg.extend_validity_back("entity", alice.id, "2010-01-01T00:00:00Z") is False  # later: no change
+
+
+def test_relation_versions_and_sightings_with_event_time(db: Database) -> None:
+    kg = KnowledgeGraph(db, clock=SteppingClock())
+    a, b = kg.create_entity("person", "A"), kg.create_entity("project", "B")
+    (rid, created), = kg.upsert_relations([RelationSighting(a.id, b.id, "works_on", valid_from="2012-05-01T00:00:00Z")])
+    assert created and kg.get_relation(rid).valid_from == "2012-05-01T00:00:00.000Z"
+    kg.upsert_relations([RelationSighting(a.id, b.id, "works_on", valid_from="2010-01-01T00:00:00Z")])
+    relation = kg.get_relation(rid)
+    assert relation.valid_from == "2010-01-01T00:00:00.000Z" and relation.properties["count"] == 2
+    assert [r.valid_from[:4] for r in kg.relation_history(rid)] == ["2012", "2010"]
+    assert [r.id for r in kg.relations_as_of(valid_at="2011-01-01T00:00:00Z", entity_id=a.id)] == [rid]
+    first_known = kg.relation_history(rid)[0].recorded_at
+    assert kg.relations_as_of(valid_at="2011-01-01T00:00:00Z", known_at=first_known) == []
+    kg.upsert_relations([RelationSighting(a.id, b.id, "works_on", valid_from="2015-01-01T00:00:00Z")])
+    assert len(kg.relation_history(rid)) == 2  # a later sighting only counts: no new version

@@ -113,3 +113,28 @@ def test_linker_limit_and_mapping(mind):
     links = MemoryLinker(mind.search, threshold=0.0).find_related("shared words here", limit=5)
     assert len(links) == 5
     assert {link.content for link in links} <= {f.content for f in frames}
+
+
+def test_a_deleted_chunk_vector_is_reported_and_repaired(mind):
+    long_text = " ".join(f"word{i}" for i in range(600))
+    frame = add_unindexed(mind, [long_text])[0]
+    mind.search.index_frames_batch([frame])
+    chunk_id = mind.db.scalar("SELECT MIN(id) FROM memory_frame_chunks WHERE frame_id = ?", (frame.id,))
+    mind.db.execute("DELETE FROM memory_frame_chunks_vec WHERE rowid = ?", (chunk_id,))
+    report = mind.doctor()
+    assert report.count("vec_chunks_missing") == 1 and report.problems == ["vec_chunks_missing"]
+    repaired = mind.doctor(repair=True)
+    assert repaired.repaired.vectors_fixed == 1 and repaired.after.ok
+    chunks = mind.db.scalar("SELECT COUNT(*) FROM memory_frame_chunks WHERE frame_id = ?", (frame.id,))
+    assert mind.db.scalar("SELECT COUNT(*) FROM memory_frame_chunks_vec") == chunks > 0
+
+
+def test_a_long_frame_whose_chunks_are_gone_is_reported_and_repaired(mind):
+    long_text = " ".join(f"word{i}" for i in range(600))
+    frame = add_unindexed(mind, [long_text])[0]
+    mind.search.index_frames_batch([frame])
+    mind.db.execute("DELETE FROM memory_frame_chunks_vec")
+    mind.db.execute("DELETE FROM memory_frame_chunks")
+    assert mind.doctor().count("vec_chunks_missing") == 1
+    assert reconcile.reconcile_vec_index(mind.db, mind.embedder) == 1
+    assert mind.doctor().ok

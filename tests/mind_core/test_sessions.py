@@ -60,3 +60,53 @@ def test_get_by_project_newest_first(monkeypatch):
     mind.sessions.create("q")
     assert [s["gop_id"] for s in mind.sessions.get_by_project("p")] == [b["gop_id"], a["gop_id"]]
     assert len(mind.sessions.get_active()) == 3
+
+
+# -- harvested sessions are closed; frames without a session go to the day's notes (issue #16 §6) --
+def test_a_harvest_closes_its_sessions_with_an_extractive_summary(tmp_path):
+    from pathlib import Path
+
+    from mind_core.embeddings import create_embedding_provider
+    from mind_core.harvest.pipeline import harvest, register_source
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    with Mind.open(tmp_path / "m.mind", embedder=create_embedding_provider("mock")) as mind:
+        register_source(mind, "email", examples / "mail", "mail")
+        report = harvest(mind, "mail")
+        sessions = mind.db.query("SELECT * FROM sessions WHERE gop_id LIKE 'harvest:mail:%'")
+        assert sessions and report.cognified["sessions_closed"] == len(sessions)
+        assert all(s["status"] == "closed" and s["ended_at"] and s["summary"] for s in sessions)
+        plan = next(s for s in sessions if s["gop_id"].endswith("falcon-plan-1@example.com"))
+        first = mind.db.scalar("SELECT content FROM memory_frames WHERE gop_id = ? ORDER BY t LIMIT 1", (plan["gop_id"],))
+        assert plan["summary"].startswith(" ".join(first.split("] ", 1)[1].split())[:60])  # no title
+        assert " … " in plan["summary"] and len(plan["summary"]) <= 2 * 200 + 3  # and the most central one
+
+        saved = mind.cognify.cognify("Remember: the Falcon cutover moved to a Saturday")
+        frame = mind.frames.get_by_id(saved.frame_id)
+        assert frame.gop_id.startswith("notes:") and frame.gop_id[6:] == frame.created_at[:10]
+        assert mind.sessions.ensure_active()["gop_id"].startswith(("notes:", "session:"))
+        assert not mind.sessions.ensure_active()["gop_id"].startswith("harvest:")
+
+
+def test_extractive_summary_first_and_most_central_turn():
+    from mind_core.session_summary import extractive_summary
+
+    turns = [
+        "[Trip] Ann: planning the Lisbon trip for May",
+        "[Trip] Bo: flights to Lisbon in May are cheap, hotels in Lisbon too",
+        "[Trip] Ann: ok",
+        "[Trip] Bo: booked a table for dinner",
+    ]
+    assert extractive_summary(turns) == (
+        "Ann: planning the Lisbon trip for May … Bo: flights to Lisbon in May are cheap, hotels in Lisbon too"
+    )
+    assert extractive_summary(["[T] only one turn"]) == "only one turn"
+    assert extractive_summary([]) is None
+
+
+def test_summary_turns_lose_titles_that_hold_brackets():
+    from mind_core.session_summary import extractive_summary
+
+    summary = extractive_summary(["[3.01 MIME [Fwd: a problem]] Chuck Simmons <c@x.com>: My problem message."])
+    assert summary == "Chuck Simmons <c@x.com>: My problem message."
+    assert extractive_summary(["[[PATCH] fix] Joe: semicolons"]) == "Joe: semicolons"

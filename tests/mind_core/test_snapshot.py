@@ -38,6 +38,7 @@ SQLITE_TABLES = {
     "sessions": "sessions",
     "entities": "knowledge_entities",
     "relations": "knowledge_relations",
+    "knowledge_versions": "knowledge_versions",
     "entity_frames": "kg_entity_frames",
     "harvest_sources": "harvest_sources",
     "harvest_runs": "harvest_runs",

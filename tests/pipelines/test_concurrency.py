@@ -35,6 +35,7 @@ def test_a_backfill_runs_one_run_per_mind_at_a_time(tmp_path, home, monkeypatch)
             keys.append(register(home, workspace, "chatgpt", export, f"s{n}"))
     instance_home = prepare_dagster_home(home)
     assert instance_home == home.root / "dagster"
+    monkeypatch.setenv("DAGSTER_HOME", str(instance_home))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     with dg.DagsterInstance.get() as instance:
         add_partitions(instance, *keys)

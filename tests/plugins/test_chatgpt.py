@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mind_core.harvest.items import HarvestError, HarvestItem
+from plugins._jsonstream import MAX_STRING_BYTES
 from plugins.chatgpt import ChatGPTSource
 
 SOURCE = ChatGPTSource()
@@ -225,15 +226,21 @@ def test_truncated_json_keeps_the_conversations_before_the_break(tmp_path: Path)
     assert error.record == "conversation 2" and "premature EOF" in error.reason
 
 
-def test_invalid_utf8_is_a_located_error(tmp_path: Path) -> None:
+def test_invalid_utf8_is_replaced_with_a_located_warning(tmp_path: Path) -> None:
     body = json.dumps(
-        [conversation("0", [("user", "fine")]), conversation("1", [("user", "BROKEN")])]
+        [
+            conversation("0", [("user", "fine")]),
+            conversation("1", [("user", "BROKEN")]),
+            conversation("2", [("user", "after")]),
+        ]
     ).encode()
     path = tmp_path / "conversations.json"
     path.write_bytes(body.replace(b"BROKEN", b"BR\xff\xfeKEN"))
     items, errors = scan(path)
-    assert [i.container_key for i in items] == ["0"]
-    assert len(errors) == 1 and errors[0].record == "conversation 1" and "UTF8" in errors[0].reason
+    assert [i.container_key for i in items] == ["0", "1", "2"]
+    assert items[1].messages[0].text == "BR\ufffd\ufffdKEN"
+    assert len(errors) == 1 and errors[0].record == "conversation 1 (1)"
+    assert errors[0].reason.startswith("invalid UTF-8: 2 bytes replaced with U+FFFD")
 
 
 @pytest.mark.parametrize(
@@ -256,16 +263,18 @@ def test_unusable_files_give_one_error_and_no_exception(tmp_path: Path, content:
     assert len(errors) == 1 and reason in errors[0].reason
 
 
-def test_a_50_mb_single_line_message_streams(tmp_path: Path) -> None:
+def test_a_50_mb_single_line_message_streams_and_is_cut_while_reading(tmp_path: Path) -> None:
     big = "Project Falcon " * (50 * 1024 * 1024 // 15)
     path = tmp_path / "conversations.json"
     path.write_text(
         json.dumps([conversation("big", [("user", big)]), conversation("after", [("user", "x")])])
     )
     items, errors = scan(path)
-    assert errors == []
     assert [i.container_key for i in items] == ["big", "after"]
-    assert len(items[0].messages[0].text) == len(big.strip())
+    assert items[0].messages[0].text == big[:MAX_STRING_BYTES].strip()
+    assert [(e.record, e.reason.split(" was ")[0]) for e in errors] == [
+        ("conversation 0 (big)", f"a string of {len(big):,} bytes")
+    ]
 
 
 # --- archives -----------------------------------------------------------------------------------

@@ -187,7 +187,6 @@ def test_aistudio_thoughts_system_instruction_and_drive_files(tmp_path: Path) ->
         (b"", "empty file"),
         (b"\x89PNG\r\n\x1a\n\x00\x00binary", "neither"),
         (b'{"chunkedPrompt": {"chunks": 5}}', "no 'chunks' list"),
-        (b'{"chunkedPrompt": {"chunks": [{"role": "user", "text": "\xff\xfe"}]}}', "UTF8"),
         (b'[{"header": "Gemini Apps", "title": "Prompted x", "time": ' + b"[" * 10_000, "nested deeper"),
     ],
 )
@@ -196,6 +195,14 @@ def test_unusable_files_give_an_error_not_an_exception(tmp_path: Path, content: 
     path.write_bytes(content)
     items, errors = scan(path)
     assert items == [] and len(errors) == 1 and fragment in errors[0].reason
+
+
+def test_invalid_utf8_in_a_prompt_file_is_replaced_and_reported(tmp_path: Path) -> None:
+    path = tmp_path / "input.json"
+    path.write_bytes(b'{"chunkedPrompt": {"chunks": [{"role": "user", "text": "ok \xff\xfe"}]}}')
+    [item], [error] = scan(path)
+    assert item.messages[0].text == "ok \ufffd\ufffd"
+    assert error.record == "prompt" and error.reason.startswith("invalid UTF-8: 2 bytes replaced")
 
 
 def test_an_image_only_answer_is_kept_as_a_placeholder(tmp_path: Path) -> None:

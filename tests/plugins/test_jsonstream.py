@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugins._jsonstream import GuardedReader, JSONStreamError, _TooDeep, stream_records
+from plugins._jsonstream import (
+    MAX_STRING_BYTES,
+    GuardedReader,
+    JSONStreamError,
+    _TooDeep,
+    note_reasons,
+    stream_records,
+)
 
 TRICKY_TEXT = st.text(alphabet=st.sampled_from('ab"\\[]{}: ,\n\u00e9\u20ac'), max_size=12)
 JSON_VALUES = st.recursive(
@@ -118,3 +125,124 @@ def test_records_before_a_too_deep_element_are_kept() -> None:
     with pytest.raises(JSONStreamError, match="nested deeper than 256") as refused:
         next(stream)
     assert refused.value.records == 2 and refused.value.offset == 21 + 255  # the 257th level
+
+
+STRING_TEXT = st.text(alphabet=st.sampled_from('x"\\\n\u00e9\U0001f600'), max_size=60)
+
+
+class ChunkedReads:
+    """A parser-side reader that asks the guard for arbitrary small chunks."""
+
+    def __init__(self, reader: GuardedReader, sizes: list[int]) -> None:
+        self.reader, self.sizes, self.calls = reader, sizes, 0
+
+    def read(self, size: int) -> bytes:
+        if size == 0:
+            return b""
+        self.calls += 1
+        return self.reader.read(self.sizes[self.calls % len(self.sizes)])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=STRING_TEXT,
+    limit=st.integers(4, 40),
+    sizes=st.lists(st.integers(1, 9), min_size=1, max_size=4),
+    ascii_only=st.booleans(),
+)
+def test_an_overlong_string_keeps_a_clean_beginning_wherever_the_chunks_fall(
+    text: str, limit: int, sizes: list[int], ascii_only: bool
+) -> None:
+    import ijson
+
+    data = json.dumps([{"a": 1}, {"t": text, "u": "ok"}, {"b": 2}], ensure_ascii=ascii_only).encode()
+    reader = GuardedReader(io.BytesIO(data), max_string_bytes=limit)
+    first, middle, last = ijson.items(ChunkedReads(reader, sizes), "item")
+    assert first == {"a": 1} and last == {"b": 2} and middle["u"] == "ok"
+    assert text.startswith(middle["t"])
+    if middle["t"] != text:
+        assert [(n.kind, n.element) for n in reader.notes] == [("cut", 1)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=JSON_VALUES,
+    bad=st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from([0xFF, 0xE9, 0xC3, 0x80, 0xE2])), max_size=3),
+    sizes=st.lists(st.integers(1, 7), min_size=1, max_size=5),
+)
+def test_invalid_utf8_is_replaced_as_python_does_whatever_the_chunking(
+    value: Any, bad: list[tuple[int, int]], sizes: list[int]
+) -> None:
+    data = bytearray(json.dumps(value, ensure_ascii=False).encode())
+    for position, byte in bad:
+        data.insert(position % (len(data) + 1), byte)
+    repaired = read_all(GuardedReader(io.BytesIO(bytes(data))), sizes)
+    assert repaired == bytes(data).decode("utf-8", "replace").encode()
+
+
+def test_a_bad_byte_is_noted_on_its_own_record_with_its_file_offset() -> None:
+    parts = [json.dumps({"id": i, "text": f"hello {i}"}).encode() for i in range(4)]
+    parts[2] = parts[2].replace(b"hello", b"he\xffllo")
+    data = b"\xef\xbb\xbf  [" + b", ".join(parts) + b"]"
+    found = [(r.index, r.value["text"], note_reasons(r.notes)) for r in stream_records(io.BytesIO(data))]
+    offset = data.index(b"\xff")
+    assert found == [
+        (0, "hello 0", []),
+        (1, "hello 1", []),
+        (2, "he\ufffdllo 2", [f"invalid UTF-8: 1 byte replaced with U+FFFD (first near byte {offset})"]),
+        (3, "hello 3", []),
+    ]
+
+
+class CountingStream(io.RawIOBase):
+    """A generated document that never exists whole: it remembers the largest read asked of it."""
+
+    def __init__(self, prefix: bytes, filler: bytes, repeat: int, suffix: bytes) -> None:
+        self.parts = [prefix, *([filler] * repeat), suffix]
+        self.buffer = b""
+        self.largest_read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        self.largest_read = max(self.largest_read, size if size >= 0 else 1 << 62)
+        while len(self.buffer) < size and self.parts:
+            self.buffer += self.parts.pop(0)
+        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        return data
+
+
+def test_a_huge_string_is_cut_while_streaming_never_read_whole() -> None:
+    prefix = b'[{"id": "big", "text": "'
+    size = 30 * 2**20
+    stream = CountingStream(prefix, b"y" * 2**20, size // 2**20, b'"}, {"id": "next"}]')
+    records = list(stream_records(stream))
+    assert [r.value["id"] for r in records] == ["big", "next"]
+    assert len(records[0].value["text"]) == MAX_STRING_BYTES
+    assert note_reasons(records[0].notes) == [
+        f"a string of {size:,} bytes was cut to its first {MAX_STRING_BYTES:,} while reading (near byte {len(prefix) - 1})"
+    ]
+    assert records[1].notes == []
+    assert stream.largest_read <= MAX_STRING_BYTES // 4
+
+
+def test_notes_name_their_records_across_many_chunks() -> None:
+    broken = set(range(7, 3000, 97))
+    parts = []
+    for index in range(3000):
+        text = f"record {index} " + "word " * (index % 40)
+        part = json.dumps({"id": index, "nested": [{"text": text}]}).encode()
+        parts.append(part.replace(b"record", b"rec\xe9ord") if index in broken else part)
+    parts[2500] = json.dumps({"id": 2500, "text": "z" * 300}).encode()
+    data = b"[" + b",\n".join(parts) + b"]"
+    reader_chunks = GuardedReader(io.BytesIO(data), max_string_bytes=250)
+    import ijson
+
+    values = list(ijson.items(ChunkedReads(reader_chunks, [65536]), "item"))
+    assert len(values) == 3000
+    noted = {(n.kind, n.element) for n in reader_chunks.notes}
+    assert noted == {("utf8", i) for i in broken} | {("cut", 2500)}
+    noted_records = [(r.index, note_reasons(r.notes)) for r in stream_records(io.BytesIO(data)) if r.notes]
+    assert [index for index, _ in noted_records] == sorted(broken)
+    assert all(reasons[0].startswith("invalid UTF-8: 1 byte replaced") for _, reasons in noted_records)

@@ -175,7 +175,9 @@ def test_kepano_property_links_placeholders_and_empty_properties(shared_data: Pa
     assert book.metadata["frontmatter"]["rating"] is None
     assert book.metadata["property_links"] == {"categories": ["Books"]}
     assert book.metadata["tags"] == ["to-read"]
-    assert book.messages == []  # only frontmatter: an item for the graph, no empty frames
+    (properties,) = book.messages  # only frontmatter: its properties are its one message
+    assert properties.metadata["properties_only"] and "categories: [[Books]]" in properties.text
+    assert "rating" not in properties.text  # an empty property says nothing
 
     actor = by_path["Templates/Actor Template.md"]
     assert actor.metadata["property_links"] == {"categories": ["People"], "type": ["Actors"]}

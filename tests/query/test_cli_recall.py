@@ -88,7 +88,7 @@ def test_errors_and_exit_codes(capsys, home):
     code, _, err = recall(capsys, home, "x", "--workspace", "../etc")
     assert code == EXIT_USAGE and "invalid workspace name" in err
     code, _, err = recall(capsys, home, "x", "--limit", "0")
-    assert code == EXIT_USAGE and "limit must be" in err
+    assert code == EXIT_USAGE and "'limit' must be at least 1" in err
     code, _, err = recall(capsys, home, "x", "--since", "someday")
     assert code == EXIT_USAGE and "invalid time bound" in err
     code, out, _ = recall(capsys, home, "zzzqqq", "--scope", "workspace", "--workspace", "team")

@@ -4,6 +4,8 @@ the real `mind mcp` process."""
 from __future__ import annotations
 
 import sys
+import time
+from importlib.metadata import version
 from pathlib import Path
 
 import anyio
@@ -11,8 +13,9 @@ import pytest
 
 from mind_core.errors import InvalidInputError
 from mind_core.home import MindHome
-from mind_core.mcp_server import TOOL_NAMES, MindTools
 from mind_core.mind import Mind
+from mind_core.query.mcp import TOOL_NAMES, MindTools
+from mind_core.query.models import RecallResponse
 from tests.fakes import HashingEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,7 +38,7 @@ def test_save_memory_cognifies_and_recall_finds_it(tools):
         "Alice Johnson",
         "PostgreSQL",
     }
-    recalled = tools.recall_memory("Falcon PostgreSQL migration", scope="current")
+    recalled = tools.recall_memory("Falcon PostgreSQL migration", scope="current").model_dump()
     top = recalled["workspace_results"][0]
     assert top["metadata"]["frame_id"] == saved["frame_id"] and top["score"] > 0.9
     assert recalled["results"][0] == top and recalled["personal_results"] == []
@@ -46,7 +49,7 @@ def test_reads_do_not_create_minds_and_writes_do(tools):
     assert tools.get_identity() == {"identity": None}
     assert tools.get_awareness() == {"items": []} and tools.harvest_sources() == {"sources": []}
     assert tools.search_entities("x") == {"entities": []} and tools.clear_awareness() == {"removed": 0}
-    assert tools.recall_memory("anything")["workspace_results"] == []
+    assert tools.recall_memory("anything").workspace_results == []
     assert not home.workspace_path("team").exists() and not home.personal_path.exists()
     tools.set_identity(name="Mnemo", role="archivist", workspace="personal")
     assert home.personal_path.is_file() and not home.workspace_path("team").exists()
@@ -87,11 +90,31 @@ def test_knowledge_awareness_and_cleanup_tools(tools):
         tools.cleanup_frames("wipe_all")  # type: ignore[arg-type]
 
 
+def test_recall_as_short_snippets(tools):
+    filler = "Unrelated words about the weather and lunch plans. " * 20
+    tools.save_memory(filler + "Then Alice approved the Falcon budget on Monday. " + filler)
+    whole = tools.recall_memory("Falcon budget").workspace_results[0].content
+    cut = tools.recall_memory("Falcon budget", snippet_chars=80)
+    snippet = cut.workspace_results[0].content
+    assert len(whole) > 1000 and len(snippet) <= 82 and "Falcon budget" in snippet
+    assert cut.results[0].content == snippet
+    with pytest.raises(InvalidInputError, match="snippet_chars"):
+        tools.recall_memory("Falcon", snippet_chars=5)
+
+
+def test_recall_has_the_same_shape_as_http_and_cli(tools):
+    tools.save_memory("Falcon budget approved")
+    answer = tools.recall_memory("Falcon", snippet_chars=40)
+    assert RecallResponse.model_validate(answer.model_dump(mode="json")) == answer
+
+
 def test_bad_input_is_refused(tools):
     with pytest.raises(InvalidInputError):
         tools.save_memory("   ")
     with pytest.raises(InvalidInputError):
         tools.recall_memory("Falcon", workspace="../etc")
+    with pytest.raises(InvalidInputError, match="longer than 2000"):
+        tools.recall_memory("x" * 2_001)
     with pytest.raises(InvalidInputError):
         tools.search_entities("x", limit=0)
     with pytest.raises(InvalidInputError):
@@ -108,7 +131,9 @@ async def _round_trip(home: Path) -> dict:
     )
     seen: dict = {}
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+        began = time.perf_counter()
+        seen["init"] = await session.initialize()
+        print(f"MCP initialize answered in {time.perf_counter() - began:.3f} s (mock embedder)")
         seen["tools"] = {tool.name: tool for tool in (await session.list_tools()).tools}
         saved = await session.call_tool("save_memory", {"content": "Bob Smith approved the Falcon budget"})
         seen["saved"] = saved.structured_content
@@ -126,7 +151,11 @@ async def _round_trip(home: Path) -> dict:
 
 def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
     seen = anyio.run(_round_trip, tmp_path / "home")
+    info = seen["init"].server_info
+    assert info.name == "mind-harvest" and info.version == version("mind-harvest")
     assert set(seen["tools"]) == set(TOOL_NAMES)
+    assert "snippet_chars" in seen["tools"]["recall_memory"].input_schema["properties"]
+    assert "results" in seen["tools"]["recall_memory"].output_schema["properties"]
     schema = seen["tools"]["recall_memory"].input_schema
     assert schema["required"] == ["query"] and schema["properties"]["scope"]["enum"][:3] == [
         "all",

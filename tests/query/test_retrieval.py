@@ -15,6 +15,7 @@ from mind_core.frames import Frame
 from mind_core.linker import MemoryLinker
 from mind_core.mind import Mind
 from mind_core.plugins import hookimpl
+from mind_core.query.service import AccessRecorder
 from mind_core.retrieval import (
     CONFLICT_NOTE_EXTERNAL_AFFIRMATIVE,
     CONFLICT_NOTE_WORKSPACE_AFFIRMATIVE,
@@ -28,7 +29,6 @@ from mind_core.retrieval import (
     has_sufficient_local_coverage,
     should_query_external,
 )
-from mind_core.server import AccessRecorder
 from tests.fakes import HashingEmbedder
 from tests.query.helpers import CONVERSATION_KEY, CONVERSATION_TITLE, fake_external, harvest_conversation
 

@@ -7,6 +7,7 @@ import http.client
 import json
 import logging
 import os
+import re
 import shlex
 import signal
 import socket
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from importlib.metadata import version
 from pathlib import Path
 
 import httpx
@@ -23,15 +25,10 @@ from mind_core.embeddings import create_embedding_provider
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.home import MindHome
+from mind_core.limits import MAX_BODY_BYTES, MAX_QUERY_CHARS
 from mind_core.mind import Mind
-from mind_core.server import (
-    MAX_BODY_BYTES,
-    MAX_QUERY_CHARS,
-    QueryService,
-    ServiceConfig,
-    create_server,
-    is_loopback,
-)
+from mind_core.query.http_server import QueryServer, is_loopback
+from mind_core.query.service import QueryService, ServiceConfig
 from tests.fakes import HashingEmbedder
 from tests.query.helpers import CONVERSATION_TITLE, build_mind, fake_external, harvest_conversation
 
@@ -40,8 +37,10 @@ TOKEN = "t0ps3cret-token"
 
 
 def no_trace(response: httpx.Response) -> httpx.Response:
-    """Every answer is JSON and none carries a stack trace."""
+    """Every answer is JSON, never cached or sniffed, and none carries a stack trace."""
     assert response.headers["content-type"].startswith("application/json")
+    assert response.headers["cache-control"] == "no-store"
+    assert response.headers["x-content-type-options"] == "nosniff"
     assert "Traceback" not in response.text and 'File "' not in response.text
     response.json()
     return response
@@ -72,15 +71,17 @@ def running(home):
         config = ServiceConfig(home=home, default_workspace="team", embedder=HashingEmbedder())
         for key, value in overrides.items():
             setattr(config, key, value)
-        server = create_server(config, "127.0.0.1", 0)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}"
+        server = QueryServer(config, "127.0.0.1", 0)
+        thread = threading.Thread(target=server.serve, daemon=True)
+        thread.start()
+        servers.append((server, thread))
+        return server.url
 
     yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    for server, thread in servers:
+        server.stop()
+        thread.join(timeout=10)
+        server.close()
 
 
 @pytest.fixture(scope="module")
@@ -102,11 +103,11 @@ def get(client, url, **params):
 def test_health_and_openapi(client, base):
     health = get(client, base + "/health").json()
     assert health["status"] == "ok" and health["workspaces"] == ["team"] and health["personal"] is True
+    assert health["version"] == version("mind-harvest")
     spec = get(client, base + "/openapi.json").json()
-    assert spec["openapi"].startswith("3.")
+    assert spec["openapi"].startswith("3.") and spec["info"]["version"] == version("mind-harvest")
     assert set(spec["paths"]) == {
         "/health",
-        "/openapi.json",
         "/recall",
         "/search",
         "/frames/{frame_id}",
@@ -120,9 +121,32 @@ def test_health_and_openapi(client, base):
         "personal",
         "workspace",
     ]
-    assert spec["paths"]["/recall"]["post"]["requestBody"]["content"]["application/json"]["schema"][
-        "required"
-    ] == ["query"]
+    schemas = spec["components"]["schemas"]
+    body = spec["paths"]["/recall"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert schemas[body["$ref"].rsplit("/", 1)[1]]["required"] == ["query"]
+    for path, operations in spec["paths"].items():  # every answer has a schema, errors included
+        for operation in operations.values():
+            for status, response in operation["responses"].items():
+                assert response["content"]["application/json"]["schema"], (path, status)
+    answer = spec["paths"]["/recall"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert set(schemas[answer["$ref"].rsplit("/", 1)[1]]["properties"]) >= {"results", "workspace_results"}
+    assert "400" in spec["paths"]["/recall"]["get"]["responses"]
+
+
+def test_docs_page_is_served_without_network(client, base):
+    page = client.get(base + "/docs")
+    assert page.status_code == 200 and "swagger-ui" in page.text and "/openapi.json" in page.text
+    assets = re.findall(r'(?:src|href)="(/[^"]+)"', page.text)
+    assert len(assets) >= 2 and all(not a.startswith("//") for a in assets)  # no CDN
+    for asset in assets:
+        assert client.get(base + asset).status_code == 200, asset
+    assert client.get(base + "/", follow_redirects=False).headers["location"] == "/docs"
+
+
+def test_head_is_answered_without_a_body(client, base):
+    head = client.head(base + "/health")
+    assert head.status_code == 200 and head.content == b""
+    assert int(head.headers["content-length"]) == len(client.get(base + "/health").content)
 
 
 def test_recall_get_and_post(client, base):
@@ -211,9 +235,12 @@ def test_invalid_recall_input_is_a_400(client, base, params):
 
 
 def test_lone_surrogates_and_deep_nesting(client, base):
-    posted = no_trace(client.post(base + "/recall", content=b'{"query": "Falcon \\ud800 budget"}'))
+    json_type = {"Content-Type": "application/json"}
+    posted = no_trace(
+        client.post(base + "/recall", content=b'{"query": "Falcon \\ud800 budget"}', headers=json_type)
+    )
     assert posted.status_code == 200 and posted.json()["query"] == "Falcon \ufffd budget"
-    deep = no_trace(client.post(base + "/search", content=b"[" * 30_000 + b"]" * 30_000))
+    deep = no_trace(client.post(base + "/search", content=b"[" * 30_000 + b"]" * 30_000, headers=json_type))
     assert deep.status_code == 400 and "nested too deeply" in deep.json()["error"]
 
 
@@ -274,31 +301,60 @@ def test_oversize_bodies_are_a_413(client, base):
     conn.close()
 
 
-def test_protocol_errors_are_json(client, base):
-    method = no_trace(client.put(base + "/recall"))
-    assert method.status_code == 405 and method.headers["allow"] == "GET, POST"
-    chunked = no_trace(
-        client.post(
-            base + "/recall", content=iter([b'{"query": "x"}']), headers={"Content-Type": "application/json"}
-        )
-    )
-    assert chunked.status_code == 411
+def raw_exchange(base: str, request: bytes) -> str:
+    """Send ``request`` as is, half-close, and read the whole answer."""
     host, port = base.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=5) as raw:
-        raw.sendall(b"BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n")
+        raw.sendall(request)
+        raw.shutdown(socket.SHUT_WR)
         reply = b""
         while chunk := raw.recv(65536):
             reply += chunk
-        reply = reply.decode()
-    assert reply.startswith("HTTP/1.1 501") and "Traceback" not in reply and '"error"' in reply
+    return reply.decode()
+
+
+def test_protocol_errors_are_json(client, base):
+    method = no_trace(client.put(base + "/recall"))
+    assert method.status_code == 405 and method.headers["allow"] == "GET, HEAD, POST"
+    chunked = no_trace(
+        client.post(
+            base + "/recall", content=iter([b'{"query": "Falcon"}']), headers={"Content-Type": "application/json"}
+        )
+    )
+    assert chunked.status_code == 200 and chunked.json()["query"] == "Falcon"
+    too_big = no_trace(
+        client.post(
+            base + "/recall",
+            content=iter([b'{"query": "', b"x" * MAX_BODY_BYTES, b'"}']),
+            headers={"Content-Type": "application/json"},
+        )
+    )
+    assert too_big.status_code == 413  # the limit holds for chunked bodies too
+    for request, status in (
+        (b"BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n", "404"),
+        (b"GET /health HTTP/9.9\r\nHost: x\r\n\r\n", "400"),
+        (b"GARBAGE\r\n\r\n", "400"),
+        (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", "400"),  # TLS hello to a plain port
+        (b"POST /recall HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{\"query\"", "400"),  # body cut
+        # two conflicting lengths: which one frames the next request is ambiguous (smuggling)
+        (b"POST /recall HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 14\r\n\r\n{}", "400"),
+    ):
+        reply = raw_exchange(base, request)
+        head, _, body = reply.partition("\r\n\r\n")
+        assert head.startswith(f"HTTP/1.1 {status}"), (request, reply)
+        assert "Traceback" not in reply and json.loads(body)["error"], (request, reply)
+    answered = raw_exchange(
+        base, b"GET /recall?query=Falcon HTTP/1.1\r\nHost: x\r\n\r\n"
+    )  # half-closed right after a complete request: still answered
+    assert answered.startswith("HTTP/1.1 200") and '"workspace_results"' in answered
 
 
 def test_unexpected_errors_are_a_generic_500_with_an_error_id(client, base, monkeypatch, caplog):
     def explode(self, workspace):
         raise RuntimeError("secret internal detail /var/lib/x")
 
-    monkeypatch.setattr(QueryService, "do_stats", explode)
-    with caplog.at_level(logging.ERROR, logger="mind_core.server"):
+    monkeypatch.setattr(QueryService, "stats", explode)
+    with caplog.at_level(logging.ERROR, logger="mind_core.query.api"):
         response = get(client, base + "/stats")
     body = response.json()
     assert response.status_code == 500 and set(body) == {"error", "error_id"}
@@ -329,12 +385,12 @@ def test_non_loopback_binding_needs_a_token(home):
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.10") and not is_loopback("example.org")
     config = ServiceConfig(home=home, default_workspace="team")
     with pytest.raises(InvalidInputError, match="needs a bearer token"):
-        create_server(config, "0.0.0.0", 0)
+        QueryServer(config, "0.0.0.0", 0)
     config.token = TOKEN
-    server = create_server(config, "0.0.0.0", 0)
-    server.server_close()
+    server = QueryServer(config, "0.0.0.0", 0)
+    server.close()
     with pytest.raises(InvalidInputError):
-        create_server(ServiceConfig(home=home, default_workspace="../x"), "127.0.0.1", 0)
+        QueryServer(ServiceConfig(home=home, default_workspace="../x"), "127.0.0.1", 0)
 
 
 # -- read-only access -----------------------------------------------------------------------------

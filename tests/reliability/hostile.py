@@ -125,13 +125,13 @@ def chatgpt_truncated(root: Path, rng: random.Random, markers: Markers, index: i
 
 
 def chatgpt_invalid_utf8(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
-    """Invalid UTF-8 inside the 4th of 6 conversations."""
+    """Invalid UTF-8 inside the 4th of 6 conversations: replaced, and all six are imported."""
     name = "gpt-utf8"
     conversations, marks = _chatgpt_list(rng, markers, name, 6)
     parts = [_dumps(c) for c in conversations]
-    parts[3] = parts[3].replace(b"parts", b"parts\xff\xfe\xc3(", 1)
+    parts[3] = parts[3].replace(b"zqmark", b"\xff\xfe\xc3(zqmark", 1)
     path = _write(root / name / "conversations.json", _json_array(parts))
-    return HostileCase(name, "chatgpt", path, [m for ms in marks[:3] for m in ms], bad_files=[path])
+    return HostileCase(name, "chatgpt", path, [m for ms in marks for m in ms], bad_files=[path])
 
 
 def chatgpt_deep(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
@@ -231,6 +231,47 @@ def claude_cases(root: Path, rng: random.Random, markers: Markers) -> list[Hosti
         )
     )
     return cases
+
+
+BAD_BYTES = b"\xff\xfe\xc3("  # a stray byte, another, and a lead byte without its continuation
+
+
+def _chatgpt_record(uuid: str, texts: list[str]) -> dict[str, Any]:
+    return chatgpt_conversation(uuid, f"chat {uuid}", texts)
+
+
+def _takeout_entry(uuid: str, texts: list[str]) -> dict[str, Any]:
+    return {
+        "header": "Gemini Apps",
+        "title": f"Prompted {texts[0]}",
+        "time": f"2025-01-01T03:04:05.{int(uuid.rsplit('-', 1)[1]) % 1000:03d}Z",
+        "safeHtmlItem": [{"html": f"<p>{texts[1]}</p>"}],
+    }
+
+
+BAD_BYTE_EXPORTS = {
+    "chatgpt": ("conversations.json", _chatgpt_record),
+    "claude": ("conversations.json", _claude_conversation),
+    "gemini": ("MyActivity.json", _takeout_entry),
+}
+
+
+def export_with_bad_bytes(
+    folder: Path, kind: str, records: int, broken: set[int], seed: int = 14
+) -> tuple[Path, list[str]]:
+    """A ``kind`` export of ``records`` records, those in ``broken`` holding invalid UTF-8 just
+    before their first marker; returns the file and every record's markers."""
+    file_name, make = BAD_BYTE_EXPORTS[kind]
+    rng, markers = random.Random(seed), Markers()
+    parts, marks = [], []
+    for index in range(records):
+        texts = [_text(rng, markers(kind)) for _ in range(2)]
+        marks += [text.rsplit(" ", 1)[1] for text in texts]
+        data = _dumps(make(f"rec-{index}", texts))
+        if index in broken:
+            data = data.replace(b"zqmark", BAD_BYTES + b"zqmark", 1)
+        parts.append(data)
+    return _write(folder / file_name, _json_array(parts)), marks
 
 
 def _aistudio(texts: list[str]) -> bytes:

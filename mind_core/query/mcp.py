@@ -5,11 +5,17 @@ Tools act on the server's current workspace mind unless a call names another
 empty; writes create it. Minds stay open for the session and calls are serialized (the SDK runs
 sync tools in worker threads; one SQLite connection per mind must not be shared concurrently).
 
+``initialize`` does not wait for the embedding model: ``mind mcp`` builds the embedder when the
+first tool call opens a mind (``EmbedderOnFirstUse``), so a client sees the server (name, package
+version, tools) as soon as the process is up.
+
 Differences from the original server, on purpose:
 - ``save_memory`` runs cognify (frame, knowledge graph, entity links, vector), so saved memories
   are connected and findable at once; the original only wrote a frame.
 - ``recall_memory`` is CombinedRetrieval (workspace + personal + external, scopes all, personal,
-  workspace; ``current`` is accepted for workspace) with scores on the 0..1 match scale.
+  workspace; ``current`` is accepted for workspace) with scores on the 0..1 match scale; it takes
+  the same RecallRequest as ``mind serve`` and ``mind recall --json`` and answers the same
+  RecallResponse, and ``snippet_chars`` cuts each text to a snippet to save tokens.
 - ``cleanup_frames`` offers only the non-destructive modes ``reconcile`` and ``compact``.
 """
 
@@ -27,14 +33,28 @@ from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError, MindError
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.identity import IDENTITY_FIELDS
+from mind_core.limits import DEFAULT_RESULTS
 from mind_core.mind import Mind
+from mind_core.query.models import (
+    EntitiesRequest,
+    Profile,
+    QueryText,
+    RecallRequest,
+    RecallResponse,
+    ResultLimit,
+    SnippetChars,
+    TimeBound,
+    WorkspaceName,
+    package_version,
+    parse_request,
+)
+from mind_core.query.service import find_entities
 from mind_core.retrieval import CombinedRetrieval, ExternalRetriever
 
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "mind-harvest"
 Scope = Literal["all", "personal", "workspace", "current"]
-Profile = Literal["balanced", "recent", "important", "connected"]
 Importance = Literal["critical", "important", "normal", "temporary", "deprecated"]
 Category = Literal["task", "action", "pending", "flag"]
 CleanupMode = Literal["reconcile", "compact"]
@@ -42,14 +62,35 @@ CleanupMode = Literal["reconcile", "compact"]
 _T = TypeVar("_T", bound=Callable[..., Any])
 
 
+class EmbedderOnFirstUse:
+    """The embedder, built when a tool first opens a mind. Loading a model takes seconds (and,
+    in a background thread, slows the imports that stand between a client and its answer to
+    initialize), so initialize and tools/list never wait for it."""
+
+    def __init__(self, make: Callable[[], Embedder | None]) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._built = False
+        self._embedder: Embedder | None = None
+
+    def get(self) -> Embedder | None:
+        with self._lock:
+            if not self._built:
+                self._embedder = self._make()
+                self._built = True
+            return self._embedder
+
+
 class MindTools:
-    """The tool bodies, over a mind home; plain methods, so they work without the SDK too."""
+    """The tool bodies, over a mind home; plain methods, so they work without the SDK too.
+
+    ``embedder`` may be an EmbedderOnFirstUse: built when the first mind is opened."""
 
     def __init__(
         self,
         home: MindHome,
         default_workspace: str,
-        embedder: Embedder | None,
+        embedder: Embedder | EmbedderOnFirstUse | None,
         retrievers: Sequence[ExternalRetriever] = (),
     ) -> None:
         if default_workspace != PERSONAL:
@@ -75,7 +116,8 @@ class MindTools:
         if mind is None:
             if not create and not path.is_file():
                 return None
-            mind = self._minds[key] = Mind.open(path, embedder=self.embedder)
+            embedder = self.embedder.get() if isinstance(self.embedder, EmbedderOnFirstUse) else self.embedder
+            mind = self._minds[key] = Mind.open(path, embedder=embedder)
         return mind
 
     def _writable(self, workspace: str | None) -> Mind:
@@ -86,25 +128,26 @@ class MindTools:
     # -- memory ---------------------------------------------------------------------------
     def recall_memory(
         self,
-        query: str,
-        limit: int = 10,
+        query: QueryText,
+        limit: ResultLimit = DEFAULT_RESULTS,
         scope: Scope = "all",
         profile: Profile = "balanced",
-        workspace: str | None = None,
-        since: str | None = None,
-        until: str | None = None,
-    ) -> dict[str, Any]:
+        workspace: WorkspaceName | None = None,
+        since: TimeBound | None = None,
+        until: TimeBound | None = None,
+        snippet_chars: SnippetChars | None = None,
+    ) -> RecallResponse:
         """Recall what the minds know about ``query``: workspace and personal memory, plus external
-        sources when local memory is thin. Scores are 0..1 (above 0.5: keyword and meaning agree)."""
-        scope = "workspace" if scope == "current" else scope
-        name = workspace or self.default_workspace
+        sources when local memory is thin. Scores are 0..1 (above 0.5: keyword and meaning agree).
+        Pass snippet_chars (e.g. 200) to get each text as a short snippet around the query's words."""
+        values = {"query": query, "limit": limit, "profile": profile, "workspace": workspace}
+        values.update(scope="workspace" if scope == "current" else scope, since=since, until=until)
+        request = parse_request(RecallRequest, {**values, "snippet_chars": snippet_chars})
+        name = request.workspace or self.default_workspace
         ws = None if name == PERSONAL else self._mind(name, create=False)
         personal = self._mind(PERSONAL, create=False)
-        retrieval = CombinedRetrieval(ws, personal, self.retrievers)
-        result = retrieval.search(query, limit, profile, scope, since=since, until=until)
-        data = result.to_dict()
-        data["results"] = [r.to_dict() for r in result.merged()]
-        return data
+        result = CombinedRetrieval(ws, personal, self.retrievers).recall(request)
+        return RecallResponse.from_retrieval(result, request)
 
     def save_memory(
         self, content: str, importance: Importance = "normal", workspace: str | None = None
@@ -127,15 +170,12 @@ class MindTools:
         self, query: str, limit: int = 20, entity_type: str | None = None, workspace: str | None = None
     ) -> dict[str, Any]:
         """Entities whose name contains ``query`` (case-insensitive), optionally of one type."""
-        if not 1 <= limit <= 200:
-            raise InvalidInputError("limit must be from 1 to 200")
+        values = {"query": query, "limit": limit, "type": entity_type, "workspace": workspace}
+        request = parse_request(EntitiesRequest, values)
         mind = self._mind(workspace, create=False)
         if mind is None:
             return {"entities": []}
-        found = mind.knowledge.search_entities(query, limit if entity_type is None else 1000)
-        if entity_type is not None:
-            found = [e for e in found if e.entity_type == entity_type][:limit]
-        return {"entities": [e.__dict__ for e in found]}
+        return find_entities(mind, request).model_dump()
 
     def save_entity(
         self,
@@ -286,6 +326,7 @@ def build_mcp_server(tools: MindTools) -> Any:
 
     server = MCPServer(
         SERVER_NAME,
+        version=package_version(),
         instructions=(
             "Long-term memory. recall_memory before answering questions about past work; "
             "save_memory for facts worth keeping. Scores are 0..1."

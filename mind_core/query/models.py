@@ -1,0 +1,434 @@
+"""What the query surfaces accept and answer: one set of pydantic models for HTTP, MCP and
+``mind recall --json``, so the three validate alike (the limits in ``mind_core.limits``) and
+return the same JSON shape. The HTTP service's OpenAPI document is generated from these.
+
+Requests are strict (a JSON ``"5"`` is not a limit, ``true`` is not 1); the query-string form of
+a request (``RecallQuery`` ...) is the same model in lax mode, because a URL carries only text.
+Every text input is made well-formed first: JSON may carry lone surrogates that UTF-8 cannot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from mind_core import limits
+from mind_core.db import well_formed
+from mind_core.errors import InvalidInputError
+from mind_core.frames import time_bound
+from mind_core.home import PERSONAL, validate_workspace_name
+from mind_core.scoring import SCORING_PROFILES
+from mind_core.snippets import make_snippet
+
+if TYPE_CHECKING:
+    from mind_core.retrieval import CombinedRetrievalResult
+
+PACKAGE = "mind-harvest"
+SCOPES = ("all", "personal", "workspace")
+WORKSPACE_HELP = "Workspace mind ('personal' for the personal mind; default: the server's)."
+
+
+def package_version() -> str:
+    """The installed distribution's version: what the service, OpenAPI and MCP report."""
+    try:
+        return version(PACKAGE)
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
+
+
+# -- field types --------------------------------------------------------------------------------
+def _well_formed(value: Any) -> Any:
+    return well_formed(value) if isinstance(value, str) else value
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+def _workspace(value: str) -> str:
+    return value if value == PERSONAL else validate_workspace_name(value)
+
+
+def _instant(value: str) -> str:
+    time_bound(value, end=False)
+    return value
+
+
+Scope = Literal[SCOPES]  # type: ignore[valid-type]
+Profile = Literal[tuple(SCORING_PROFILES)]  # type: ignore[valid-type]
+QueryText = Annotated[
+    str,
+    BeforeValidator(_well_formed),
+    Field(min_length=1, max_length=limits.MAX_QUERY_CHARS, description="What to recall (free text)."),
+    AfterValidator(_not_blank),
+]
+WorkspaceName = Annotated[
+    str,
+    BeforeValidator(_well_formed),
+    Field(max_length=limits.MAX_WORKSPACE_NAME_CHARS),
+    AfterValidator(_workspace),
+]
+TimeBound = Annotated[
+    str,
+    BeforeValidator(_well_formed),
+    Field(max_length=limits.MAX_TIME_BOUND_CHARS, description="ISO-8601 date or date/time (event time)."),
+    AfterValidator(_instant),
+]
+SourceFilterText = Annotated[
+    str,
+    BeforeValidator(_well_formed),
+    Field(min_length=1, max_length=limits.MAX_FILTER_CHARS),
+    AfterValidator(_not_blank),
+]
+ResultLimit = Annotated[int, Field(ge=1, le=limits.MAX_RESULTS, description="Results per mind.")]
+SnippetChars = Annotated[
+    int,
+    Field(
+        ge=limits.MIN_SNIPPET_CHARS,
+        le=limits.MAX_SNIPPET_CHARS,
+        description="Return each result's text as a snippet of about this many characters around the "
+        "query's words (saves tokens); default: the whole text.",
+    ),
+]
+
+
+class QueryRequest(BaseModel):
+    """Every request model: unknown fields refused, JSON types not coerced."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class RecallRequest(QueryRequest):
+    """Combined recall: workspace + personal memory (+ external sources when local coverage is weak)."""
+
+    query: QueryText
+    workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
+    scope: Scope = Field("all", description="Which memory to search.")
+    limit: ResultLimit = limits.DEFAULT_RESULTS
+    profile: Profile = Field("balanced", description="Relevance profile.")
+    since: TimeBound | None = Field(None, description="Only frames at or after this ISO-8601 date/time.")
+    until: TimeBound | None = Field(None, description="Only frames at or before this ISO-8601 date/time.")
+    explain: bool = Field(False, description="Include lane ranks and score parts.")
+    snippet_chars: SnippetChars | None = None
+    tags: list[SourceFilterText] = Field(
+        [], max_length=limits.MAX_FILTER_TAGS, description="Only frames carrying every one of these tags."
+    )
+    sender: SourceFilterText | None = Field(None, description="Only frames whose mail From or author contains this.")
+    source_kind: SourceFilterText | None = Field(
+        None, description="Only frames of this plugin (markdown, email, chatgpt ...) or item kind (note ...)."
+    )
+    as_of: TimeBound | None = Field(
+        None, description="Recall as of this ISO-8601 instant: frames up to it, recency counted from it."
+    )
+
+
+class SearchRequest(QueryRequest):
+    """Hybrid search (keyword + vector, RRF) in one mind."""
+
+    query: QueryText
+    workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
+    limit: ResultLimit = limits.DEFAULT_RESULTS
+    profile: Profile = Field("balanced", description="Relevance profile.")
+    since: TimeBound | None = Field(None, description="Only frames at or after this ISO-8601 date/time.")
+    until: TimeBound | None = Field(None, description="Only frames at or before this ISO-8601 date/time.")
+    explain: bool = Field(False, description="Include lane ranks and score parts.")
+    session: Annotated[str, Field(max_length=limits.MAX_SESSION_ID_CHARS)] | None = Field(
+        None, description="Only frames of this session (gop_id)."
+    )
+
+
+class EntitiesRequest(QueryRequest):
+    query: Annotated[
+        str,
+        BeforeValidator(_well_formed),
+        Field(min_length=1, max_length=limits.MAX_ENTITY_QUERY_CHARS, description="Part of the entity name."),
+        AfterValidator(_not_blank),
+    ]
+    workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
+    type: Annotated[str, Field(max_length=limits.MAX_ENTITY_TYPE_CHARS)] | None = Field(
+        None, description="Only entities of this type."
+    )
+    limit: Annotated[int, Field(ge=1, le=limits.MAX_ENTITY_RESULTS)] = Field(
+        limits.DEFAULT_ENTITY_RESULTS, description="Entities to return."
+    )
+
+
+class WorkspaceRequest(QueryRequest):
+    workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
+
+
+class RecallQuery(RecallRequest):
+    model_config = ConfigDict(strict=False)
+
+
+class SearchQuery(SearchRequest):
+    model_config = ConfigDict(strict=False)
+
+
+class EntitiesQuery(EntitiesRequest):
+    model_config = ConfigDict(strict=False)
+
+
+class WorkspaceQuery(WorkspaceRequest):
+    model_config = ConfigDict(strict=False)
+
+
+# -- validation errors as one readable line -----------------------------------------------------
+def _describe(error: Mapping[str, Any], located: bool) -> str:
+    parts = error["loc"][1:] if located else error["loc"]  # FastAPI puts body/query/path first
+    where = ".".join(str(part) for part in parts)
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if not where:
+        if isinstance(error.get("input"), bytes | bytearray):
+            return "send the body as JSON (Content-Type: application/json)"
+        if kind == "missing":
+            return "a JSON object body is required"
+        return "the body must be a JSON object"
+    messages = {
+        "missing": f"'{where}' is required",
+        "extra_forbidden": f"unknown parameter '{where}'",
+        "string_too_long": f"'{where}' is longer than {ctx.get('max_length')} characters",
+        "too_long": f"'{where}' is longer than {ctx.get('max_length')} characters",
+        "string_too_short": f"'{where}' must not be empty",
+        "too_short": f"'{where}' must not be empty",
+        "greater_than_equal": f"'{where}' must be at least {ctx.get('ge')}",
+        "less_than_equal": f"'{where}' must be at most {ctx.get('le')}",
+        "literal_error": f"unknown {where} {error.get('input')!r}; expected {ctx.get('expected')}",
+    }
+    if kind in messages:
+        return messages[kind]
+    if kind.startswith("int_"):
+        return f"'{where}' must be an integer"
+    if kind.startswith("bool_"):
+        return f"'{where}' must be true or false"
+    if kind.startswith("string_"):
+        return f"'{where}' must be a string"
+    if kind == "value_error":
+        reason = str(ctx.get("error") or error["msg"])
+        return f"'{where}' {reason}" if reason.startswith("must") else reason
+    return f"'{where}': {error['msg']}"
+
+
+def describe_errors(errors: Sequence[Mapping[str, Any]], *, located: bool = False) -> str:
+    """Pydantic's error list as one line a person can act on; ``located`` when each error's
+    location starts with where the value came from (FastAPI's body/query/path)."""
+    return "; ".join(dict.fromkeys(_describe(e, located) for e in errors))
+
+
+RequestT = TypeVar("RequestT", bound=QueryRequest)
+
+
+def parse_request(model: type[RequestT], values: Mapping[str, Any]) -> RequestT:
+    """``model`` from plain values (CLI arguments, MCP tool arguments, Python calls); a value
+    outside the contract is an InvalidInputError with one readable line."""
+    try:
+        return model.model_validate(dict(values))
+    except ValidationError as exc:
+        raise InvalidInputError(describe_errors(exc.errors())) from None
+
+
+# -- answers ------------------------------------------------------------------------------------
+class Provenance(BaseModel):
+    """Where a frame came from; ``event_time`` is the message's own time (UTC)."""
+
+    source: str | None = None
+    plugin: str | None = None
+    item_kind: str | None = None
+    container: str | None = None
+    title: str | None = None
+    message_id: str | None = None
+    role: str | None = None
+    author: str | None = None
+    path: str | None = None
+    session: str | None = None
+    event_time: str | None = None
+    original_timestamp: str | None = None
+
+
+class MemoryMetadata(BaseModel):
+    frame_id: int
+    frame_type: str
+    importance: str
+    created_at: str
+    access_count: int
+    rrf_score: float
+    relevance_score: float
+    final_score: float
+    provenance: Provenance
+
+
+class ExternalProvenance(BaseModel):
+    source: str
+    document_id: str | None = None
+    title: str | None = None
+    url: str | None = None
+
+
+class ExternalMetadata(BaseModel):
+    retriever: str
+    document_id: str | None = None
+    document_type: str | None = None
+    title: str | None = None
+    url: str | None = None
+    provenance: ExternalProvenance
+
+
+class RecallResult(BaseModel):
+    content: str = Field(description="The frame's text (a snippet when snippet_chars was given).")
+    source: Literal["workspace", "personal", "external"]
+    attribution: str
+    score: float = Field(
+        description="0..1: 1.0 is the best match of both the keyword and the vector lane; "
+        "one lane alone gives at most 0.5."
+    )
+    metadata: MemoryMetadata | ExternalMetadata
+    explain: dict[str, Any] | None = Field(None, description="Lane ranks and score parts (explain=true).")
+
+
+class RecallResponse(BaseModel):
+    query: str
+    results: list[RecallResult] = Field(
+        description="Every result in one list: local ones by final score, then external ones."
+    )
+    workspace_results: list[RecallResult]
+    personal_results: list[RecallResult]
+    external_results: list[RecallResult]
+    external_available: bool
+    external_skipped: bool
+    external_error: str | None
+    has_conflict: bool
+    conflict_note: str | None
+
+    @classmethod
+    def from_retrieval(cls, result: CombinedRetrievalResult, request: RecallRequest) -> RecallResponse:
+        """The answer to ``request``; with ``snippet_chars``, each text cut to a snippet around
+        the query's words (the window the command line's table shows)."""
+        response = cls.model_validate(result.to_dict())
+        if request.snippet_chars is not None:
+            lists = (response.results, response.workspace_results, response.personal_results)
+            for item in (*lists[0], *lists[1], *lists[2], *response.external_results):
+                item.content = make_snippet(item.content, request.query, width=request.snippet_chars)
+        return response
+
+
+class Frame(BaseModel):
+    id: int
+    frame_type: str
+    gop_id: str
+    t: int
+    base_frame_id: int | None
+    content: str
+    importance: str
+    source: str
+    access_count: int
+    created_at: str
+    last_accessed: str
+    content_hash: str | None = None
+    metadata: dict[str, Any]
+
+
+class SearchHit(BaseModel):
+    frame: Frame
+    rrf_score: float
+    relevance_score: float
+    final_score: float
+    match_score: float = Field(description="0..1, as a recall result's score.")
+    provenance: Provenance
+    explain: dict[str, Any] | None = None
+
+
+class SearchResponse(BaseModel):
+    query: str
+    results: list[SearchHit]
+
+
+class EntityRef(BaseModel):
+    id: int
+    type: str
+    name: str
+
+
+class FrameResponse(BaseModel):
+    frame: Frame
+    provenance: Provenance
+    entities: list[EntityRef]
+
+
+class Source(BaseModel):
+    """A registered harvest source (fields added by newer versions pass through)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: int
+    source: str
+    display_name: str
+    source_path: str | None
+    kind: str | None
+    last_synced_at: str | None
+    items_imported: int
+    frames_created: int
+    auto_sync: bool
+    sync_interval_hours: int
+    created_at: str
+
+
+class SourcesResponse(BaseModel):
+    sources: list[Source]
+
+
+class Entity(BaseModel):
+    id: int
+    entity_type: str
+    name: str
+    properties: dict[str, Any]
+    valid_from: str
+    valid_to: str | None
+    recorded_at: str
+
+
+class EntitiesResponse(BaseModel):
+    entities: list[Entity]
+
+
+class MindStats(BaseModel):
+    workspace: str
+    frames: int
+    by_type: dict[str, int]
+    sessions: int
+    entities: int
+    relations: int = Field(description="Active (current) relations.")
+    vectors: int = Field(description="Frames with a vector.")
+    sources: int
+    embedding: dict[str, str] | None = Field(description="The embedder the vectors were made with.")
+
+
+class UnreadableMind(BaseModel):
+    """A file in the mind home that cannot be read as a mind (corrupt, foreign, or made with
+    another embedder): listed with its error, so the other minds still answer."""
+
+    workspace: str
+    error: str
+
+
+class StatsResponse(BaseModel):
+    minds: list[MindStats | UnreadableMind]
+
+
+class HealthResponse(BaseModel):
+    status: Literal["ok"]
+    version: str
+    personal: bool = Field(description="Whether the personal mind exists.")
+    workspaces: list[str]
+    default_workspace: str
+    external_sources: list[str]
+    auth: bool = Field(description="Whether a bearer token is required.")
+
+
+class ErrorResponse(BaseModel):
+    error: str
+    error_id: str | None = Field(None, description="Names the server log entry of an unexpected error.")

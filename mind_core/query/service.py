@@ -1,0 +1,315 @@
+"""The query service behind ``mind serve``: minds, recall, search, frames, sources, entities and
+stats as typed answers (``mind_core.query.models``); it knows nothing about HTTP.
+
+Safety rules:
+- Minds are opened read-only (a pool of read-only handles per mind file). Recalled frames are
+  touched only with ``record_access=True`` (``--record-access``), through one separate writable
+  connection per mind used for nothing else.
+- A file in the mind home that is not a readable mind (corrupt, foreign SQLite, made with another
+  embedder) is one broken workspace: a request naming it gets a clear error, ``/stats`` lists it
+  with its error, and every other mind keeps answering.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mind_core.db import Database, driver
+from mind_core.embeddings.base import Embedder
+from mind_core.errors import FingerprintMismatchError, MindAccessError, MindError, NotFoundError
+from mind_core.home import PERSONAL, MindHome, validate_workspace_name
+from mind_core.limits import MAX_ENTITY_RESULTS
+from mind_core.mind import Mind
+from mind_core.query import models
+from mind_core.retrieval import CombinedRetrieval, ExternalRetriever, frame_provenance, record_access
+
+log = logging.getLogger(__name__)
+
+MAX_IDLE_HANDLES_PER_MIND = 8
+MIND_TABLES = ("memory_frames", "sessions", "knowledge_entities", "knowledge_relations")
+
+
+class UnreadableMindError(MindError):
+    """A mind file that cannot be read as a mind: corrupt, another program's SQLite file, or
+    vectors made with another embedder. The message names the workspace, never the file path."""
+
+    def __init__(self, workspace: str, reason: str) -> None:
+        super().__init__(f"the mind of workspace {workspace!r} cannot be read: {reason}")
+        self.workspace = workspace
+        self.reason = reason
+
+
+def _reason(exc: BaseException) -> str:
+    """The cause of a failed open without the server's file path (``MindAccessError`` names it)."""
+    cause = exc.__cause__ if isinstance(exc, MindAccessError) and exc.__cause__ else exc
+    return str(cause) or type(cause).__name__
+
+
+def open_readable(path: Path, workspace: str, embedder: Embedder | None = None) -> Mind:
+    """``path`` opened read-only, checked to be a mind first; UnreadableMindError otherwise."""
+    try:
+        db = Database(path, readonly=True)
+        try:
+            missing = [table for table in MIND_TABLES if not db.table_exists(table)]
+        finally:
+            db.close()
+        if not missing:
+            return Mind.open(path, embedder=embedder, readonly=True)
+        reason = f"not a mind (no {', '.join(missing)} table)"
+    except (MindAccessError, FingerprintMismatchError, driver().DatabaseError) as exc:
+        reason = _reason(exc)
+    raise UnreadableMindError(workspace, reason)
+
+
+def mind_stats(mind: Mind, workspace: str) -> models.MindStats:
+    from mind_core.harvest.stores import HarvestSourceStore
+
+    stats = mind.frames.get_stats()
+    return models.MindStats(
+        workspace=workspace,
+        frames=stats["total"],
+        by_type=stats["byType"],
+        sessions=mind.db.scalar("SELECT COUNT(*) FROM sessions"),
+        entities=mind.knowledge.get_entity_count(),
+        relations=mind.db.scalar("SELECT COUNT(*) FROM knowledge_relations WHERE valid_to IS NULL"),
+        vectors=mind.db.scalar("SELECT COUNT(*) FROM memory_frames WHERE embedded_hash IS NOT NULL"),
+        sources=len(HarvestSourceStore(mind.db).get_all()),
+        embedding=mind.search.vectors.stored_fingerprint(),
+    )
+
+
+def stats_or_error(mind: Mind, workspace: str) -> models.MindStats | models.UnreadableMind:
+    """The counts of one mind, or its error when the file is damaged past its header."""
+    try:
+        return mind_stats(mind, workspace)
+    except mind.db.errors.DatabaseError as exc:
+        return models.UnreadableMind(workspace=workspace, error=_reason(exc))
+
+
+def find_entities(mind: Mind, request: models.EntitiesRequest) -> models.EntitiesResponse:
+    """Entities whose name contains the query; with a type, the first ``limit`` of that type
+    among a wider search (the graph search itself does not filter by type)."""
+    wanted = request.limit if request.type is None else MAX_ENTITY_RESULTS * 5
+    found = mind.knowledge.search_entities(request.query, wanted)
+    if request.type is not None:
+        found = [e for e in found if e.entity_type == request.type][: request.limit]
+    return models.EntitiesResponse.model_validate({"entities": [e.__dict__ for e in found]})
+
+
+class SerializedEmbedder:
+    """One embedder shared by request threads, one call at a time (tokenizers are not re-entrant)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.provider = inner.provider
+        self.model_name = inner.model_name
+        self.dimensions = inner.dimensions
+        self.degraded = bool(getattr(inner, "degraded", False))
+        self._lock = threading.Lock()
+
+    def embed(self, text: str) -> Any:
+        with self._lock:
+            return self.inner.embed(text)
+
+    def embed_batch(self, texts: Sequence[str]) -> Any:
+        with self._lock:
+            return self.inner.embed_batch(texts)
+
+
+class MindPool:
+    """Read-only Mind handles per mind file, reused across requests; a handle serves one request
+    at a time, so no SQLite connection is ever used by two threads at once."""
+
+    def __init__(self, embedder: Embedder | None, max_idle: int = MAX_IDLE_HANDLES_PER_MIND) -> None:
+        self.embedder = embedder
+        self.max_idle = max_idle
+        self._idle: dict[str, list[Mind]] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @contextlib.contextmanager
+    def lease(self, path: Path, workspace: str) -> Iterator[Mind]:
+        key = str(path)
+        with self._lock:
+            idle = self._idle.get(key)
+            mind = idle.pop() if idle else None
+        if mind is None:
+            mind = open_readable(path, workspace, self.embedder)
+        try:
+            yield mind
+        finally:
+            with self._lock:
+                idle = self._idle.setdefault(key, [])
+                keep = not self._closed and len(idle) < self.max_idle
+                if keep:
+                    idle.append(mind)
+            if not keep:
+                mind.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            minds = [m for idle in self._idle.values() for m in idle]
+            self._idle.clear()
+        for mind in minds:
+            mind.close()
+
+
+class AccessRecorder:
+    """The one writable connection per mind that touches recalled frames (``--record-access``)."""
+
+    def __init__(self) -> None:
+        self._dbs: dict[str, Database] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, path: str, frame_ids: Sequence[int]) -> None:
+        try:
+            with self._lock:
+                db = self._dbs.get(path)
+                if db is None:
+                    db = self._dbs[path] = Database(path)
+                record_access(db, frame_ids)
+        except Exception:
+            log.exception("could not record access to %d frames of %s", len(frame_ids), path)
+
+    def close(self) -> None:
+        with self._lock:
+            for db in self._dbs.values():
+                db.close()
+            self._dbs.clear()
+
+
+@dataclass
+class ServiceConfig:
+    home: MindHome
+    default_workspace: str
+    embedder: Embedder | None = None
+    token: str | None = None
+    retrievers: list[ExternalRetriever] = field(default_factory=list)
+    record_access: bool = False
+
+
+class QueryService:
+    """The answers of the query service, over the minds of one mind home."""
+
+    def __init__(self, config: ServiceConfig) -> None:
+        if config.default_workspace != PERSONAL:
+            validate_workspace_name(config.default_workspace)
+        self.config = config
+        embedder = SerializedEmbedder(config.embedder) if config.embedder is not None else None
+        self.pool = MindPool(embedder)
+        self.access = AccessRecorder() if config.record_access else None
+
+    def close(self) -> None:
+        self.pool.close()
+        if self.access is not None:
+            self.access.close()
+
+    # -- minds ----------------------------------------------------------------------------
+    def _path(self, workspace: str | None) -> tuple[str, Path]:
+        name = workspace or self.config.default_workspace
+        return name, self.config.home.mind_path(name)
+
+    @contextlib.contextmanager
+    def _mind(self, workspace: str | None) -> Iterator[Mind]:
+        name, path = self._path(workspace)
+        if not path.is_file():
+            raise NotFoundError(f"no mind for workspace {name!r}")
+        with self.pool.lease(path, name) as mind:
+            yield mind
+
+    # -- answers --------------------------------------------------------------------------
+    def health(self) -> models.HealthResponse:
+        home = self.config.home
+        return models.HealthResponse(
+            status="ok",
+            version=models.package_version(),
+            personal=home.personal_path.is_file(),
+            workspaces=home.workspaces(),
+            default_workspace=self.config.default_workspace,
+            external_sources=[r.name for r in self.config.retrievers],
+            auth=bool(self.config.token),
+        )
+
+    def recall(self, request: models.RecallRequest) -> models.RecallResponse:
+        name, ws_path = self._path(request.workspace)
+        scope = request.scope
+        if name == PERSONAL:
+            ws_path = None  # type: ignore[assignment]
+        elif request.workspace is not None and not ws_path.is_file() and scope != PERSONAL:
+            raise NotFoundError(f"no mind for workspace {name!r}")
+        personal_path = self.config.home.personal_path
+        with contextlib.ExitStack() as stack:
+            ws_mind = (
+                stack.enter_context(self.pool.lease(ws_path, name))
+                if ws_path is not None and scope != PERSONAL and ws_path.is_file()
+                else None
+            )
+            personal_mind = (
+                stack.enter_context(self.pool.lease(personal_path, PERSONAL))
+                if scope != "workspace" and personal_path.is_file()
+                else None
+            )
+            retrieval = CombinedRetrieval(
+                ws_mind,
+                personal_mind,
+                self.config.retrievers,
+                record_access_on_recall=self.access is not None,
+                access_writer=self.access,
+            )
+            result = retrieval.recall(request)
+        return models.RecallResponse.from_retrieval(result, request)
+
+    def search(self, request: models.SearchRequest) -> models.SearchResponse:
+        options = request.model_dump(include={"limit", "profile", "since", "until", "explain"})
+        with self._mind(request.workspace) as mind:
+            found = mind.search.search(request.query, gop_id=request.session, **options)
+            hits = [{**r.to_dict(), "provenance": frame_provenance(r.frame)} for r in found]
+        return models.SearchResponse.model_validate({"query": request.query, "results": hits})
+
+    def frame(self, frame_id: int, workspace: str | None) -> models.FrameResponse:
+        with self._mind(workspace) as mind:
+            frame = mind.frames.get_by_id(frame_id)
+            if frame is None:
+                raise NotFoundError(f"no frame {frame_id}")
+            entities = mind.knowledge.entities_for_frame(frame_id)
+            return models.FrameResponse.model_validate(
+                {
+                    "frame": frame.to_dict(),
+                    "provenance": frame_provenance(frame),
+                    "entities": [{"id": e.id, "type": e.entity_type, "name": e.name} for e in entities],
+                }
+            )
+
+    def sources(self, workspace: str | None) -> models.SourcesResponse:
+        from mind_core.harvest.stores import HarvestSourceStore
+
+        with self._mind(workspace) as mind:
+            found = [s.__dict__ for s in HarvestSourceStore(mind.db).get_all()]
+        return models.SourcesResponse.model_validate({"sources": found})
+
+    def entities(self, request: models.EntitiesRequest) -> models.EntitiesResponse:
+        with self._mind(request.workspace) as mind:
+            return find_entities(mind, request)
+
+    def stats(self, workspace: str | None) -> models.StatsResponse:
+        """Counts per mind: the named one, or every mind of the home, each broken one listed
+        with its error instead of failing the others."""
+        if workspace is not None:
+            return models.StatsResponse(minds=[self._stats_of(workspace)])
+        home = self.config.home
+        names = ([PERSONAL] if home.personal_path.is_file() else []) + home.workspaces()
+        return models.StatsResponse(minds=[self._stats_of(name) for name in names])
+
+    def _stats_of(self, workspace: str) -> models.MindStats | models.UnreadableMind:
+        try:
+            with self._mind(workspace) as mind:
+                return stats_or_error(mind, workspace)
+        except UnreadableMindError as exc:
+            return models.UnreadableMind(workspace=workspace, error=exc.reason)

@@ -1,0 +1,492 @@
+"""Structure becomes knowledge: what the plugins read (``metadata.source``) as entities and relations.
+
+A text extractor guesses; a note's wikilinks, a mail's headers and a chat's participants are
+facts the source states. They become entities and relations with confidence 1.0, linked to the
+frames that state them (``kg_entity_frames``) and valid from the earliest event time of those
+frames (``valid_from``); ``recorded_at`` stays the time the mind learned them.
+
+- Markdown: one ``note`` entity per note (named by its title; a frontmatter ``type`` or a tag
+  that names an entity type, such as ``person`` or ``project``, gives that type instead), its
+  aliases from the frontmatter; ``links_to`` from every wikilink and embed (frontmatter property
+  links included) that resolves to a note of the same source; ``tagged`` to a ``tag`` entity per
+  tag. Links resolve as Obsidian resolves them: a path (``Folder/Note``) matches the note at that
+  path or ending in it; a bare name matches the note with that file name, and when several notes
+  share it, the one in the linking note's folder, else the one with the shortest path; then a
+  frontmatter alias. ``#heading`` / ``#^block`` parts and ``|labels`` name a place in the target,
+  kept as the relation's ``subpath``, not another note. A frontmatter ``status`` such as ``done``
+  or ``cancelled`` ends the note entity's validity at the note's last edit: explicit evidence,
+  the only thing that ends validity here.
+- Email: one ``person`` entity per address, named by the display name its headers give it most
+  often (the address when there is none), so two addresses are one person only when the headers
+  give them the same name; one ``thread`` entity per thread (its first subject); ``sent`` (a
+  thread's opening mail), ``replied_to`` (a reply), ``to`` and ``cc`` from the person to the thread.
+- Chats: one ``conversation`` entity per conversation (its title); the named author of a turn is
+  a ``person`` and the model that answered a ``model`` entity, each ``sent`` to the conversation.
+
+Re-running over the same frames changes nothing (relations are not counted twice).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import posixpath
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mind_core.db import Database
+from mind_core.errors import InvalidInputError
+from mind_core.knowledge import Entity, KnowledgeGraph
+from mind_core.timestamps import normalize_iso
+
+log = logging.getLogger(__name__)
+
+STRUCTURE_EXTRACTOR = "structure"
+STRUCTURE_CONFIDENCE = 1.0
+LINKS_TO, TAGGED, SENT, REPLIED_TO, TO, CC = "links_to", "tagged", "sent", "replied_to", "to", "cc"
+# Frontmatter `type` values and tags that name an entity type (case-insensitive, singular or plural).
+TYPE_WORDS = {
+    "person": "person",
+    "people": "person",
+    "project": "project",
+    "projects": "project",
+    "organization": "organization",
+    "organisation": "organization",
+    "organizations": "organization",
+    "company": "organization",
+    "companies": "organization",
+    "tool": "tool",
+    "tools": "tool",
+    "technology": "technology",
+}
+# A frontmatter `status` saying the thing is over: the note entity's validity ends.
+ENDED_STATUSES = frozenset({"done", "completed", "complete", "closed", "finished", "cancelled", "canceled", "archived"})
+MAX_EVIDENCE_FRAMES = 50  # frame ids kept in a relation's properties (all of them link to entities)
+_ADDRESS = re.compile(r"^(.*?)\s*<([^<>]+)>$")
+_WIKILINK_VALUE = re.compile(r"\[\[([^\[\]]+)\]\]")
+
+
+@dataclass
+class Fact:
+    """An entity the source states, with the frames stating it."""
+
+    entity_type: str
+    name: str
+    properties: dict[str, Any] = field(default_factory=dict)
+    frames: dict[int, str] = field(default_factory=dict)  # frame id -> its event time
+    valid_to: str | None = None  # only from explicit evidence (a note whose status says it ended)
+
+
+@dataclass
+class Link:
+    source: tuple[str, str]  # (entity type, name) of the facts
+    target: tuple[str, str]
+    relation_type: str
+    frames: dict[int, str] = field(default_factory=dict)
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Structure:
+    facts: dict[tuple[str, str], Fact] = field(default_factory=dict)
+    links: dict[tuple[tuple[str, str], tuple[str, str], str], Link] = field(default_factory=dict)
+
+    def fact(self, entity_type: str, name: str, frame_id: int, when: str) -> tuple[str, str]:
+        key = (entity_type, name.lower())
+        fact = self.facts.setdefault(key, Fact(entity_type, name))
+        fact.frames[frame_id] = when
+        return key
+
+    def link(
+        self,
+        source: tuple[str, str],
+        target: tuple[str, str],
+        relation_type: str,
+        frame_id: int,
+        when: str,
+        **properties: Any,
+    ) -> None:
+        if source == target:
+            return
+        link = self.links.setdefault((source, target, relation_type), Link(source, target, relation_type))
+        link.frames[frame_id] = when
+        for key, value in properties.items():
+            if value not in (None, False, ""):
+                link.properties.setdefault(key, value)
+
+
+@dataclass(frozen=True)
+class FrameFacts:
+    """The part of a frame the structure step reads."""
+
+    id: int
+    created_at: str
+    provenance: dict[str, Any]
+    item: dict[str, Any]
+    message: dict[str, Any]
+
+
+def frames_of_source(db: Database, source: str) -> list[FrameFacts]:
+    rows = db.query(
+        "SELECT id, created_at, metadata FROM memory_frames "
+        "WHERE json_valid(metadata) AND json_extract(metadata, '$.provenance.source') = ? ORDER BY id",
+        (source,),
+    )
+    frames = []
+    for row in rows:
+        meta = json.loads(row["metadata"])
+        provenance = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
+        kept = meta.get("source") if isinstance(meta.get("source"), dict) else {}
+        item = kept.get("item") if isinstance(kept.get("item"), dict) else {}
+        message = kept.get("message") if isinstance(kept.get("message"), dict) else {}
+        frames.append(FrameFacts(row["id"], row["created_at"], provenance, item, message))
+    return frames
+
+
+# -- markdown ------------------------------------------------------------------------------------
+def _note_stem(path: str) -> str:
+    stem = posixpath.basename(path)
+    return stem.rsplit(".", 1)[0] if "." in stem else stem
+
+
+def _note_key(path: str) -> str:
+    """A note's path without its extension, lower-cased: what a link path is compared with."""
+    return path.rsplit(".", 1)[0].lower() if path.lower().endswith((".md", ".markdown")) else path.lower()
+
+
+class NoteResolver:
+    """Obsidian's link resolution over the notes of one source (see the module docstring)."""
+
+    def __init__(self, paths: Iterable[str], aliases: dict[str, list[str]]) -> None:
+        self.by_key = {_note_key(p): p for p in paths}
+        self.by_stem: dict[str, list[str]] = {}
+        for path in sorted(self.by_key.values()):
+            self.by_stem.setdefault(_note_stem(path).lower(), []).append(path)
+        self.by_alias: dict[str, set[str]] = {}
+        for path, names in aliases.items():
+            for alias in names:
+                self.by_alias.setdefault(alias.strip().lower(), set()).add(path)
+
+    def resolve(self, target: str, from_path: str) -> str | None:
+        wanted = target.strip().replace("\\", "/")
+        if not wanted:
+            return None
+        key = _note_key(wanted.lstrip("/"))
+        if "/" in key:
+            if key in self.by_key:
+                return self.by_key[key]
+            relative = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), key)).lower()
+            if relative in self.by_key:
+                return self.by_key[relative]
+            ending = sorted(p for k, p in self.by_key.items() if k.endswith("/" + key))
+            if ending:
+                return min(ending, key=lambda p: (p.count("/"), len(p), p))
+        else:
+            candidates = self.by_stem.get(key, [])
+            if len(candidates) == 1:
+                return candidates[0]
+            if candidates:
+                folder = posixpath.dirname(from_path)
+                same_folder = [p for p in candidates if posixpath.dirname(p) == folder]
+                return (same_folder or sorted(candidates, key=lambda p: (p.count("/"), len(p), p)))[0]
+        by_alias = self.by_alias.get(wanted.lower(), set())
+        return next(iter(by_alias)) if len(by_alias) == 1 else None
+
+
+def _note_type(item: dict[str, Any]) -> str:
+    frontmatter = item.get("frontmatter") if isinstance(item.get("frontmatter"), dict) else {}
+    declared = frontmatter.get("type")
+    values = declared if isinstance(declared, list) else [declared]
+    for value in values:
+        if isinstance(value, str):
+            link = _WIKILINK_VALUE.search(value)
+            word = (link.group(1) if link else value).strip().lower()
+            if word in TYPE_WORDS:
+                return TYPE_WORDS[word]
+    for tag in item.get("tags") or ():
+        if isinstance(tag, str) and tag.lower() in TYPE_WORDS:
+            return TYPE_WORDS[tag.lower()]
+    return "note"
+
+
+def _instant_or(value: Any, fallback: str) -> str:
+    try:
+        return normalize_iso(value) if isinstance(value, str) else fallback
+    except ValueError:
+        return fallback
+
+
+def _has_ended(item: dict[str, Any]) -> bool:
+    frontmatter = item.get("frontmatter") if isinstance(item.get("frontmatter"), dict) else {}
+    status = frontmatter.get("status")
+    return isinstance(status, str) and status.strip().lower() in ENDED_STATUSES
+
+
+def markdown_structure(frames: list[FrameFacts], structure: Structure) -> None:
+    notes: dict[str, list[FrameFacts]] = {}
+    for frame in frames:
+        path = frame.provenance.get("path") or frame.item.get("path")
+        if isinstance(path, str) and path:
+            notes.setdefault(path, []).append(frame)
+    aliases = {
+        path: [a for a in (group[0].item.get("aliases") or ()) if isinstance(a, str) and a.strip()]
+        for path, group in notes.items()
+    }
+    resolver = NoteResolver(notes, aliases)
+    titles = Counter(str(group[0].provenance.get("title") or _note_stem(path)).lower() for path, group in notes.items())
+    note_keys: dict[str, tuple[str, str]] = {}
+    for path, group in notes.items():
+        title = str(group[0].provenance.get("title") or _note_stem(path))
+        name = title if titles[title.lower()] == 1 else path.rsplit(".", 1)[0]
+        entity_type = _note_type(group[0].item)
+        for frame in group:
+            note_keys[path] = structure.fact(entity_type, name, frame.id, frame.created_at)
+        fact = structure.facts[note_keys[path]]
+        fact.properties.setdefault("path", path)
+        if _has_ended(group[0].item):  # ended when the note last said so: its `updated` time
+            updated = group[0].item.get("updated")
+            fact.valid_to = _instant_or(updated, max(f.created_at for f in group))
+        if aliases[path]:
+            fact.properties.setdefault("aliases", aliases[path])
+    for path, group in notes.items():
+        source = note_keys[path]
+        for frame in group:
+            for ref in frame.message.get("link_refs") or ():
+                if not isinstance(ref, dict) or not isinstance(ref.get("target"), str):
+                    continue
+                resolved = resolver.resolve(ref["target"], path)
+                if resolved is not None:
+                    structure.link(
+                        source,
+                        note_keys[resolved],
+                        LINKS_TO,
+                        frame.id,
+                        frame.created_at,
+                        embed=bool(ref.get("embed")),
+                        subpath=ref.get("subpath"),
+                    )
+            for tag in frame.message.get("tags") or ():
+                if isinstance(tag, str) and tag:
+                    tag_key = structure.fact("tag", tag.lower(), frame.id, frame.created_at)
+                    structure.link(source, tag_key, TAGGED, frame.id, frame.created_at)
+        first = min(group, key=lambda f: (f.created_at, f.id))
+        properties = first.item.get("property_links") if isinstance(first.item.get("property_links"), dict) else {}
+        for name, targets in properties.items():
+            for target in targets if isinstance(targets, list) else ():
+                resolved = resolver.resolve(target, path) if isinstance(target, str) else None
+                if resolved is not None:
+                    structure.link(source, note_keys[resolved], LINKS_TO, first.id, first.created_at, property=name)
+        body_tags = {t.lower() for f in group for t in (f.message.get("tags") or ()) if isinstance(t, str)}
+        for tag in first.item.get("tags") or ():
+            if isinstance(tag, str) and tag and tag.lower() not in body_tags:  # frontmatter tags
+                tag_key = structure.fact("tag", tag.lower(), first.id, first.created_at)
+                structure.link(source, tag_key, TAGGED, first.id, first.created_at)
+
+
+# -- email ---------------------------------------------------------------------------------------
+def split_address(value: str) -> tuple[str, str]:
+    """``(display name, address)`` of a header value as the email plugin writes it."""
+    match = _ADDRESS.match(value.strip())
+    if match:
+        return match.group(1).strip().strip("\"'"), match.group(2).strip().lower()
+    text = value.strip()
+    return ("", text.lower()) if "@" in text else (text, "")
+
+
+def email_structure(frames: list[FrameFacts], structure: Structure) -> None:
+    names: dict[str, Counter[str]] = {}
+    for frame in frames:
+        for value in _people_values(frame.message):
+            name, address = split_address(value)
+            if address:
+                counts = names.setdefault(address, Counter())
+                if name and name.lower() != address:
+                    counts[name] += 1
+
+    def person(value: str, frame: FrameFacts) -> tuple[str, str] | None:
+        name, address = split_address(value)
+        if address:
+            common = names.get(address)
+            name = common.most_common(1)[0][0] if common else address
+        if not name:
+            return None
+        key = structure.fact("person", name, frame.id, frame.created_at)
+        if address:
+            known = structure.facts[key].properties.setdefault("addresses", [])
+            if address not in known:
+                known.append(address)
+        return key
+
+    threads: dict[str, list[FrameFacts]] = {}
+    for frame in frames:
+        root = frame.item.get("thread_root") or frame.provenance.get("container")
+        if isinstance(root, str) and root:
+            threads.setdefault(root, []).append(frame)
+    subjects = Counter(str(group[0].provenance.get("title") or root).lower() for root, group in threads.items())
+    for root, group in threads.items():
+        subject = str(group[0].provenance.get("title") or root)
+        name = subject if subjects[subject.lower()] == 1 else f"{subject} <{root}>"
+        thread = ("thread", name.lower())
+        for frame in group:
+            structure.fact("thread", name, frame.id, frame.created_at)
+        structure.facts[thread].properties.setdefault("thread_root", root)
+        for frame in group:
+            message = frame.message
+            sender = person(message["from"], frame) if isinstance(message.get("from"), str) else None
+            if sender is not None:
+                kind = REPLIED_TO if message.get("in_reply_to") else SENT
+                structure.link(sender, thread, kind, frame.id, frame.created_at)
+            for relation_type in (TO, CC):
+                for value in message.get(relation_type) or ():
+                    key = person(value, frame) if isinstance(value, str) else None
+                    if key is not None:
+                        structure.link(key, thread, relation_type, frame.id, frame.created_at)
+
+
+def _people_values(message: dict[str, Any]) -> list[str]:
+    values = [message["from"]] if isinstance(message.get("from"), str) else []
+    for header in (TO, CC):
+        values += [v for v in message.get(header) or () if isinstance(v, str)]
+    return values
+
+
+# -- chats ---------------------------------------------------------------------------------------
+def chat_structure(frames: list[FrameFacts], structure: Structure) -> None:
+    titles: dict[str, str] = {}
+    for frame in frames:
+        container = frame.provenance.get("container")
+        if isinstance(container, str):
+            titles.setdefault(container, str(frame.provenance.get("title") or "Untitled"))
+    counts = Counter(t.lower() for t in titles.values())
+    for frame in frames:
+        container = frame.provenance.get("container")
+        if not isinstance(container, str):
+            continue
+        title = titles[container]
+        name = title if counts[title.lower()] == 1 else f"{title} <{container}>"
+        conversation = structure.fact("conversation", name, frame.id, frame.created_at)
+        author = frame.provenance.get("author")
+        if isinstance(author, str) and author.strip():
+            structure.link(
+                structure.fact("person", author.strip(), frame.id, frame.created_at),
+                conversation,
+                SENT,
+                frame.id,
+                frame.created_at,
+            )
+        model = frame.message.get("model")
+        if frame.provenance.get("role") == "assistant" and isinstance(model, str) and model.strip():
+            structure.link(
+                structure.fact("model", model.strip(), frame.id, frame.created_at),
+                conversation,
+                SENT,
+                frame.id,
+                frame.created_at,
+            )
+
+
+READERS = {"markdown": markdown_structure, "email": email_structure}
+CHAT_ITEM_KINDS = ("conversation",)
+
+
+def structure_of(frames: list[FrameFacts]) -> Structure:
+    """The facts the frames of one source state (pure: reads nothing, writes nothing)."""
+    structure = Structure()
+    by_plugin: dict[str, list[FrameFacts]] = {}
+    for frame in frames:
+        by_plugin.setdefault(str(frame.provenance.get("plugin")), []).append(frame)
+    for plugin, group in by_plugin.items():
+        reader = READERS.get(plugin)
+        if reader is not None:
+            reader(group, structure)
+        else:
+            chat_structure([f for f in group if f.provenance.get("item_kind") in CHAT_ITEM_KINDS], structure)
+    return structure
+
+
+# -- writing -------------------------------------------------------------------------------------
+def learn_structure(db: Database, knowledge: KnowledgeGraph, source: str) -> dict[str, int]:
+    """Write the structure of one harvest source into the graph; returns what was new."""
+    structure = structure_of(frames_of_source(db, source))
+    created = {"entities": 0, "relations": 0, "links": 0}
+    with db.transaction():
+        ids: dict[tuple[str, str], int] = {}
+        for key, fact in structure.facts.items():
+            entity_id, new = _write_fact(knowledge, fact)
+            if entity_id is None:
+                continue
+            ids[key] = entity_id
+            created["entities"] += new
+            for frame_id in fact.frames:
+                created["links"] += knowledge.link_entities_to_frame([entity_id], frame_id)
+        for link in structure.links.values():
+            if link.source in ids and link.target in ids:
+                created["relations"] += _write_link(knowledge, ids[link.source], ids[link.target], link)
+    return created
+
+
+def _write_fact(knowledge: KnowledgeGraph, fact: Fact) -> tuple[int | None, bool]:
+    first = min(fact.frames.values())
+    existing = knowledge.find_entity(fact.entity_type, fact.name) or _ended_by_structure(knowledge, fact)
+    if existing is not None:
+        knowledge.extend_validity_back("entity", existing.id, first)
+        if fact.valid_to is not None:
+            knowledge.end_validity("entity", existing.id, max(fact.valid_to, first))
+        merged = _merged_properties(existing.properties, fact.properties)
+        if merged != existing.properties:
+            knowledge.update_entity(existing.id, properties=merged)
+        return existing.id, False
+    properties = {**fact.properties, "confidence": STRUCTURE_CONFIDENCE, "extractor": STRUCTURE_EXTRACTOR}
+    try:
+        ended = None if fact.valid_to is None else max(fact.valid_to, first)  # never before it began
+        entity = knowledge.create_entity(fact.entity_type, fact.name, properties, valid_from=first, valid_to=ended)
+        return entity.id, True
+    except InvalidInputError as exc:
+        log.warning("structure: entity %s %r skipped: %s", fact.entity_type, fact.name, exc)
+        return None, False
+
+
+def _ended_by_structure(knowledge: KnowledgeGraph, fact: Fact) -> Entity | None:
+    """The entity this step ended for the same note (marked done; same path), so the next
+    harvest finds it instead of making a second one."""
+    if fact.valid_to is None or "path" not in fact.properties:
+        return None
+    row = knowledge.db.query_one(
+        "SELECT id FROM knowledge_entities WHERE entity_type = ? AND lower(name) = lower(?) AND valid_to IS NOT NULL"
+        " AND json_extract(properties, '$.path') = ? ORDER BY id DESC LIMIT 1",
+        (fact.entity_type, fact.name, fact.properties["path"]),
+    )
+    return None if row is None else knowledge.get_entity(row["id"])
+
+
+def _merged_properties(current: dict[str, Any], stated: dict[str, Any]) -> dict[str, Any]:
+    """The entity's properties with what the structure states added: new keys, and new values of
+    a list (a person's further addresses); a value already there is never overwritten."""
+    merged = dict(current)
+    for key, value in stated.items():
+        if key not in merged:
+            merged[key] = value
+        elif isinstance(merged[key], list) and isinstance(value, list):
+            merged[key] = merged[key] + [v for v in value if v not in merged[key]]
+    return merged
+
+
+def _write_link(knowledge: KnowledgeGraph, source_id: int, target_id: int, link: Link) -> int:
+    first = min(link.frames.values())
+    existing = knowledge.find_relation(source_id, target_id, link.relation_type)
+    if existing is not None:
+        knowledge.extend_validity_back("relation", existing.id, first)
+        return 0
+    frames = sorted(link.frames)[:MAX_EVIDENCE_FRAMES]
+    properties = {**link.properties, "extractor": STRUCTURE_EXTRACTOR, "frames": frames}
+    try:
+        knowledge.create_relation(
+            source_id, target_id, link.relation_type, STRUCTURE_CONFIDENCE, properties, valid_from=first
+        )
+    except InvalidInputError as exc:
+        log.warning("structure: relation %s %d->%d skipped: %s", link.relation_type, source_id, target_id, exc)
+        return 0
+    return 1

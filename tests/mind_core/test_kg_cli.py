@@ -1,0 +1,68 @@
+"""`mind kg entities|relations|neighbours` on both time axes, and `mind recall --as-of` (issue #16 §4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mind_core.cli import EXIT_OK, EXIT_USAGE, main
+from mind_core.embeddings import create_embedding_provider
+from mind_core.harvest.pipeline import harvest, register_source
+from mind_core.home import MindHome
+from mind_core.mind import Mind
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> MindHome:
+    home = MindHome(tmp_path / "home")
+    with Mind.open(home.workspace_path("default"), embedder=create_embedding_provider("mock")) as mind:
+        register_source(mind, "email", EXAMPLES / "mail", "mail")
+        harvest(mind, "mail")
+    return home
+
+
+def run(capsys, home: MindHome, *argv: str) -> tuple[int, object]:
+    code = main([*argv, "--home", str(home.root), "--embedder", "mock", "--json"])
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+    return code, json.loads(out.out) if code == EXIT_OK else out.err
+
+
+def test_kg_entities_on_the_valid_time_axis(capsys, home: MindHome) -> None:
+    code, people = run(capsys, home, "kg", "entities", "--type", "person")
+    assert code == EXIT_OK and {"Alice Johnson", "Bob Smith", "Carol Diaz"} <= {p["name"] for p in people}
+    _, before = run(capsys, home, "kg", "entities", "--type", "person", "--valid-at", "2024-03-10")
+    assert before == []  # the first mail is of 11 March 2024: nobody was known to exist before
+    _, on_the_day = run(capsys, home, "kg", "entities", "--type", "person", "--valid-at", "2024-03-11T12:00:00Z")
+    names = {p["name"] for p in on_the_day}
+    assert {"Alice Johnson", "Bob Smith"} <= names and "Carol Diaz" not in names  # her first mail: 12 March
+    _, known_before = run(capsys, home, "kg", "entities", "--known-at", "2024-03-12")
+    assert known_before == []  # harvested today: the mind knew nothing in 2024
+
+
+def test_kg_relations_and_neighbours(capsys, home: MindHome) -> None:
+    code, relations = run(capsys, home, "kg", "relations", "--type", "replied_to")
+    assert code == EXIT_OK and ("Bob Smith", "PostgreSQL migration plan for Falcon") in {
+        (r["source"], r["target"]) for r in relations
+    }
+    code, neighbours = run(capsys, home, "kg", "neighbours", "Bob", "Smith", "--valid-at", "2024-03-12")
+    assert code == EXIT_OK
+    assert {("replied_to", "out", "PostgreSQL migration plan for Falcon")} <= {
+        (n["relation"], n["direction"], n["neighbour"]) for n in neighbours
+    }
+    code, error = run(capsys, home, "kg", "neighbours", "Nobody", "Here")
+    assert code == EXIT_USAGE and "no entity named 'Nobody Here'" in error
+    code, _ = run(capsys, home, "kg", "entities", "--valid-at", "someday")
+    assert code == EXIT_USAGE
+
+
+def test_recall_as_of_sees_only_what_was_there(capsys, home: MindHome) -> None:
+    code, now = run(capsys, home, "recall", "PostgreSQL", "staging")
+    assert code == EXIT_OK and len(now["results"]) >= 2
+    _, then = run(capsys, home, "recall", "PostgreSQL", "staging", "--as-of", "2024-03-11T12:00:00Z")
+    times = [r["metadata"]["created_at"] for r in then["results"]]
+    assert times and all(t <= "2024-03-11T12:00:00.000Z" for t in times) and len(times) < len(now["results"])
