@@ -10,8 +10,11 @@ message node id, the speaker's name as the message author role so frames read
 Scoring is LoCoMo's Table 3 evidence recall@k: per question, the fraction of its evidence
 dialog ids found among the top-k frames (a frame maps back to its dialog ids through the
 harvest provenance ``message_key`` and the ledger, which also lists turns whose text was
-deduplicated into an existing frame); a question with no evidence counts as 1. Evidence ids are
-normalized by splitting on ``[;\\s]+``; ids that name no turn are dropped and counted.
+deduplicated into an existing frame). Beside it, session recall@k, the figure other memory
+systems publish: 1 when a frame of one of the question's evidence sessions is in the top k.
+Evidence is normalized by ``normalize_evidence`` (lists, ranges, glued ids, stray punctuation);
+ids that name no turn are dropped and counted, and a question left without any evidence is
+excluded from every figure and counted (it has nothing to recall; scoring it 1 would be free).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,7 +42,13 @@ from mind_core.search import FUSIONS, SearchConfig, keyword_tokens
 
 MODES = ("hybrid", "keyword", "vector", "grep")
 DEFAULT_KS = (5, 10, 25, 50)
-_EVIDENCE_SPLIT = re.compile(r"[;\s]+")
+_EVIDENCE_SPLIT = re.compile(r"[;,\s]+")
+_RANGE_DASH = re.compile(r"\s*[-\u2013]\s*")
+_DIA_ID = r"D(\d+):(\d+)"
+_ONE_ID = re.compile(_DIA_ID)
+_RANGE = re.compile(rf"{_DIA_ID}-{_DIA_ID}")
+_GLUED = re.compile(rf"{_DIA_ID}(?::?{_DIA_ID})*")
+_TRAILING = ".,;:"
 
 
 @dataclass
@@ -78,19 +88,68 @@ class Conversation:
     def dia_ids(self) -> set[str]:
         return {t.dia_id for s in self.sessions for t in s.turns}
 
+    def session_of(self) -> dict[str, str]:
+        """Dialog id -> the key of the session that holds the turn (REALTALK's id prefixes do not
+        always name the session, so this is read from the data, never from the id)."""
+        return {t.dia_id: s.key for s in self.sessions for t in s.turns}
+
+    def scored_questions(self) -> list[Question]:
+        """The questions with evidence: the others have nothing to recall and are excluded."""
+        return [q for q in self.questions if q.evidence]
+
+
+def dia_position(dia_id: str) -> tuple[int, int] | None:
+    """``"D12:3"`` -> (12, 3), the order ranges are expanded in; None for anything else."""
+    match = _ONE_ID.fullmatch(dia_id)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
 
 def normalize_evidence(raw: Iterable[Any], known: set[str]) -> tuple[list[str], list[str]]:
-    """(resolved ids in order without repeats, dropped pieces): ``"D8:6; D9:17"`` is two ids,
-    ``"D:11:26"`` or ``"D10:19"`` (no such turn) is dropped."""
+    """(resolved ids in order without repeats, dropped pieces).
+
+    The forms met in LoCoMo and REALTALK: several ids in one string (``"D8:6; D9:17"``,
+    ``"D9:1 D4:4"``), a range (``"D12:3-D12:5"``: every known turn from the first to the last, in
+    dialog-id order), ids run together (``"D13:45:D20:19"``), trailing punctuation
+    (``"D13:4."``) and zero padding (``"D30:05"`` is ``D30:5``). A piece that names no known turn
+    (``"D:11:26"``, ``"D"``, a turn the data set does not have) is dropped."""
     kept: list[str] = []
     dropped: list[str] = []
+    positions: dict[tuple[int, int], str] | None = None
+
+    def keep(dia_id: str) -> None:
+        if dia_id not in kept:
+            kept.append(dia_id)
+
+    def resolve(dia_id: str) -> str | None:
+        if dia_id in known:
+            return dia_id
+        position = dia_position(dia_id)
+        canonical = f"D{position[0]}:{position[1]}" if position else None
+        return canonical if canonical in known else None
+
     for value in raw or ():
-        for piece in _EVIDENCE_SPLIT.split(str(value).strip()):
+        text = _RANGE_DASH.sub("-", str(value).strip())
+        for piece in _EVIDENCE_SPLIT.split(text):
+            piece = piece.strip(_TRAILING)
             if not piece:
                 continue
-            if piece in known:
-                if piece not in kept:
-                    kept.append(piece)
+            if span_ends := _RANGE.fullmatch(piece):
+                if positions is None:
+                    positions = {pos: k for k in known if (pos := dia_position(k))}
+                a, b, c, d = (int(n) for n in span_ends.groups())
+                first, last = (a, b), (c, d)
+                span = [positions[pos] for pos in sorted(positions) if first <= pos <= last]
+                for dia_id in span:
+                    keep(dia_id)
+                if not span:
+                    dropped.append(piece)
+            elif _GLUED.fullmatch(piece):
+                for found in _ONE_ID.finditer(piece):
+                    resolved = resolve(found.group(0))
+                    if resolved:
+                        keep(resolved)
+                    else:
+                        dropped.append(found.group(0))
             else:
                 dropped.append(piece)
     return kept, dropped
@@ -181,12 +240,29 @@ def grep_search(contents: dict[int, str], query: str, limit: int) -> list[int]:
 
 
 def recall(evidence: Sequence[str], retrieved: Iterable[int], dia_ids: dict[int, set[str]]) -> float:
+    """The fraction of the evidence ids among the retrieved frames' dialog ids."""
     if not evidence:
-        return 1.0
+        raise ValueError("a question without evidence has no recall; exclude it")
     found: set[str] = set()
     for frame_id in retrieved:
         found |= dia_ids.get(frame_id, set())
     return sum(1 for e in evidence if e in found) / len(evidence)
+
+
+def session_recall(
+    evidence: Sequence[str],
+    retrieved: Iterable[int],
+    dia_ids: dict[int, set[str]],
+    session_of: dict[str, str],
+) -> float:
+    """1.0 when a retrieved frame stands for a turn of one of the evidence sessions, else 0.0."""
+    if not evidence:
+        raise ValueError("a question without evidence has no recall; exclude it")
+    wanted = {session_of[e] for e in evidence if e in session_of}
+    for frame_id in retrieved:
+        if any(session_of.get(d) in wanted for d in dia_ids.get(frame_id, ())):
+            return 1.0
+    return 0.0
 
 
 class QueryVectorCache:
@@ -211,24 +287,57 @@ class QueryVectorCache:
 
 
 @dataclass
-class ConversationRun:
-    name: str
-    turns: int
-    frames: int
+class HarvestedConversation:
+    """A conversation harvested into an open mind, with what scoring needs. The search
+    configuration can be swapped between questions: only the harvest is expensive."""
+
+    conversation: Conversation
+    mind: Mind
     harvest_s: float
     stage_s: dict[str, float]
-    per_question: list[dict[str, Any]]
+    dia_ids: dict[int, set[str]]
+    session_of: dict[str, str]
+    contents: dict[int, str]
+
+    @property
+    def frames(self) -> int:
+        return len(self.contents)
+
+    def retrieve(self, mode: str, question: str, k: int) -> list[int]:
+        search = self.mind.search
+        if mode == "hybrid":
+            return [r.frame.id for r in search.search(question, limit=k)]
+        if mode == "keyword":
+            return search.keyword_search(question, k)
+        if mode == "vector":
+            return search.vector_search(question, k)
+        if mode == "grep":
+            return grep_search(self.contents, question, k)
+        raise ValueError(f"unknown mode {mode!r}")
+
+    def score(self, question: Question, mode: str, ks: Sequence[int]) -> dict[str, dict[int, float]]:
+        """Evidence and session recall at each k for one question in one mode. Hybrid searches
+        once per k (its fusion depth depends on the limit); a lane once at the deepest k."""
+        ranked: dict[int, list[int]]
+        if mode == "hybrid":
+            ranked = {k: self.retrieve(mode, question.question, k) for k in ks}
+        else:
+            deepest = self.retrieve(mode, question.question, max(ks))
+            ranked = {k: deepest[:k] for k in ks}
+        return {
+            "recall": {k: recall(question.evidence, ids, self.dia_ids) for k, ids in ranked.items()},
+            "session_recall": {
+                k: session_recall(question.evidence, ids, self.dia_ids, self.session_of)
+                for k, ids in ranked.items()
+            },
+        }
 
 
-def run_conversation(
-    conversation: Conversation,
-    embedder: Embedder,
-    modes: Sequence[str],
-    ks: Sequence[int],
-    workdir: Path,
-    config: SearchConfig,
-) -> ConversationRun:
-    """Harvest one conversation into a fresh mind and ask all its questions in every mode."""
+@contextmanager
+def harvested(
+    conversation: Conversation, embedder: Embedder, workdir: Path, config: SearchConfig
+) -> Iterator[HarvestedConversation]:
+    """Harvest one conversation into a fresh mind (the real harvest path) and keep it open."""
     export = write_export(conversation, workdir / conversation.name / "conversations.json")
     mind = Mind.open(workdir / f"{conversation.name}.mind", embedder=embedder)
     try:
@@ -239,59 +348,81 @@ def run_conversation(
         if report.imported is None or report.imported.error_count:
             errors = report.imported.errors if report.imported else "nothing imported"
             raise RuntimeError(f"{conversation.name}: harvest reported errors: {errors}")
-        search = mind.search
-        search.config = config
-        search.vectors.embedder = QueryVectorCache(embedder)
-        dia_ids = frame_dia_ids(mind)
-        contents = {r[0]: r[1].lower() for r in mind.db.query("SELECT id, content FROM memory_frames")}
-        deepest = max(ks)
-        lanes: dict[str, Callable[[str, int], list[int]]] = {
-            "keyword": lambda q, k: search.keyword_search(q, k),
-            "vector": lambda q, k: search.vector_search(q, k),
-            "grep": lambda q, k: grep_search(contents, q, k),
-        }
-        per_question = []
-        for number, question in enumerate(conversation.questions):
-            scores: dict[str, dict[int, float]] = {}
-            for mode in modes:
-                if mode == "hybrid":  # fusion depth depends on the limit: one search per k
-                    scores[mode] = {}
-                    for k in ks:
-                        ids = [r.frame.id for r in search.search(question.question, limit=k)]
-                        scores[mode][k] = recall(question.evidence, ids, dia_ids)
-                else:
-                    ids = lanes[mode](question.question, deepest)
-                    scores[mode] = {k: recall(question.evidence, ids[:k], dia_ids) for k in ks}
-            per_question.append(
-                {
-                    "conversation": conversation.name,
-                    "index": number,
-                    "question": question.question,
-                    "category": question.category,
-                    "evidence": question.evidence,
-                    "dropped": question.dropped,
-                    "recall": scores,
-                }
-            )
-        return ConversationRun(
-            conversation.name,
-            conversation.turn_count,
-            mind.db.scalar("SELECT COUNT(*) FROM memory_frames"),
+        mind.search.config = config
+        mind.search.vectors.embedder = QueryVectorCache(embedder)
+        yield HarvestedConversation(
+            conversation,
+            mind,
             harvest_s,
             dict(report.stage_seconds),
-            per_question,
+            frame_dia_ids(mind),
+            conversation.session_of(),
+            {r[0]: r[1].lower() for r in mind.db.query("SELECT id, content FROM memory_frames")},
         )
     finally:
         mind.close()
 
 
+@dataclass
+class ConversationRun:
+    name: str
+    turns: int
+    frames: int
+    harvest_s: float
+    stage_s: dict[str, float]
+    per_question: list[dict[str, Any]]
+    excluded: list[dict[str, Any]]
+
+
+def run_conversation(
+    conversation: Conversation,
+    embedder: Embedder,
+    modes: Sequence[str],
+    ks: Sequence[int],
+    workdir: Path,
+    config: SearchConfig,
+) -> ConversationRun:
+    """Harvest one conversation into a fresh mind and ask every question with evidence in every
+    mode; the questions without evidence are listed, not asked."""
+    with harvested(conversation, embedder, workdir, config) as run:
+        per_question = []
+        excluded = []
+        for number, question in enumerate(conversation.questions):
+            row = {
+                "conversation": conversation.name,
+                "index": number,
+                "question": question.question,
+                "category": question.category,
+                "evidence": question.evidence,
+                "raw_evidence": question.raw_evidence,
+                "dropped": question.dropped,
+            }
+            if not question.evidence:
+                excluded.append(row)
+                continue
+            scores = {mode: run.score(question, mode, ks) for mode in modes}
+            row["recall"] = {mode: scores[mode]["recall"] for mode in modes}
+            row["session_recall"] = {mode: scores[mode]["session_recall"] for mode in modes}
+            per_question.append(row)
+        return ConversationRun(
+            conversation.name,
+            conversation.turn_count,
+            run.frames,
+            run.harvest_s,
+            run.stage_s,
+            per_question,
+            excluded,
+        )
+
+
 # -- aggregation and report -----------------------------------------------------------------------
 def summarize(per_question: list[dict[str, Any]], modes: Sequence[str], ks: Sequence[int]) -> dict[str, Any]:
-    """Mean recall (in percent) per mode and k, overall and per category."""
+    """Mean evidence and session recall (in percent) per mode and k, overall and per category,
+    over the scored questions (those with evidence)."""
 
-    def mean_table(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    def mean_table(rows: list[dict[str, Any]], figure: str) -> dict[str, dict[str, float]]:
         return {
-            mode: {str(k): 100 * statistics.fmean(r["recall"][mode][k] for r in rows) for k in ks}
+            mode: {str(k): 100 * statistics.fmean(r[figure][mode][k] for r in rows) for k in ks}
             for mode in modes
         }
 
@@ -300,9 +431,14 @@ def summarize(per_question: list[dict[str, Any]], modes: Sequence[str], ks: Sequ
         by_category[row["category"]].append(row)
     return {
         "questions": len(per_question),
-        "overall": mean_table(per_question),
+        "overall": mean_table(per_question, "recall"),
+        "overall_session": mean_table(per_question, "session_recall"),
         "by_category": {
-            category: {"questions": len(rows), **mean_table(rows)}
+            category: {
+                "questions": len(rows),
+                **mean_table(rows, "recall"),
+                "session": mean_table(rows, "session_recall"),
+            }
             for category, rows in sorted(by_category.items())
         },
     }
@@ -311,17 +447,24 @@ def summarize(per_question: list[dict[str, Any]], modes: Sequence[str], ks: Sequ
 def format_table(
     summary: dict[str, Any], modes: Sequence[str], ks: Sequence[int], categories: dict[str, str]
 ) -> str:
+    def row(label: str, table: dict[str, float]) -> str:
+        return f"  {label:22}" + "".join(f"{table[str(k)]:8.1f}" for k in ks)
+
     lines = []
     header = f"{'':24}" + "".join(f"{f'R@{k}':>8}" for k in ks)
-    lines.append(f"overall ({summary['questions']} questions)")
+    lines.append(f"evidence recall, overall ({summary['questions']} questions)")
     lines.append(header)
-    for mode in modes:
-        lines.append(f"  {mode:22}" + "".join(f"{summary['overall'][mode][str(k)]:8.1f}" for k in ks))
+    lines.extend(row(mode, summary["overall"][mode]) for mode in modes)
     for category, table in summary["by_category"].items():
         label = categories.get(category, category)
         lines.append(f"category {category} {label} ({table['questions']} questions)")
-        for mode in modes:
-            lines.append(f"  {mode:22}" + "".join(f"{table[mode][str(k)]:8.1f}" for k in ks))
+        lines.extend(row(mode, table[mode]) for mode in modes)
+    lines.append("session recall (a frame of an evidence session in the top k), overall")
+    lines.append(header)
+    lines.extend(row(mode, summary["overall_session"][mode]) for mode in modes)
+    for category, table in summary["by_category"].items():
+        label = f"{categories.get(category, category)}, {modes[0]}"
+        lines.append(row(label[:22], table["session"][modes[0]]))
     return "\n".join(lines)
 
 
@@ -358,12 +501,12 @@ def run_benchmark(
             )
             runs.append(run)
     per_question = [row for run in runs for row in run.per_question]
+    excluded = [row for run in runs for row in run.excluded]
     summary = summarize(per_question, modes, ks)
     dropped = sum(len(q.dropped) for c in conversations for q in c.questions)
     evidence_total = sum(len(q.evidence) + len(q.dropped) for c in conversations for q in c.questions)
-    no_evidence = sum(1 for c in conversations for q in c.questions if not q.evidence)
     print()
-    print(f"{name}: evidence recall@k (%) on {data_label}, {machine()}")
+    print(f"{name}: evidence and session recall@k (%) on {data_label}, {machine()}")
     print(f"search: {describe_config(config)}")
     print(format_table(summary, modes, ks, categories))
     wins = hybrid_wins(summary, modes, ks)
@@ -372,10 +515,8 @@ def run_benchmark(
             "hybrid beats every single lane: "
             + ", ".join(f"k={k} {'yes' if ok else 'NO'}" for k, ok in wins.items())
         )
-    print(
-        f"evidence ids: {evidence_total} pieces after splitting, {dropped} dropped (no such turn); "
-        f"{no_evidence} questions without resolvable evidence (count as 1)"
-    )
+    print(f"evidence: {evidence_total} ids and pieces after parsing, {dropped} dropped (no such turn)")
+    print(f"excluded: {len(excluded)} questions without resolvable evidence")
     result = {
         "data": data_label,
         "modes": list(modes),
@@ -401,7 +542,8 @@ def run_benchmark(
         "evidence_pieces": evidence_total,
         "evidence_dropped": dropped,
         "dropped_ids": sorted({d for c in conversations for q in c.questions for d in q.dropped}),
-        "questions_without_evidence": no_evidence,
+        "questions_excluded": len(excluded),
+        "excluded": excluded,
         "peak_rss_mb": memory.peak / 2**20,
         "per_question": per_question,
         **(extra or {}),

@@ -1,0 +1,283 @@
+"""Leave-one-conversation-out choice of the search constants, on LoCoMo and REALTALK (issue #18).
+
+The fusion constants (context weight, vector weight, lane depth, context window, convex or RRF)
+were picked after seeing recall on the same conversations they are reported on, so the headline
+figure is in-sample. Here every conversation is held out in turn: the setting with the best
+hybrid evidence recall@k on the other conversations is chosen and scored on the held-out one.
+The honest figure is the mean over the folds; it is printed beside the in-sample best and the
+current defaults (``SearchConfig()``), per data set.
+
+Each conversation is harvested once (the real harvest path and model, as locomo.py); the search
+constants need no re-harvest, so every setting of the grid is asked of the same mind, and each
+question is embedded once. Questions without resolvable evidence are excluded and counted.
+
+    .venv/bin/python benchmarks/select_constants.py [--data locomo realtalk] [--k 10]
+        [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
+        [--context-windows 2] [--conversations NAME ...] [--questions N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import locomo
+import realtalk
+from _common import machine, write_results
+from _memory_eval import Conversation, harvested
+
+from mind_core.embeddings import InprocessEmbedder
+from mind_core.embeddings.base import Embedder
+from mind_core.search import SearchConfig
+
+DEFAULT = SearchConfig()
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One question's hybrid recall at k under one setting."""
+
+    conversation: str
+    category: str
+    recall: float
+    session_recall: float
+
+
+def label(config: SearchConfig) -> str:
+    if config.fusion == "rrf":
+        return "RRF K=60 (original)"
+    return (
+        f"context {config.context_weight:g} x {config.context_window}, vector {config.vector_weight:g}, "
+        f"depth {config.lane_depth}"
+    )
+
+
+def grid(args: argparse.Namespace) -> list[SearchConfig]:
+    """The convex grid, plus the two ablations as candidates (no session context at the default
+    vector weight, and the original RRF); the defaults first, so ties keep them."""
+    settings = [DEFAULT]
+    for context_weight, vector_weight, depth, window in product(
+        args.context_weights, args.vector_weights, args.lane_depths, args.context_windows
+    ):
+        settings.append(
+            replace(
+                DEFAULT,
+                context_weight=context_weight,
+                vector_weight=vector_weight,
+                lane_depth=depth,
+                context_window=window,
+            )
+        )
+    settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
+    return list(dict.fromkeys(settings))
+
+
+def score_grid(
+    conversations: Sequence[Conversation],
+    settings: Sequence[SearchConfig],
+    embedder: Embedder,
+    k: int,
+) -> dict[SearchConfig, list[Scored]]:
+    """Every scored question of every conversation under every setting, one harvest each."""
+    scores: dict[SearchConfig, list[Scored]] = defaultdict(list)
+    with tempfile.TemporaryDirectory() as tmp:
+        for conversation in conversations:
+            questions = conversation.scored_questions()
+            with harvested(conversation, embedder, Path(tmp), DEFAULT) as run:
+                print(
+                    f"{conversation.name}: {run.frames} frames harvested in {run.harvest_s:.1f} s, "
+                    f"{len(questions)} questions x {len(settings)} settings",
+                    flush=True,
+                )
+                for config in settings:
+                    run.mind.search.config = config
+                    for question in questions:
+                        result = run.score(question, "hybrid", [k])
+                        scores[config].append(
+                            Scored(
+                                conversation.name,
+                                question.category,
+                                result["recall"][k],
+                                result["session_recall"][k],
+                            )
+                        )
+    return scores
+
+
+def mean(rows: Sequence[Scored], figure: str = "recall") -> float:
+    return 100 * statistics.fmean(getattr(row, figure) for row in rows) if rows else float("nan")
+
+
+def of(rows: Sequence[Scored], names: Sequence[str]) -> list[Scored]:
+    return [row for row in rows if row.conversation in names]
+
+
+def per_conversation_mean(rows: Sequence[Scored], names: Sequence[str], figure: str = "recall") -> float:
+    return statistics.fmean(mean(of(rows, [name]), figure) for name in names)
+
+
+def best(scores: dict[SearchConfig, list[Scored]], names: Sequence[str]) -> SearchConfig:
+    """The setting with the highest recall over the questions of ``names`` (first on ties)."""
+    return max(scores, key=lambda config: mean(of(scores[config], names)))
+
+
+def leave_one_out(scores: dict[SearchConfig, list[Scored]], names: Sequence[str]) -> list[dict[str, Any]]:
+    folds = []
+    for held_out in names:
+        others = [name for name in names if name != held_out]
+        chosen = best(scores, others)
+        rows = of(scores[chosen], [held_out])
+        folds.append(
+            {
+                "held_out": held_out,
+                "chosen": chosen,
+                "train_recall": mean(of(scores[chosen], others)),
+                "recall": mean(rows),
+                "session_recall": mean(rows, "session_recall"),
+                "default_recall": mean(of(scores[DEFAULT], [held_out])),
+                "rows": rows,
+            }
+        )
+    return folds
+
+
+def category_table(rows: Sequence[Scored]) -> dict[str, float]:
+    by_category: dict[str, list[Scored]] = defaultdict(list)
+    for row in rows:
+        by_category[row.category].append(row)
+    return {category: mean(group) for category, group in sorted(by_category.items())}
+
+
+def report(
+    data: str,
+    scores: dict[SearchConfig, list[Scored]],
+    names: Sequence[str],
+    k: int,
+    categories: dict[str, str],
+) -> dict[str, Any]:
+    """Print the grid, the folds and the summary of one data set; return them for the JSON."""
+    print(f"\n{data}: hybrid evidence recall@{k} (%) per setting, {machine()}")
+    print(f"  {'setting':52}{'pooled':>8}" + "".join(f"{name[:14]:>16}" for name in names))
+    for config, rows in scores.items():
+        marks = " (default)" if config == DEFAULT else ""
+        print(
+            f"  {(label(config) + marks)[:52]:52}{mean(rows):8.1f}"
+            + "".join(f"{mean(of(rows, [name])):16.1f}" for name in names)
+        )
+    in_sample = best(scores, names)
+    summary: dict[str, Any] = {
+        "questions": len(scores[DEFAULT]),
+        "grid": [
+            {
+                "setting": asdict(config),
+                "pooled": mean(rows),
+                "per_conversation": {name: mean(of(rows, [name])) for name in names},
+            }
+            for config, rows in scores.items()
+        ],
+        "in_sample_best": asdict(in_sample),
+        "default": asdict(DEFAULT),
+    }
+    lines = [
+        ("current defaults", DEFAULT, scores[DEFAULT]),
+        ("in-sample best", in_sample, scores[in_sample]),
+    ]
+    if len(names) > 1:
+        folds = leave_one_out(scores, names)
+        print(f"\nleave one conversation out (choose on the others by recall@{k}, report the held-out one):")
+        for fold in folds:
+            print(
+                f"  held out {fold['held_out']:18} chose {label(fold['chosen'])}: {fold['train_recall']:.1f} on the "
+                f"others -> {fold['recall']:.1f} held out (defaults {fold['default_recall']:.1f}), "
+                f"session {fold['session_recall']:.1f}"
+            )
+        held_out_rows = [row for fold in folds for row in fold["rows"]]
+        fold_mean = statistics.fmean(fold["recall"] for fold in folds)
+        fold_session = statistics.fmean(fold["session_recall"] for fold in folds)
+        summary["folds"] = [
+            {key: (asdict(v) if key == "chosen" else v) for key, v in fold.items() if key != "rows"}
+            for fold in folds
+        ]
+        summary["leave_one_out"] = {
+            "mean_over_folds": fold_mean,
+            "session_mean_over_folds": fold_session,
+            "pooled": mean(held_out_rows),
+            "by_category": category_table(held_out_rows),
+        }
+        print(
+            f"\n{data} summary, hybrid recall@{k} (%): mean over conversations | pooled over questions | session"
+        )
+        print(
+            f"  {'leave-one-out (mean over folds)':36}{fold_mean:8.1f} | {mean(held_out_rows):6.1f} | {fold_session:6.1f}"
+        )
+    for name, config, rows in lines:
+        print(
+            f"  {name:36}{per_conversation_mean(rows, names):8.1f} | {mean(rows):6.1f} | "
+            f"{per_conversation_mean(rows, names, 'session_recall'):6.1f}   {label(config)}"
+        )
+    print(
+        f"per category, recall@{k}: "
+        + ("leave-one-out / " if len(names) > 1 else "")
+        + "defaults / in-sample best"
+    )
+    tables = [category_table(scores[DEFAULT]), category_table(scores[in_sample])]
+    if len(names) > 1:
+        tables.insert(0, summary["leave_one_out"]["by_category"])
+    for category in tables[0]:
+        count = sum(1 for row in scores[DEFAULT] if row.category == category)
+        figures = " / ".join(f"{table[category]:.1f}" for table in tables)
+        print(f"  {category} {categories.get(category, category):12} ({count:3} q) {figures}")
+    summary["by_category"] = {"default": tables[-2], "in_sample_best": tables[-1]}
+    return summary
+
+
+DATA_SETS = {
+    "locomo": (lambda: locomo.load_locomo(locomo.DEFAULT_DATA), locomo.CATEGORIES),
+    "realtalk": (lambda: realtalk.load_realtalk([realtalk.DEFAULT_DATA]), realtalk.CATEGORIES),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", nargs="+", choices=sorted(DATA_SETS), default=["locomo", "realtalk"])
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--context-weights", type=float, nargs="+", default=[0.2, 0.4, 0.6])
+    parser.add_argument("--vector-weights", type=float, nargs="+", default=[0.3, 0.5, 0.7])
+    parser.add_argument("--lane-depths", type=int, nargs="+", default=[DEFAULT.lane_depth])
+    parser.add_argument("--context-windows", type=int, nargs="+", default=[DEFAULT.context_window])
+    parser.add_argument("--conversations", nargs="+", help="only these (for development)")
+    parser.add_argument("--questions", type=int, help="only the first N questions of each (for development)")
+    parser.add_argument(
+        "--name", default="select_constants", help="results file name under benchmarks/results/"
+    )
+    args = parser.parse_args()
+    settings = grid(args)
+    embedder = InprocessEmbedder()
+    embedder.embed("warm up the model")
+    results: dict[str, Any] = {"k": args.k, "settings": [asdict(s) for s in settings]}
+    for data in args.data:
+        load, categories = DATA_SETS[data]
+        conversations = [c for c in load() if not args.conversations or c.name in args.conversations]
+        excluded = 0
+        for conversation in conversations:
+            excluded += len(conversation.questions) - len(conversation.scored_questions())
+            if args.questions:
+                conversation.questions = conversation.questions[: args.questions]
+        print(f"{data}: excluded: {excluded} questions without resolvable evidence", flush=True)
+        scores = score_grid(conversations, settings, embedder, args.k)
+        results[data] = {
+            "excluded": excluded,
+            **report(data, scores, [c.name for c in conversations], args.k, categories),
+        }
+    write_results(args.name, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Leave-one-conversation-out selection: each fold chooses on the other conversations only."""
+
+import argparse
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import select_constants as sc  # noqa: E402
+
+from mind_core.search import SearchConfig  # noqa: E402
+
+WIDE = SearchConfig(context_weight=0.6)
+RRF = SearchConfig(fusion="rrf")
+
+
+def rows(conversation: str, recalls: list[float], category: str = "1") -> list[sc.Scored]:
+    return [sc.Scored(conversation, category, r, 1.0 if r else 0.0) for r in recalls]
+
+
+def scores() -> dict[SearchConfig, list[sc.Scored]]:
+    # WIDE is best on a and b, RRF only on c; the defaults are never best
+    return {
+        sc.DEFAULT: rows("a", [0.5, 0.5]) + rows("b", [0.5, 0.5]) + rows("c", [0.5]),
+        WIDE: rows("a", [1.0, 1.0]) + rows("b", [1.0, 1.0]) + rows("c", [0.0]),
+        RRF: rows("a", [0.0, 0.0]) + rows("b", [0.0, 0.0]) + rows("c", [1.0]),
+    }
+
+
+def test_each_fold_chooses_on_the_others_and_reports_the_held_out_one():
+    folds = sc.leave_one_out(scores(), ["a", "b", "c"])
+    assert [(f["held_out"], f["chosen"]) for f in folds] == [("a", WIDE), ("b", WIDE), ("c", WIDE)]
+    assert [f["recall"] for f in folds] == [100.0, 100.0, 0.0]
+    assert [f["default_recall"] for f in folds] == [50.0, 50.0, 50.0]
+
+
+def test_in_sample_best_pools_every_question_and_ties_keep_the_first():
+    assert sc.best(scores(), ["a", "b", "c"]) == WIDE
+    assert sc.best(scores(), ["c"]) == RRF
+    tied = {sc.DEFAULT: rows("a", [1.0]), WIDE: rows("a", [1.0])}
+    assert sc.best(tied, ["a"]) == sc.DEFAULT
+
+
+def test_means_over_conversations_and_over_questions_differ_when_sizes_do():
+    wide = scores()[WIDE]
+    assert sc.mean(wide) == 80.0  # 4 of 5 questions
+    assert sc.per_conversation_mean(wide, ["a", "b", "c"]) == pytest.approx(200 / 3)
+    assert sc.category_table(rows("a", [1.0], "2") + rows("a", [0.0, 1.0], "1")) == {"1": 50.0, "2": 100.0}
+
+
+def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
+    args = argparse.Namespace(
+        context_weights=[0.2, 0.4], vector_weights=[0.5], lane_depths=[100], context_windows=[2]
+    )
+    settings = sc.grid(args)
+    assert settings[0] == sc.DEFAULT and len(settings) == len(set(settings)) == 4
+    assert SearchConfig(context_weight=0.0) in settings and RRF in settings
