@@ -76,7 +76,10 @@ def make_embedder(name: str | None) -> Any:
     provider = name or os.environ.get(EMBEDDER_ENV) or "inprocess"
     # Only `auto` may fall back to the mock: an explicitly chosen provider that cannot start
     # (e.g. the model package is missing) must fail, not bake meaningless vectors into a mind.
-    embedder = create_embedding_provider(provider, fallback_to_mock=provider == "auto")
+    # An explicit provider is not probed: its model loads at the first text embedded, so a
+    # command that embeds nothing (unchanged source, fingerprint check) loads none.
+    auto = provider == "auto"
+    embedder = create_embedding_provider(provider, fallback_to_mock=auto, lazy=not auto)
     status = embedder.get_status()
     if status.get("warning"):
         print(f"warning: {status['warning']}", file=sys.stderr)
@@ -325,6 +328,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     with open_mind(args, write=args.repair, readonly=not args.repair) as mind:
         report = mind.doctor(repair=args.repair)
+        report["onnx_cache"] = _onnx_cache_status(mind.embedder)
     lines = [f"{k}: {v}" for k, v in report.items() if k not in ("problems", "ok", "after", "repaired")]
     lines.append("status: " + ("ok" if report["ok"] else "problems: " + ", ".join(report["problems"])))
     if "repaired" in report:
@@ -332,6 +336,25 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     emit(args, report, "\n".join(lines))
     healthy = report["ok"] or report.get("after", {}).get("ok", False)
     return EXIT_OK if healthy else EXIT_PROBLEMS
+
+
+def _onnx_cache_status(embedder: Any) -> dict[str, Any] | str:
+    """The exported ONNX files the in-process model reads (files re-hashed), or why none apply."""
+    from mind_core.embeddings import EmbeddingError
+    from mind_core.embeddings.inprocess import bundled_model_path
+    from mind_core.embeddings.onnx_export import cache_for
+
+    if getattr(embedder, "runtime", None) != "onnx":
+        return "not used (the embedder is not an in-process ONNX model)"
+    active = getattr(embedder, "active_embedder", embedder)
+    try:
+        model_dir = Path(active.model_path) if active.model_path is not None else bundled_model_path()
+        status = cache_for(model_dir, active.onnx_cache).status(verify_hashes=True)
+    except EmbeddingError as exc:
+        return f"unavailable: {exc}"
+    if status["state"] != "ok":
+        status["state"] += " (rebuilt at the next embedding, or now: python -m mind_core.embeddings.onnx_export)"
+    return status
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
@@ -361,7 +384,7 @@ def _recall_minds(args: argparse.Namespace, stack: contextlib.ExitStack) -> tupl
     from mind_core.mind import Mind
 
     home = MindHome(args.home)
-    embedder = make_embedder(args.embedder)
+    embedder = None if args.keyword_only else make_embedder(args.embedder)
 
     def open_for_recall(path: Path) -> Any:
         # Recall touches what it returns, which needs a writable mind (file and folder: WAL);
@@ -694,6 +717,9 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--until", help="only memories at or before this ISO date/time")
     recall.add_argument("--explain", action="store_true", help="show lane ranks and score parts")
     recall.add_argument("--no-touch", action="store_true", help="do not count this recall as an access")
+    recall.add_argument(
+        "--keyword-only", action="store_true", help="full-text lane only: no embedding model is loaded"
+    )
     recall.set_defaults(func=cmd_recall)
 
     serve = commands.add_parser("serve", parents=[common, external], help="HTTP JSON query service")
