@@ -106,13 +106,15 @@ def load_onnx_model(quantization: str, model_path: str | Path | None = None, cac
 
     A cache that exists but that ONNX Runtime cannot load is exported again, once, with a message.
     """
-    from mind_core.embeddings.onnx_export import ensure_cache, rebuild_cache
+    from mind_core.embeddings.onnx_export import default_cache_root, ensure_cache, rebuild_cache
     from mind_core.embeddings.onnx_runtime import OnnxSentenceModel
 
     model_dir = Path(model_path) if model_path is not None else bundled_model_path()
-    if not (model_dir / "tokenizer.json").is_file():
-        raise EmbeddingError(f"No tokenizer.json in {model_dir}; reinstall it with `{INSTALL_HINT}`")
-    key = f"{model_dir.resolve()}|{quantization}|{cache_root}"
+    for name in ("config.json", "tokenizer.json"):
+        if not (model_dir / name).is_file():
+            raise EmbeddingError(f"No model at {model_dir} ({name} missing); reinstall it with `{INSTALL_HINT}`")
+    cache_root = Path(cache_root) if cache_root is not None else default_cache_root()
+    key = f"{model_dir.resolve()}|{quantization}|{cache_root.resolve()}"
     model = _models.get(key)
     if model is not None:
         return model

@@ -43,6 +43,10 @@ class OnnxSentenceModel:
             self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         except Exception as exc:  # tokenizers raises its own Exception type for unreadable files
             raise EmbeddingError(f"could not read the tokenizer in {model_dir}: {exc}") from exc
+        # A copy that counts whole texts (measuring over-long text is what counting is for).
+        self.counter = Tokenizer.from_str(self.tokenizer.to_str())
+        self.counter.no_truncation()
+        self.counter.no_padding()
         # Truncate like sentence-transformers; padding happens per pass, to that pass's longest text.
         self.tokenizer.enable_truncation(max_length=self.max_seq_length)
         self.tokenizer.no_padding()
@@ -55,7 +59,7 @@ class OnnxSentenceModel:
 
     def count_tokens(self, text: str) -> int:
         """Word pieces ``text`` becomes, without [CLS]/[SEP] and without truncation."""
-        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        return len(self.counter.encode(text, add_special_tokens=False).ids)
 
     def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         """(n, hidden) float32 unit vectors; texts run in passes of ``batch_size`` sorted by length,
