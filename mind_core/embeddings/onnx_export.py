@@ -198,8 +198,10 @@ def export_fp32(model_dir: Path, out_path: Path) -> None:
         from transformers import AutoModel
     except ImportError as exc:
         raise EmbeddingError(
-            f"exporting the ONNX model needs torch and transformers ({exc}); install them, or run "
-            f"`{EXPORT_COMMAND}` on a machine that has them and copy the cache folder"
+            f"the ONNX model files are missing and cannot be exported here: torch is not importable "
+            f"({exc}). Run `{EXPORT_COMMAND}` (or `make install`) in an environment with torch and "
+            f"transformers; it writes {out_path.parent.parent}. Or choose the torch backend "
+            "(MIND_HARVEST_EMBED_BACKEND=torch) where torch is installed"
         ) from exc
 
     model = AutoModel.from_pretrained(str(model_dir), local_files_only=True, attn_implementation="eager")
