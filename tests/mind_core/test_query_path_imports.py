@@ -54,12 +54,12 @@ def run_cli(commands: list[list[str]], env: dict[str, str]) -> dict:
     return json.loads(done.stdout.splitlines()[-1])
 
 
-class Int8Like(HashingEmbedder):
-    """Vectors with the fingerprint of the default in-process model (onnx, int8)."""
+class DefaultLike(HashingEmbedder):
+    """Vectors with the fingerprint of the default in-process model."""
 
     provider = "inprocess"
     model_name = inprocess_module.MODEL_NAME
-    runtime, quantization = inprocess_module.BACKENDS["onnx-int8"]
+    runtime, quantization = inprocess_module.BACKENDS[inprocess_module.DEFAULT_BACKEND]
 
 
 def harvested_home(tmp_path: Path, embedder) -> Path:
@@ -72,7 +72,7 @@ def harvested_home(tmp_path: Path, embedder) -> Path:
 
 
 def test_commands_that_need_no_vector_load_no_model(tmp_path: Path) -> None:
-    home = harvested_home(tmp_path, Int8Like(1024))
+    home = harvested_home(tmp_path, DefaultLike(1024))
     base = ["--home", str(home), "-q"]
     result = run_cli(
         [
@@ -102,3 +102,22 @@ def test_recall_loads_onnx_runtime_and_never_torch(tmp_path: Path, onnx_cache: P
     assert json.loads(result["outputs"][0])["results"], "the recall found nothing"
     assert set(MODEL_RUNTIME) <= {m.split(".")[0] for m in result["loaded"]}
     assert not [m for m in result["loaded"] if m.split(".")[0] in HEAVY]
+
+
+def test_the_dagster_embedder_is_onnx_and_loads_nothing_until_it_embeds() -> None:
+    code = (
+        "import json, sys; from pipelines.resources import EmbedderResource; "
+        "e = EmbedderResource().build(); "
+        "print(json.dumps([e.runtime, e.quantization, sorted(m for m in sys.modules "
+        f"if m.split('.')[0] in {set(HEAVY + MODEL_RUNTIME)!r})]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), inprocess_module.BACKEND_ENV: ""},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    runtime, quantization = inprocess_module.BACKENDS[inprocess_module.DEFAULT_BACKEND]
+    assert json.loads(done.stdout.splitlines()[-1]) == [runtime, quantization, []]
