@@ -134,6 +134,7 @@ def main() -> None:
                 out = embedder.embed_batch(texts)
                 speed[backend][size].append(len(texts) / (time.perf_counter() - started))
                 vectors[(backend, size)] = out
+                print(f"  {backend} pass {size}: {speed[backend][size][-1]:.1f} texts/s", flush=True)
     load_after = os.getloadavg()[0]
 
     reference_size = 16 if 16 in args.passes else args.passes[0]
