@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.snapshot import PART_FILE, SNAPSHOT_TABLES, SNAPSHOTS_TABLE, table_schema
+from mind_core.text_table import format_table
 
 OUTPUT_FORMATS = ("table", "csv", "json")
 TABLE_CELL_WIDTH = 60
@@ -304,8 +305,13 @@ def format_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str 
         return out.getvalue()
     if fmt != "table":
         raise InvalidInputError(f"unknown format {fmt!r}; use one of {', '.join(OUTPUT_FORMATS)}")
+    cells, numeric = table_cells(columns, rows)
+    return f"{format_table(columns, cells, numeric)}\n{row_count(rows)}"
+
+
+def table_cells(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[list[list[str]], list[bool]]:
+    """The rows as flat table cells (long ones cut), and which columns hold only numbers."""
     cells = [[_cell(v) for v in row] for row in rows]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     numeric = [
         bool(rows)
         and all(
@@ -314,13 +320,8 @@ def format_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str 
         )
         for i in range(len(columns))
     ]
+    return cells, numeric
 
-    def line(values: Sequence[str]) -> str:
-        return "  ".join(
-            v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)
-        ).rstrip()
 
-    parts = [line(list(columns)), "  ".join("-" * w for w in widths)]
-    parts += [line(r) for r in cells]
-    parts.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-    return "\n".join(parts)
+def row_count(rows: Sequence[Any]) -> str:
+    return f"({len(rows)} row{'s' if len(rows) != 1 else ''})"

@@ -91,6 +91,11 @@ class HookSpecs:
         mind home's Dagster instance, so command-line and Dagster harvests form one history."""
 
     @hookspec
+    def register_commands(self, cli: Any) -> None:
+        """Add commands to the ``mind`` command line: ``cli`` is its root click group, so
+        ``@cli.command()`` adds ``mind NAME`` (as llm's plugins do). Built-in commands stay."""
+
+    @hookspec
     def register_extractors(self, register: Callable[[Any], None]) -> None:
         """Provide entity/relation extractors for mind_core.extract (cognify)."""
 

@@ -23,11 +23,11 @@ from typing import Any
 
 import dagster as dg
 
-from mind_core.cli import format_table
 from mind_core.harvest.catalog import read_catalog
 from mind_core.harvest.pipeline import register_source
 from mind_core.home import MindHome
 from mind_core.mind import Mind
+from mind_core.text_table import format_table
 from pipelines.definitions import defs
 from pipelines.instance import prepare_dagster_home
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key

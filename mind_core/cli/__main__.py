@@ -1,0 +1,5 @@
+import sys
+
+from mind_core.cli import main
+
+sys.exit(main())

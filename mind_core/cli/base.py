@@ -1,0 +1,141 @@
+"""What every ``mind`` command shares: exit codes, the common options, error handling, opening a mind.
+
+A command is a function of the parsed options (``CommandArgs``) returning an exit code;
+``mind_command`` turns it into a click callback that maps the engine's errors to one ``error:``
+line and an exit code, so no traceback reaches a user (``--debug`` shows it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import click
+
+from mind_core.errors import InvalidInputError, MindError, NotFoundError
+from mind_core.home import DEFAULT_WORKSPACE, MindHome
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROBLEMS = 0, 1, 2, 3
+EMBEDDER_ENV = "MIND_HARVEST_EMBEDDER"
+
+
+class CommandArgs(SimpleNamespace):
+    """The parsed arguments and options of one command, by their parameter names."""
+
+
+def example(*lines: str) -> str:
+    """A help epilog with examples; ``\\b`` keeps click from re-wrapping the command lines."""
+    return "\b\nExample:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+COMMON_OPTIONS = (
+    click.option("--home", metavar="DIR", help="Mind home folder (default: $MIND_HOME or ~/.mind-harvest)."),
+    click.option(
+        "--workspace",
+        "-w",
+        default=DEFAULT_WORKSPACE,
+        show_default=True,
+        help="Workspace mind to use ('personal' for the personal mind).",
+    ),
+    click.option(
+        "--embedder",
+        metavar="PROVIDER",
+        help="Embedding provider: inprocess (default), auto, ollama, voyage, openai, litellm, mock "
+        f"(or ${EMBEDDER_ENV}).",
+    ),
+    click.option("--json", is_flag=True, help="Machine-readable JSON output instead of text."),
+    click.option("--debug", is_flag=True, help="Show tracebacks of errors."),
+    click.option("--quiet", "-q", is_flag=True, help="No progress output."),
+)
+
+
+def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(COMMON_OPTIONS):
+        func = option(func)
+    return func
+
+
+def mind_command(func: Callable[[CommandArgs], int]) -> Callable[..., int]:
+    """The click callback of a command: its options as ``CommandArgs``; engine errors as one line."""
+
+    @functools.wraps(func)
+    def callback(**params: Any) -> int:
+        args = CommandArgs(**params)
+        try:
+            return func(args)
+        except (InvalidInputError, NotFoundError, LookupError) as exc:
+            return report_error(exc, EXIT_USAGE, args.debug)
+        except MindError as exc:
+            return report_error(exc, EXIT_FAILED, args.debug)
+        except BrokenPipeError:  # output piped into `head` and friends
+            with contextlib.suppress(OSError):
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stop the interpreter's flush from failing again
+            return EXIT_OK
+
+    return callback
+
+
+def report_error(exc: BaseException, code: int, debug: bool = False) -> int:
+    if debug:
+        traceback.print_exception(exc)
+    print(f"error: {exc}", file=sys.stderr)
+    return code
+
+
+# -- minds --------------------------------------------------------------------------------------
+def make_embedder(name: str | None) -> Any:
+    from mind_core.embeddings import create_embedding_provider
+
+    provider = name or os.environ.get(EMBEDDER_ENV) or "inprocess"
+    # Only `auto` may fall back to the mock: an explicitly chosen provider that cannot start
+    # (e.g. the model package is missing) must fail, not bake meaningless vectors into a mind.
+    # An explicit provider is not probed: its model loads at the first text embedded, so a
+    # command that embeds nothing (unchanged source, fingerprint check) loads none.
+    auto = provider == "auto"
+    embedder = create_embedding_provider(provider, fallback_to_mock=auto, lazy=not auto)
+    status = embedder.get_status()
+    if status.get("warning"):
+        print(f"warning: {status['warning']}", file=sys.stderr)
+    return embedder
+
+
+@contextlib.contextmanager
+def open_mind(
+    args: CommandArgs,
+    workspace: str | None = None,
+    *,
+    embed: bool = True,
+    rebuild: bool = False,
+    write: bool = False,
+    readonly: bool = False,
+) -> Iterator[Any]:
+    """The mind of ``workspace``; with ``write``, held under the mind's OS write lock (the one
+    Dagster steps take), so a harvest from the shell and a scheduled one take turns; with
+    ``readonly``, opened for reading only (works on a mind this user cannot write)."""
+    from mind_core.mind import Mind
+    from mind_core.write_lock import mind_write_lock
+
+    home = MindHome(args.home)
+    path = home.mind_path(workspace or args.workspace)
+    if readonly and not path.is_file():
+        raise NotFoundError(f"no mind for workspace {workspace or args.workspace!r} in {home.root}")
+    with contextlib.ExitStack() as stack:
+        if write and not stack.enter_context(mind_write_lock(path, blocking=False)):
+            print(f"waiting for the other writer of {path} to finish ...", file=sys.stderr)
+            stack.enter_context(mind_write_lock(path))
+        embedder = make_embedder(args.embedder) if embed else None
+        yield stack.enter_context(
+            Mind.open(path, embedder=embedder, rebuild_vectors=rebuild, readonly=readonly)
+        )
+
+
+def selected_workspaces(args: CommandArgs) -> list[str]:
+    if args.all_workspaces:
+        return MindHome(args.home).workspaces()
+    return [args.workspace]

@@ -1,0 +1,157 @@
+"""``mind harvest``: harvest registered sources into their mind, with progress per stage."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from mind_core.cli.base import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CommandArgs,
+    common_options,
+    example,
+    mind_command,
+    open_mind,
+    selected_workspaces,
+)
+from mind_core.cli.output import StageProgress, TableView, emit
+from mind_core.errors import MindError
+from mind_core.home import MindHome
+
+HARVEST_COLUMNS = (
+    "workspace",
+    "source",
+    "kind",
+    "status",
+    "items",
+    "new",
+    "updated",
+    "unchanged",
+    "entities",
+    "vectors",
+    "errors",
+    "time",
+)
+NUMERIC_COLUMNS = (False,) * 4 + (True,) * 8
+
+
+@click.command(
+    "harvest",
+    epilog=example("mind harvest gpt notes --prune", "mind harvest --due --all-workspaces --quiet"),
+)
+@click.argument(
+    "names", nargs=-1, metavar="[NAME]...", help="Sources to harvest (default: all in the workspace)."
+)
+@click.option("--due", is_flag=True, help="Only auto-sync sources whose interval elapsed.")
+@click.option("--force", is_flag=True, help="Scan even if the files look unchanged.")
+@click.option("--prune", is_flag=True, help="Delete frames of messages gone from the source.")
+@click.option(
+    "--prune-allow-mass-delete",
+    is_flag=True,
+    help="Let --prune delete when the scan found nothing or more than half of the source's frames are gone.",
+)
+@click.option("--all-workspaces", is_flag=True, help="Harvest the sources of every workspace in the home.")
+@common_options
+@mind_command
+def harvest(args: CommandArgs) -> int:
+    """Harvest sources into their mind.
+
+    Stages: scan/import, cognify (entities, relations), embed.
+    Shows a progress bar per stage on a terminal (plain lines on stderr otherwise, nothing
+    with --quiet), then a table of what each source brought in.
+    """
+    from mind_core.harvest.stores import FAILING_STATUSES
+
+    reports, failures = harvest_sources(args)
+    outcome_lines = []
+    for r in reports:
+        prune_refused = (r["imported"] or {}).get("prune_refused")
+        if r["status"] in FAILING_STATUSES or prune_refused:
+            failures += 1
+        if r["status"] not in ("ok", "skipped") and r["reason"]:
+            outcome_lines.append(f"  {r['workspace']}/{r['source']}: {r['status']}: {r['reason']}")
+        if prune_refused:
+            outcome_lines.append(f"  {r['workspace']}/{r['source']}: prune refused: {prune_refused}")
+    parts: list[str | TableView] = [
+        TableView(HARVEST_COLUMNS, [_report_row(r) for r in reports], NUMERIC_COLUMNS)
+        if reports
+        else "nothing to harvest"
+    ]
+    error_lines = [
+        f"  {r['source']}: {e}" for r in reports for e in (r["imported"] or {}).get("errors", [])[:10]
+    ]
+    if outcome_lines:
+        parts.append("\n" + "\n".join(outcome_lines))
+    if error_lines:
+        parts.append("\nskipped input (first errors per source):\n" + "\n".join(error_lines))
+    emit(args, reports, *parts)
+    return EXIT_FAILED if failures else EXIT_OK
+
+
+def harvest_sources(args: CommandArgs) -> tuple[list[dict[str, Any]], int]:
+    """Each selected source's report, and how many sources raised (one broken source does not
+    stop the others)."""
+    from mind_core.harvest.pipeline import due_sources
+    from mind_core.harvest.pipeline import harvest as harvest_source
+    from mind_core.harvest.stores import HarvestSourceStore
+    from mind_core.plugins import announce_harvest
+
+    reports = []
+    failures = 0
+    for workspace in selected_workspaces(args):
+        with open_mind(args, workspace, write=True) as mind:
+            if args.names:
+                names = list(args.names)
+            elif args.due:
+                names = [s.source for s in due_sources(mind)]
+            else:
+                names = [s.source for s in HarvestSourceStore(mind.db).get_all()]
+            for name in names:
+                try:
+                    with StageProgress(f"{workspace}/{name}", enabled=not args.quiet) as progress:
+                        report = harvest_source(
+                            mind,
+                            name,
+                            force=args.force,
+                            prune=args.prune,
+                            allow_mass_delete=args.prune_allow_mass_delete,
+                            progress=progress,
+                        )
+                except MindError:
+                    raise
+                except Exception as exc:
+                    failures += 1
+                    print(
+                        f"error: harvest of {workspace}/{name} failed: {type(exc).__name__}: {exc}",
+                        file=sys.stderr,
+                    )
+                    if args.debug:
+                        traceback.print_exc()
+                    continue
+                for warning in announce_harvest(MindHome(args.home).root, workspace, report):
+                    print(f"warning: {warning}", file=sys.stderr)
+                reports.append({"workspace": workspace, **report.to_dict()})
+    return reports, failures
+
+
+def _report_row(report: dict[str, Any]) -> tuple[Any, ...]:
+    imported = report["imported"] or {}
+    seconds = sum(report["stage_seconds"].values())
+    return (
+        report["workspace"],
+        report["source"],
+        report["kind"],
+        report["status"],
+        imported.get("items_seen", 0),
+        imported.get("frames_new", 0),
+        imported.get("frames_updated", 0),
+        imported.get("frames_unchanged", 0),
+        report["cognified"].get("entities", 0),
+        report["vectors_written"],
+        imported.get("error_count", 0),
+        f"{seconds:.1f}s",
+    )

@@ -1,0 +1,203 @@
+"""Looking after a mind: ``stats``, ``doctor``, ``reindex``, ``compact``."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.panel import Panel
+from rich.text import Text
+
+from mind_core.cli.base import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    CommandArgs,
+    common_options,
+    example,
+    mind_command,
+    open_mind,
+)
+from mind_core.cli.output import StageProgress, TableView, emit
+from mind_core.home import MindHome
+from mind_core.text_table import rich_table, styled_output
+
+
+@click.command("stats", epilog=example("mind stats --all-workspaces --json"))
+@click.option("--all-workspaces", is_flag=True, help="Every mind in the home, personal included.")
+@common_options
+@mind_command
+def stats(args: CommandArgs) -> int:
+    """Counts per mind.
+
+    Frames, sessions, entities, relations, vectors and sources.
+    Read-only; an unreadable mind (corrupt, not a mind) is listed with its error and makes the
+    exit code 1, the others are still counted.
+    """
+    from mind_core.query.models import MindStats
+    from mind_core.query.service import QueryService, ServiceConfig
+
+    service = QueryService(ServiceConfig(home=MindHome(args.home), default_workspace=args.workspace))
+    try:
+        minds = service.stats(None if args.all_workspaces else args.workspace).minds
+    finally:
+        service.close()
+    columns = ("workspace", "frames", "sessions", "entities", "relations", "vectors", "sources")
+    broken = any(not isinstance(m, MindStats) for m in minds)
+    rows = [
+        [getattr(m, c) for c in columns] + ([""] if broken else [])
+        if isinstance(m, MindStats)
+        else [m.workspace, *["-"] * (len(columns) - 1), m.error]
+        for m in minds
+    ]
+    headers = (*columns, "error") if broken else columns
+    emit(args, [m.model_dump() for m in minds], TableView(headers, rows))
+    return EXIT_FAILED if broken else EXIT_OK
+
+
+@click.command("doctor", epilog=example("mind doctor --repair"))
+@click.option(
+    "--repair", is_flag=True, help="Repair what can be repaired (indexes, orphans), then check again."
+)
+@common_options
+@mind_command
+def doctor(args: CommandArgs) -> int:
+    """Check (and repair) a mind.
+
+    Checks the full-text and vector indexes, orphans, the embedder's model cache and the
+    sources' last harvests; exit code 3 when problems are left unrepaired.
+    """
+    from mind_core.harvest.health import source_problems
+
+    with open_mind(args, write=args.repair, readonly=not args.repair) as mind:
+        report = mind.doctor(repair=args.repair)
+        sources = source_problems(mind.db)
+        onnx_cache = _onnx_cache_status(mind.embedder)
+    problems = [*report.problems, *(["sources"] if sources else [])]
+    checks = [("frames", f"{report.frames:,}")]
+    checks += [(f.check, "ok" if f.ok else f"{f.count:,} ({f.detail})") for f in report.findings]
+    checks.append(("onnx cache", _cache_text(onnx_cache)))
+    status = "ok" if not problems else "problems: " + ", ".join(problems)
+    repaired_line = None
+    if report.repaired is not None and report.after is not None:
+        repaired = report.repaired
+        repaired_line = (
+            f"{repaired.fts_fixed:,} full-text rows, {repaired.vectors_fixed:,} vectors, "
+            f"{repaired.orphans_removed:,} orphans; after: "
+            + ("ok" if report.after.ok else "problems: " + ", ".join(report.after.problems))
+        )
+    data = {**report.to_dict(), "sources": [p.to_dict() for p in sources], "onnx_cache": onnx_cache}
+    if sources:
+        data["ok"], data["problems"] = False, problems
+    if args.json or not styled_output():
+        lines = [f"{check}: {value}" for check, value in checks if check != "onnx cache"]
+        if sources:
+            lines.append("sources:\n" + "\n".join(f"  {p}" for p in sources))
+        lines.append(f"onnx cache: {_cache_text(onnx_cache)}")
+        lines.append(f"status: {status}")
+        if repaired_line:
+            lines.append(f"repaired: {repaired_line}")
+        emit(args, data, "\n".join(lines))
+    else:
+        table = rich_table(("check", "result"), checks)
+        for problem in sources:
+            table.add_row("source", Text(str(problem), style="red"))
+        if repaired_line:
+            table.add_row("repaired", repaired_line)
+        colour = "green" if not problems else "red"
+        Console().print(
+            Panel(
+                table,
+                title=f"mind doctor: {args.workspace}",
+                subtitle=f"[{colour}]status: {status}[/{colour}]",
+            )
+        )
+    return EXIT_OK if report.healthy and not sources else EXIT_PROBLEMS
+
+
+def _cache_text(status: dict[str, Any] | str) -> str:
+    if isinstance(status, str):
+        return status
+    return ", ".join(f"{key} {value}" for key, value in status.items())
+
+
+def _onnx_cache_status(embedder: Any) -> dict[str, Any] | str:
+    """The exported ONNX files the in-process model reads (files re-hashed), or why none apply."""
+    from mind_core.embeddings import EmbeddingError
+    from mind_core.embeddings.inprocess import bundled_model_path
+    from mind_core.embeddings.onnx_export import cache_for
+
+    if getattr(embedder, "runtime", None) != "onnx":
+        return "not used (the embedder is not an in-process ONNX model)"
+    active = getattr(embedder, "active_embedder", embedder)
+    try:
+        model_dir = Path(active.model_path) if active.model_path is not None else bundled_model_path()
+        status = cache_for(model_dir, active.onnx_cache).status(verify_hashes=True)
+    except EmbeddingError as exc:
+        return f"unavailable: {exc}"
+    if status["state"] != "ok":
+        status["state"] += (
+            " (rebuilt at the next embedding, or now: python -m mind_core.embeddings.onnx_export)"
+        )
+    return status
+
+
+@click.command("reindex", epilog=example("mind reindex --embedder inprocess"))
+@common_options
+@mind_command
+def reindex(args: CommandArgs) -> int:
+    """Re-embed every frame with the current embedder.
+
+    Needed after changing the embedding model or provider.
+    """
+    from mind_core.reconcile import reconcile_vec_index
+
+    with (
+        open_mind(args, rebuild=True, write=True) as mind,
+        StageProgress("reindex", not args.quiet) as progress,
+    ):
+        count = reconcile_vec_index(
+            mind.db, mind.embedder, lambda done, total: progress("vectors", done, total)
+        )
+    emit(args, {"reembedded": count}, f"re-embedded {count:,} frames")
+    return EXIT_OK
+
+
+@click.command("compact", epilog=example("mind compact --max-temp-age-days 7"))
+@click.option(
+    "--max-temp-age-days",
+    type=int,
+    default=30,
+    show_default=True,
+    help="Prune temporary frames older than this.",
+)
+@click.option(
+    "--max-deprecated-age-days",
+    type=int,
+    default=90,
+    show_default=True,
+    help="Prune deprecated frames older than this.",
+)
+@common_options
+@mind_command
+def compact(args: CommandArgs) -> int:
+    """Prune old frames and fold P-frames.
+
+    Temporary and deprecated frames past their age are pruned, P-frames folded into their
+    I-frame, then the indexes are reconciled.
+    """
+    with open_mind(args, write=True) as mind:
+        compacted = mind.frames.compact(args.max_temp_age_days, args.max_deprecated_age_days)
+        reconciled = mind.reconcile()
+    result = {**dataclasses.asdict(compacted), "reconciled": dataclasses.asdict(reconciled)}
+    emit(
+        args,
+        result,
+        f"pruned {compacted.temporary_pruned:,} temporary and {compacted.deprecated_pruned:,} deprecated "
+        f"frames, merged {compacted.p_frames_merged:,} P-frames; reindexed {reconciled.fts_fixed:,} "
+        f"full-text rows and {reconciled.vectors_fixed:,} vectors, removed {reconciled.orphans_removed:,} orphans",
+    )
+    return EXIT_OK

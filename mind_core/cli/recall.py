@@ -1,0 +1,207 @@
+"""``mind recall``: what do I know about X, from the workspace and the personal mind."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from mind_core.cli.base import (
+    EXIT_OK,
+    CommandArgs,
+    common_options,
+    example,
+    make_embedder,
+    mind_command,
+)
+from mind_core.cli.output import TableView, emit
+from mind_core.errors import NotFoundError
+from mind_core.home import DEFAULT_WORKSPACE, PERSONAL, MindHome
+from mind_core.query.models import SCOPES
+from mind_core.scoring import SCORING_PROFILES
+
+EXTERNAL_URL_OPTION = click.option(
+    "--external-url",
+    metavar="URL",
+    help="External search service (POST {url}/search; or $MIND_HARVEST_EXTERNAL_URL; "
+    "token from $MIND_HARVEST_EXTERNAL_TOKEN).",
+)
+
+
+@click.command(
+    "recall",
+    epilog=example('mind recall "postgres migration" --since 2024-01-01 --limit 5'),
+)
+@click.argument(
+    "query", nargs=-1, required=True, metavar="QUERY...", help="What to recall (words are joined)."
+)
+@click.option(
+    "--scope",
+    type=click.Choice(SCOPES),
+    default="all",
+    show_default=True,
+    help="Which minds to read: the workspace, the personal mind, or both.",
+)
+@click.option("--limit", type=int, default=10, show_default=True, help="Results per mind (1-100).")
+@click.option(
+    "--profile",
+    type=click.Choice(tuple(SCORING_PROFILES)),
+    default="balanced",
+    show_default=True,
+    help="How relevance weighs recency, importance and access.",
+)
+@click.option("--since", metavar="WHEN", help="Only memories at or after this ISO date/time.")
+@click.option("--until", metavar="WHEN", help="Only memories at or before this ISO date/time.")
+@click.option("--explain", is_flag=True, help="Show lane ranks and score parts.")
+@click.option("--no-touch", is_flag=True, help="Do not count this recall as an access.")
+@click.option("--tag", multiple=True, help="Only frames with this tag (repeatable; nested tags match).")
+@click.option("--from", "sender", metavar="TEXT", help="Only frames whose mail From or author contains this.")
+@click.option(
+    "--as-of", metavar="WHEN", help="Recall as of this instant: memories up to it, recency measured from it."
+)
+@click.option(
+    "--source-kind",
+    metavar="KIND",
+    help="Only frames of this plugin (markdown, email, chatgpt ...) or item kind.",
+)
+@click.option("--keyword-only", is_flag=True, help="Full-text lane only: no embedding model is loaded.")
+@EXTERNAL_URL_OPTION
+@common_options
+@mind_command
+def recall(args: CommandArgs) -> int:
+    """What do I know about X.
+
+    The workspace mind and the personal memory, ranked together.
+    """
+    from mind_core.query.models import RecallRequest, RecallResponse, parse_request
+    from mind_core.retrieval import CombinedRetrieval, configured_retrievers
+    from mind_core.snippets import bold_ansi, bold_markdown
+
+    request = parse_request(
+        RecallRequest,
+        {
+            "query": " ".join(args.query),
+            "workspace": args.workspace,
+            "scope": args.scope,
+            "limit": args.limit,
+            "profile": args.profile,
+            "since": args.since,
+            "until": args.until,
+            "explain": args.explain,
+            "tags": list(args.tag),
+            "sender": args.sender,
+            "source_kind": args.source_kind,
+            "as_of": args.as_of,
+        },
+    )
+    with contextlib.ExitStack() as stack:
+        workspace, personal = _recall_minds(args, stack)
+        retrieval = CombinedRetrieval(
+            workspace,
+            personal,
+            configured_retrievers(args.external_url),
+            record_access_on_recall=not args.no_touch,
+        )
+        result = retrieval.recall(request)
+    mark = bold_ansi if sys.stdout.isatty() and not os.environ.get("NO_COLOR") else bold_markdown
+    emit(
+        args,
+        RecallResponse.from_retrieval(result, request).model_dump(mode="json"),
+        *format_recall(result, args.explain, mark),
+    )
+    return EXIT_OK
+
+
+def _recall_minds(args: CommandArgs, stack: contextlib.ExitStack) -> tuple[Any, Any]:
+    """The workspace and personal minds a recall reads; a missing mind is skipped, except a
+    workspace named explicitly (not the default)."""
+    from mind_core.mind import Mind
+
+    home = MindHome(args.home)
+    embedder = None if args.keyword_only else make_embedder(args.embedder)
+
+    def open_for_recall(path: Path) -> Any:
+        # Recall touches what it returns, which needs a writable mind (file and folder: WAL);
+        # a mind this user may only read is still recalled from, untouched.
+        writable = not args.no_touch and os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+        return stack.enter_context(Mind.open(path, embedder=embedder, readonly=not writable))
+
+    workspace = personal = None
+    if args.scope != "personal" and args.workspace != PERSONAL:
+        path = home.workspace_path(args.workspace)
+        if path.is_file():
+            workspace = open_for_recall(path)
+        elif args.workspace != DEFAULT_WORKSPACE:
+            raise NotFoundError(f"no mind for workspace {args.workspace!r} in {home.root}")
+    if args.scope != "workspace" and home.personal_path.is_file():
+        personal = open_for_recall(home.personal_path)
+    return workspace, personal
+
+
+def _event_time(value: str | None) -> str:
+    from mind_core.timestamps import parse_instant
+
+    try:
+        return parse_instant(value).strftime("%Y-%m-%d %H:%M") if value else ""
+    except ValueError:
+        return value or ""
+
+
+def _rank(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _explain_line(rank: int, result: Any) -> str:
+    meta, parts = result.metadata, result.explain or {}
+    if result.source == "external":
+        return f"#{rank} external score {result.score:.3f} from {meta.get('retriever')}"
+    weights = parts.get("weights", {})
+    relevance = " + ".join(
+        f"{name} {value:.2f}x{weights.get(name, 0):.1f}" for name, value in parts.get("relevance", {}).items()
+    )
+    return (
+        f"#{rank} keyword rank {_rank(parts.get('keyword_rank'))}, vector rank {_rank(parts.get('vector_rank'))}: "
+        f"rrf {meta['rrf_score']:.4f} = match {result.score:.3f}; relevance {meta['relevance_score']:.3f} "
+        f"({relevance}); final {meta['final_score']:.4f}"
+    )
+
+
+def format_recall(result: Any, explain: bool, mark: Callable[[str], str]) -> list[str | TableView]:
+    """The recall as printable parts: a table of results (or why there is none) and notes."""
+    from mind_core.snippets import make_snippet
+
+    merged = result.merged()
+    parts: list[str | TableView] = []
+    if not merged:
+        parts.append(f"no memories match {result.query!r}")
+    else:
+        rows = []
+        for rank, r in enumerate(merged, 1):
+            origin = r.metadata.get("provenance", {})
+            if r.source == "external":
+                where = r.attribution
+            else:
+                title = (origin.get("title") or "")[:30]
+                where = f"{r.source}/{origin.get('source')}" + (f": {title}" if title else "")
+            rows.append(
+                (
+                    rank,
+                    f"{r.score:.2f}",
+                    _event_time(r.metadata.get("created_at")),
+                    where,
+                    make_snippet(r.content, result.query, mark=mark),
+                )
+            )
+        parts.append(TableView(("#", "score", "time", "from", "snippet"), rows))
+        if explain:
+            parts.append("\n" + "\n".join(_explain_line(rank, r) for rank, r in enumerate(merged, 1)))
+    if result.external_error:
+        parts.append(f"\nexternal source failed: {result.external_error}")
+    if result.has_conflict:
+        parts.append(f"\nconflict: {result.conflict_note}")
+    return parts

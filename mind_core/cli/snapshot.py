@@ -1,0 +1,166 @@
+"""``mind snapshot`` (minds to Parquet) and ``mind analytics`` (DuckDB over the snapshots)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from mind_core.cli.base import (
+    EXIT_OK,
+    CommandArgs,
+    common_options,
+    example,
+    mind_command,
+)
+from mind_core.cli.output import TableView, emit
+from mind_core.errors import InvalidInputError
+from mind_core.home import MindHome
+
+ROOT_OPTION = click.option("--root", metavar="DIR", help="Snapshot folder (default: <MIND_HOME>/snapshots).")
+OUTPUT_FORMATS = ("table", "csv", "json")
+FORMAT_OPTION = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(OUTPUT_FORMATS),
+    default="table",
+    show_default=True,
+    help="Output format (--json is the same as --format json).",
+)
+
+
+@click.command("snapshot", epilog=example("mind snapshot --all-workspaces --date 2024-05-01"))
+@click.option("--all-workspaces", is_flag=True, help="Every mind in the home, personal included.")
+@ROOT_OPTION
+@click.option(
+    "--date", metavar="YYYY-MM-DD", help="Snapshot date (default: today, UTC); re-running replaces it."
+)
+@click.option("--embeddings", is_flag=True, help="Include the frame vectors.")
+@common_options
+@mind_command
+def snapshot(args: CommandArgs) -> int:
+    """Export minds to Parquet for analysts.
+
+    One dated snapshot per run; re-running a date replaces it.
+    """
+    from mind_core.snapshot import write_snapshot
+
+    home = MindHome(args.home)
+    workspace = None if args.all_workspaces else args.workspace
+    result = write_snapshot(home, workspace, args.root, args.date, include_embeddings=args.embeddings)
+    rows = [
+        (
+            name,
+            s.rows["frames"],
+            s.rows["entities"],
+            s.rows["relations"],
+            f"{s.seconds:.1f}",
+            sum(s.invalid_values.values()),
+        )
+        for name, s in result.minds.items()
+    ]
+    table = TableView(("workspace", "frames", "entities", "relations", "seconds", "nulled values"), rows)
+    emit(args, result, table, f"snapshot {result.snapshot_date} written to {result.root}")
+    return EXIT_OK
+
+
+@click.group("analytics", cls=click.Group)
+def analytics() -> None:
+    """Query the Parquet snapshots with DuckDB."""
+
+
+def _analytics_root(args: CommandArgs) -> Any:
+    from mind_core.snapshot import default_snapshot_root
+
+    return args.root or default_snapshot_root(MindHome(args.home))
+
+
+@analytics.command("list", epilog=example("mind analytics list --json"))
+@common_options
+@mind_command
+def analytics_list(args: CommandArgs) -> int:
+    """The named queries and their parameters."""
+    from mind_core.analytics import QUERIES
+
+    data = {name: {"description": q.description, "params": q.params} for name, q in QUERIES.items()}
+    lines = []
+    for name, q in QUERIES.items():
+        params = " (" + ", ".join(f"{k}={v}" for k, v in q.params.items()) + ")" if q.params else ""
+        lines.append(f"{name}{params}\n    {q.description}")
+    emit(args, data, "\n".join(lines))
+    return EXIT_OK
+
+
+def _parse_params(pairs: Sequence[str]) -> dict[str, str]:
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InvalidInputError(f"--param expects KEY=VALUE, got {pair!r}")
+        params[key] = value
+    return params
+
+
+def _print_rows(args: CommandArgs, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    from mind_core.analytics import format_rows, row_count, table_cells
+
+    output_format = "json" if args.json else args.output_format
+    if output_format == "table":
+        cells, numeric = table_cells(columns, rows)
+        emit(args, None, TableView(columns, cells, numeric), row_count(rows))
+    else:
+        print(format_rows(columns, rows, output_format))
+
+
+@analytics.command("run", epilog=example("mind analytics run top_entities --param limit=5"))
+@click.argument("name", metavar="NAME", help="The named query (see `mind analytics list`).")
+@click.option(
+    "--param", multiple=True, metavar="KEY=VALUE", help="A query parameter, e.g. limit=5 (repeatable)."
+)
+@FORMAT_OPTION
+@ROOT_OPTION
+@common_options
+@mind_command
+def analytics_run(args: CommandArgs) -> int:
+    """Run a named query over the latest snapshots."""
+    from mind_core.analytics import Analytics
+
+    with Analytics(_analytics_root(args)) as engine:
+        columns, rows = engine.run(args.name, _parse_params(args.param))
+    _print_rows(args, columns, rows)
+    return EXIT_OK
+
+
+@analytics.command(
+    "sql", epilog=example('mind analytics sql "SELECT workspace, count(*) FROM frames_latest GROUP BY 1"')
+)
+@click.argument("query", metavar="SQL", help="Any read-only SQL over the snapshot views.")
+@FORMAT_OPTION
+@ROOT_OPTION
+@common_options
+@mind_command
+def analytics_sql(args: CommandArgs) -> int:
+    """Any SQL over the snapshot views (frames, entities, relations, *_latest ...)."""
+    from mind_core.analytics import Analytics
+
+    with Analytics(_analytics_root(args)) as engine:
+        columns, rows = engine.sql(args.query)
+    _print_rows(args, columns, rows)
+    return EXIT_OK
+
+
+@analytics.command("report", epilog=example("mind analytics report --out report/"))
+@click.option("--out", required=True, metavar="DIR", help="Folder for the report.")
+@ROOT_OPTION
+@common_options
+@mind_command
+def analytics_report(args: CommandArgs) -> int:
+    """PNG charts and an index.html over the snapshots."""
+    from mind_core.analytics import Analytics
+    from mind_core.analytics_report import write_report
+
+    with Analytics(_analytics_root(args)) as engine:
+        index = write_report(engine, args.out)
+    emit(args, {"report": str(index)}, f"report written to {index}")
+    return EXIT_OK

@@ -1,0 +1,183 @@
+"""``mind sources``: register, list, change and remove harvest sources."""
+
+from __future__ import annotations
+
+import click
+
+from mind_core.cli.base import (
+    EXIT_OK,
+    CommandArgs,
+    common_options,
+    example,
+    mind_command,
+    open_mind,
+    selected_workspaces,
+)
+from mind_core.cli.output import TableView, emit
+from mind_core.errors import NotFoundError
+
+
+class SourcesAddCommand(click.Command):
+    """``sources add``, whose help lists the source kinds the installed plugins provide."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from mind_core.plugins import get_source, source_kinds
+
+        with formatter.section("Installed kinds"):
+            formatter.write_dl([(kind, get_source(kind).display_name) for kind in source_kinds()])
+        super().format_epilog(ctx, formatter)
+
+
+@click.group("sources", cls=click.Group)
+def sources() -> None:
+    """Manage harvest sources.
+
+    The exports, folders and mailboxes a mind is filled from.
+    """
+
+
+@sources.command(
+    "add",
+    cls=SourcesAddCommand,
+    epilog=example("mind sources add chatgpt ~/Downloads/chatgpt-export.zip --name gpt"),
+)
+@click.argument("kind_or_path", metavar="[KIND]", help="The source kind (omit it to detect it from PATH).")
+@click.argument("path", metavar="PATH", required=False, help="The export file or folder to harvest.")
+@click.option("--name", help="The source's name in the workspace (default: derived from PATH).")
+@click.option("--replace", is_flag=True, help="Re-point an existing name (its ledger starts over).")
+@click.option("--kind-anyway", is_flag=True, help="Keep KIND even though PATH looks like another kind.")
+@click.option(
+    "--auto-sync", is_flag=True, help="Harvest it with `mind harvest --due` once its interval elapsed."
+)
+@click.option("--interval-hours", type=int, help="Hours between auto-sync harvests.")
+@common_options
+@mind_command
+def sources_add(args: CommandArgs) -> int:
+    """Register a source: [KIND] PATH."""
+    from mind_core.harvest.pipeline import register_source
+
+    kind, path = (args.kind_or_path, args.path) if args.path is not None else (None, args.kind_or_path)
+    with open_mind(args, embed=False) as mind:
+        source = register_source(
+            mind,
+            kind,
+            path,
+            args.name,
+            auto_sync=args.auto_sync,
+            interval_hours=args.interval_hours,
+            replace=args.replace,
+            kind_anyway=args.kind_anyway,
+        )
+    detected = ", detected" if kind is None else ""
+    emit(
+        args,
+        source.__dict__,
+        f"added source {source.source!r} ({source.kind}{detected}) -> {source.source_path} "
+        f"in workspace {args.workspace!r}",
+    )
+    return EXIT_OK
+
+
+@sources.command("list", epilog=example("mind sources list --all-workspaces"))
+@click.option("--all-workspaces", is_flag=True, help="Sources of every workspace in the home.")
+@common_options
+@mind_command
+def sources_list(args: CommandArgs) -> int:
+    """List sources with their last harvest."""
+    from mind_core.harvest.stores import HarvestSourceStore
+
+    rows, data, notes = [], [], []
+    for workspace in selected_workspaces(args):
+        with open_mind(args, workspace, embed=False) as mind:
+            for s in HarvestSourceStore(mind.db).get_all():
+                data.append({"workspace": workspace, **s.__dict__})
+                interval = f"every {s.sync_interval_hours}h" if s.auto_sync else "manual"
+                rows.append(
+                    (
+                        workspace,
+                        s.source,
+                        s.kind,
+                        s.last_status or "never harvested",
+                        interval,
+                        s.last_harvest_at or "never",
+                        s.last_items,
+                        s.last_frames,
+                        s.last_errors,
+                        s.source_path,
+                    )
+                )
+                if s.last_status_reason:
+                    notes.append(f"  {workspace}/{s.source}: {s.last_status}: {s.last_status_reason}")
+                notes.extend(f"    {error}" for error in s.last_first_errors)
+    headers = (
+        "workspace",
+        "source",
+        "kind",
+        "status",
+        "sync",
+        "last harvest",
+        "items",
+        "frames",
+        "errors",
+        "path",
+    )
+    parts: list[str | TableView] = [TableView(headers, rows) if rows else "no sources registered"]
+    if notes:
+        parts.append("\n" + "\n".join(notes))
+    emit(args, data, *parts)
+    return EXIT_OK
+
+
+@sources.command("remove", epilog=example("mind sources remove gpt"))
+@click.argument("name", help="The source to unregister.")
+@common_options
+@mind_command
+def sources_remove(args: CommandArgs) -> int:
+    """Unregister a source (its frames stay in the mind)."""
+    from mind_core.harvest.pipeline import remove_source
+
+    with open_mind(args, embed=False) as mind:
+        if not remove_source(mind, args.name):
+            raise NotFoundError(f"no source named {args.name!r} in workspace {args.workspace!r}")
+    emit(
+        args,
+        {"removed": args.name},
+        f"removed source {args.name!r} (its frames stay in the mind; adding the name again starts a new ledger)",
+    )
+    return EXIT_OK
+
+
+@sources.command("set", epilog=example("mind sources set gpt --auto-sync --interval-hours 6"))
+@click.argument("name", help="The source to change.")
+@click.option("--path", help="Other files for the source: its ledger starts over.")
+@click.option("--kind-anyway", is_flag=True, help="Keep the kind even though PATH looks like another kind.")
+@click.option(
+    "--auto-sync/--no-auto-sync",
+    default=None,
+    help="Turn harvesting by `mind harvest --due` on or off.",
+)
+@click.option("--interval-hours", type=int, help="Hours between auto-sync harvests.")
+@common_options
+@mind_command
+def sources_set(args: CommandArgs) -> int:
+    """Change a source's path or sync schedule."""
+    from mind_core.harvest.pipeline import get_registered, register_source
+    from mind_core.harvest.stores import HarvestSourceStore
+
+    with open_mind(args, embed=False) as mind:
+        source = get_registered(mind, args.name)
+        if args.path:
+            source = register_source(
+                mind, source.kind, args.path, args.name, replace=True, kind_anyway=args.kind_anyway
+            )
+        if args.auto_sync is not None or args.interval_hours is not None:
+            enabled = source.auto_sync if args.auto_sync is None else args.auto_sync
+            HarvestSourceStore(mind.db).set_auto_sync(args.name, enabled, args.interval_hours)
+        source = get_registered(mind, args.name)
+    emit(
+        args,
+        source.__dict__,
+        f"source {source.source!r}: auto-sync {'on' if source.auto_sync else 'off'}, "
+        f"every {source.sync_interval_hours}h, path {source.source_path}",
+    )
+    return EXIT_OK
