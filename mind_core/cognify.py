@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -157,8 +157,14 @@ class CognifyPipeline:
         outcome = self._cognify_frames([frame]).frames
         return CognifyResult(frame.id, outcome[frame.id].entities, outcome[frame.id].relations_created)
 
-    def cognify_batch(self, frame_ids: Iterable[int], batch_size: int = DEFAULT_BATCH_SIZE) -> dict[str, int]:
-        """Process stored frames ``batch_size`` at a time (one transaction, one embedder call each).
+    def cognify_batch(
+        self,
+        frame_ids: Iterable[int],
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, int]:
+        """Process stored frames ``batch_size`` at a time (one transaction, one embedder call each);
+        ``progress(done, total)`` follows each batch.
 
         Returns ``processed`` (frames found), ``skipped`` (already cognified with their current
         content), ``missing`` (unknown ids), ``entities`` (entity mentions: linked entities
@@ -185,6 +191,8 @@ class CognifyPipeline:
             totals["entities"] += sum(o.entities for o in outcome.frames.values())
             totals["relations"] += sum(o.relations_created for o in outcome.frames.values())
             totals["vectors"] += outcome.vectors
+            if progress is not None:
+                progress(start + len(chunk), len(ids))
         return totals
 
     # -- steps ----------------------------------------------------------------------------

@@ -113,6 +113,7 @@ def doctor(args: CommandArgs) -> int:
                 table,
                 title=f"mind doctor: {args.workspace}",
                 subtitle=f"[{colour}]status: {status}[/{colour}]",
+                expand=False,
             )
         )
     return EXIT_OK if report.healthy and not sources else EXIT_PROBLEMS

@@ -32,7 +32,7 @@ from mind_core.cli.base import CommandArgs
 from mind_core.text_table import print_table
 
 # The harvest engine's stage names, as a person reads them.
-STAGE_LABELS = {"import": "scan/import", "cognify": "cognify", "vectors": "embed"}
+STAGE_LABELS = {"import": "scan/import", "cognify": "cognify/embed", "vectors": "embed"}
 PLAIN_INTERVAL_SECONDS = 5.0
 
 

@@ -203,13 +203,16 @@ class HarvestReport:
         }
 
 
-def cognify_frames(mind: Mind, frame_ids: list[int], source: str | None = None) -> dict[str, Any]:
+def cognify_frames(
+    mind: Mind, frame_ids: list[int], source: str | None = None, progress: Progress | None = None
+) -> dict[str, Any]:
     """Entities, relations and entity-frame links for these frames (and their vectors); with
     ``source``, also what the source's structure states (``mind_core.structure``; idempotent, so
     it runs even when no frame is pending), counted as ``structure_entities`` /
     ``structure_relations`` created."""
     result: dict[str, Any] = (
-        dict(mind.cognify.cognify_batch(frame_ids)) if frame_ids else {"processed": 0, "entities": 0, "relations": 0}
+        dict(mind.cognify.cognify_batch(frame_ids, progress=progress))
+        if frame_ids else {"processed": 0, "entities": 0, "relations": 0}
     )
     if source is not None:  # also with nothing pending: a crash may have come between the two steps
         learned = learn_structure(mind.db, mind.knowledge, source)
@@ -308,7 +311,7 @@ def harvest(
     began = time.perf_counter()
     if cognify:
         pending = pending_cognify_ids(mind, name)
-        report.cognified = cognify_frames(mind, pending, name)
+        report.cognified = cognify_frames(mind, pending, name, stage_progress("cognify"))
         report.cognified["sessions_closed"] = close_harvested_sessions(mind.db, name, pending)
     report.stage_seconds["cognify"] = time.perf_counter() - began
 

@@ -162,8 +162,10 @@ def test_frames_stored_elsewhere_are_cognified_in_batches_with_one_embedding_cal
     texts = [f"{MEETING} Note {i}." for i in range(6)] + OTHER_NOTES + ["Alice Johnson leads Project Falcon"]
     ids = [f.id for f in mind.frames.create_i_frames([NewFrame("import", t) for t in texts])]
 
-    totals = mind.cognify.cognify_batch(ids, batch_size=4)
+    progress = []
+    totals = mind.cognify.cognify_batch(ids, batch_size=4, progress=lambda done, total: progress.append((done, total)))
     assert fake_embedder.calls == 3  # 10 frames in batches of 4: one embedder call per batch
+    assert progress == [(4, 10), (8, 10), (10, 10)]
     assert sorted(fake_embedder.texts_embedded) == sorted(texts)
     assert totals == {
         "processed": 10,

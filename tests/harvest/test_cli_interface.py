@@ -1,0 +1,133 @@
+"""The command line as a tool: version, help, plugin commands, progress and plain output."""
+
+import io
+from importlib.metadata import version
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from mind_core.cli import EXIT_OK, EXIT_USAGE, build_cli, main
+from mind_core.cli.output import StageProgress
+from mind_core.plugins import get_plugin_manager, hookimpl, register_plugin, source_kinds
+from mind_core.text_table import format_table, print_table
+from tests.exports import write_chatgpt_export
+
+
+def run(capsys, *argv):
+    code = main([*argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def all_commands(group: click.Group, prefix: tuple[str, ...] = ()):
+    for name, command in group.commands.items():
+        yield (*prefix, name), command
+        if isinstance(command, click.Group):
+            yield from all_commands(command, (*prefix, name))
+
+
+def test_version_comes_from_the_package_metadata(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == EXIT_OK and out.strip() == f"mind {version('mind-harvest')}"
+
+
+def test_every_argument_and_option_has_help_and_every_command_an_example():
+    for path, command in all_commands(build_cli()):
+        for param in command.params:
+            assert param.help, f"mind {' '.join(path)}: {param.name} has no help text"
+        if not isinstance(command, click.Group):
+            assert "Example:" in (command.epilog or ""), f"mind {' '.join(path)} has no example"
+
+
+def test_sources_add_help_lists_the_installed_kinds(capsys):
+    code, out, _ = run(capsys, "sources", "add", "--help")
+    assert code == EXIT_OK and "Installed kinds" in out
+    assert source_kinds() and all(f"  {kind} " in out for kind in source_kinds())
+
+
+def test_bad_usage_is_exit_code_2_without_a_traceback(capsys):
+    code, _, err = run(capsys, "harvest", "--no-such-option")
+    assert code == EXIT_USAGE and "No such option" in err and "Traceback" not in err
+    code, _, err = run(capsys, "recall", "x", "--scope", "everything")
+    assert code == EXIT_USAGE and "everything" in err
+
+
+class GreetingPlugin:
+    """A third-party plugin adding a command, as llm's plugins do."""
+
+    @hookimpl
+    def register_commands(self, cli: click.Group) -> None:
+        @cli.command("greet")
+        @click.argument("name", help="Who to greet.")
+        def greet(name: str) -> None:
+            """Say hello."""
+            click.echo(f"hello {name}")
+
+        @cli.command("stats")
+        def stats() -> None:
+            """A plugin may not replace a built-in command."""
+            click.echo("plugin stats")
+
+
+@pytest.fixture
+def greeting_plugin():
+    register_plugin(GreetingPlugin(), name="greeting")
+    yield
+    get_plugin_manager(refresh=True)
+
+
+def test_a_plugin_adds_a_command_that_runs(greeting_plugin, capsys):
+    code, out, err = run(capsys, "greet", "Ada")
+    assert code == EXIT_OK and out == "hello Ada\n"
+    assert "may not replace `mind stats`" in err
+    result = CliRunner().invoke(build_cli(), ["--help"])
+    assert "greet" in result.output and "Say hello." in result.output
+    code, out, _ = run(capsys, "stats", "--help")
+    assert code == EXIT_OK and "Counts per mind" in out and "replace a built-in" not in out
+
+
+def test_harvest_progress_is_plain_lines_on_stderr_when_not_a_terminal_and_silent_with_quiet(
+    tmp_path, capsys
+):
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 2, 5)
+    base = ["--home", str(tmp_path / "home"), "--embedder", "mock"]
+    assert run(capsys, "sources", "add", "chatgpt", str(export), "--name", "gpt", *base)[0] == EXIT_OK
+    code, out, err = run(capsys, "harvest", *base)
+    assert code == EXIT_OK and "\033[" not in out + err
+    stages = [line for line in err.splitlines() if line.startswith("[default/gpt] ")]
+    assert any(line.startswith("[default/gpt] scan/import: ") for line in stages)
+    assert "[default/gpt] cognify/embed: 10/10" in stages
+    assert out.splitlines()[0].split()[:4] == ["workspace", "source", "kind", "status"]
+    code, out, err = run(capsys, "harvest", "--force", "-q", *base)
+    assert code == EXIT_OK and not any(line.startswith("[default/gpt]") for line in err.splitlines())
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_stage_progress_on_a_terminal_draws_bars_with_done_and_total(monkeypatch):
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with StageProgress("default/gpt") as progress:
+        progress("cognify", 4, 10)
+        progress("cognify", 10, 10)
+    assert "default/gpt cognify/embed" in terminal.getvalue() and "10/10" in terminal.getvalue()
+
+
+def test_tables_are_plain_text_off_a_terminal_and_rich_on_one(monkeypatch):
+    headers, rows = ("name", "count"), [("alpha", 1), ("beta [x]", 22)]
+    plain = io.StringIO()
+    print_table(headers, rows, stream=plain)
+    assert plain.getvalue() == format_table(headers, rows) + "\n"
+    assert plain.getvalue().splitlines()[1] == "--------  -----"
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    terminal = Terminal()
+    print_table(headers, rows, stream=terminal)
+    assert "beta [x]" in terminal.getvalue() and "━" in terminal.getvalue()
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain_again = Terminal()
+    print_table(headers, rows, stream=plain_again)
+    assert plain_again.getvalue() == plain.getvalue()
