@@ -28,9 +28,8 @@ import pyarrow as pa
 
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.snapshot import PART_FILE, SNAPSHOT_TABLES, SNAPSHOTS_TABLE, table_schema
-from mind_core.text_table import format_table
+from mind_core.text_table import OUTPUT_FORMATS, format_table
 
-OUTPUT_FORMATS = ("table", "csv", "json")
 TABLE_CELL_WIDTH = 60
 
 

@@ -16,6 +16,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+# How rows of a query can be printed (``mind analytics``): this table, CSV, or JSON objects.
+OUTPUT_FORMATS = ("table", "csv", "json")
+
 
 def _text(value: Any) -> str:
     return "" if value is None else str(value)

@@ -17,9 +17,9 @@ from mind_core.cli.base import (
 from mind_core.cli.output import TableView, emit
 from mind_core.errors import InvalidInputError
 from mind_core.home import MindHome
+from mind_core.text_table import OUTPUT_FORMATS
 
 ROOT_OPTION = click.option("--root", metavar="DIR", help="Snapshot folder (default: <MIND_HOME>/snapshots).")
-OUTPUT_FORMATS = ("table", "csv", "json")
 FORMAT_OPTION = click.option(
     "--format",
     "output_format",
