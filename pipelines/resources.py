@@ -25,9 +25,17 @@ STAGING_DIR = "staging"
 
 
 @functools.cache
-def _provider(provider: str, dimensions: int, batch_size: int | None, model_path: str | None) -> Embedder:
+def _provider(
+    provider: str, dimensions: int, batch_size: int | None, model_path: str | None, backend: str | None
+) -> Embedder:
     return create_embedding_provider(
-        provider, dimensions, batch_size=batch_size, model_path=model_path, fallback_to_mock=False
+        provider,
+        dimensions,
+        batch_size=batch_size,
+        model_path=model_path,
+        backend=backend,
+        fallback_to_mock=False,
+        lazy=provider != "auto",  # a step that embeds nothing loads no model
     )
 
 
@@ -66,11 +74,13 @@ class EmbedderResource(dg.ConfigurableResource):
     dimensions: int = DEFAULT_DIMENSIONS
     batch_size: int | None = None  # texts per model pass / HTTP request; None: the provider's own
     model_path: str | None = None
+    backend: str | None = None  # in-process model: onnx-int8, onnx, torch; None: $MIND_HARVEST_EMBED_BACKEND
 
     def build(self) -> Embedder:
-        """The embedder for this configuration, made (and probed) once per process: Dagster makes
-        a resource instance per step, and every step of an in-process run shares the process."""
-        return _provider(self.provider, self.dimensions, self.batch_size, self.model_path)
+        """The embedder for this configuration, made once per process: Dagster makes a resource
+        instance per step, and every step of an in-process run shares the process. The model
+        itself loads at the first text embedded."""
+        return _provider(self.provider, self.dimensions, self.batch_size, self.model_path, self.backend)
 
 
 class PluginManagerResource(dg.ConfigurableResource):

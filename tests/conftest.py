@@ -27,8 +27,21 @@ def fake_embedder():
 
 
 @pytest.fixture(scope="session")
-def real_embedder():
-    """The in-process all-MiniLM-L6-v2 provider at 1024 dimensions, loaded once per test session."""
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory):
+    """A session folder for the exported ONNX files ($MIND_HARVEST_ONNX_CACHE while it lives), so
+    tests never read or write the user's cache; the real export happens once per session."""
+    from mind_core.embeddings.onnx_export import CACHE_ENV
+
+    folder = tmp_path_factory.mktemp("onnx-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_ENV, str(folder))
+        yield folder
+
+
+@pytest.fixture(scope="session")
+def real_embedder(onnx_cache):
+    """The in-process all-MiniLM-L6-v2 provider (default backend) at 1024 dimensions, loaded
+    once per test session."""
     from mind_core.embeddings import InprocessEmbedder
 
     embedder = InprocessEmbedder(dimensions=1024)

@@ -80,3 +80,28 @@ class SteppingClock:
         reading = self._next
         self._next += timedelta(seconds=1)
         return format_utc(reading)
+
+
+def write_tiny_bert_onnx(path, vocab_size: int = 30522, hidden: int = 8, seed: int = 0) -> None:
+    """A stand-in for the exported MiniLM graph: the same inputs and output, two small layers
+    (token embedding Gather, then a MatMul), so tokenization, padding, pooling and int8
+    quantization run for real in milliseconds and without torch."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    table = numpy_helper.from_array(rng.standard_normal((vocab_size, hidden)).astype(np.float32), "table")
+    weight = numpy_helper.from_array(rng.standard_normal((hidden, hidden)).astype(np.float32), "weight")
+    inputs = [
+        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"])
+        for name in ("input_ids", "attention_mask", "token_type_ids")
+    ]
+    output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "tokens", hidden])
+    nodes = [
+        helper.make_node("Gather", ["table", "input_ids"], ["embedded"]),
+        helper.make_node("MatMul", ["embedded", "weight"], ["last_hidden_state"]),
+    ]
+    graph = helper.make_graph(nodes, "tiny_bert", inputs, [output], [table, weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))

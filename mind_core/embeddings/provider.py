@@ -75,6 +75,7 @@ class EmbeddingProvider:
         *,
         probe_all: bool = False,
         fallback_to_mock: bool = True,
+        lazy: bool = False,
     ) -> None:
         if requested not in PROVIDERS:
             raise InvalidInputError(f"unknown embedding provider {requested!r}; expected one of {PROVIDERS}")
@@ -84,6 +85,7 @@ class EmbeddingProvider:
         self.dimensions = int(dimensions)
         self.probe_all = probe_all
         self.fallback_to_mock = fallback_to_mock
+        self.lazy = lazy and requested not in ("auto", "mock")
         self._factories = dict(factories)
         self._lock = threading.RLock()
         self._probe_lock = threading.Lock()
@@ -123,6 +125,8 @@ class EmbeddingProvider:
         """
         with self._probe_lock:
             candidates = self._candidates()
+            if self.lazy:
+                return self._adopt_unprobed(candidates[0])
             active: tuple[str, Embedder] | None = None
             available: list[str] = []
             errors: list[str] = []
@@ -156,6 +160,26 @@ class EmbeddingProvider:
                 log.warning("%s (%s)", DEGRADED_WARNING, self.last_error)
             return status
 
+    def _adopt_unprobed(self, name: str) -> dict[str, Any]:
+        """Take the one requested provider without embedding a probe text.
+
+        Constructing an embedder loads nothing, so a command that never embeds (a harvest of an
+        unchanged source, a fingerprint check) never loads a model; a provider that cannot work
+        raises EmbeddingError at its first embed instead of at start-up.
+        """
+        factory = self._factories.get(name)
+        if factory is None:
+            raise EmbeddingError(f"{name} is not configured")
+        embedder = factory()
+        if int(embedder.dimensions) != self.dimensions:
+            _close(embedder)
+            raise EmbeddingError(f"Unexpected dims: {name} makes {embedder.dimensions}, expected {self.dimensions}")
+        with self._lock:
+            self._active_name, self._active = name, embedder
+            self.available_providers = [name, "mock"]
+            self.last_error = None
+            return self.get_status()
+
     # -- Embedder ---------------------------------------------------------------------------
     @property
     def provider(self) -> str:
@@ -164,6 +188,15 @@ class EmbeddingProvider:
     @property
     def model_name(self) -> str:
         return self._active.model_name
+
+    @property
+    def runtime(self) -> str | None:
+        """The active model's runtime (onnx, torch) when it runs in this process, else None."""
+        return getattr(self._active, "runtime", None)
+
+    @property
+    def quantization(self) -> str | None:
+        return getattr(self._active, "quantization", None)
 
     @property
     def active_embedder(self) -> Embedder:
@@ -247,9 +280,12 @@ def create_embedding_provider(
     litellm_url: str | None = None,
     litellm_api_key: str | None = None,
     model_path: str | Path | None = None,
+    backend: str | None = None,
+    onnx_cache: str | Path | None = None,
     batch_size: int | None = None,
     probe_all: bool = False,
     fallback_to_mock: bool = True,
+    lazy: bool = False,
     env: Mapping[str, str] | None = None,
 ) -> EmbeddingProvider:
     """Build the provider chain from arguments (or MIND_HARVEST_* variables) and probe it.
@@ -261,7 +297,10 @@ def create_embedding_provider(
     ``batch_size`` (texts per model pass or HTTP request) defaults to each provider's own.
     ``probe_all`` probes every chain provider like the original (slower; fills
     ``available_providers``). ``fallback_to_mock=False`` raises EmbeddingError instead of
-    degrading when the requested provider(s) fail the probe.
+    degrading when the requested provider(s) fail the probe. ``lazy`` (an explicit provider
+    only) skips the probe, so nothing is loaded until the first text is embedded. ``backend``
+    (``onnx-int8``, ``onnx``, ``torch``; default ``$MIND_HARVEST_EMBED_BACKEND`` or onnx-int8)
+    and ``onnx_cache`` (the folder of the exported ONNX files) configure the in-process model.
     """
     env = os.environ if env is None else env
     ollama = _setting(ollama_url, env, ENV_OLLAMA_URL)
@@ -273,7 +312,9 @@ def create_embedding_provider(
     sized: dict[str, Any] = {} if batch_size is None else {"batch_size": batch_size}
 
     factories: dict[str, Factory] = {
-        "inprocess": lambda: InprocessEmbedder(dims, **sized, model_path=model_path),
+        "inprocess": lambda: InprocessEmbedder(
+            dims, **sized, model_path=model_path, backend=backend, onnx_cache=onnx_cache
+        ),
         "ollama": lambda: OllamaEmbedder(ollama, model=ollama_model, dimensions=dims, **sized),
     }
     if voyage_key:
@@ -295,6 +336,7 @@ def create_embedding_provider(
         factories,
         probe_all=probe_all,
         fallback_to_mock=fallback_to_mock,
+        lazy=lazy,
     )
     instance.reprobe()
     return instance

@@ -25,9 +25,10 @@ from mind_core.frames import Frame, NewFrame
 from mind_core.harvest.items import MAX_MESSAGE_CHARS, HarvestError, HarvestItem, HarvestMessage, ScanEvent
 from mind_core.harvest.outcome import judge_import
 from mind_core.harvest.ownership import frame_metadata, frames_held, hand_over, held_by_others, owned_by
-from mind_core.harvest.source_metadata import ledger_digest, source_metadata
+from mind_core.harvest.source_metadata import ledger_digest, same_source_metadata, source_metadata
 from mind_core.harvest.stores import HarvestRunStore, HarvestSourceStore, SourceOutcome
 from mind_core.mind import Mind
+from mind_core.schema import content_hash
 from mind_core.timestamps import is_valid_iso_timestamp, now_iso
 
 IMPORT_BATCH = 1000
@@ -47,6 +48,7 @@ class ImportSummary:
     frames_unchanged: int = 0
     frames_duplicate: int = 0  # new messages whose content already existed as a frame
     frames_restored: int = 0  # messages whose frame had been rewritten under them, given their text back
+    frames_metadata_refreshed: int = 0  # same text, new source metadata (frontmatter, tags): the owner's frame follows
     timestamps_missing: int = 0
     error_count: int = 0
     errors: list[HarvestError] = field(default_factory=list)
@@ -194,8 +196,8 @@ def import_items(
                     message = replace(message, text=message.text[:MAX_MESSAGE_CHARS])
                 content = frame_content(event, message)
                 kept = source_metadata(event, message)
-                digest = ledger_digest(content, kept)
-                message_hashes.append(f"{key}\x00{digest}")
+                digest = content_hash(content)  # the text the message's frame must hold
+                message_hashes.append(f"{key}\x00{ledger_digest(content, kept)}")
                 if seen_keys is not None:
                     seen_keys.add(key)
                 timestamp = message.timestamp or event.timestamp
@@ -286,7 +288,9 @@ def _write_batch(
             chunk = keys[start : start + 500]
             marks = ",".join("?" for _ in chunk)
             for row in db.query(
-                "SELECT l.item_key, l.content_hash, l.frame_id, f.content_hash AS frame_hash "
+                "SELECT l.item_key, l.content_hash, l.frame_id, f.content_hash AS frame_hash, "
+                "json_extract(f.metadata, '$.source') AS frame_source, "
+                "json_extract(f.metadata, '$.provenance.source') AS frame_owner "
                 "FROM harvest_ledger l LEFT JOIN memory_frames f ON f.id = l.frame_id "
                 f"WHERE l.source = ? AND l.item_key IN ({marks})",
                 [source_name, *chunk],
@@ -303,8 +307,21 @@ def _write_batch(
                 known[p.key] = {"content_hash": p.digest, "frame_id": None, "frame_hash": None}
                 continue
             if row["frame_id"] is None or (row["content_hash"] == p.digest and row["frame_hash"] == p.digest):
-                # unchanged (a frame deleted since, by compaction or by hand, stays deleted)
-                summary.frames_unchanged += 1
+                # same text (a frame deleted since, by compaction or by hand, stays deleted); what the
+                # plugin read about it (frontmatter, tags) may have changed: the owner's frame follows
+                if (
+                    row["frame_id"] is not None
+                    and row["frame_owner"] == source_name
+                    and not same_source_metadata(row["frame_source"], p.metadata["source"])
+                ):
+                    db.execute(
+                        "UPDATE memory_frames SET metadata = json_set(metadata, '$.source', json(?)) WHERE id = ?",
+                        (json.dumps(p.metadata["source"], ensure_ascii=False), row["frame_id"]),
+                    )
+                    summary.frames_metadata_refreshed += 1
+                    summary.updated_frame_ids.append(row["frame_id"])
+                else:
+                    summary.frames_unchanged += 1
                 continue
             frame_id = row["frame_id"]
             if row["content_hash"] == p.digest:  # the frame was rewritten under this message

@@ -313,7 +313,10 @@ def harvest(
     report.stage_seconds["cognify"] = time.perf_counter() - began
 
     began = time.perf_counter()
-    report.vectors_written = index_vectors(mind, stage_progress("vectors"))
+    # cognify embeds the frames it processed; this stage embeds any other frame left without one
+    report.vectors_written = int(report.cognified.get("vectors", 0)) + index_vectors(
+        mind, stage_progress("vectors")
+    )
     report.stage_seconds["vectors"] = time.perf_counter() - began
 
     began = time.perf_counter()

@@ -27,9 +27,16 @@ def source_metadata(item: HarvestItem, message: HarvestMessage) -> dict[str, Any
 
 
 def ledger_digest(content: str, kept: dict[str, Any]) -> str:
-    """The ledger's hash of a message: its frame's text and the metadata kept with it, so a note
-    whose frontmatter or tags changed (same text) updates its frame's metadata on the next harvest."""
+    """A message's hash in its item's hash: its frame's text and the metadata kept with it, so a
+    note whose frontmatter or tags changed (same text) is not an unchanged item set."""
     return content_hash(content + "\x00" + json.dumps(kept, sort_keys=True, ensure_ascii=False))
+
+
+def same_source_metadata(stored: str | None, kept: dict[str, Any]) -> bool:
+    """Whether a frame's stored ``metadata.source`` (JSON text) is what the plugin read now."""
+    if stored is None:
+        return False
+    return json.loads(stored) == json.loads(json.dumps(kept, ensure_ascii=False))
 
 
 def _bounded(value: Any) -> Any:

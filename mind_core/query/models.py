@@ -260,6 +260,11 @@ class MemoryMetadata(BaseModel):
     relevance_score: float
     final_score: float
     provenance: Provenance
+    source: dict[str, Any] = Field(
+        default_factory=dict,
+        description="What the source's plugin read about the frame: its item (note frontmatter, tags, "
+        "links; mail headers; chat title) and its message (author, tags of the section).",
+    )
 
 
 class ExternalProvenance(BaseModel):

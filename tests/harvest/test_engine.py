@@ -29,7 +29,7 @@ def test_harvest_writes_one_frame_per_message_with_provenance_and_time(tmp_path,
         register_source(mind, "chatgpt", export, "gpt")
         report = harvest(mind, "gpt")
         assert report.imported.items_seen == 4 and report.imported.frames_new == 24
-        assert report.vectors_written == 0 and report.cognified["processed"] == 24  # cognify embedded them
+        assert report.vectors_written == 24 and report.cognified["processed"] == 24  # cognify embedded them
         data = json.loads(export.read_text())
         expected = {}
         for conv in data:

@@ -71,7 +71,9 @@ def test_an_edit_in_one_source_leaves_the_shared_frame_to_the_other(tmp_path, tw
         assert "zeppelin" in ledger_text(mind, "main", "conv-1-m1")
         assert mind.frames.get_stats()["total"] == 7
         rescan = harvest(mind, "copy", force=True)
-        assert rescan.imported.frames_unchanged == 6 and rescan.imported.frames_restored == 0
+        # the handed-over frame's source metadata becomes the backup's own; no text changes
+        assert rescan.imported.frames_updated == 0 and rescan.imported.frames_restored == 0
+        assert rescan.imported.frames_unchanged + rescan.imported.frames_metadata_refreshed == 6
         for source in ("main", "copy"):
             assert duplicate_imports(mind.db, source).ok  # the kept frame now names the backup
         shared = mind.db.scalar(

@@ -97,10 +97,11 @@ def test_a_frontmatter_change_alone_updates_the_frames_metadata(tmp_path: Path, 
     note = vault / "Project Falcon.md"
     with Mind.open(tmp_path / "m.mind", embedder=create_embedding_provider("mock")) as mind:
         register_source(mind, "markdown", vault, "vault")
-        assert harvest(mind, "vault").imported.frames_updated == 0
+        assert harvest(mind, "vault").imported.frames_metadata_refreshed == 0
         note.write_text(note.read_text().replace("status: active", "status: done"))
         report = harvest(mind, "vault")
-        assert report.imported.frames_updated == len(
+        assert report.imported.frames_updated == 0
+        assert report.imported.frames_metadata_refreshed == len(
             [f for f in frames_of(mind, "markdown") if f.metadata["provenance"]["path"] == "Project Falcon.md"]
         )
         statuses = {

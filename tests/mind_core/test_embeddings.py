@@ -670,9 +670,23 @@ def test_real_model_is_semantic(real_embedder: InprocessEmbedder) -> None:
 @pytest.mark.real_model
 def test_real_model_batch_equals_single_and_is_deterministic(real_embedder: InprocessEmbedder) -> None:
     texts = ["short", "a somewhat longer sentence about databases and indexes", "third"]
-    batch = real_embedder.embed_batch(texts)
+    fp32 = InprocessEmbedder(backend="onnx")
+    batch = fp32.embed_batch(texts)
     for i, text in enumerate(texts):
-        np.testing.assert_allclose(batch[i], real_embedder.embed(text), atol=1e-5)
+        np.testing.assert_allclose(batch[i], fp32.embed(text), atol=1e-5)
+    np.testing.assert_array_equal(real_embedder.embed_batch(texts), real_embedder.embed_batch(texts))
+
+
+@pytest.mark.real_model
+def test_int8_vectors_depend_a_little_on_their_pass() -> None:
+    """Dynamic quantization scales activations per pass (all its texts and padding together), so
+    an int8 vector moves slightly with its pass-mates: close to the single-text vector, not equal."""
+    texts = ["short", "a somewhat longer sentence about databases and indexes", "third"]
+    int8 = InprocessEmbedder(backend="onnx-int8")
+    batch = int8.embed_batch(texts)
+    singles = np.stack([int8.embed(text) for text in texts])
+    cosines = (batch * singles).sum(axis=1)
+    assert cosines.min() > 0.9, cosines  # measured: 0.95-0.99 when pass-mates differ in length
 
 
 @pytest.mark.real_model
@@ -693,7 +707,28 @@ def test_auto_selects_the_real_inprocess_model(real_embedder: InprocessEmbedder,
     assert status["available_providers"] == ["inprocess", "mock"]
     assert provider.fingerprint() == {
         "provider": "inprocess", "model": "sentence-transformers/all-MiniLM-L6-v2", "dimensions": 1024,
+        "backend": real_embedder.runtime, "quantization": real_embedder.quantization,
     }
     assert provider.max_seq_length == 256
     np.testing.assert_allclose(provider.embed("same vector space"), real_embedder.embed("same vector space"),
                                atol=1e-6)
+
+
+@pytest.mark.real_model
+def test_onnx_fp32_reproduces_torch_and_int8_stays_close(real_embedder: InprocessEmbedder) -> None:
+    """The measurement behind the fingerprint rule: fp32 ONNX and torch share one vector space
+    (cosine >= 0.9999), int8 is near it (mean >= 0.99) but is a space of its own."""
+    texts = [
+        "The cat sat on the mat",
+        "Can you help me plan a trip to Lisbon in May?",
+        "def parse(path): return json.loads(Path(path).read_text())",
+        "Ünïcödé and emoji 🐝",
+        "word " * 400,
+    ]
+    torch_vectors = inprocess_module.load_model().encode(texts, normalize_embeddings=True)
+    onnx_fp32 = InprocessEmbedder(384, backend="onnx").embed_batch(texts)
+    onnx_int8 = InprocessEmbedder(384, backend="onnx-int8").embed_batch(texts)
+    fp32_cosines = (torch_vectors * onnx_fp32).sum(axis=1)
+    int8_cosines = (torch_vectors * onnx_int8).sum(axis=1)
+    assert fp32_cosines.min() >= 0.9999, fp32_cosines
+    assert int8_cosines.mean() >= 0.99 and int8_cosines.min() >= 0.95, int8_cosines

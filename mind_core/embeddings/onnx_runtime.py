@@ -1,0 +1,97 @@
+"""Sentence vectors from an ONNX graph: the ``tokenizers`` tokenizer, ONNX Runtime, and the
+pooling sentence-transformers does, written out (mean over real tokens, then L2 normalization).
+
+Nothing here imports torch or transformers: this is what the query path loads, and importing
+torch alone costs seconds on a cold start.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from mind_core.embeddings.base import EmbeddingError
+
+DEFAULT_MAX_SEQ_LENGTH = 256
+
+
+def max_seq_length_of(model_dir: Path) -> int:
+    """Word pieces the model reads per text, from sentence-transformers' own config file."""
+    try:
+        config = json.loads((model_dir / "sentence_bert_config.json").read_text())
+        return int(config["max_seq_length"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return DEFAULT_MAX_SEQ_LENGTH
+
+
+class OnnxSentenceModel:
+    """One ONNX Runtime session and its tokenizer; ``encode`` gives unit-length vectors."""
+
+    def __init__(self, onnx_path: Path, model_dir: Path) -> None:
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"the ONNX embedder needs onnxruntime and tokenizers: `pip install onnxruntime tokenizers` ({exc})"
+            ) from exc
+        self.max_seq_length = max_seq_length_of(model_dir)
+        try:
+            self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        except Exception as exc:  # tokenizers raises its own Exception type for unreadable files
+            raise EmbeddingError(f"could not read the tokenizer in {model_dir}: {exc}") from exc
+        # A copy that counts whole texts (measuring over-long text is what counting is for).
+        self.counter = Tokenizer.from_str(self.tokenizer.to_str())
+        self.counter.no_truncation()
+        self.counter.no_padding()
+        # Truncate like sentence-transformers; padding happens per pass, to that pass's longest text.
+        self.tokenizer.enable_truncation(max_length=self.max_seq_length)
+        self.tokenizer.no_padding()
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3  # errors only: ORT's warnings are about graph fusions
+        self.session = onnxruntime.InferenceSession(
+            str(onnx_path), options, providers=["CPUExecutionProvider"]
+        )
+        self.input_names = {i.name for i in self.session.get_inputs()}
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces ``text`` becomes, without [CLS]/[SEP] and without truncation."""
+        return len(self.counter.encode(text, add_special_tokens=False).ids)
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        """(n, hidden) float32 unit vectors; texts run in passes of ``batch_size`` sorted by length,
+        so a pass pads its texts to a similar length instead of to the call's longest one."""
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(encodings)), key=lambda i: -len(encodings[i].ids))
+        out: np.ndarray | None = None
+        for start in range(0, len(order), batch_size):
+            chosen = order[start : start + batch_size]
+            width = len(encodings[chosen[0]].ids)
+            ids = np.zeros((len(chosen), width), dtype=np.int64)
+            mask = np.zeros((len(chosen), width), dtype=np.int64)
+            for row, index in enumerate(chosen):
+                tokens = encodings[index].ids
+                ids[row, : len(tokens)] = tokens
+                mask[row, : len(tokens)] = 1
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self.input_names:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = self.session.run(None, feed)[0]
+            pooled = mean_pool(hidden, mask)
+            if out is None:
+                out = np.zeros((len(encodings), pooled.shape[1]), dtype=np.float32)
+            out[chosen] = pooled
+        return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+
+def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mean of the token vectors a text really has (padding excluded), scaled to unit length."""
+    weights = mask[:, :, None].astype(np.float32)
+    summed = (hidden * weights).sum(axis=1)
+    counts = np.clip(weights.sum(axis=1), 1e-9, None)
+    pooled = summed / counts
+    norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+    return (pooled / norms).astype(np.float32)
