@@ -1,5 +1,5 @@
-"""The long reliability run (issues #11, #14): crash trials, hostile corpus, bad bytes, hostile
-sizes, property tests, concurrency, resource faults and the query service under load, with the
+"""The long reliability run (issues #11, #14): crash trials, hostile corpus, bad bytes, silent
+zeros (sources that give nothing), hostile sizes, property tests, concurrency, resource faults and the query service under load, with the
 figures for the README.
 
     .venv/bin/python benchmarks/reliability.py            # the full run (about 15 minutes on 2 cores)
@@ -126,6 +126,61 @@ def bad_byte_part(root: Path, records: int, every: int) -> dict[str, Any]:
     }
     print(f"  messages lost next to a bad byte: {summary_out['messages_lost_next_to_a_bad_byte']}")
     return summary_out
+
+
+def _broken_sources(root: Path) -> list[tuple[str, str, Path, str]]:
+    """(name, kind, path, what is wrong) of sources that can give nothing."""
+    vault = root / "vault"
+    (vault / "notes").mkdir(parents=True)
+    (vault / "notes" / "a.md").write_text("# A note\n\nwith text\n")
+    gone = root / "gone"
+    gone.mkdir()
+    (gone / "b.md").write_text("# B\n")
+    empty = root / "empty-vault"
+    empty.mkdir()
+    emptied = root / "emptied" / "conversations.json"
+    emptied.parent.mkdir()
+    emptied.write_text("[]")
+    unreadable = root / "unreadable" / "conversations.json"
+    unreadable.parent.mkdir()
+    unreadable.write_text("{ this is not json")
+    return [
+        ("missing", "markdown", gone, "path deleted after it was added"),
+        ("empty", "markdown", empty, "an empty folder (an unmounted drive)"),
+        ("emptied", "chatgpt", emptied, "an export that is now []"),
+        ("unreadable", "chatgpt", unreadable, "every record broken"),
+        ("vault-as-mail", "email", vault, "a vault added as email (--kind-anyway)"),
+    ]
+
+
+def silent_zero_part(root: Path) -> dict[str, Any]:
+    """Sources that give nothing, harvested twice by `mind harvest`: a run that exits 0 having
+    imported nothing is a silent zero; a second run that skips as unchanged hides the failure."""
+    from mind_core.cli import EXIT_OK, main
+
+    began = section("silent zeros: sources that give nothing, harvested by `mind harvest`")
+    home = str(root / "home")
+    base = ["--home", home, "--workspace", "w", "--embedder", "mock", "-q"]
+    cases = _broken_sources(root)
+    for name, kind, path, _ in cases:
+        assert main(["sources", "add", kind, str(path), "--name", name, "--kind-anyway", *base]) == EXIT_OK
+    shutil.rmtree(cases[0][2])
+    results = {}
+    for name, _, _, what in cases:
+        codes = [main(["harvest", name, *base]) for _ in range(2)]
+        results[name] = {"what": what, "exit_codes": codes, "silent": EXIT_OK in codes}
+        print(f"  {name:<14} {what}: exit codes {codes}")
+    with Mind.open(MindHome(home).mind_path("w"), readonly=True) as mind:
+        statuses = dict(mind.db.query("SELECT source, last_status FROM harvest_sources"))
+    for name, entry in results.items():
+        entry["status"] = statuses.get(name)
+    out = {
+        "sources": results,
+        "silent_zero_runs": sum(r["silent"] for r in results.values()),
+        "seconds": round(time.perf_counter() - began, 1),
+    }
+    print(f"  statuses: {statuses}\n  silent-zero runs: {out['silent_zero_runs']}")
+    return out
 
 
 def sizes_part(root: Path, big_mb: int) -> dict[str, Any]:
@@ -280,7 +335,9 @@ def main() -> None:
     parser.add_argument(
         "--only",
         nargs="*",
-        choices=("crash", "hostile", "badbytes", "sizes", "properties", "concurrency", "faults", "load"),
+        choices=(
+            "crash", "hostile", "badbytes", "silent", "sizes", "properties", "concurrency", "faults", "load"
+        ),
     )
     args = parser.parse_args()
     size = {
@@ -294,7 +351,8 @@ def main() -> None:
         "rounds": 2 if args.quick else 3,
     }
     parts = set(
-        args.only or ("crash", "hostile", "badbytes", "sizes", "properties", "concurrency", "faults", "load")
+        args.only
+        or ("crash", "hostile", "badbytes", "silent", "sizes", "properties", "concurrency", "faults", "load")
     )
     results: dict[str, Any] = {"size": size, "seed": args.seed}
     began = time.perf_counter()
@@ -308,6 +366,8 @@ def main() -> None:
             )
         if "badbytes" in parts:
             results["badbytes"] = bad_byte_part(root / "badbytes", size["bad_byte_records"], 20)
+        if "silent" in parts:
+            results["silent"] = silent_zero_part(root / "silent")
         if "sizes" in parts:
             results["sizes"] = sizes_part(root / "sizes", size["size_mb"])
         if "properties" in parts:

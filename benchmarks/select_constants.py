@@ -13,7 +13,8 @@ question is embedded once. Questions without resolvable evidence are excluded an
 
     .venv/bin/python benchmarks/select_constants.py [--data locomo realtalk] [--k 10]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
-        [--context-windows 2] [--conversations NAME ...] [--questions N]
+        [--context-windows 2] [--embed-backend onnx-int8|onnx|torch] [--conversations NAME ...]
+        [--questions N]
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from _memory_eval import Conversation, harvested
 
 from mind_core.embeddings import InprocessEmbedder
 from mind_core.embeddings.base import Embedder
+from mind_core.embeddings.inprocess import BACKENDS
 from mind_core.search import SearchConfig
 
 DEFAULT = SearchConfig()
@@ -255,13 +257,21 @@ def main() -> None:
     parser.add_argument("--conversations", nargs="+", help="only these (for development)")
     parser.add_argument("--questions", type=int, help="only the first N questions of each (for development)")
     parser.add_argument(
+        "--embed-backend", choices=tuple(BACKENDS), help="in-process model backend (default: the product's)"
+    )
+    parser.add_argument(
         "--name", default="select_constants", help="results file name under benchmarks/results/"
     )
     args = parser.parse_args()
     settings = grid(args)
-    embedder = InprocessEmbedder()
+    embedder = InprocessEmbedder(backend=args.embed_backend)
+    print(f"embedding backend: {embedder.backend}")
     embedder.embed("warm up the model")
-    results: dict[str, Any] = {"k": args.k, "settings": [asdict(s) for s in settings]}
+    results: dict[str, Any] = {
+        "k": args.k,
+        "embedding_backend": embedder.backend,
+        "settings": [asdict(s) for s in settings],
+    }
     for data in args.data:
         load, categories = DATA_SETS[data]
         conversations = [c for c in load() if not args.conversations or c.name in args.conversations]

@@ -220,7 +220,8 @@ def announce_harvest(mind_home: Path, workspace: str, report: Any) -> list[str]:
         try:
             impl.function(mind_home=mind_home, workspace=workspace, report=report)
         except Exception as exc:
-            warnings.append(f"plugin {impl.plugin_name!r} could not record the harvest: {exc}")
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            warnings.append(f"plugin {impl.plugin_name!r} could not record the harvest: {reason}")
     return warnings
 
 

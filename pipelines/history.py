@@ -8,9 +8,11 @@ webserver needs to run: the events go straight into the instance's storage, so t
 command line's harvests beside its own runs (tagged ``mind_harvest/recorded_by: command-line``).
 
 - A harvested source (ok / partial): a materialization of each asset of the harvest chain for its
-  partition, with the counts a run records, and a passed ``source_parsed`` check.
-- A failed, empty or missing source: a failed ``source_parsed`` check whose description is the
-  reason; no materialization (the partition keeps its last good state).
+  partition, with the counts a run records.
+- A failed, empty or missing source: an observation of ``harvest_items`` for the partition whose
+  description is the status and the reason; no materialization (the partition keeps its last good
+  state). Not a check evaluation: the instance keeps one run-less evaluation per check and
+  partition, so a second failed harvest could not be recorded.
 - An unchanged source: nothing new, unless the partition has never been materialized (a mind
   harvested before this history existed); then the chain is recorded as up to date.
 """
@@ -80,17 +82,13 @@ def never_materialized(instance: dg.DagsterInstance, partition: str) -> bool:
     )
 
 
-def _source_parsed(report: Any, partition: str, passed: bool) -> dg.AssetCheckEvaluation:
-    return dg.AssetCheckEvaluation(
-        asset_key=dg.AssetKey("harvest_items"),
-        check_name="source_parsed",
-        passed=passed,
+def _failure(report: Any, partition: str) -> dg.AssetObservation:
+    return dg.AssetObservation(
+        asset_key="harvest_items",
         partition=partition,
-        blocking=True,
-        description=(
-            f"{report.status}: {report.reason}" if not passed else f"{report.imported.items_seen} item(s) read"
-        ),
-        metadata={"status": str(report.status), "recorded_by": "command line"},
+        description=f"{report.status}: {report.reason}",
+        metadata={"status": str(report.status), "reason": str(report.reason)},
+        tags=RECORDED_BY,
     )
 
 
@@ -101,7 +99,7 @@ def record_harvest(instance: dg.DagsterInstance, workspace: str, report: Any) ->
         if not instance.has_dynamic_partition(partitions_def.name, key):
             instance.add_dynamic_partitions(partitions_def.name, [key])
     if report.status in FAILING_STATUSES:
-        instance.report_runless_asset_event(_source_parsed(report, partition, passed=False))
+        instance.report_runless_asset_event(_failure(report, partition))
         return []
     if report.skipped:
         if not never_materialized(instance, partition):
@@ -109,7 +107,6 @@ def record_harvest(instance: dg.DagsterInstance, workspace: str, report: Any) ->
         metadata = {name: {"unchanged": True, "reason": str(report.reason)} for name in CHAIN}
     else:
         metadata = _chain_metadata(report)
-        instance.report_runless_asset_event(_source_parsed(report, partition, passed=True))
     for name in CHAIN:
         instance.report_runless_asset_event(
             dg.AssetMaterialization(

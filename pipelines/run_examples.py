@@ -23,6 +23,7 @@ from typing import Any
 
 import dagster as dg
 
+from mind_core.errors import FingerprintMismatchError
 from mind_core.harvest.catalog import read_catalog
 from mind_core.harvest.pipeline import register_source
 from mind_core.home import MindHome
@@ -106,6 +107,13 @@ def main() -> int:
     if not keys:
         print(f"no example exports found under {EXAMPLES}", file=sys.stderr)
         return 1
+    embedder = EmbedderResource().build()
+    try:
+        Mind.open(home.mind_path(WORKSPACE), embedder=embedder, readonly=True).close()
+    except FingerprintMismatchError:
+        # a demo mind left by an earlier version, embedded by another model backend: re-embed it
+        print("the demo mind's vectors come from another embedder; re-embedding them (`mind reindex`)\n")
+        Mind.open(home.mind_path(WORKSPACE), embedder=embedder, rebuild_vectors=True).close()
     results: dict[str, dg.ExecuteInProcessResult] = {}
     with dg.DagsterInstance.get() as instance:
         add_partitions(instance, home)
@@ -132,7 +140,7 @@ def main() -> int:
             [_source_row(key, result) for key, result in results.items()],
         )
     )
-    with Mind.open(home.mind_path(WORKSPACE), embedder=EmbedderResource().build()) as mind:
+    with Mind.open(home.mind_path(WORKSPACE), embedder=embedder) as mind:
         totals = {
             "frames": mind.frames.get_stats()["total"],
             "sessions": mind.db.scalar("SELECT COUNT(*) FROM sessions"),

@@ -161,7 +161,9 @@ class InprocessEmbedder:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.dimensions = int(dimensions)
         self.batch_size = int(batch_size)
-        self.model_path = model_path
+        # the packaged weights are located now (cheap, nothing loaded), so a missing model package
+        # is one clear error before a harvest writes anything, not after its import
+        self.model_path = model_path if model_path is not None else bundled_model_path()
         self.backend = resolve_backend(backend)
         self.runtime, self.quantization = BACKENDS[self.backend]
         self.onnx_cache = Path(onnx_cache) if onnx_cache is not None else None

@@ -136,12 +136,19 @@ class MindTools:
         since: TimeBound | None = None,
         until: TimeBound | None = None,
         snippet_chars: SnippetChars | None = None,
+        as_of: TimeBound | None = None,
+        tags: list[str] | None = None,
+        sender: str | None = None,
+        source_kind: str | None = None,
     ) -> RecallResponse:
         """Recall what the minds know about ``query``: workspace and personal memory, plus external
         sources when local memory is thin. Scores are 0..1 (above 0.5: keyword and meaning agree).
-        Pass snippet_chars (e.g. 200) to get each text as a short snippet around the query's words."""
+        Pass snippet_chars (e.g. 200) to get each text as a short snippet around the query's words;
+        as_of to recall as of an instant (memories up to it); tags, sender (mail From or author) and
+        source_kind (markdown, email, chatgpt ...) to keep only frames whose sources match."""
         values = {"query": query, "limit": limit, "profile": profile, "workspace": workspace}
         values.update(scope="workspace" if scope == "current" else scope, since=since, until=until)
+        values.update(as_of=as_of, tags=tags or [], sender=sender, source_kind=source_kind)
         request = parse_request(RecallRequest, {**values, "snippet_chars": snippet_chars})
         name = request.workspace or self.default_workspace
         ws = None if name == PERSONAL else self._mind(name, create=False)

@@ -111,6 +111,9 @@ class SerializedEmbedder:
         self.model_name = inner.model_name
         self.dimensions = inner.dimensions
         self.degraded = bool(getattr(inner, "degraded", False))
+        # the vector space (in-process runtime and weights) is part of a mind's fingerprint
+        self.runtime = getattr(inner, "runtime", None)
+        self.quantization = getattr(inner, "quantization", None)
         self._lock = threading.Lock()
 
     def embed(self, text: str) -> Any:

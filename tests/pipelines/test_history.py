@@ -44,13 +44,16 @@ def test_a_command_line_harvest_is_recorded_as_the_partitions_materializations(t
         written = [recorded[a].metadata["vectors_written"].value for a in ("cognified_frames", "vector_index")]
         assert sum(written) == 10  # cognify embeds what it processed, the vector step the rest
         assert recorded["harvest_items"].tags["mind_harvest/recorded_by"] == "command-line"
-        check = instance.event_log_storage.get_latest_asset_check_execution_by_key(
-            [dg.AssetCheckKey(dg.AssetKey("harvest_items"), "source_parsed")]
-        )
-        assert check  # the check's result is there too
+    write_chatgpt_export(export, 2, 5, seed=99)  # the export changed: harvested again
+    assert mind(cli_home, "harvest") == EXIT_OK  # a second harvest is recorded as well
+    with dg.DagsterInstance.from_config(str(cli_home.root / "dagster")) as instance:
+        records = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=dg.AssetKey("iframe_imports"), asset_partitions=["alpha/gpt"]), limit=5
+        ).records
+        assert len(records) == 2
 
 
-def test_a_failed_command_line_harvest_records_a_failed_check_with_the_reason(tmp_path, cli_home):
+def test_failed_command_line_harvests_are_recorded_with_the_reason(tmp_path, cli_home, capsys):
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "note.md").write_text("# A note\n\nSome text.\n")
@@ -58,14 +61,15 @@ def test_a_failed_command_line_harvest_records_a_failed_check_with_the_reason(tm
     (vault / "note.md").unlink()
     vault.rmdir()
     assert mind(cli_home, "harvest") == EXIT_FAILED
+    assert mind(cli_home, "harvest") == EXIT_FAILED  # tried again, and recorded again
+    assert "could not record" not in capsys.readouterr().err
     with dg.DagsterInstance.from_config(str(cli_home.root / "dagster")) as instance:
         assert latest(instance, "harvest_items", "alpha/notes") is None
-        events = instance.get_event_records(
-            dg.EventRecordsFilter(event_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION), limit=5
-        )
-        (evaluation,) = [e.event_log_entry.dagster_event.event_specific_data for e in events]
-        assert not evaluation.passed and evaluation.partition == "alpha/notes"
-        assert evaluation.description.startswith("missing: ") and "does not exist" in evaluation.description
+        observations = instance.fetch_observations(dg.AssetKey("harvest_items"), limit=10).records
+        assert len(observations) == 2
+        observation = observations[0].asset_observation
+        assert observation.partition == "alpha/notes"
+        assert observation.description.startswith("missing: ") and "does not exist" in observation.description
 
 
 def test_a_dagster_run_of_an_unchanged_source_keeps_it_materialized(tmp_path, home, instance, resources):

@@ -174,3 +174,14 @@ def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
     assert seen["cleanup"]["reconciled"]["fts_fixed"] == 0
     with Mind.open(MindHome(tmp_path / "home").workspace_path("team"), readonly=True) as mind:
         assert mind.frames.get_by_id(seen["saved"]["frame_id"]).access_count == 1  # recall touched it
+
+
+def test_recall_takes_the_as_of_instant_and_source_filters(tools):
+    saved = tools.save_memory("Alice Johnson moved Project Falcon to PostgreSQL", "important")
+    everything = tools.recall_memory("Falcon PostgreSQL", scope="current")
+    assert [r.metadata.frame_id for r in everything.workspace_results] == [saved["frame_id"]]
+    before = tools.recall_memory("Falcon PostgreSQL", scope="current", as_of="2001-01-01")
+    assert before.workspace_results == []  # nothing was known yet
+    assert tools.recall_memory("Falcon PostgreSQL", scope="current", tags=["meeting"]).workspace_results == []
+    with pytest.raises(InvalidInputError):
+        tools.recall_memory("Falcon", as_of="not a date")

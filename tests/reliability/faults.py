@@ -250,10 +250,13 @@ def _rerun_matches(home: Path, path: Path, expected: dict[str, Any]) -> bool:
 
 
 class _PackagedModelStandIn(HashingEmbedder):
-    """Vectors labelled as the packaged model's, so a mind looks made by it without loading it."""
+    """Vectors labelled as the packaged model's on the default backend (int8 ONNX), so a mind
+    looks made by it without loading it."""
 
     provider = "inprocess"
     model_name = MODEL_NAME
+    runtime = "onnx"
+    quantization = "int8"
 
 
 def missing_model(root: Path) -> FaultOutcome:
