@@ -81,6 +81,7 @@ class StageProgress:
         self.bars: Progress | None = None
         self.tasks: dict[str, TaskID] = {}
         self.last_line: dict[str, float] = {}
+        self.unshown: dict[str, tuple[int, int | None]] = {}
 
     def __enter__(self) -> StageProgress:
         if self.enabled and self.terminal:
@@ -100,21 +101,34 @@ class StageProgress:
     ) -> None:
         if self.bars is not None:
             self.bars.stop()
+        self._show_where_stages_ended()
 
     def __call__(self, stage: str, done: int, total: int | None) -> None:
         if not self.enabled:
             return
-        name = STAGE_LABELS.get(stage, stage)
         if self.bars is not None:
             task = self.tasks.get(stage)
             if task is None:
-                task = self.tasks[stage] = self.bars.add_task(f"{self.label} {name}", total=total)
+                label = f"{self.label} {STAGE_LABELS.get(stage, stage)}"
+                task = self.tasks[stage] = self.bars.add_task(label, total=total)
             self.bars.update(task, completed=done, total=total)
             return
         now = time.monotonic()
         last = self.last_line.get(stage)
+        if last is None:  # a new stage: the earlier ones are over
+            self._show_where_stages_ended()
         if last is not None and now - last < PLAIN_INTERVAL_SECONDS and done != total:
+            self.unshown[stage] = (done, total)
             return
         self.last_line[stage] = now
+        self.unshown.pop(stage, None)
+        self._plain_line(stage, done, total)
+
+    def _show_where_stages_ended(self) -> None:
+        for stage, (done, total) in self.unshown.items():
+            self._plain_line(stage, done, total)
+        self.unshown.clear()
+
+    def _plain_line(self, stage: str, done: int, total: int | None) -> None:
         of = f"/{total:,}" if total else ""
-        print(f"[{self.label}] {name}: {done:,}{of}", file=sys.stderr, flush=True)
+        print(f"[{self.label}] {STAGE_LABELS.get(stage, stage)}: {done:,}{of}", file=sys.stderr, flush=True)
