@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from mind_core.errors import InvalidInputError
 from mind_core.extract import ExtractedEntity, Extraction, extract
 from mind_core.frames import IMPORTANCE_LEVELS, Frame, FrameStore
-from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph, RelationSighting
+from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph, RelationSighting, load_properties
 from mind_core.linker import MemoryLink, MemoryLinker
 from mind_core.schema import content_hash
 from mind_core.search import HybridSearch
@@ -288,9 +288,12 @@ class CognifyPipeline:
         """
         wanted: dict[tuple[str, str], tuple[int, ExtractedEntity]] = {}
         first_seen: dict[tuple[str, str], str] = {}
+        found_by: dict[tuple[str, str], list[str]] = {}
         for frame, entity in mentions:
             key = _entity_key(entity.type, entity.name)
             wanted.setdefault(key, (frame.id, entity))
+            names = found_by.setdefault(key, [])
+            names += [name for name in entity.extractors if name not in names]
             if key not in first_seen or _sooner(frame.created_at, first_seen[key]):
                 first_seen[key] = frame.created_at
         by_type: dict[str, list[str]] = {}
@@ -300,7 +303,7 @@ class CognifyPipeline:
         for entity_type, names in by_type.items():
             for start in range(0, len(names), _CHUNK):
                 rows = self.db.query(
-                    "SELECT id, lower(name) AS lname, valid_from FROM knowledge_entities WHERE entity_type = ?"
+                    "SELECT id, lower(name) AS lname, valid_from, properties FROM knowledge_entities WHERE entity_type = ?"
                     " AND lower(name) IN (SELECT value FROM json_each(?)) AND valid_to IS NULL ORDER BY id",
                     (entity_type, json.dumps(names[start : start + _CHUNK])),
                 )
@@ -311,6 +314,7 @@ class CognifyPipeline:
                     resolved[key] = row["id"]
                     if _sooner(first_seen[key], row["valid_from"]):
                         self.knowledge.extend_validity_back("entity", row["id"], first_seen[key])
+                    self._credit_extractors(row["id"], row["properties"], found_by[key])
         for key, (frame_id, entity) in wanted.items():
             if key in resolved:
                 continue
@@ -318,7 +322,7 @@ class CognifyPipeline:
                 created = self.knowledge.create_entity(
                     entity.type,
                     entity.name,
-                    {"confidence": entity.confidence, "source": "cognify", "extractors": list(entity.extractors)},
+                    {"confidence": entity.confidence, "source": "cognify", "extractors": found_by[key]},
                     valid_from=_valid_instant(first_seen[key]),
                 )
             except InvalidInputError as exc:
@@ -326,6 +330,19 @@ class CognifyPipeline:
                 continue
             resolved[key] = created.id
         return resolved
+
+    def _credit_extractors(self, entity_id: int, stored: str | None, found_by: Sequence[str]) -> None:
+        """Add the extractors of a later sighting to an entity's ``extractors`` (a structure
+        entity's ``extractor`` counts as its first), so the graph says everything that found it.
+        Only a new name writes (and keeps the previous version)."""
+        properties = load_properties(stored)
+        stated = properties.get("extractors")
+        known = [name for name in stated if isinstance(name, str)] if isinstance(stated, list) else []
+        if not known and isinstance(properties.get("extractor"), str):
+            known = [properties["extractor"]]
+        added = [name for name in found_by if name not in known]
+        if added:
+            self.knowledge.update_entity(entity_id, properties={**properties, "extractors": known + added})
 
     def _write_relations(self, sightings: Sequence[tuple[int, RelationSighting]]) -> list[int]:
         """Upsert all relation sightings of a batch; returns the frame id of each created relation.

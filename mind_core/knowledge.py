@@ -106,7 +106,7 @@ class EntityTypeRule:
     allowed_relations: frozenset[str] | None = field(default=None)
 
 
-def _load_properties(text: str | None) -> dict[str, Any]:
+def load_properties(text: str | None) -> dict[str, Any]:
     """Rows written by other tools may hold anything; a non-object reads as no properties."""
     if not text:
         return {}
@@ -122,7 +122,7 @@ def _entity(row: Any) -> Entity:
         id=row["id"],
         entity_type=row["entity_type"],
         name=row["name"],
-        properties=_load_properties(row["properties"]),
+        properties=load_properties(row["properties"]),
         valid_from=row["valid_from"],
         valid_to=row["valid_to"],
         recorded_at=row["recorded_at"],
@@ -136,7 +136,7 @@ def _relation(row: Any) -> Relation:
         target_id=row["target_id"],
         relation_type=row["relation_type"],
         confidence=float(row["confidence"]),
-        properties=_load_properties(row["properties"]),
+        properties=load_properties(row["properties"]),
         valid_from=row["valid_from"],
         valid_to=row["valid_to"],
         recorded_at=row["recorded_at"],
@@ -727,7 +727,7 @@ class KnowledgeGraph:
                 if key not in found:
                     found[key] = _HeldRelation(
                         row["id"],
-                        _load_properties(row["properties"]),
+                        load_properties(row["properties"]),
                         float(row["confidence"]),
                         row["valid_from"],
                     )

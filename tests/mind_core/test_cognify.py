@@ -462,3 +462,45 @@ def test_cognify_runs_the_extractors_plugins_register_and_records_who_found_what
     mind.cognify.cognify("Back in Berlin again after the trip")
     assert mind.knowledge.find_entity("location", "Lisbon") is not None
     assert len([e for e in mind.knowledge.get_entities_by_type("location")]) == 2  # the plugin is gone
+
+
+class _PeopleExtractor:
+    name = "people"
+
+    def extract(self, text: str):
+        from mind_core.extract import ExtractedEntity
+
+        return Extraction(tuple(ExtractedEntity(n, "person", 0.95) for n in ("Alice Johnson",) if n in text))
+
+
+class _PeoplePlugin:
+    from mind_core.plugins import hookimpl
+
+    @hookimpl
+    def register_extractors(self, register):
+        register(_PeopleExtractor())
+
+
+def test_a_later_sighting_by_another_extractor_is_added_to_the_entitys_extractors(mind):
+    from mind_core import plugins
+
+    mind.cognify.cognify("Thanks for the review, Alice Johnson <alice@example.com> wrote the plan")
+    alice = mind.knowledge.find_entity("person", "Alice Johnson")
+    assert alice is not None and alice.properties["extractors"] == ["rules"]
+    plugins.register_plugin(_PeoplePlugin(), name="test-people-plugin")
+    try:
+        mind.cognify.cognify("Alice Johnson <alice@example.com> moved the meeting to Friday")
+    finally:
+        plugins.get_plugin_manager(refresh=True)
+    again = mind.knowledge.find_entity("person", "Alice Johnson")
+    assert again.id == alice.id and again.properties["extractors"] == ["rules", "people"]
+    assert mind.knowledge.entity_history(alice.id)[0].properties["extractors"] == ["rules"]  # kept
+    version_count = len(mind.knowledge.entity_history(alice.id))
+    mind.cognify.cognify("Alice Johnson <alice@example.com> is back from holiday")  # nothing new found it
+    assert len(mind.knowledge.entity_history(alice.id)) == version_count
+
+
+def test_an_entity_the_structure_stated_records_the_extractor_that_later_names_it(mind):
+    stated = mind.knowledge.create_entity("person", "Carl Worth", {"extractor": "structure", "confidence": 1.0})
+    mind.cognify.cognify("Carl Worth <cworth@cworth.org> sent the patch for review")
+    assert mind.knowledge.get_entity(stated.id).properties["extractors"] == ["structure", "rules"]
