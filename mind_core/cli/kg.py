@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -16,14 +16,21 @@ from mind_core.cli.base import (
     open_mind,
 )
 from mind_core.cli.output import TableView, emit
-from mind_core.errors import NotFoundError
+from mind_core.limits import DEFAULT_GRAPH_RESULTS
+
+if TYPE_CHECKING:
+    from mind_core.query.models import QueryRequest
+
+RequestT = TypeVar("RequestT", bound="QueryRequest")
 
 TIME_AXES_OPTIONS = (
     click.option("--valid-at", metavar="WHEN", help="What held at this instant (valid time; ISO date/time)."),
     click.option(
         "--known-at", metavar="WHEN", help="As the mind believed it at this instant (transaction time)."
     ),
-    click.option("--limit", type=int, default=200, show_default=True, help="At most this many rows."),
+    click.option(
+        "--limit", type=int, default=DEFAULT_GRAPH_RESULTS, show_default=True, help="At most this many rows."
+    ),
 )
 
 
@@ -33,8 +40,13 @@ def time_axes_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _kg_axes(args: CommandArgs) -> dict[str, str | None]:
-    return {"valid_at": args.valid_at, "known_at": args.known_at}
+def _graph_request(model: type[RequestT], args: CommandArgs, **values: Any) -> RequestT:
+    """The request the HTTP service and the MCP tools take, from the command's options."""
+    from mind_core.query.models import parse_request
+
+    return parse_request(
+        model, {"valid_at": args.valid_at, "known_at": args.known_at, "limit": args.limit, **values}
+    )
 
 
 @click.group("kg", cls=click.Group)
@@ -49,25 +61,17 @@ def kg() -> None:
 @mind_command
 def kg_entities(args: CommandArgs) -> int:
     """Entities (of one --type), as they held and as they were known."""
+    from mind_core.query.graph import graph_entities
+    from mind_core.query.models import GraphEntitiesRequest
+
+    request = _graph_request(GraphEntitiesRequest, args, type=args.type)
     with open_mind(args, embed=False, readonly=True) as mind:
-        found = mind.knowledge.entities_as_of(**_kg_axes(args), entity_type=args.type, limit=args.limit)
-    rows = [
-        {
-            "id": e.id,
-            "type": e.entity_type,
-            "name": e.name,
-            "valid_from": e.valid_from,
-            "valid_to": e.valid_to,
-            "recorded_at": e.recorded_at,
-            "properties": e.properties,
-        }
-        for e in found
-    ]
+        answer = graph_entities(mind.knowledge, request)
     table = TableView(
         ("id", "type", "name", "valid from", "valid to"),
-        [(r["id"], r["type"], r["name"], r["valid_from"], r["valid_to"] or "") for r in rows],
+        [(e.id, e.entity_type, e.name, e.valid_from, e.valid_to or "") for e in answer.entities],
     )
-    emit(args, rows, table)
+    emit(args, answer.model_dump(mode="json"), table)
     return EXIT_OK
 
 
@@ -78,28 +82,17 @@ def kg_entities(args: CommandArgs) -> int:
 @mind_command
 def kg_relations(args: CommandArgs) -> int:
     """Relations (of one --type), with the entities they join."""
+    from mind_core.query.graph import graph_relations
+    from mind_core.query.models import GraphRelationsRequest
+
+    request = _graph_request(GraphRelationsRequest, args, type=args.type)
     with open_mind(args, embed=False, readonly=True) as mind:
-        knowledge = mind.knowledge
-        found = knowledge.relations_as_of(**_kg_axes(args), relation_type=args.type, limit=args.limit)
-        names = {e.id: e.name for e in knowledge.entities_as_of(known_at=args.known_at, limit=10**9)}
-    rows = [
-        {
-            "id": r.id,
-            "source": names.get(r.source_id, r.source_id),
-            "type": r.relation_type,
-            "target": names.get(r.target_id, r.target_id),
-            "confidence": r.confidence,
-            "valid_from": r.valid_from,
-            "valid_to": r.valid_to,
-            "recorded_at": r.recorded_at,
-        }
-        for r in found
-    ]
+        answer = graph_relations(mind.knowledge, request)
     table = TableView(
-        ("source", "relation", "target", "valid from"),
-        [(r["source"], r["type"], r["target"], r["valid_from"]) for r in rows],
+        ("source", "relation", "target", "valid from", "valid to"),
+        [(r.source, r.relation_type, r.target, r.valid_from, r.valid_to or "") for r in answer.relations],
     )
-    emit(args, rows, table)
+    emit(args, answer.model_dump(mode="json"), table)
     return EXIT_OK
 
 
@@ -112,34 +105,25 @@ def kg_relations(args: CommandArgs) -> int:
 @mind_command
 def kg_neighbours(args: CommandArgs) -> int:
     """An entity's relations, in and out, with the entities at their other end."""
-    name = " ".join(args.name)
+    from mind_core.query.graph import neighbours
+    from mind_core.query.models import NeighboursRequest
+
+    request = _graph_request(NeighboursRequest, args, name=" ".join(args.name))
     with open_mind(args, embed=False, readonly=True) as mind:
-        knowledge = mind.knowledge
-        entities = {e.id: e for e in knowledge.entities_as_of(known_at=args.known_at, limit=10**9)}
-        matches = [e for e in entities.values() if e.name.lower() == name.lower()]
-        if not matches:
-            raise NotFoundError(f"no entity named {name!r} (as known at {args.known_at or 'now'})")
-        rows = []
-        for entity in matches:
-            for relation in knowledge.relations_as_of(
-                **_kg_axes(args), entity_id=entity.id, limit=args.limit
-            ):
-                outgoing = relation.source_id == entity.id
-                other = entities.get(relation.target_id if outgoing else relation.source_id)
-                rows.append(
-                    {
-                        "entity": entity.name,
-                        "direction": "out" if outgoing else "in",
-                        "relation": relation.relation_type,
-                        "neighbour": other.name if other else None,
-                        "neighbour_type": other.entity_type if other else None,
-                        "valid_from": relation.valid_from,
-                        "valid_to": relation.valid_to,
-                    }
-                )
+        answer = neighbours(mind.knowledge, request)
     table = TableView(
-        ("relation", "dir", "neighbour", "type", "valid from"),
-        [(r["relation"], r["direction"], r["neighbour"], r["neighbour_type"], r["valid_from"]) for r in rows],
+        ("relation", "dir", "neighbour", "type", "valid from", "valid to"),
+        [
+            (
+                n.relation.relation_type,
+                n.direction,
+                n.neighbour,
+                n.neighbour_type,
+                n.relation.valid_from,
+                n.relation.valid_to or "",
+            )
+            for n in answer.neighbours
+        ],
     )
-    emit(args, rows, table)
+    emit(args, answer.model_dump(mode="json"), table)
     return EXIT_OK

@@ -61,7 +61,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     for status, description in (
         (400, "Invalid input"),
         (401, "A valid bearer token is required"),
-        (404, "No such mind, frame or endpoint"),
+        (404, "No such mind, frame, entity or endpoint"),
         (409, "The mind cannot be read (corrupt, not a mind, or another embedder's vectors)"),
         (413, "Request body too large"),
         (500, "Unexpected error (details in the server log under error_id)"),
@@ -247,6 +247,11 @@ def create_app(service: QueryService) -> FastAPI:
         generate_unique_id_function=lambda route: route.name,
         openapi_tags=[
             {"name": "recall", "description": "What the minds know: recall, search, frames, entities."},
+            {
+                "name": "knowledge graph",
+                "description": "Entities and relations on both time axes: valid_at (when a fact held) "
+                "and known_at (what the mind believed then).",
+            },
             {"name": "minds", "description": "The minds of the home: harvest sources and counts."},
             {"name": "service", "description": "Liveness."},
         ],
@@ -351,6 +356,33 @@ def create_app(service: QueryService) -> FastAPI:
     )
     def entities(request: Annotated[models.EntitiesQuery, Query()]) -> Response:
         return JSONAnswer(service.entities(request))
+
+    @guarded.get(
+        "/kg/entities",
+        tags=["knowledge graph"],
+        response_model=models.GraphEntitiesResponse,
+        summary="Entities (of one type) as they held at valid_at and as the mind knew them at known_at.",
+    )
+    def kg_entities(request: Annotated[models.GraphEntitiesQuery, Query()]) -> Response:
+        return JSONAnswer(service.graph_entities(request))
+
+    @guarded.get(
+        "/kg/relations",
+        tags=["knowledge graph"],
+        response_model=models.GraphRelationsResponse,
+        summary="Relations (of one type) with the entities they join, on both time axes.",
+    )
+    def kg_relations(request: Annotated[models.GraphRelationsQuery, Query()]) -> Response:
+        return JSONAnswer(service.graph_relations(request))
+
+    @guarded.get(
+        "/kg/neighbours",
+        tags=["knowledge graph"],
+        response_model=models.NeighboursResponse,
+        summary="An entity's relations, in and out, with the entities at their other end, on both time axes.",
+    )
+    def kg_neighbours(request: Annotated[models.NeighboursQuery, Query()]) -> Response:
+        return JSONAnswer(service.neighbours(request))
 
     @guarded.get(
         "/stats",

@@ -16,6 +16,9 @@ Differences from the original server, on purpose:
   workspace; ``current`` is accepted for workspace) with scores on the 0..1 match scale; it takes
   the same RecallRequest as ``mind serve`` and ``mind recall --json`` and answers the same
   RecallResponse, and ``snippet_chars`` cuts each text to a snippet to save tokens.
+- ``kg_entities``, ``kg_relations`` and ``kg_neighbours`` (not in the original) read the knowledge
+  graph on both time axes (``valid_at``, ``known_at``) and answer what ``/kg/...`` and
+  ``mind kg ... --json`` answer.
 - ``cleanup_frames`` offers only the non-destructive modes ``reconcile`` and ``compact``.
 """
 
@@ -33,10 +36,17 @@ from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError, MindError
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.identity import IDENTITY_FIELDS
-from mind_core.limits import DEFAULT_RESULTS
+from mind_core.limits import DEFAULT_GRAPH_RESULTS, DEFAULT_RESULTS
 from mind_core.mind import Mind
+from mind_core.query.graph import graph_entities, graph_relations, neighbours
 from mind_core.query.models import (
     EntitiesRequest,
+    GraphEntitiesRequest,
+    GraphEntitiesResponse,
+    GraphRelationsRequest,
+    GraphRelationsResponse,
+    NeighboursRequest,
+    NeighboursResponse,
     Profile,
     QueryText,
     RecallRequest,
@@ -184,6 +194,52 @@ class MindTools:
             return {"entities": []}
         return find_entities(mind, request).model_dump()
 
+    def kg_entities(
+        self,
+        entity_type: str | None = None,
+        valid_at: TimeBound | None = None,
+        known_at: TimeBound | None = None,
+        limit: int = DEFAULT_GRAPH_RESULTS,
+        workspace: WorkspaceName | None = None,
+    ) -> GraphEntitiesResponse:
+        """Knowledge-graph entities (of one entity_type) on both time axes: valid_at keeps those that
+        held at that ISO-8601 instant (valid time), known_at reads the graph as the mind believed it
+        then (transaction time). The same answer as GET /kg/entities and `mind kg entities --json`."""
+        values = {"type": entity_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
+        request = parse_request(GraphEntitiesRequest, {**values, "workspace": workspace})
+        mind = self._mind(request.workspace, create=False)
+        return graph_entities(mind.knowledge if mind else None, request)
+
+    def kg_relations(
+        self,
+        relation_type: str | None = None,
+        valid_at: TimeBound | None = None,
+        known_at: TimeBound | None = None,
+        limit: int = DEFAULT_GRAPH_RESULTS,
+        workspace: WorkspaceName | None = None,
+    ) -> GraphRelationsResponse:
+        """Knowledge-graph relations (of one relation_type, e.g. links_to, sent, replied_to) with
+        the names of the entities they join, on both time axes as kg_entities."""
+        values = {"type": relation_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
+        request = parse_request(GraphRelationsRequest, {**values, "workspace": workspace})
+        mind = self._mind(request.workspace, create=False)
+        return graph_relations(mind.knowledge if mind else None, request)
+
+    def kg_neighbours(
+        self,
+        name: str,
+        valid_at: TimeBound | None = None,
+        known_at: TimeBound | None = None,
+        limit: int = DEFAULT_GRAPH_RESULTS,
+        workspace: WorkspaceName | None = None,
+    ) -> NeighboursResponse:
+        """The relations of the entity called name (any case), in and out, with the entity at each
+        relation's other end, on both time axes as kg_entities."""
+        values = {"name": name, "valid_at": valid_at, "known_at": known_at, "limit": limit}
+        request = parse_request(NeighboursRequest, {**values, "workspace": workspace})
+        mind = self._mind(request.workspace, create=False)
+        return neighbours(mind.knowledge if mind else None, request)
+
     def save_entity(
         self,
         entity_type: str,
@@ -300,6 +356,9 @@ TOOL_NAMES = (
     "recall_memory",
     "save_memory",
     "search_entities",
+    "kg_entities",
+    "kg_relations",
+    "kg_neighbours",
     "save_entity",
     "create_relation",
     "get_identity",

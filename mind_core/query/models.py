@@ -158,6 +158,50 @@ class EntitiesRequest(QueryRequest):
     )
 
 
+EntityTypeName = Annotated[
+    str,
+    BeforeValidator(_well_formed),
+    Field(min_length=1, max_length=limits.MAX_ENTITY_TYPE_CHARS),
+    AfterValidator(_not_blank),
+]
+GraphLimit = Annotated[int, Field(ge=1, le=limits.MAX_GRAPH_RESULTS, description="Rows to return.")]
+VALID_AT_HELP = "What held at this ISO-8601 instant (valid time); default: any time, ended facts included."
+KNOWN_AT_HELP = "As the mind believed it at this ISO-8601 instant (transaction time); default: now."
+
+
+class GraphRequest(QueryRequest):
+    """A knowledge-graph query on both time axes: ``valid_at`` (when the fact held in the world)
+    and ``known_at`` (what the mind believed then); either, both or neither."""
+
+    workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
+    valid_at: TimeBound | None = Field(None, description=VALID_AT_HELP)
+    known_at: TimeBound | None = Field(None, description=KNOWN_AT_HELP)
+    limit: GraphLimit = limits.DEFAULT_GRAPH_RESULTS
+
+
+class GraphEntitiesRequest(GraphRequest):
+    """Entities (of one type) as they held and as they were known."""
+
+    type: EntityTypeName | None = Field(None, description="Only entities of this type (person, project ...).")
+
+
+class GraphRelationsRequest(GraphRequest):
+    """Relations (of one type) with the entities they join."""
+
+    type: EntityTypeName | None = Field(None, description="Only relations of this type (links_to, sent ...).")
+
+
+class NeighboursRequest(GraphRequest):
+    """An entity's relations, in and out, with the entities at their other end."""
+
+    name: Annotated[
+        str,
+        BeforeValidator(_well_formed),
+        Field(min_length=1, max_length=limits.MAX_ENTITY_QUERY_CHARS, description="The entity's name (any case)."),
+        AfterValidator(_not_blank),
+    ]
+
+
 class WorkspaceRequest(QueryRequest):
     workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
 
@@ -175,6 +219,18 @@ class EntitiesQuery(EntitiesRequest):
 
 
 class WorkspaceQuery(WorkspaceRequest):
+    model_config = ConfigDict(strict=False)
+
+
+class GraphEntitiesQuery(GraphEntitiesRequest):
+    model_config = ConfigDict(strict=False)
+
+
+class GraphRelationsQuery(GraphRelationsRequest):
+    model_config = ConfigDict(strict=False)
+
+
+class NeighboursQuery(NeighboursRequest):
     model_config = ConfigDict(strict=False)
 
 
@@ -398,6 +454,52 @@ class Entity(BaseModel):
 
 class EntitiesResponse(BaseModel):
     entities: list[Entity]
+
+
+class GraphAnswer(BaseModel):
+    """The time axes a knowledge-graph answer was read on (None: not restricted / now)."""
+
+    valid_at: str | None
+    known_at: str | None
+
+
+class GraphEntitiesResponse(GraphAnswer):
+    entities: list[Entity] = Field(description="By name; each version as believed at known_at.")
+
+
+class GraphRelation(BaseModel):
+    id: int
+    relation_type: str
+    source_id: int
+    source: str | None = Field(description="The source entity's name as known at known_at.")
+    source_type: str | None
+    target_id: int
+    target: str | None
+    target_type: str | None
+    confidence: float
+    properties: dict[str, Any]
+    valid_from: str
+    valid_to: str | None
+    recorded_at: str
+
+
+class GraphRelationsResponse(GraphAnswer):
+    relations: list[GraphRelation]
+
+
+class Neighbour(BaseModel):
+    entity_id: int = Field(description="The entity asked about (one of the entities named so).")
+    direction: Literal["out", "in"] = Field(description="out: the entity is the relation's source.")
+    neighbour_id: int
+    neighbour: str | None = Field(description="The entity at the relation's other end.")
+    neighbour_type: str | None
+    relation: GraphRelation
+
+
+class NeighboursResponse(GraphAnswer):
+    name: str
+    entities: list[Entity] = Field(description="The entities with this name (any type).")
+    neighbours: list[Neighbour]
 
 
 class MindStats(BaseModel):

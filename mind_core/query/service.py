@@ -1,5 +1,5 @@
-"""The query service behind ``mind serve``: minds, recall, search, frames, sources, entities and
-stats as typed answers (``mind_core.query.models``); it knows nothing about HTTP.
+"""The query service behind ``mind serve``: minds, recall, search, frames, sources, entities, the
+knowledge graph on both time axes and stats as typed answers (``mind_core.query.models``); it knows nothing about HTTP.
 
 Safety rules:
 - Minds are opened read-only (a pool of read-only handles per mind file). Recalled frames are
@@ -26,7 +26,7 @@ from mind_core.errors import FingerprintMismatchError, MindAccessError, MindErro
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.limits import MAX_ENTITY_RESULTS
 from mind_core.mind import Mind
-from mind_core.query import models
+from mind_core.query import graph, models
 from mind_core.retrieval import CombinedRetrieval, ExternalRetriever, frame_provenance, record_access
 
 log = logging.getLogger(__name__)
@@ -300,6 +300,18 @@ class QueryService:
     def entities(self, request: models.EntitiesRequest) -> models.EntitiesResponse:
         with self._mind(request.workspace) as mind:
             return find_entities(mind, request)
+
+    def graph_entities(self, request: models.GraphEntitiesRequest) -> models.GraphEntitiesResponse:
+        with self._mind(request.workspace) as mind:
+            return graph.graph_entities(mind.knowledge, request)
+
+    def graph_relations(self, request: models.GraphRelationsRequest) -> models.GraphRelationsResponse:
+        with self._mind(request.workspace) as mind:
+            return graph.graph_relations(mind.knowledge, request)
+
+    def neighbours(self, request: models.NeighboursRequest) -> models.NeighboursResponse:
+        with self._mind(request.workspace) as mind:
+            return graph.neighbours(mind.knowledge, request)
 
     def stats(self, workspace: str | None) -> models.StatsResponse:
         """Counts per mind: the named one, or every mind of the home, each broken one listed

@@ -34,25 +34,29 @@ def run(capsys, home: MindHome, *argv: str) -> tuple[int, object]:
 
 def test_kg_entities_on_the_valid_time_axis(capsys, home: MindHome) -> None:
     code, people = run(capsys, home, "kg", "entities", "--type", "person")
-    assert code == EXIT_OK and {"Alice Johnson", "Bob Smith", "Carol Diaz"} <= {p["name"] for p in people}
+    assert code == EXIT_OK and {"Alice Johnson", "Bob Smith", "Carol Diaz"} <= {
+        p["name"] for p in people["entities"]
+    }
     _, before = run(capsys, home, "kg", "entities", "--type", "person", "--valid-at", "2024-03-10")
-    assert before == []  # the first mail is of 11 March 2024: nobody was known to exist before
-    _, on_the_day = run(capsys, home, "kg", "entities", "--type", "person", "--valid-at", "2024-03-11T12:00:00Z")
-    names = {p["name"] for p in on_the_day}
+    assert before["entities"] == []  # the first mail is of 11 March 2024: nobody was known to exist before
+    _, on_the_day = run(
+        capsys, home, "kg", "entities", "--type", "person", "--valid-at", "2024-03-11T12:00:00Z"
+    )
+    names = {p["name"] for p in on_the_day["entities"]}
     assert {"Alice Johnson", "Bob Smith"} <= names and "Carol Diaz" not in names  # her first mail: 12 March
     _, known_before = run(capsys, home, "kg", "entities", "--known-at", "2024-03-12")
-    assert known_before == []  # harvested today: the mind knew nothing in 2024
+    assert known_before["entities"] == []  # harvested today: the mind knew nothing in 2024
 
 
 def test_kg_relations_and_neighbours(capsys, home: MindHome) -> None:
     code, relations = run(capsys, home, "kg", "relations", "--type", "replied_to")
     assert code == EXIT_OK and ("Bob Smith", "PostgreSQL migration plan for Falcon") in {
-        (r["source"], r["target"]) for r in relations
+        (r["source"], r["target"]) for r in relations["relations"]
     }
     code, neighbours = run(capsys, home, "kg", "neighbours", "Bob", "Smith", "--valid-at", "2024-03-12")
     assert code == EXIT_OK
     assert {("replied_to", "out", "PostgreSQL migration plan for Falcon")} <= {
-        (n["relation"], n["direction"], n["neighbour"]) for n in neighbours
+        (n["relation"]["relation_type"], n["direction"], n["neighbour"]) for n in neighbours["neighbours"]
     }
     code, error = run(capsys, home, "kg", "neighbours", "Nobody", "Here")
     assert code == EXIT_USAGE and "no entity named 'Nobody Here'" in error

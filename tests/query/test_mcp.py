@@ -139,6 +139,12 @@ async def _round_trip(home: Path) -> dict:
         seen["saved"] = saved.structured_content
         recalled = await session.call_tool("recall_memory", {"query": "Falcon budget", "limit": 3})
         seen["recalled"] = recalled.structured_content
+        before = await session.call_tool("kg_entities", {"valid_at": "2000-01-01"})
+        seen["kg_before"] = before.structured_content
+        seen["kg_now"] = (await session.call_tool("kg_entities", {"limit": 50})).structured_content
+        seen["kg_bad_instant"] = await session.call_tool(
+            "kg_neighbours", {"name": "Bob Smith", "known_at": "soon"}
+        )
         seen["bad_scope"] = await session.call_tool("recall_memory", {"query": "x", "scope": "bogus"})
         seen["traversal"] = await session.call_tool("recall_memory", {"query": "x", "workspace": "../etc"})
         await session.call_tool("set_identity", {"name": "Mnemo"})
@@ -167,6 +173,12 @@ def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
     assert top["content"] == "Bob Smith approved the Falcon budget"
     assert top["metadata"]["frame_id"] == seen["saved"]["frame_id"] and 0 < top["score"] <= 1
     assert top["metadata"]["provenance"]["event_time"] == top["metadata"]["created_at"]
+    assert "Bob Smith" in {e["name"] for e in seen["kg_now"]["entities"]}
+    assert (
+        seen["kg_before"]["entities"] == [] and seen["kg_before"]["valid_at"] == "2000-01-01"
+    )  # saved today
+    assert "entities" in seen["tools"]["kg_entities"].output_schema["properties"]
+    assert seen["kg_bad_instant"].is_error and "known_at" in seen["kg_bad_instant"].content[0].text
     assert seen["bad_scope"].is_error and seen["traversal"].is_error
     assert "invalid workspace name" in seen["traversal"].content[0].text
     assert "Traceback" not in seen["traversal"].content[0].text

@@ -113,6 +113,9 @@ def test_health_and_openapi(client, base):
         "/frames/{frame_id}",
         "/sources",
         "/entities",
+        "/kg/entities",
+        "/kg/relations",
+        "/kg/neighbours",
         "/stats",
     }
     recall_params = {p["name"]: p["schema"] for p in spec["paths"]["/recall"]["get"]["parameters"]}

@@ -1,0 +1,103 @@
+"""Knowledge-graph queries on both time axes, answered the same way for ``mind kg ... --json``,
+the HTTP service (``/kg/...``) and the MCP tools (``kg_*``): one request model in, one response
+model out (``mind_core.query.models``), so the three surfaces return the same JSON.
+
+Entities are named as the mind believed them at ``known_at``; ``valid_at`` restricts the entities
+or relations asked for, not the names of the entities at a relation's ends (an entity that
+ended keeps its name).
+"""
+
+from __future__ import annotations
+
+from mind_core.errors import NotFoundError
+from mind_core.knowledge import Entity, KnowledgeGraph, Relation
+from mind_core.query import models
+
+
+def _axes(request: models.GraphRequest) -> dict[str, str | None]:
+    return {"valid_at": request.valid_at, "known_at": request.known_at}
+
+
+def _entity(entity: Entity) -> models.Entity:
+    return models.Entity.model_validate(entity.__dict__)
+
+
+def _known_entities(knowledge: KnowledgeGraph, known_at: str | None) -> dict[int, Entity]:
+    """Every entity as believed at ``known_at``, by id (the current version when several)."""
+    return {e.id: e for e in knowledge.entities_as_of(known_at=known_at, limit=2**62)}
+
+
+def _relation(relation: Relation, entities: dict[int, Entity]) -> models.GraphRelation:
+    source, target = entities.get(relation.source_id), entities.get(relation.target_id)
+    return models.GraphRelation(
+        id=relation.id,
+        relation_type=relation.relation_type,
+        source_id=relation.source_id,
+        source=source.name if source else None,
+        source_type=source.entity_type if source else None,
+        target_id=relation.target_id,
+        target=target.name if target else None,
+        target_type=target.entity_type if target else None,
+        confidence=relation.confidence,
+        properties=relation.properties,
+        valid_from=relation.valid_from,
+        valid_to=relation.valid_to,
+        recorded_at=relation.recorded_at,
+    )
+
+
+def graph_entities(
+    knowledge: KnowledgeGraph | None, request: models.GraphEntitiesRequest
+) -> models.GraphEntitiesResponse:
+    """Entities (of ``request.type``) on both axes; a mind that does not exist knows none."""
+    found = (
+        []
+        if knowledge is None
+        else knowledge.entities_as_of(**_axes(request), entity_type=request.type, limit=request.limit)
+    )
+    return models.GraphEntitiesResponse(**_axes(request), entities=[_entity(e) for e in found])
+
+
+def graph_relations(
+    knowledge: KnowledgeGraph | None, request: models.GraphRelationsRequest
+) -> models.GraphRelationsResponse:
+    """Relations (of ``request.type``) on both axes, with the names of the entities they join."""
+    if knowledge is None:
+        return models.GraphRelationsResponse(**_axes(request), relations=[])
+    found = knowledge.relations_as_of(**_axes(request), relation_type=request.type, limit=request.limit)
+    entities = _known_entities(knowledge, request.known_at) if found else {}
+    return models.GraphRelationsResponse(**_axes(request), relations=[_relation(r, entities) for r in found])
+
+
+def neighbours(
+    knowledge: KnowledgeGraph | None, request: models.NeighboursRequest
+) -> models.NeighboursResponse:
+    """The relations of every entity named ``request.name`` (any case, any type), on both axes;
+    NotFoundError when the mind knew no entity of that name at ``known_at``."""
+    entities = {} if knowledge is None else _known_entities(knowledge, request.known_at)
+    wanted = request.name.strip().lower()
+    matches = [e for e in entities.values() if e.name.lower() == wanted]
+    if knowledge is None or not matches:
+        raise NotFoundError(f"no entity named {request.name!r} (as known at {request.known_at or 'now'})")
+    found: list[models.Neighbour] = []
+    for entity in sorted(matches, key=lambda e: e.id):
+        for relation in knowledge.relations_as_of(**_axes(request), entity_id=entity.id, limit=request.limit):
+            outgoing = relation.source_id == entity.id
+            other_id = relation.target_id if outgoing else relation.source_id
+            other = entities.get(other_id)
+            found.append(
+                models.Neighbour(
+                    entity_id=entity.id,
+                    direction="out" if outgoing else "in",
+                    neighbour_id=other_id,
+                    neighbour=other.name if other else None,
+                    neighbour_type=other.entity_type if other else None,
+                    relation=_relation(relation, entities),
+                )
+            )
+    return models.NeighboursResponse(
+        **_axes(request),
+        name=request.name,
+        entities=[_entity(e) for e in sorted(matches, key=lambda e: e.id)],
+        neighbours=found[: request.limit],
+    )
