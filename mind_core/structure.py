@@ -13,9 +13,14 @@ frames (``valid_from``); ``recorded_at`` stays the time the mind learned them.
   path or ending in it; a bare name matches the note with that file name, and when several notes
   share it, the one in the linking note's folder, else the one with the shortest path; then a
   frontmatter alias. ``#heading`` / ``#^block`` parts and ``|labels`` name a place in the target,
-  kept as the relation's ``subpath``, not another note. A frontmatter ``status`` such as ``done``
-  or ``cancelled`` ends the note entity's validity at the note's last edit: explicit evidence,
-  the only thing that ends validity here.
+  kept as the relation's ``subpath``, not another note. Explicit evidence, the only thing that
+  ends validity here: a frontmatter ``status`` such as ``done`` or ``cancelled`` ends the note
+  entity's validity at the note's last edit (``updated``); a note that replaces another
+  (``supersedes: "[[Old]]"`` in the new note, or ``superseded_by: "[[New]]"`` in the old one)
+  ends the old note's validity when the new one was ``created`` and relates them with
+  ``supersedes`` (new -> old). A ``superseded_by`` naming no note of the source ends the old
+  note at its own last edit. The earliest of these endings wins; removing the evidence later
+  does not reopen the entity (its versions keep what was believed).
 - Email: one ``person`` entity per address, named by the display name its headers give it most
   often (the address when there is none), so two addresses are one person only when the headers
   give them the same name; one ``thread`` entity per thread (its first subject); ``sent`` (a
@@ -47,6 +52,7 @@ log = logging.getLogger(__name__)
 STRUCTURE_EXTRACTOR = "structure"
 STRUCTURE_CONFIDENCE = 1.0
 LINKS_TO, TAGGED, SENT, REPLIED_TO, TO, CC = "links_to", "tagged", "sent", "replied_to", "to", "cc"
+SUPERSEDES = "supersedes"
 # Frontmatter `type` values and tags that name an entity type (case-insensitive, singular or plural).
 TYPE_WORDS = {
     "person": "person",
@@ -64,6 +70,10 @@ TYPE_WORDS = {
 }
 # A frontmatter `status` saying the thing is over: the note entity's validity ends.
 ENDED_STATUSES = frozenset({"done", "completed", "complete", "closed", "finished", "cancelled", "canceled", "archived"})
+# Frontmatter properties by which a note says it replaces another (its value: a wikilink or a note
+# name, or a list of them); the replaced note's validity ends when the replacing note was created.
+SUPERSEDES_KEYS = ("supersedes", "replaces")
+SUPERSEDED_BY_KEYS = ("superseded_by", "superseded-by", "replaced_by", "replaced-by")
 MAX_EVIDENCE_FRAMES = 50  # frame ids kept in a relation's properties (all of them link to entities)
 _ADDRESS = re.compile(r"^(.*?)\s*<([^<>]+)>$")
 _WIKILINK_VALUE = re.compile(r"\[\[([^\[\]]+)\]\]")
@@ -225,6 +235,49 @@ def _has_ended(item: dict[str, Any]) -> bool:
     return isinstance(status, str) and status.strip().lower() in ENDED_STATUSES
 
 
+def _frontmatter_targets(item: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
+    """The notes named by these frontmatter properties: ``"[[Note#heading|label]]"`` or ``Note``."""
+    frontmatter = item.get("frontmatter") if isinstance(item.get("frontmatter"), dict) else {}
+    by_key = {str(k).lower(): v for k, v in frontmatter.items()}
+    targets = []
+    for key in keys:
+        value = by_key.get(key)
+        for entry in value if isinstance(value, list) else [value]:
+            if isinstance(entry, str):
+                link = _WIKILINK_VALUE.search(entry)
+                target = (link.group(1) if link else entry).split("|")[0].split("#")[0].strip()
+                if target:
+                    targets.append(target)
+    return targets
+
+
+def _supersessions(
+    notes: dict[str, list[FrameFacts]], resolver: NoteResolver
+) -> list[tuple[str | None, str, FrameFacts]]:
+    """``(replacing note or None, replaced note, the frame stating it)`` from both directions:
+    ``supersedes`` in the newer note, ``superseded_by`` in the older one (whose replacement may
+    not be in the source: None)."""
+    found = []
+    for path, group in notes.items():
+        stating = min(group, key=lambda f: (f.created_at, f.id))
+        for target in _frontmatter_targets(stating.item, SUPERSEDES_KEYS):
+            older = resolver.resolve(target, path)
+            if older is not None and older != path:
+                found.append((path, older, stating))
+        for target in _frontmatter_targets(stating.item, SUPERSEDED_BY_KEYS):
+            newer = resolver.resolve(target, path)
+            found.append((newer if newer != path else None, path, stating))
+    return found
+
+
+def _created(group: list[FrameFacts]) -> str:
+    return _instant_or(group[0].item.get("created"), min(f.created_at for f in group))
+
+
+def _updated(group: list[FrameFacts]) -> str:
+    return _instant_or(group[0].item.get("updated"), max(f.created_at for f in group))
+
+
 def markdown_structure(frames: list[FrameFacts], structure: Structure) -> None:
     notes: dict[str, list[FrameFacts]] = {}
     for frame in frames:
@@ -247,10 +300,17 @@ def markdown_structure(frames: list[FrameFacts], structure: Structure) -> None:
         fact = structure.facts[note_keys[path]]
         fact.properties.setdefault("path", path)
         if _has_ended(group[0].item):  # ended when the note last said so: its `updated` time
-            updated = group[0].item.get("updated")
-            fact.valid_to = _instant_or(updated, max(f.created_at for f in group))
+            fact.valid_to = _updated(group)
         if aliases[path]:
             fact.properties.setdefault("aliases", aliases[path])
+    for newer, older, stating in _supersessions(notes, resolver):
+        # replaced when the replacing note was created; a replacement outside the source: when
+        # the replaced note last said so
+        ended = _created(notes[newer]) if newer is not None else _updated(notes[older])
+        fact = structure.facts[note_keys[older]]
+        fact.valid_to = ended if fact.valid_to is None else min(fact.valid_to, ended)
+        if newer is not None:
+            structure.link(note_keys[newer], note_keys[older], SUPERSEDES, stating.id, stating.created_at)
     for path, group in notes.items():
         source = note_keys[path]
         for frame in group:

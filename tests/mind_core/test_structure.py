@@ -195,3 +195,57 @@ def test_a_note_marked_done_ends_its_validity_at_its_last_edit(tmp_path: Path) -
         harvest(mind, "vault", force=True)  # again: the same entity, no second "Project Falcon"
         rows = mind.db.scalar("SELECT COUNT(*) FROM knowledge_entities WHERE name = 'Project Falcon'")
         assert rows == 1
+
+
+def test_a_superseding_note_ends_what_it_supersedes_on_both_axes(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLES / "vault", vault)
+    with Mind.open(":memory:", embedder=create_embedding_provider("mock")) as mind:
+        register_source(mind, "markdown", vault, "vault")
+        harvest(mind, "vault")
+        falcon = mind.knowledge.find_entity("project", "Project Falcon")
+        assert falcon is not None and falcon.valid_to is None
+        (vault / "Falcon Phase Two.md").write_text(
+            '---\nsupersedes: "[[Project Falcon|the first phase]]"\ncreated: 2024-09-01\n---\n'
+            "Phase two moves reporting to the new PostgreSQL cluster.\n"
+        )
+        harvest(mind, "vault")
+        ended = mind.knowledge.get_entity(falcon.id)
+        assert ended.valid_to == "2024-09-01T00:00:00.000Z"  # when the replacing note was created
+        assert ("Falcon Phase Two", "Project Falcon") in relations(mind, "supersedes")
+        held = {e.name for e in mind.knowledge.entities_as_of(valid_at="2024-08-01", entity_type="project")}
+        assert "Project Falcon" in held
+        assert "Project Falcon" not in {e.name for e in mind.knowledge.entities_as_of(valid_at="2024-10-01")}
+        open_version = mind.knowledge.entity_history(falcon.id)[-2]
+        assert open_version.valid_to is None  # what the mind believed before the second harvest
+        believed = mind.knowledge.entities_as_of(valid_at="2024-10-01", known_at=open_version.recorded_at)
+        assert "Project Falcon" in {e.name for e in believed}
+        harvest(mind, "vault", force=True)  # again: no second entity, the same ending
+        assert mind.db.scalar("SELECT COUNT(*) FROM knowledge_entities WHERE name = 'Project Falcon'") == 1
+        assert mind.knowledge.get_entity(falcon.id).valid_to == ended.valid_to
+
+
+def test_superseded_by_names_the_replacement_from_the_old_note(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Runbook v1.md").write_text(
+        "---\ncreated: 2021-02-01\nsuperseded_by:\n  - '[[Runbook v2]]'\n---\nRestart the queue.\n"
+    )
+    (vault / "Runbook v2.md").write_text(
+        "---\ncreated: 2022-03-15\n---\nRestart the queue, then the workers.\n"
+    )
+    (vault / "Old FAQ.md").write_text(
+        "---\ncreated: 2019-01-01\nupdated: 2020-06-30\nsuperseded_by: The wiki page\n---\nAsk Bob.\n"
+    )
+    with harvested(vault, "markdown", "vault") as mind:
+        v1 = mind.knowledge.find_entity("note", "Runbook v1") or next(
+            e for e in mind.knowledge.entities_as_of() if e.name == "Runbook v1"
+        )
+        assert (v1.valid_from, v1.valid_to) == (
+            "2021-02-01T00:00:00.000Z",
+            "2022-03-15T00:00:00.000Z",
+        )  # v2's creation
+        assert ("Runbook v2", "Runbook v1") in relations(mind, "supersedes")
+        faq = next(e for e in mind.knowledge.entities_as_of() if e.name == "Old FAQ")
+        assert faq.valid_to == "2020-06-30T00:00:00.000Z"  # a replacement outside the vault: its last edit
+        assert mind.knowledge.find_entity("note", "Runbook v2").valid_to is None
