@@ -401,3 +401,23 @@ def test_report_without_graph_or_harvests(scene: Scene, tmp_path: Path) -> None:
         index = write_report(beta_only, tmp_path / "report")
     check_png(tmp_path / "report" / KG_GROWTH_PNG)
     assert "no rows" in index.read_text()
+
+
+def test_kg_growth_of_the_shared_mail_spans_the_years_of_its_mails(shared_data: Path, tmp_path: Path) -> None:
+    """Issue #16's done-when: the KG-growth chart follows the sources' years, not the harvest day."""
+    from mind_core.harvest.pipeline import harvest, register_source
+
+    path = tmp_path / "mail.mind"
+    with Mind.open(path, embedder=HashingEmbedder()) as mind:
+        register_source(mind, "email", shared_data / "email", "mail")
+        harvest(mind, "mail")
+    snapshot_mind(path, tmp_path / "snapshots", "mail", FIRST)
+    with Analytics(tmp_path / "snapshots") as analytics:
+        rows = [r for r in as_dicts(analytics.run("kg_growth")) if r["basis"] == "valid_time"]
+        index = write_report(analytics, tmp_path / "report")
+    people = [r for r in rows if r["kind"] == "entity" and r["type"] == "person" and r["added"]]
+    decades = {r["day"].year // 10 * 10 for r in people}
+    assert {1990, 2000, 2010} <= decades  # the corpus's mails from 1992 to the 2010s
+    assert min(r["day"] for r in people).year < 2000
+    assert len({r["day"] for r in rows}) > 50  # many days of growth, not one dot on harvest day
+    check_png(index.parent / KG_GROWTH_PNG)
