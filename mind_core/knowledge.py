@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -244,6 +245,24 @@ _COLUMNS = {
     ),
 }
 _ROW_JSON = {kind: ", ".join(f"'{c}', {c}" for c in columns) for kind, columns in _COLUMNS.items()}
+
+
+@dataclass(frozen=True)
+class _RowFilter:
+    """One condition of an as-of query: SQL for the live rows, the same test in Python for the
+    versions (stored as JSON)."""
+
+    sql: str
+    params: tuple[Any, ...]
+    keeps: Callable[[dict[str, Any]], bool]
+
+
+# SQLite's lower() folds ASCII only; a name compared in Python must fold the same way.
+_ASCII_FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _ascii_lower(text: str) -> str:
+    return text.translate(_ASCII_FOLD)
 
 
 def _now() -> str:
@@ -806,11 +825,25 @@ class KnowledgeGraph:
         known_at: str | None = None,
         entity_type: str | None = None,
         limit: int = 500,
+        *,
+        ids: Iterable[int] | None = None,
+        name: str | None = None,
     ) -> list[Entity]:
         """Entities as the mind believed them at ``known_at`` (transaction time; None = now)
-        whose validity contains ``valid_at`` (valid time; None = any time, retired included)."""
-        rows = self._as_of("entity", valid_at, known_at)
-        found = [_entity(r) for r in rows if entity_type is None or r["entity_type"] == entity_type]
+        whose validity contains ``valid_at`` (valid time; None = any time, retired included);
+        ``ids`` and ``name`` (ASCII case-insensitive) narrow them down in the query itself."""
+        filters = []
+        if entity_type is not None:
+            filters.append(_RowFilter("entity_type = ?", (entity_type,), lambda r: r["entity_type"] == entity_type))
+        if ids is not None:
+            wanted = {_require_id(i, "id") for i in ids}
+            filters.append(
+                _RowFilter("id IN (SELECT value FROM json_each(?))", (json.dumps(sorted(wanted)),), lambda r: r["id"] in wanted)
+            )
+        if name is not None:
+            folded = _ascii_lower(_require_text(name, "name"))
+            filters.append(_RowFilter("lower(name) = ?", (folded,), lambda r: _ascii_lower(r["name"]) == folded))
+        found = [_entity(r) for r in self._as_of("entity", valid_at, known_at, filters)]
         return sorted(found, key=lambda e: (e.name.lower(), e.id))[: _require_count(limit, "limit")]
 
     def relations_as_of(
@@ -822,20 +855,30 @@ class KnowledgeGraph:
         limit: int = 500,
     ) -> list[Relation]:
         """Relations on both axes, as ``entities_as_of``; ``entity_id`` keeps those touching it."""
-        rows = self._as_of("relation", valid_at, known_at)
-        found = [
-            _relation(r)
-            for r in rows
-            if (entity_id is None or entity_id in (r["source_id"], r["target_id"]))
-            and (relation_type is None or r["relation_type"] == relation_type)
-        ]
+        filters = []
+        if entity_id is not None:
+            touching = _require_id(entity_id, "entity_id")
+            filters.append(
+                _RowFilter(
+                    "(source_id = ? OR target_id = ?)",
+                    (touching, touching),
+                    lambda r: touching in (r["source_id"], r["target_id"]),
+                )
+            )
+        if relation_type is not None:
+            filters.append(
+                _RowFilter("relation_type = ?", (relation_type,), lambda r: r["relation_type"] == relation_type)
+            )
+        found = [_relation(r) for r in self._as_of("relation", valid_at, known_at, filters)]
         return sorted(found, key=lambda r: r.id)[: _require_count(limit, "limit")]
 
-    def _as_of(self, kind: str, valid_at: str | None, known_at: str | None) -> list[dict[str, Any]]:
+    def _as_of(
+        self, kind: str, valid_at: str | None, known_at: str | None, filters: Sequence[_RowFilter] = ()
+    ) -> list[dict[str, Any]]:
         table = _TABLES[kind]
         at = None if valid_at is None else _instant(valid_at, "valid_at")
-        clauses: list[str] = []
-        params: list[Any] = []
+        clauses: list[str] = [f.sql for f in filters]
+        params: list[Any] = [p for f in filters for p in f.params]
         if at is not None:  # the live rows are filtered in SQL; the (fewer) versions below in Python
             clauses.append(
                 "julianday(valid_from) <= julianday(?) AND (valid_to IS NULL OR julianday(valid_to) > julianday(?))"
@@ -848,14 +891,15 @@ class KnowledgeGraph:
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         rows = [dict(r) for r in self.db.query(f"SELECT * FROM {table}{where}", params)]
         if known_at is not None:
-            rows += [
+            versions = (
                 json.loads(r["data"])
                 for r in self.db.query(
                     "SELECT data FROM knowledge_versions WHERE kind = ? AND julianday(recorded_at) <= julianday(?)"
                     " AND julianday(superseded_at) > julianday(?)",
                     (kind, known, known),
                 )
-            ]
+            )
+            rows += [r for r in versions if all(f.keeps(r) for f in filters)]
         if at is None:
             return rows
         return [r for r in rows if _holds_at(r["valid_from"], r["valid_to"], at)]

@@ -22,9 +22,15 @@ def _entity(entity: Entity) -> models.Entity:
     return models.Entity.model_validate(entity.__dict__)
 
 
-def _known_entities(knowledge: KnowledgeGraph, known_at: str | None) -> dict[int, Entity]:
-    """Every entity as believed at ``known_at``, by id (the current version when several)."""
-    return {e.id: e for e in knowledge.entities_as_of(known_at=known_at, limit=2**62)}
+def _known_entities(knowledge: KnowledgeGraph, ids: set[int], known_at: str | None) -> dict[int, Entity]:
+    """The entities with these ids as believed at ``known_at``, by id."""
+    if not ids:
+        return {}
+    return {e.id: e for e in knowledge.entities_as_of(known_at=known_at, limit=len(ids), ids=ids)}
+
+
+def _ends(relations: list[Relation]) -> set[int]:
+    return {i for r in relations for i in (r.source_id, r.target_id)}
 
 
 def _relation(relation: Relation, entities: dict[int, Entity]) -> models.GraphRelation:
@@ -65,23 +71,33 @@ def graph_relations(
     if knowledge is None:
         return models.GraphRelationsResponse(**_axes(request), relations=[])
     found = knowledge.relations_as_of(**_axes(request), relation_type=request.type, limit=request.limit)
-    entities = _known_entities(knowledge, request.known_at) if found else {}
+    entities = _known_entities(knowledge, _ends(found), request.known_at)
     return models.GraphRelationsResponse(**_axes(request), relations=[_relation(r, entities) for r in found])
 
 
 def neighbours(
     knowledge: KnowledgeGraph | None, request: models.NeighboursRequest
 ) -> models.NeighboursResponse:
-    """The relations of every entity named ``request.name`` (any case, any type), on both axes;
+    """The relations of every entity named ``request.name`` (ASCII case ignored, any type), on both axes;
     NotFoundError when the mind knew no entity of that name at ``known_at``."""
-    entities = {} if knowledge is None else _known_entities(knowledge, request.known_at)
-    wanted = request.name.strip().lower()
-    matches = [e for e in entities.values() if e.name.lower() == wanted]
+    matches = (
+        []
+        if knowledge is None
+        else knowledge.entities_as_of(known_at=request.known_at, limit=2**31, name=request.name.strip())
+    )
     if knowledge is None or not matches:
         raise NotFoundError(f"no entity named {request.name!r} (as known at {request.known_at or 'now'})")
+    matches.sort(key=lambda e: e.id)
+    relations = {
+        entity.id: knowledge.relations_as_of(**_axes(request), entity_id=entity.id, limit=request.limit)
+        for entity in matches
+    }
+    entities = _known_entities(
+        knowledge, {i for found in relations.values() for i in _ends(found)}, request.known_at
+    )
     found: list[models.Neighbour] = []
-    for entity in sorted(matches, key=lambda e: e.id):
-        for relation in knowledge.relations_as_of(**_axes(request), entity_id=entity.id, limit=request.limit):
+    for entity in matches:
+        for relation in relations[entity.id]:
             outgoing = relation.source_id == entity.id
             other_id = relation.target_id if outgoing else relation.source_id
             other = entities.get(other_id)
@@ -98,6 +114,6 @@ def neighbours(
     return models.NeighboursResponse(
         **_axes(request),
         name=request.name,
-        entities=[_entity(e) for e in sorted(matches, key=lambda e: e.id)],
+        entities=[_entity(e) for e in matches],
         neighbours=found[: request.limit],
     )

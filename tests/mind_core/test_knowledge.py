@@ -480,6 +480,20 @@ def test_updates_keep_the_previous_version_and_both_axes_can_be_queried(db: Data
     assert kg.extend_validity_back("entity", alice.id, "2010-01-01T00:00:00Z") is False  # later: no change
 
 
+def test_as_of_filters_by_ids_and_name_on_live_rows_and_versions_alike(db: Database) -> None:
+    kg = KnowledgeGraph(db, clock=SteppingClock())
+    alice = kg.create_entity("person", "Alice Smith")
+    bob = kg.create_entity("person", "Bob")
+    before_rename = alice.recorded_at
+    kg.update_entity(alice.id, name="Alice Jones")  # the old name now lives only in knowledge_versions
+    assert [e.name for e in kg.entities_as_of(name="alice jones")] == ["Alice Jones"]
+    assert kg.entities_as_of(name="ALICE SMITH") == []
+    assert [e.name for e in kg.entities_as_of(name="alice smith", known_at=before_rename)] == ["Alice Smith"]
+    assert [e.id for e in kg.entities_as_of(ids=[bob.id, 9999])] == [bob.id]
+    assert [e.name for e in kg.entities_as_of(ids={alice.id}, known_at=before_rename)] == ["Alice Smith"]
+    assert kg.entities_as_of(ids=[]) == []
+
+
 def test_relation_versions_and_sightings_with_event_time(db: Database) -> None:
     kg = KnowledgeGraph(db, clock=SteppingClock())
     a, b = kg.create_entity("person", "A"), kg.create_entity("project", "B")
