@@ -32,7 +32,13 @@ from typing import TYPE_CHECKING
 from mind_core.errors import InvalidInputError
 from mind_core.extract import ExtractedEntity, Extraction, extract
 from mind_core.frames import IMPORTANCE_LEVELS, Frame, FrameStore
-from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph, RelationSighting, load_properties
+from mind_core.knowledge import (
+    CO_OCCURS_WITH,
+    KnowledgeGraph,
+    RelationSighting,
+    credit_extractors,
+    load_properties,
+)
 from mind_core.linker import MemoryLink, MemoryLinker
 from mind_core.schema import content_hash
 from mind_core.search import HybridSearch
@@ -332,17 +338,11 @@ class CognifyPipeline:
         return resolved
 
     def _credit_extractors(self, entity_id: int, stored: str | None, found_by: Sequence[str]) -> None:
-        """Add the extractors of a later sighting to an entity's ``extractors`` (a structure
-        entity's ``extractor`` counts as its first), so the graph says everything that found it.
-        Only a new name writes (and keeps the previous version)."""
-        properties = load_properties(stored)
-        stated = properties.get("extractors")
-        known = [name for name in stated if isinstance(name, str)] if isinstance(stated, list) else []
-        if not known and isinstance(properties.get("extractor"), str):
-            known = [properties["extractor"]]
-        added = [name for name in found_by if name not in known]
-        if added:
-            self.knowledge.update_entity(entity_id, properties={**properties, "extractors": known + added})
+        """A later sighting's extractors join the entity's ``extractors``; only a new name writes
+        (and keeps the previous version)."""
+        credited = credit_extractors(load_properties(stored), found_by)
+        if credited is not None:
+            self.knowledge.update_entity(entity_id, properties=credited)
 
     def _write_relations(self, sightings: Sequence[tuple[int, RelationSighting]]) -> list[int]:
         """Upsert all relation sightings of a batch; returns the frame id of each created relation.

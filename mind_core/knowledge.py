@@ -118,6 +118,18 @@ def load_properties(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def credit_extractors(properties: Mapping[str, Any], found_by: Iterable[str]) -> dict[str, Any] | None:
+    """``properties`` with the names of ``found_by`` added to its ``extractors`` list (a
+    structure entity's single ``extractor`` counts as the first), or None when all were there:
+    an entity records every extractor that found it, first sighting first."""
+    stated = properties.get("extractors")
+    known = [name for name in stated if isinstance(name, str)] if isinstance(stated, list) else []
+    if not known and isinstance(properties.get("extractor"), str):
+        known = [properties["extractor"]]
+    added = [name for name in dict.fromkeys(found_by) if name not in known]
+    return {**properties, "extractors": known + added} if added else None
+
+
 def _entity(row: Any) -> Entity:
     return Entity(
         id=row["id"],

@@ -44,7 +44,7 @@ from typing import Any
 
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError
-from mind_core.knowledge import Entity, KnowledgeGraph
+from mind_core.knowledge import Entity, KnowledgeGraph, credit_extractors
 from mind_core.timestamps import normalize_iso
 
 log = logging.getLogger(__name__)
@@ -496,6 +496,7 @@ def _write_fact(knowledge: KnowledgeGraph, fact: Fact) -> tuple[int | None, bool
         if fact.valid_to is not None:
             knowledge.end_validity("entity", existing.id, max(fact.valid_to, first))
         merged = _merged_properties(existing.properties, fact.properties)
+        merged = credit_extractors(merged, [STRUCTURE_EXTRACTOR]) or merged  # found by a text extractor first
         if merged != existing.properties:
             knowledge.update_entity(existing.id, properties=merged)
         return existing.id, False

@@ -113,6 +113,8 @@ def test_mail_people_threads_and_their_relations() -> None:
         assert ("Bob Smith", thread) in relations(mind, "to")
         assert any(source == "Carol Diaz" for source, _ in relations(mind, "cc"))
         assert bob.valid_from == "2024-03-11T08:15:00.000Z"  # the first mail naming him (To:)
+        alice = mind.knowledge.find_entity("person", "Alice Johnson")  # named in the text, then stated
+        assert alice is not None and alice.properties["extractors"] == ["rules", "structure"]
 
 
 def test_chat_participants() -> None:
