@@ -194,6 +194,10 @@ def test_a_note_marked_done_ends_its_validity_at_its_last_edit(tmp_path: Path) -
         assert ended.valid_to == "2024-07-01T00:00:00.000Z"  # the note's own time, not the harvest's
         history = mind.knowledge.entity_history(falcon.id)
         assert history[-2].valid_to is None and history[-1].valid_to == ended.valid_to  # the open version kept
+        summer = "2024-08-01T00:00:00Z"  # both axes: no longer valid then, but believed so before this harvest
+        assert "Project Falcon" not in {e.name for e in mind.knowledge.entities_as_of(valid_at=summer)}
+        believed = mind.knowledge.entities_as_of(valid_at=summer, known_at=history[-2].recorded_at)
+        assert "Project Falcon" in {e.name for e in believed}
         harvest(mind, "vault", force=True)  # again: the same entity, no second "Project Falcon"
         rows = mind.db.scalar("SELECT COUNT(*) FROM knowledge_entities WHERE name = 'Project Falcon'")
         assert rows == 1
