@@ -10,6 +10,7 @@ Every text input is made well-formed first: JSON may carry lone surrogates that 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
@@ -31,8 +32,10 @@ SCOPES = ("all", "personal", "workspace")
 WORKSPACE_HELP = "Workspace mind ('personal' for the personal mind; default: the server's)."
 
 
+@cache
 def package_version() -> str:
-    """The installed distribution's version: what the service, OpenAPI and MCP report."""
+    """The installed distribution's version: what the service, OpenAPI and MCP report (read once:
+    reading the distribution's metadata costs more than a /health answer)."""
     try:
         return version(PACKAGE)
     except PackageNotFoundError:  # running from a source tree that was never installed
