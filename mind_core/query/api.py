@@ -15,8 +15,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
 import anyio
@@ -40,7 +39,7 @@ from swagger_ui_bundle import swagger_ui_path
 from mind_core import limits
 from mind_core.errors import FingerprintMismatchError, InvalidInputError, NotFoundError
 from mind_core.query import models
-from mind_core.query.service import MAX_IDLE_HANDLES_PER_MIND, QueryService, UnreadableMindError
+from mind_core.query.service import QueryService, UnreadableMindError
 
 log = logging.getLogger(__name__)
 
@@ -237,18 +236,9 @@ class RequestGuard:
 
 
 # -- the app ------------------------------------------------------------------------------------
-@asynccontextmanager
-async def _worker_threads(app: FastAPI) -> AsyncIterator[None]:
-    """As many requests run in worker threads at once as the pool keeps handles per mind: more
-    would open and close a mind's handle per request (and the GIL runs one thread at a time)."""
-    anyio.to_thread.current_default_thread_limiter().total_tokens = MAX_IDLE_HANDLES_PER_MIND
-    yield
-
-
 def create_app(service: QueryService) -> FastAPI:
     """The FastAPI app answering for ``service``; the token comes from its config."""
     app = FastAPI(
-        lifespan=_worker_threads,
         title=TITLE,
         description=DESCRIPTION,
         version=models.package_version(),

@@ -200,7 +200,7 @@ class QueryServer:
                 create_app(self.service),
                 http=JSONHttpToolsProtocol,
                 ws="none",
-                lifespan="on",
+                lifespan="off",
                 # the standard event loop, not uvloop even where it is installed: the same
                 # end-of-input semantics everywhere, and less CPU per request in our load runs
                 loop="asyncio",
