@@ -399,7 +399,7 @@ def compare_part(
         summary[name] = {
             "rounds": rows,
             "median": {
-                key: statistics.median(row[key] for row in rows)
+                key: round(statistics.median(row[key] for row in rows), 2)
                 for key in ("requests_per_s", "p50_ms", "p95_ms", "server_cpu_ms_per_request")
             },
             "server_errors_5xx": sum(row["server_errors_5xx"] for row in rows),
