@@ -4,6 +4,7 @@ figures for the README.
 
     .venv/bin/python benchmarks/reliability.py            # the full run (about 15 minutes on 2 cores)
     .venv/bin/python benchmarks/reliability.py --quick    # a smoke run of every part
+    .venv/bin/python benchmarks/reliability.py --only compare   # this service against --baseline's
 
 The same harnesses as tests/reliability (which runs each part small in CI); here every part runs
 big and failures are counted instead of stopping the run. Writes benchmarks/results/reliability.json.
@@ -12,14 +13,19 @@ big and failures are counted instead of stopping the run. Writes benchmarks/resu
 from __future__ import annotations
 
 import argparse
+import io
+import random
 import shutil
+import statistics
+import subprocess
+import tarfile
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from _common import SHARED_DATA, write_results
+from _common import ROOT, SHARED_DATA, write_results
 
 from mind_core.embeddings.mock import MockEmbedder
 from mind_core.harvest.pipeline import harvest, register_source
@@ -37,7 +43,7 @@ from tests.reliability.hostile import (
     harvest_corpus,
     tree_state,
 )
-from tests.reliability.load import serve_under_load
+from tests.reliability.load import LoadResult, Server, build_home, request_mix, run_load, serve_under_load
 from tests.reliability.properties import (
     build_query_fixture,
     check_parser_on_mutations,
@@ -328,16 +334,116 @@ def load_part(root: Path, requests: int, clients: int, rounds: int, seed: int) -
     return summary
 
 
+BASELINE = "89d217b"  # the last commit with the http.server service, before FastAPI + uvicorn
+# Entry-point plugins come from the installed checkout, whose hooks an older tree may not know.
+COMPARE_ENV = {"MIND_HARVEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def _checkout(rev: str, folder: Path) -> Path:
+    """The files of ``rev`` in ``folder`` (``git archive``: no worktree to register or remove)."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True)
+    folder.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(folder, filter="data")
+    return folder
+
+
+def _round_figures(result: LoadResult) -> dict[str, Any]:
+    out = result.summary()
+    keep = (
+        "requests_per_s",
+        "p50_ms",
+        "p95_ms",
+        "server_cpu_ms_per_request",
+        "server_errors_5xx",
+        "problems",
+    )
+    return {key: out[key] for key in keep}
+
+
+def compare_part(
+    root: Path, baseline: str, requests: int, clients: int, rounds: int, seed: int
+) -> dict[str, Any]:
+    """This tree's service and ``baseline``'s over the same home and the same request mix, round
+    by round in alternating order (ABBA...), so a change in the machine's load hits both: the
+    other jobs on a shared machine move absolute figures far more than the service does, and
+    CPU per request is the figure they disturb least."""
+    began = section(
+        f"query service against {baseline}: {rounds} rounds each of {requests} mixed requests from "
+        f"{clients} clients, alternating"
+    )
+    old_tree = _checkout(baseline, root / "baseline-tree")
+    home, frame_ids = build_home(root)
+    servers = {
+        "current": Server(home, env=COMPARE_ENV, label="current"),
+        baseline: Server(home, tree=old_tree, env=COMPARE_ENV, label=baseline),
+    }
+    rng = random.Random(seed)
+    figures: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
+    tracebacks: dict[str, int] = {}
+    try:
+        warm_up = request_mix(rng, 200, frame_ids)
+        for server in servers.values():
+            run_load(server, warm_up, clients)
+        names = list(servers)
+        for number in range(rounds):
+            mix = request_mix(rng, requests, frame_ids)
+            for name in names if number % 2 == 0 else names[::-1]:
+                figures[name].append(_round_figures(run_load(servers[name], mix, clients)))
+                print(f"  round {number + 1} {name:<8} {figures[name][-1]}", flush=True)
+    finally:
+        for name, server in servers.items():
+            tracebacks[name] = server.stop().count("Traceback")
+    summary: dict[str, Any] = {"baseline": baseline, "rounds": rounds, "requests_per_round": requests}
+    for name, rows in figures.items():
+        summary[name] = {
+            "rounds": rows,
+            "median": {
+                key: round(statistics.median(row[key] for row in rows), 2)
+                for key in ("requests_per_s", "p50_ms", "p95_ms", "server_cpu_ms_per_request")
+            },
+            "server_errors_5xx": sum(row["server_errors_5xx"] for row in rows),
+            "problems": sum(row["problems"] for row in rows),
+            "server_log_tracebacks": tracebacks[name],
+        }
+    current, old = summary["current"]["median"], summary[baseline]["median"]
+    summary["current_over_baseline"] = {key: round(current[key] / old[key], 3) for key in current}
+    summary["seconds"] = round(time.perf_counter() - began, 1)
+    for name in servers:
+        entry = summary[name]
+        print(
+            f"  {name:<8} median {entry['median']}, 5xx {entry['server_errors_5xx']}, problems "
+            f"{entry['problems']}, log tracebacks {entry['server_log_tracebacks']}"
+        )
+    print(f"  current / {baseline}: {summary['current_over_baseline']}")
+    return summary
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small run of every part")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument(
+        "--baseline",
+        default=BASELINE,
+        help=f"the commit whose service 'compare' runs against (default {BASELINE})",
+    )
+    parser.add_argument(
         "--only",
         nargs="*",
         choices=(
-            "crash", "hostile", "badbytes", "silent", "sizes", "properties", "concurrency", "faults", "load"
+            "crash",
+            "hostile",
+            "badbytes",
+            "silent",
+            "sizes",
+            "properties",
+            "concurrency",
+            "faults",
+            "load",
+            "compare",
         ),
+        help="the parts to run (default: all but compare)",
     )
     args = parser.parse_args()
     size = {
@@ -349,6 +455,7 @@ def main() -> None:
         "examples": 50 if args.quick else 1000,
         "requests": 200 if args.quick else 1000,
         "rounds": 2 if args.quick else 3,
+        "compare_rounds": 2 if args.quick else 8,
     }
     parts = set(
         args.only
@@ -378,6 +485,10 @@ def main() -> None:
             results["faults"] = faults_part()
         if "load" in parts:
             results["load"] = load_part(root / "load", size["requests"], 16, size["rounds"], args.seed)
+        if "compare" in parts:
+            results["compare"] = compare_part(
+                root / "compare", args.baseline, size["requests"], 16, size["compare_rounds"], args.seed
+            )
     results["seconds"] = round(time.perf_counter() - began, 1)
     print(f"\nfinished in {results['seconds']} s")
     write_results("reliability" + ("-quick" if args.quick else ""), results)

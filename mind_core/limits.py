@@ -18,6 +18,7 @@ MAX_FILTER_CHARS = 200  # a tag, sender or source-kind filter
 MIN_SNIPPET_CHARS = 20
 MAX_SNIPPET_CHARS = 2_000
 MAX_FRAME_ID = 2**63 - 1  # SQLite's largest rowid
+MAX_REQUEST_HEAD_BYTES = 16 * 1024  # an HTTP request line and headers; larger ones are a 431
 MAX_BODY_BYTES = 64 * 1024  # an HTTP request body; larger ones are refused (413) unparsed
 MAX_DRAIN_BYTES = 4 * 1024 * 1024  # a refused body up to this size is read and dropped, so the
 # client sees the 413 instead of a connection reset; a larger one is not read at all

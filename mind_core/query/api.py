@@ -190,6 +190,8 @@ class RequestGuard:
         """The whole body, or None after answering 413/408 (or when the client left)."""
         headers = dict(scope["headers"])
         declared = headers.get(b"content-length")
+        if declared is None and b"transfer-encoding" not in headers:
+            return b""  # no body (a GET): nothing to wait for
         if declared is not None and int(declared) > limits.MAX_BODY_BYTES:
             if int(declared) <= limits.MAX_DRAIN_BYTES:
                 await RequestGuard._drain(receive, int(declared))
@@ -288,7 +290,7 @@ def create_app(service: QueryService) -> FastAPI:
         response_model=models.HealthResponse,
         summary="Liveness and which minds exist.",
     )
-    def health() -> Response:
+    async def health() -> Response:  # a few stat calls: not worth a trip to a worker thread
         return JSONAnswer(service.health())
 
     @guarded.get(

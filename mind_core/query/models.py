@@ -10,10 +10,20 @@ Every text input is made well-formed first: JSON may carry lone surrogates that 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+)
 
 from mind_core import limits
 from mind_core.db import well_formed
@@ -31,8 +41,10 @@ SCOPES = ("all", "personal", "workspace")
 WORKSPACE_HELP = "Workspace mind ('personal' for the personal mind; default: the server's)."
 
 
+@cache
 def package_version() -> str:
-    """The installed distribution's version: what the service, OpenAPI and MCP report."""
+    """The installed distribution's version: what the service, OpenAPI and MCP report (read once:
+    reading the distribution's metadata costs more than a /health answer)."""
     try:
         return version(PACKAGE)
     except PackageNotFoundError:  # running from a source tree that was never installed
@@ -339,6 +351,19 @@ class ExternalMetadata(BaseModel):
     provenance: ExternalProvenance
 
 
+def _metadata_kind(value: Any) -> str:
+    """Which metadata a result carries, so pydantic validates one shape instead of trying both."""
+    if isinstance(value, Mapping):
+        return "external" if "retriever" in value else "memory"
+    return "external" if isinstance(value, ExternalMetadata) else "memory"
+
+
+ResultMetadata = Annotated[
+    Annotated[MemoryMetadata, Tag("memory")] | Annotated[ExternalMetadata, Tag("external")],
+    Discriminator(_metadata_kind),
+]
+
+
 class RecallResult(BaseModel):
     content: str = Field(description="The frame's text (a snippet when snippet_chars was given).")
     source: Literal["workspace", "personal", "external"]
@@ -347,7 +372,7 @@ class RecallResult(BaseModel):
         description="0..1: 1.0 is the best match of both the keyword and the vector lane; "
         "one lane alone gives at most 0.5."
     )
-    metadata: MemoryMetadata | ExternalMetadata
+    metadata: ResultMetadata
     explain: dict[str, Any] | None = Field(None, description="Lane ranks and score parts (explain=true).")
 
 
@@ -369,12 +394,26 @@ class RecallResponse(BaseModel):
     def from_retrieval(cls, result: CombinedRetrievalResult, request: RecallRequest) -> RecallResponse:
         """The answer to ``request``; with ``snippet_chars``, each text cut to a snippet around
         the query's words (the window the command line's table shows)."""
-        response = cls.model_validate(result.to_dict())
+        # each result is validated once: ``results`` holds the same ones as the per-mind lists
+        validated = {
+            id(item): RecallResult.model_validate(item.to_dict())
+            for item in (*result.workspace_results, *result.personal_results, *result.external_results)
+        }
         if request.snippet_chars is not None:
-            lists = (response.results, response.workspace_results, response.personal_results)
-            for item in (*lists[0], *lists[1], *lists[2], *response.external_results):
-                item.content = make_snippet(item.content, request.query, width=request.snippet_chars)
-        return response
+            for model in validated.values():
+                model.content = make_snippet(model.content, request.query, width=request.snippet_chars)
+        return cls(
+            query=result.query,
+            results=[validated[id(item)] for item in result.merged()],
+            workspace_results=[validated[id(item)] for item in result.workspace_results],
+            personal_results=[validated[id(item)] for item in result.personal_results],
+            external_results=[validated[id(item)] for item in result.external_results],
+            external_available=result.external_available,
+            external_skipped=result.external_skipped,
+            external_error=result.external_error,
+            has_conflict=result.has_conflict,
+            conflict_note=result.conflict_note,
+        )
 
 
 class Frame(BaseModel):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mind_core.db import Database, driver
+from mind_core.db import Database
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import FingerprintMismatchError, MindAccessError, MindError, NotFoundError
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
@@ -52,18 +52,23 @@ def _reason(exc: BaseException) -> str:
 
 
 def open_readable(path: Path, workspace: str, embedder: Embedder | None = None) -> Mind:
-    """``path`` opened read-only, checked to be a mind first; UnreadableMindError otherwise."""
+    """``path`` opened read-only, checked to be a mind before it is used (on the one connection
+    the handle keeps: a second open would double the cost of every handle the pool opens);
+    UnreadableMindError otherwise."""
     try:
         db = Database(path, readonly=True)
-        try:
-            missing = [table for table in MIND_TABLES if not db.table_exists(table)]
-        finally:
-            db.close()
+    except MindAccessError as exc:
+        raise UnreadableMindError(workspace, _reason(exc)) from None
+    try:
+        missing = [table for table in MIND_TABLES if not db.table_exists(table)]
         if not missing:
-            return Mind.open(path, embedder=embedder, readonly=True)
+            mind = Mind(db, embedder)  # what Mind.open does for a read-only mind
+            mind.search.vectors.check_fingerprint()
+            return mind
         reason = f"not a mind (no {', '.join(missing)} table)"
-    except (MindAccessError, FingerprintMismatchError, driver().DatabaseError) as exc:
+    except (FingerprintMismatchError, db.errors.DatabaseError) as exc:
         reason = _reason(exc)
+    db.close()
     raise UnreadableMindError(workspace, reason)
 
 

@@ -25,7 +25,7 @@ from mind_core.embeddings import create_embedding_provider
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.home import MindHome
-from mind_core.limits import MAX_BODY_BYTES, MAX_QUERY_CHARS
+from mind_core.limits import MAX_BODY_BYTES, MAX_QUERY_CHARS, MAX_REQUEST_HEAD_BYTES
 from mind_core.mind import Mind
 from mind_core.query.http_server import QueryServer, is_loopback
 from mind_core.query.service import QueryService, ServiceConfig
@@ -334,13 +334,17 @@ def test_protocol_errors_are_json(client, base):
     )
     assert too_big.status_code == 413  # the limit holds for chunked bodies too
     for request, status in (
-        (b"BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n", "404"),
+        (b"BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n", "400"),  # a method HTTP does not define
         (b"GET /health HTTP/9.9\r\nHost: x\r\n\r\n", "400"),
         (b"GARBAGE\r\n\r\n", "400"),
         (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", "400"),  # TLS hello to a plain port
         (b"POST /recall HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{\"query\"", "400"),  # body cut
         # two conflicting lengths: which one frames the next request is ambiguous (smuggling)
         (b"POST /recall HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 14\r\n\r\n{}", "400"),
+        (b"POST /recall HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", "400"),
+        (b"GET /health HTTP/1.1\r\nHo", "400"),  # headers cut
+        (b"GET /health HTTP/1.1\r\nX: " + b"a" * MAX_REQUEST_HEAD_BYTES + b"\r\n\r\n", "431"),
+        (b"GET /" + b"a" * MAX_REQUEST_HEAD_BYTES + b" HTTP/1.1\r\n\r\n", "431"),
     ):
         reply = raw_exchange(base, request)
         head, _, body = reply.partition("\r\n\r\n")
@@ -350,6 +354,10 @@ def test_protocol_errors_are_json(client, base):
         base, b"GET /recall?query=Falcon HTTP/1.1\r\nHost: x\r\n\r\n"
     )  # half-closed right after a complete request: still answered
     assert answered.startswith("HTTP/1.1 200") and '"workspace_results"' in answered
+    refused = raw_exchange(
+        base, b"POST /recall HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+    )  # answered at once, as the end of input arrives: the answer still leaves before the close
+    assert refused.startswith("HTTP/1.1 400") and "application/json" in refused
 
 
 def test_unexpected_errors_are_a_generic_500_with_an_error_id(client, base, monkeypatch, caplog):

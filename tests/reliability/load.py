@@ -75,6 +75,7 @@ class Answer:
     kind: str
     status: int | None
     problem: str | None = None  # set when the answer breaks a rule
+    seconds: float = 0.0  # from sending the request to the end of the answer
 
 
 def _get(kind: str, path: str, **params: Any) -> Request:
@@ -274,6 +275,8 @@ class LoadResult:
     rss_before: int
     rss_after: int
     server_tracebacks: int
+    latencies: list[float] = field(default_factory=list)
+    server_cpu_seconds: float = 0.0  # user + system CPU of the server process during the round
 
     @property
     def server_errors(self) -> int:
@@ -287,6 +290,9 @@ class LoadResult:
             "requests_per_s": round(self.requests / self.seconds, 1),
             "statuses": {str(k): v for k, v in sorted(self.statuses.items(), key=lambda kv: str(kv[0]))},
             "by_kind": dict(self.by_kind),
+            "p50_ms": round(_percentile(self.latencies, 50) * 1000, 1),
+            "p95_ms": round(_percentile(self.latencies, 95) * 1000, 1),
+            "server_cpu_ms_per_request": round(self.server_cpu_seconds * 1000 / max(self.requests, 1), 2),
             "server_errors_5xx": self.server_errors,
             "problems": len(self.problems),
             "server_log_tracebacks": self.server_tracebacks,
@@ -309,11 +315,22 @@ def build_home(root: Path) -> tuple[Path, list[int]]:
     return home.root, frame_ids
 
 
-class Server:
-    """`mind serve` on 127.0.0.1 with an OS-chosen port, stopped with SIGTERM."""
+def _percentile(values: list[float], percent: int) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(percent / 100 * (len(ordered) - 1)))]
 
-    def __init__(self, home: Path) -> None:
-        self.log_path = home.parent / "serve.log"
+
+class Server:
+    """`mind serve` on 127.0.0.1 with an OS-chosen port, stopped with SIGTERM. ``tree`` is the
+    source tree it runs from (another version's checkout to compare with), ``env`` is added to
+    the child's environment, and the server's log is ``<label>.log`` next to the home."""
+
+    def __init__(
+        self, home: Path, tree: Path = REPO, env: dict[str, str] | None = None, label: str = "serve"
+    ) -> None:
+        self.log_path = home.parent / f"{label}.log"
         self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         port = _free_port()
         self.proc = subprocess.Popen(
@@ -334,8 +351,8 @@ class Server:
                 str(port),
                 "-q",
             ],
-            cwd=REPO,
-            env=child_env(),
+            cwd=tree,
+            env={**child_env(), "PYTHONPATH": str(tree), **(env or {})},
             stdout=subprocess.DEVNULL,
             stderr=self.log,
         )
@@ -353,6 +370,10 @@ class Server:
 
     def rss(self) -> int:
         return psutil.Process(self.proc.pid).memory_info().rss
+
+    def cpu_seconds(self) -> float:
+        times = psutil.Process(self.proc.pid).cpu_times()
+        return times.user + times.system
 
     def stop(self) -> str:
         self.proc.terminate()
@@ -384,6 +405,7 @@ def run_load(server: Server, requests: list[Request], clients: int) -> LoadResul
                 if not queue:
                     break
                 _, request = queue.pop()
+            sent = time.perf_counter()
             try:
                 answer = (
                     _send_raw(server.port, request)
@@ -392,12 +414,14 @@ def run_load(server: Server, requests: list[Request], clients: int) -> LoadResul
                 )
             except Exception as exc:  # a client-side surprise is counted, never lost
                 answer = Answer(request.kind, None, f"client error {type(exc).__name__}: {exc}")
+            answer.seconds = time.perf_counter() - sent
             with lock:
                 answers.append(answer)
         if holder[0] is not None:
             holder[0].close()
 
     rss_before = server.rss()
+    cpu_before = server.cpu_seconds()
     began = time.perf_counter()
     threads = [threading.Thread(target=client) for _ in range(clients)]
     for thread in threads:
@@ -405,6 +429,7 @@ def run_load(server: Server, requests: list[Request], clients: int) -> LoadResul
     for thread in threads:
         thread.join(timeout=600)
     seconds = time.perf_counter() - began
+    cpu = server.cpu_seconds() - cpu_before
     rss_after = server.rss()
     return LoadResult(
         requests=len(answers),
@@ -416,6 +441,8 @@ def run_load(server: Server, requests: list[Request], clients: int) -> LoadResul
         rss_before=rss_before,
         rss_after=rss_after,
         server_tracebacks=0,
+        latencies=[a.seconds for a in answers],
+        server_cpu_seconds=cpu,
     )
 
 
