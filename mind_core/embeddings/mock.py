@@ -35,6 +35,10 @@ class MockEmbedder:
     def __init__(self, dimensions: int = DEFAULT_DIMENSIONS) -> None:
         self.dimensions = int(dimensions)
 
+    def at_width(self, width: int) -> MockEmbedder:
+        """Mock vectors of another width: a prefix of the same values, padded with zeros."""
+        return self if width == self.dimensions else MockEmbedder(width)
+
     def embed(self, text: str) -> np.ndarray:
         return mock_embed(check_text(text), self.dimensions)
 
