@@ -80,11 +80,16 @@ def main() -> None:
     parser.add_argument(
         "--embed-backend", choices=tuple(BACKENDS), help="in-process model backend (default: the product's)"
     )
+    parser.add_argument(
+        "--dimensions",
+        type=int,
+        help="store vectors at this width (1024: the original engine's; default: the model's own, 384)",
+    )
     parser.add_argument("--name", default="locomo", help="results file name under benchmarks/results/")
     args = parser.parse_args()
     conversations = load_locomo(args.data)
-    embedder = InprocessEmbedder(backend=args.embed_backend)
-    print(f"embedding backend: {embedder.backend}")
+    embedder = InprocessEmbedder(args.dimensions, backend=args.embed_backend)
+    print(f"embedding backend: {embedder.backend}, vectors stored at {embedder.dimensions} dims")
     embedder.embed("warm up the model")
     run_benchmark(
         args.name,

@@ -1,41 +1,47 @@
-"""Vector indexing throughput (batched vs one frame at a time) and search latency (p50/p95) at
-10,000 and 100,000 frames (issue #3), for the default search and the original RRF side by side.
+"""Vector indexing throughput and search latency (p50/p95): 10,000 frames indexed with the real
+model (issue #3), and 100,000 / 1,000,000 frames at the model's own width (384) and the
+original engine's 1024 side by side (issue #19).
 
 Frames are chat turns (benchmarks/_corpus.py: the shared LoCoMo/REALTALK turns recombined into
 sessions of 25), written with FrameStore.create_i_frames; queries are the 711 LoCoMo and REALTALK
 questions, asked in turn in every mode so load on a shared machine hits all modes alike.
 
-- 10,000 frames: indexed with the real model (all-MiniLM-L6-v2, 1024 dims zero-padded); the
-  one-frame-at-a-time rate is measured on the first --single frames, the batched one on the rest.
-  Latencies include embedding the query with the real model. The same frames are also indexed
-  with the mock embedder, batched and one at a time: the index's own write path, without the
-  model's compute (which batching cannot shrink, only the per-call overhead around it).
-- 100,000 frames: the real model would take about an hour to index them on this machine, so
-  vectors (and the query vectors) come from the mock provider: the vector lane's cost is a
-  brute-force scan of 1024-float rows whatever model made them. The real model's query-embedding
-  time is measured on the same queries and added to give the estimate with the real model.
+- --sizes (default 10,000): indexed with the real model; the one-frame-at-a-time rate is
+  measured on the first --single frames, the batched one on the rest; default search and the
+  original RRF, keyword and vector lanes. The same frames are also indexed with the mock
+  embedder: the index's own write path without the model's compute.
+- --scale-sizes (default 100,000 and 1,000,000): indexing that many frames with the model would
+  take hours here, so the stored vectors are synthetic: real embeddings (default backend) of a
+  pool of --pool distinct shared turns, each frame's vector one pool vector plus Gaussian noise
+  (cosine about 0.9 to it), re-normalized; frame vectors only (chat turns are short: no chunk
+  vectors). The mind is written once at 384 and copied to a 1024 mind holding the same vectors
+  zero-padded. Every query is a whole ``search(limit=10)`` on a mind opened read-only with the
+  real default-backend embedder, so the figure includes embedding the query; the two widths
+  take turns query by query.
 
-    .venv/bin/python benchmarks/search.py [--sizes 10000 100000] [--queries 300] [--single 300]
+    .venv/bin/python benchmarks/search.py [--sizes 10000] [--scale-sizes 100000 1000000] [--queries 300]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 from _common import machine, percentile, write_results
-from _corpus import recombined_corpus
+from _corpus import benchmark_turns, recombined_corpus
 from locomo import DEFAULT_DATA as LOCOMO_DATA
 from locomo import load_locomo
 from realtalk import DEFAULT_DATA as REALTALK_DATA
 from realtalk import load_realtalk
 
-from mind_core.embeddings import InprocessEmbedder, MockEmbedder
-from mind_core.embeddings.base import Embedder
+from mind_core.embeddings import ORIGINAL_DIMENSIONS, InprocessEmbedder, MockEmbedder
+from mind_core.embeddings.base import Embedder, to_blob
 from mind_core.frames import NewFrame
 from mind_core.mind import Mind
 from mind_core.search import SearchConfig
@@ -45,6 +51,8 @@ REAL_MODEL_MAX_FRAMES = 20_000
 WRITE_BATCH = 5_000
 TARGET_SPEEDUP = 5.0
 MOCK_SINGLE = 3_000  # frames indexed one at a time with the mock embedder (fast: a larger sample)
+NOISE_COSINE = 0.9  # a synthetic frame vector's cosine to the pool vector it was made from
+VECTOR_BATCH = 20_000
 
 
 def questions(count: int) -> list[str]:
@@ -169,6 +177,83 @@ def run_size(size: int, asked: list[str], single: int, real: InprocessEmbedder) 
     return result
 
 
+def pool_vectors(real: InprocessEmbedder, pool: int) -> np.ndarray:
+    """Real vectors of ``pool`` distinct shared turns (at the model's own width)."""
+    texts = sorted({text for _, text in benchmark_turns()[0]})[:pool]
+    return np.asarray(real.embed_batch(texts), dtype=np.float32)
+
+
+def synthetic_vectors(pool: np.ndarray, start: int, count: int, seed: int) -> np.ndarray:
+    """``count`` unit vectors, each a pool vector plus noise, NOISE_COSINE from it on average."""
+    rng = np.random.default_rng(seed + start)
+    width = pool.shape[1]
+    base = pool[rng.integers(0, len(pool), count)]
+    sigma = np.sqrt((1 / NOISE_COSINE**2 - 1) / width)
+    vectors = base + rng.normal(0.0, sigma, (count, width)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def store_vectors(mind: Mind, ids: list[int], pool: np.ndarray, width: int) -> float:
+    """Write the synthetic vectors of ``ids`` at ``width`` values (zero-padded); seconds taken."""
+    began = time.perf_counter()
+    for start in range(0, len(ids), VECTOR_BATCH):
+        chunk = ids[start : start + VECTOR_BATCH]
+        vectors = synthetic_vectors(pool, start, len(chunk), seed=len(ids))
+        padded = np.zeros((len(chunk), width), dtype=np.float32)
+        padded[:, : vectors.shape[1]] = vectors
+        with mind.db.transaction():
+            mind.db.executemany(
+                "INSERT INTO memory_frames_vec (rowid, embedding) VALUES (?, ?)",
+                [(frame_id, to_blob(vector)) for frame_id, vector in zip(chunk, padded, strict=True)],
+            )
+            mind.search.vectors.record_fingerprint()
+    return time.perf_counter() - began
+
+
+def scale_run(size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndarray) -> dict:
+    """Whole-search latency at ``size`` frames, the model's own width and 1024 taking turns."""
+    native = real.dimensions
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {native: Path(tmp) / f"{native}.mind", ORIGINAL_DIMENSIONS: Path(tmp) / "1024.mind"}
+        began = time.perf_counter()
+        with Mind.open(paths[native], embedder=real) as mind:
+            ids = [frame_id for frame_id, _ in write_frames(mind, size)]
+        write_s = time.perf_counter() - began
+        shutil.copy(paths[native], paths[ORIGINAL_DIMENSIONS])
+        vector_s = {}
+        for width, path in paths.items():
+            with Mind.open(path, embedder=real, dimensions=width, rebuild_vectors=True) as mind:
+                vector_s[width] = store_vectors(mind, ids, pool, width)
+        minds = {width: Mind.open(path, embedder=real, readonly=True) for width, path in paths.items()}
+        sizes_mb = {width: path.stat().st_size / 2**20 for width, path in paths.items()}
+        try:
+            for mind in minds.values():
+                mind.search.search(asked[0], limit=10)  # first touch of the file's pages
+            times: dict[int, list[float]] = {width: [] for width in minds}
+            for i, query in enumerate(asked):
+                order = list(minds) if i % 2 == 0 else list(reversed(minds))
+                for width in order:
+                    began = time.perf_counter()
+                    minds[width].search.search(query, limit=10)
+                    times[width].append((time.perf_counter() - began) * 1000)
+        finally:
+            for mind in minds.values():
+                mind.close()
+    return {
+        "frames": len(ids),
+        "write_frames_s": write_s,
+        "widths": {
+            str(width): {
+                "p50_ms": percentile(times[width], 50),
+                "p95_ms": percentile(times[width], 95),
+                "store_vectors_s": vector_s[width],
+                "mind_mb": sizes_mb[width],
+            }
+            for width in minds
+        },
+    }
+
+
 def rates_line(rates: dict[str, float]) -> str:
     return (
         f"batched {rates['batched_frames_per_s']:,.0f} frames/s, one at a time "
@@ -178,20 +263,22 @@ def rates_line(rates: dict[str, float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000], help="frames indexed with the real model")
+    parser.add_argument("--scale-sizes", type=int, nargs="*", default=[100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--single", type=int, default=300, help="frames indexed one at a time for that rate")
+    parser.add_argument("--pool", type=int, default=2_000, help="real vectors the synthetic ones are made from")
     parser.add_argument("--name", default="search", help="results file name under benchmarks/results/")
     args = parser.parse_args()
     real = InprocessEmbedder()
     real.embed("warm up the model")
     asked = questions(args.queries)
     results = {}
-    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}")
+    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}; query embedder {real.backend}")
     for size in args.sizes:
-        r = run_size(size, asked, args.single, real)
+        r = run_size(size, asked, args.single, real.at_width(ORIGINAL_DIMENSIONS))
         results[str(size)] = r
-        print(f"{r['frames']:,} frames ({r['embedder']}):")
+        print(f"{r['frames']:,} frames ({r['embedder']}, 1024 dims):")
         print(f"  vector indexing, {r['embedder']}: {rates_line(r)}")
         if "write_path" in r:
             print(f"  index write path (mock embedder, no model compute): {rates_line(r['write_path'])}")
@@ -204,8 +291,32 @@ def main() -> None:
         if "real_query_embedding" in r:
             e = r["real_query_embedding"]
             print(f"  real-model query embedding alone: p50 {e['p50_ms']:.1f} ms, p95 {e['p95_ms']:.1f} ms")
+    scale = {}
+    if args.scale_sizes:
+        pool = pool_vectors(real, args.pool)
+        print(
+            f"synthetic vectors: {len(pool):,} real {real.backend} vectors of distinct shared turns, each frame's "
+            f"one of them plus Gaussian noise (cosine ~{NOISE_COSINE}), frame vectors only"
+        )
+        query_embedding = embedding_latency(real, asked)
+        print(
+            f"query embedding alone ({real.backend}): p50 {query_embedding['p50_ms']:.1f} ms, "
+            f"p95 {query_embedding['p95_ms']:.1f} ms"
+        )
+        for size in args.scale_sizes:
+            r = scale_run(size, asked, real, pool)
+            scale[str(size)] = r
+            print(f"{r['frames']:,} frames, whole search(limit=10) with the query embedding, load {os.getloadavg()[0]:.1f}:")
+            for width, v in r["widths"].items():
+                print(
+                    f"  float[{width:>4}]  p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms   "
+                    f"(vectors written in {v['store_vectors_s']:.0f} s, mind {v['mind_mb']:,.0f} MiB)"
+                )
+        scale["query_embedding"] = query_embedding
     print(f"load average after: {os.getloadavg()[0]:.1f}")
-    write_results(args.name, {"queries": len(asked), "sizes": results, "load_after": os.getloadavg()})
+    write_results(
+        args.name, {"queries": len(asked), "sizes": results, "scale": scale, "load_after": os.getloadavg()}
+    )
 
 
 if __name__ == "__main__":

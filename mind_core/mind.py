@@ -10,14 +10,15 @@ from mind_core import reconcile
 from mind_core.awareness import AwarenessLayer
 from mind_core.cognify import CognifyPipeline
 from mind_core.db import Database, access_error
-from mind_core.embeddings.base import Embedder
+from mind_core.embeddings.base import Embedder, at_width
 from mind_core.frames import FrameStore
 from mind_core.identity import IdentityLayer
 from mind_core.knowledge import KnowledgeGraph
 from mind_core.linker import MemoryLinker
-from mind_core.schema import ensure_schema
+from mind_core.schema import ensure_schema, vec_dimensions
 from mind_core.search import HybridSearch
 from mind_core.sessions import SessionStore
+from mind_core.vector_index import VectorIndex
 
 
 class Mind:
@@ -45,17 +46,28 @@ class Mind:
         rebuild_vectors: bool = False,
     ) -> Mind:
         """Open (or create) a mind. With an embedder, its fingerprint must match the mind's
-        vectors unless ``rebuild_vectors`` drops them (to be re-embedded by ``reconcile``)."""
+        vectors unless ``rebuild_vectors`` drops them (to be re-embedded by ``reconcile``).
+
+        A new mind stores vectors at ``dimensions`` values, else at the embedder's width (the
+        model's own unless the embedder pads, e.g. to the original engine's 1024). An existing mind
+        keeps its width and gets the embedder fitted to it; rebuilding adopts the new width.
+        """
         db = Database(path, readonly=readonly)
         try:
             if not readonly:
-                width = dimensions or (embedder.dimensions if embedder is not None else None)
-                ensure_schema(db, width)
+                new = vec_dimensions(db) is None
+                ensure_schema(db, dimensions or (embedder.dimensions if new and embedder is not None else None))
+            if embedder is not None:
+                vectors = VectorIndex(db, embedder)
+                if rebuild_vectors:
+                    vectors.rebuild(dimensions)
+                elif dimensions is None and not readonly:
+                    vectors.adopt_embedder_width()
+                width = vec_dimensions(db)
+                if width:
+                    embedder = at_width(embedder, width)
             mind = cls(db, embedder)
-            if rebuild_vectors:
-                mind.search.vectors.rebuild()
-            else:
-                mind.search.vectors.check_fingerprint()
+            mind.search.vectors.check_fingerprint()
         except db.errors.DatabaseError as exc:  # e.g. a read-only or full disk met by the schema
             db.close()
             raise access_error(db.path, exc) from exc

@@ -4,6 +4,12 @@ lookups, and the embedding fingerprint that keeps one mind in one vector space.
 Long text: MiniLM reads about 256 word pieces and silently drops the rest, so a frame longer than
 ``LONG_FRAME_WORDS`` words also gets one vector per overlapping window of its later text, stored
 in ``memory_frame_chunks_vec``. The vector lane takes, per frame, its best (nearest) vector.
+
+Width: a mind stores vectors at one width, recorded as ``embedding_dim``. A new mind takes its
+embedder's (the model's own, 384 for MiniLM: a scan reads no zero padding), unless it is asked for
+another, such as the original engine's 1024 for a mind shared with it. A mind that already holds
+vectors keeps its width; the embedder is fitted to it (``at_width``), and ``mind reindex``
+re-embeds it at the embedder's own width.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mind_core.db import Database
-from mind_core.embeddings.base import NO_QUANTIZATION, Embedder, fingerprint_of, to_blob
+from mind_core.embeddings.base import NO_QUANTIZATION, Embedder, at_width, fingerprint_of, to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.frames import delete_vector_rows, scope_clauses
 from mind_core.schema import content_hash, get_meta, set_meta, vec_dimensions, vec_table_sql
@@ -140,22 +146,47 @@ class VectorIndex:
             for key, value in meta_fingerprint(self.embedder).items():
                 set_meta(self.db, key, value)
 
-    def rebuild(self) -> None:
-        """Drop every vector and adopt the current embedder's space; frames are re-embedded later."""
+    def holds_vectors(self) -> bool:
+        return any(
+            self.db.query_one(f"SELECT 1 FROM {table} LIMIT 1") is not None
+            for table in ("memory_frames_vec", "memory_frame_chunks_vec")
+        )
+
+    def adopt_embedder_width(self) -> bool:
+        """Give a mind that has no vectors and no fingerprint yet its embedder's width.
+
+        Such a mind was made without an embedder (``mind sources add``) at the default width;
+        nothing in it depends on that width yet. Returns whether the tables were remade.
+        """
+        if self.embedder is None or self.stored_fingerprint() is not None:
+            return False
+        width = int(self.embedder.dimensions)
+        if width == self.dimensions or self.holds_vectors():
+            return False
+        with self.db.transaction():
+            self._create_tables(width)
+        return True
+
+    def rebuild(self, width: int | None = None) -> None:
+        """Drop every vector and adopt the current embedder's space at ``width`` values (default:
+        the embedder's own); frames are re-embedded later."""
         if self.embedder is None:
             raise InvalidInputError("rebuilding the vector index needs an embedder")
-        dims = int(self.embedder.dimensions)
+        self.embedder = at_width(self.embedder, int(width or self.embedder.dimensions))
         with self.db.transaction():
-            self.db.execute("DROP TABLE IF EXISTS memory_frames_vec")
-            self.db.execute("DROP TABLE IF EXISTS memory_frame_chunks_vec")
+            self._create_tables(int(self.embedder.dimensions))
             self.db.execute("DELETE FROM memory_frame_chunks")
-            self.db.execute(vec_table_sql("memory_frames_vec", dims))
-            self.db.execute(vec_table_sql("memory_frame_chunks_vec", dims))
             self.db.execute("UPDATE memory_frames SET embedded_hash = NULL")
-            set_meta(self.db, "vec_dimensions", str(dims))
             self.db.execute(f"DELETE FROM meta WHERE key IN ({','.join('?' for _ in SPACE_KEYS)})", SPACE_KEYS)
             for key, value in meta_fingerprint(self.embedder).items():
                 set_meta(self.db, key, value)
+
+    def _create_tables(self, width: int) -> None:
+        """(Re)create both vector tables, empty, at ``width`` values."""
+        for table in ("memory_frames_vec", "memory_frame_chunks_vec"):
+            self.db.execute(f"DROP TABLE IF EXISTS {table}")
+            self.db.execute(vec_table_sql(table, width))
+        set_meta(self.db, "vec_dimensions", str(width))
 
     # -- writes ---------------------------------------------------------------------------
     def index_frames(

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import dagster as dg
 
+from mind_core.embeddings import at_width
 from mind_core.harvest.audit import AuditFinding, duplicate_imports, index_gaps, timestamps_not_kept
 from mind_core.harvest.outcome import staged_outcome
 from mind_core.harvest.staging import staged_scan_info
@@ -162,13 +163,14 @@ def indexes_cover_frames(
 def embedding_fingerprint_matches(
     context: dg.AssetCheckExecutionContext, mind_home: MindHomeResource, embedder: EmbedderResource
 ) -> dg.AssetCheckResult:
-    """The mind's vectors were made by the configured embedder (same provider, model, width)."""
+    """The mind's vectors were made by the configured embedder (same provider, model, weights),
+    the embedder's vectors fitted to the mind's width (as they are written)."""
     key = parse_source_partition_key(context.partition_key)
-    expected = meta_fingerprint(embedder.build())
     with mind_home.open_mind(key.workspace, readonly=True) as mind:
         index = VectorIndex(mind.db, None)
         stored = index.stored_fingerprint()
         width = index.dimensions
+    expected = meta_fingerprint(at_width(embedder.build(), width) if width else embedder.build())
     matches = stored == expected and width == int(expected["embedding_dim"])
     return dg.AssetCheckResult(
         passed=matches,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from mind_core.embeddings import DEFAULT_DIMENSIONS, Embedder, create_embedding_provider
+from mind_core.embeddings import Embedder, create_embedding_provider
 from mind_core.errors import NotFoundError
 from mind_core.harvest.items import ScanEvent, Source
 from mind_core.harvest.pipeline import get_registered
@@ -26,7 +26,7 @@ STAGING_DIR = "staging"
 
 @functools.cache
 def _provider(
-    provider: str, dimensions: int, batch_size: int | None, model_path: str | None, backend: str | None
+    provider: str, dimensions: int | None, batch_size: int | None, model_path: str | None, backend: str | None
 ) -> Embedder:
     return create_embedding_provider(
         provider,
@@ -71,7 +71,8 @@ class EmbedderResource(dg.ConfigurableResource):
     vectors (a harvest with the wrong vectors is worse than a failed one)."""
 
     provider: str = "inprocess"
-    dimensions: int = DEFAULT_DIMENSIONS
+    # None: $MIND_HARVEST_EMBED_DIMENSIONS, else the model's own width (1024: the original engine's)
+    dimensions: int | None = None
     batch_size: int | None = None  # texts per model pass / HTTP request; None: the provider's own
     model_path: str | None = None
     backend: str | None = None  # in-process model: onnx-int8, onnx, torch; None: $MIND_HARVEST_EMBED_BACKEND

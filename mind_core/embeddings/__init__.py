@@ -2,8 +2,10 @@
 
 from mind_core.embeddings.base import (
     DEFAULT_DIMENSIONS,
+    ORIGINAL_DIMENSIONS,
     Embedder,
     EmbeddingError,
+    at_width,
     fingerprint_of,
     fit_rows,
     normalize_dimensions,
@@ -32,9 +34,11 @@ __all__ = [
     "InprocessEmbedder",
     "LiteLLMEmbedder",
     "MockEmbedder",
+    "ORIGINAL_DIMENSIONS",
     "OllamaEmbedder",
     "OpenAIEmbedder",
     "VoyageEmbedder",
+    "at_width",
     "create_embedding_provider",
     "fingerprint_of",
     "fit_rows",

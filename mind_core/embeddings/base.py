@@ -1,20 +1,26 @@
 """The embedder contract shared by every provider, and the vector plumbing around it.
 
-Every provider returns float32 vectors of one fixed width (``dimensions``, default 1024) so a
-mind's vec0 table never changes shape when the provider does; narrower model outputs are
-zero-padded, which leaves cosine and L2 distances between them unchanged.
+Every embedder returns float32 vectors of one fixed width (``dimensions``). By default that is
+the model's own width (384 for the in-process MiniLM), so a new mind scans no zero padding; the
+original engine's contract of 1024 values (``ORIGINAL_DIMENSIONS``: narrower outputs zero-padded,
+wider ones truncated, docs/deviations.md) stays available by asking for that width. Padding
+leaves cosine and L2 distances unchanged, so one model at two widths is one vector space:
+``at_width`` gives the embedder that a mind of another width needs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from mind_core.errors import InvalidInputError, MindError
 
-DEFAULT_DIMENSIONS = 1024
+ORIGINAL_DIMENSIONS = 1024
+DEFAULT_DIMENSIONS = ORIGINAL_DIMENSIONS  # the width of a mock vector, and of a mind told nothing else
+DIMENSIONS_ENV = "MIND_HARVEST_EMBED_DIMENSIONS"
 NO_QUANTIZATION = "none"
 
 
@@ -26,8 +32,8 @@ class EmbeddingError(MindError):
 class Embedder(Protocol):
     """Anything that turns text into fixed-width float32 vectors.
 
-    ``dimensions`` is the width after padding/truncation (what the vec0 table stores), not the
-    model's native width. ``provider`` and ``model_name`` identify the vector space, so a mind can
+    ``dimensions`` is the width of the vectors it returns (the model's own, or padded/truncated
+    to a width asked for); a mind stores them at its own width (see ``at_width``). ``provider`` and ``model_name`` identify the vector space, so a mind can
     refuse to mix vectors from two different models.
     """
 
@@ -65,6 +71,35 @@ def fit_rows(rows: Sequence[Any], target: int) -> np.ndarray:
     for i, row in enumerate(rows):
         out[i] = normalize_dimensions(row, target)
     return out
+
+
+def at_width(embedder: Embedder, width: int) -> Embedder:
+    """The same embedder making vectors of ``width`` values, for a mind that stores that width.
+
+    Embedders whose vectors are the model's own padded or truncated (every real provider and the
+    mock) offer ``at_width``: their vectors at any width are the same space, as the original
+    engine fits them. Any other embedder is returned as it is, and a width that does not match is
+    refused by the mind's fingerprint check.
+    """
+    resize = getattr(embedder, "at_width", None)
+    return resize(int(width)) if callable(resize) else embedder
+
+
+def requested_dimensions(value: int | str | None, env: Mapping[str, str] | None = None) -> int | None:
+    """The width asked for (argument, else ``$MIND_HARVEST_EMBED_DIMENSIONS``), None for the
+    model's own; ``native`` also means the model's own."""
+    raw = value if value is not None else (os.environ if env is None else env).get(DIMENSIONS_ENV)
+    if raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", "native")):
+        return None
+    try:
+        width = int(raw)
+    except (TypeError, ValueError):
+        width = 0
+    if isinstance(raw, bool) or width < 1:
+        raise InvalidInputError(
+            f"embedding dimensions must be a positive integer or 'native', got {raw!r} (${DIMENSIONS_ENV})"
+        )
+    return width
 
 
 def to_blob(vec: Any) -> bytes:

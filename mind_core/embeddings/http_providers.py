@@ -13,6 +13,7 @@ still fails fast and the provider chain moves on.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +26,6 @@ import numpy as np
 import tenacity
 
 from mind_core.embeddings.base import (
-    DEFAULT_DIMENSIONS,
     EmbeddingError,
     check_text,
     check_texts,
@@ -45,6 +45,7 @@ API_TIMEOUT_S = 15.0
 LOCAL_CONNECT_TIMEOUT_S = 1.5
 REMOTE_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_HTTP_BATCH = 64
+WIDTH_PROBE_TEXT = "mind-harvest embedding probe"
 _BODY_EXCERPT = 300
 
 
@@ -101,7 +102,11 @@ class _RetryableReply(Exception):
 
 
 class HttpEmbedder:
-    """Shared plumbing: batching, POST with JSON, error wrapping, response validation."""
+    """Shared plumbing: batching, POST with JSON, error wrapping, response validation.
+
+    ``dimensions=None`` keeps the server's own width, learned from its first reply: nothing
+    here knows every model a server may run.
+    """
 
     provider = "http"
     model_name = ""
@@ -113,7 +118,7 @@ class HttpEmbedder:
         url: str,
         *,
         model: str,
-        dimensions: int,
+        dimensions: int | None,
         timeout: float,
         connect_timeout: float,
         api_key: str | None = None,
@@ -125,7 +130,7 @@ class HttpEmbedder:
         self.retry = retry
         self.url = url
         self.model_name = model
-        self.dimensions = int(dimensions)
+        self._width = None if dimensions is None else int(dimensions)
         self.batch_size = int(batch_size)
         headers = {"Content-Type": "application/json"}
         if api_key:
@@ -144,19 +149,51 @@ class HttpEmbedder:
         raise NotImplementedError
 
     def _fit(self, rows: list[list[float]]) -> np.ndarray:
-        return fit_rows(rows, self.dimensions)
+        return fit_rows(rows, self._learn_width(rows))
+
+    def _learn_width(self, rows: list[list[float]]) -> int:
+        """The width asked for, else the first reply's (which must be one width)."""
+        if self._width is None:
+            widths = sorted({len(row) for row in rows})
+            if len(widths) != 1:
+                raise EmbeddingError(f"{self.provider} at {self.url} returned vectors of widths {widths}")
+            self._width = widths[0]
+        return self._width
 
     # -- Embedder ---------------------------------------------------------------------------
+    @property
+    def dimensions(self) -> int:
+        """The width of the vectors returned; the server's own is asked for with one probe text
+        when it is read before anything was embedded."""
+        if self._width is None:
+            self._request(WIDTH_PROBE_TEXT, 1)
+        return self._width  # type: ignore[return-value]  # set by the reply
+
+    @property
+    def known_dimensions(self) -> int | None:
+        """The width if already known (asked for, or seen in a reply), without a request."""
+        return self._width
+
+    def at_width(self, width: int) -> HttpEmbedder:
+        """The same server and model, vectors fitted to ``width`` (the connection is shared)."""
+        if width == self._width:
+            return self
+        resized = copy.copy(self)
+        resized._width = int(width)
+        return resized
+
     def embed(self, text: str) -> np.ndarray:
         return self._request(check_text(text), 1)[0]
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         items = check_texts(texts)
-        out = np.zeros((len(items), self.dimensions), dtype=np.float32)
+        if not items:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        parts = []
         for start in range(0, len(items), self.batch_size):
             chunk = items[start : start + self.batch_size]
-            out[start : start + len(chunk)] = self._request(chunk, len(chunk))
-        return out
+            parts.append(self._request(chunk, len(chunk)))
+        return np.concatenate(parts)
 
     def close(self) -> None:
         self._client.close()
@@ -239,7 +276,7 @@ def _openai_style_rows(data: Any) -> Any:
 
 
 class OllamaEmbedder(HttpEmbedder):
-    """POST {base}/api/embed {model, input} → {embeddings}; nomic's 768 values are zero-padded."""
+    """POST {base}/api/embed {model, input} → {embeddings} (nomic-embed-text: 768 values)."""
 
     provider = "ollama"
 
@@ -248,7 +285,7 @@ class OllamaEmbedder(HttpEmbedder):
         base_url: str | None = None,
         *,
         model: str = DEFAULT_OLLAMA_MODEL,
-        dimensions: int = DEFAULT_DIMENSIONS,
+        dimensions: int | None = None,
         timeout: float = OLLAMA_TIMEOUT_S,
         connect_timeout: float = LOCAL_CONNECT_TIMEOUT_S,
         batch_size: int = DEFAULT_HTTP_BATCH,
@@ -273,7 +310,7 @@ class OllamaEmbedder(HttpEmbedder):
 
 
 class OpenAIEmbedder(HttpEmbedder):
-    """OpenAI embeddings; the 1536 values of text-embedding-3-small are truncated to the target."""
+    """OpenAI embeddings (text-embedding-3-small: 1536 values, truncated when a width is asked for)."""
 
     provider = "openai"
     default_url = OPENAI_URL
@@ -285,7 +322,7 @@ class OpenAIEmbedder(HttpEmbedder):
         *,
         url: str | None = None,
         model: str | None = None,
-        dimensions: int = DEFAULT_DIMENSIONS,
+        dimensions: int | None = None,
         timeout: float = API_TIMEOUT_S,
         connect_timeout: float = REMOTE_CONNECT_TIMEOUT_S,
         batch_size: int = DEFAULT_HTTP_BATCH,
@@ -331,7 +368,8 @@ def litellm_endpoint(url: str) -> str:
 
 
 class LiteLLMEmbedder(HttpEmbedder):
-    """A LiteLLM proxy. Like the original, vectors are not padded: the model must emit ``dimensions``."""
+    """A LiteLLM proxy. Like the original, vectors are not padded: the model must emit the width
+    asked for (or, with none asked for, keeps its own)."""
 
     provider = "litellm"
 
@@ -341,7 +379,7 @@ class LiteLLMEmbedder(HttpEmbedder):
         *,
         api_key: str | None = None,
         model: str = LITELLM_MODEL,
-        dimensions: int = DEFAULT_DIMENSIONS,
+        dimensions: int | None = None,
         timeout: float = API_TIMEOUT_S,
         connect_timeout: float = REMOTE_CONNECT_TIMEOUT_S,
         batch_size: int = DEFAULT_HTTP_BATCH,
@@ -367,10 +405,11 @@ class LiteLLMEmbedder(HttpEmbedder):
         return _openai_style_rows(data)
 
     def _fit(self, rows: list[list[float]]) -> np.ndarray:
+        width = self._learn_width(rows)
         for row in rows:
-            if len(row) != self.dimensions:
+            if len(row) != width:
                 raise EmbeddingError(
-                    f"litellm at {self.url} returned {len(row)}-d vectors but {self.dimensions} are "
+                    f"litellm at {self.url} returned {len(row)}-d vectors but {width} are "
                     "required (LiteLLM vectors are not padded; configure a model of that width)"
                 )
         return np.asarray(rows, dtype=np.float32)

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from mind_core.embeddings.base import (
-    DEFAULT_DIMENSIONS,
     EmbeddingError,
     check_text,
     check_texts,
@@ -135,9 +134,10 @@ def load_onnx_model(quantization: str, model_path: str | Path | None = None, cac
 
 
 class InprocessEmbedder:
-    """Mean-pooled, L2-normalized MiniLM vectors (384 values) zero-padded to ``dimensions``.
+    """Mean-pooled, L2-normalized MiniLM vectors: 384 values, or zero-padded to ``dimensions``.
 
-    Padding keeps the norm at 1, so distances equal those of the 384-d vectors. Text longer than
+    Padding (the original engine's 1024) keeps the norm at 1, so distances equal those of the
+    384-d vectors; it only makes every scan read more. Text longer than
     ``max_seq_length`` word pieces is truncated by the model; callers that need long text
     findable split it into chunks first (``count_tokens`` measures a text). ``backend`` picks the
     runtime (see BACKENDS); ``runtime`` and ``quantization`` go into a mind's fingerprint, since
@@ -150,7 +150,7 @@ class InprocessEmbedder:
 
     def __init__(
         self,
-        dimensions: int = DEFAULT_DIMENSIONS,
+        dimensions: int | None = None,
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         model_path: str | Path | None = None,
@@ -159,7 +159,7 @@ class InprocessEmbedder:
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        self.dimensions = int(dimensions)
+        self.dimensions = NATIVE_DIMENSIONS if dimensions is None else int(dimensions)
         self.batch_size = int(batch_size)
         # the packaged weights are located now (cheap, nothing loaded), so a missing model package
         # is one clear error before a harvest writes anything, not after its import
@@ -167,6 +167,18 @@ class InprocessEmbedder:
         self.backend = resolve_backend(backend)
         self.runtime, self.quantization = BACKENDS[self.backend]
         self.onnx_cache = Path(onnx_cache) if onnx_cache is not None else None
+
+    def at_width(self, width: int) -> InprocessEmbedder:
+        """This model and backend at ``width`` values (the loaded model is shared)."""
+        if width == self.dimensions:
+            return self
+        return InprocessEmbedder(
+            width,
+            batch_size=self.batch_size,
+            model_path=self.model_path,
+            backend=self.backend,
+            onnx_cache=self.onnx_cache,
+        )
 
     def _model(self) -> Any:
         if self.runtime == "onnx":

@@ -7,6 +7,7 @@ it reports itself as degraded.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import numpy as np
@@ -34,6 +35,14 @@ class MockEmbedder:
 
     def __init__(self, dimensions: int = DEFAULT_DIMENSIONS) -> None:
         self.dimensions = int(dimensions)
+
+    def at_width(self, width: int) -> MockEmbedder:
+        """Mock vectors of another width: a prefix of the same values, padded with zeros."""
+        if width == self.dimensions:
+            return self
+        resized = copy.copy(self)
+        resized.dimensions = int(width)
+        return resized
 
     def embed(self, text: str) -> np.ndarray:
         return mock_embed(check_text(text), self.dimensions)

@@ -24,12 +24,15 @@ from mind_core.embeddings.base import (
     DEFAULT_DIMENSIONS,
     Embedder,
     EmbeddingError,
+    at_width,
     check_text,
     check_texts,
     fingerprint_of,
+    requested_dimensions,
 )
 from mind_core.embeddings.http_providers import (
     DEFAULT_OLLAMA_MODEL,
+    HttpEmbedder,
     LiteLLMEmbedder,
     OllamaEmbedder,
     OpenAIEmbedder,
@@ -64,13 +67,13 @@ class EmbeddingProvider:
     """An Embedder that delegates to whichever provider the probe selected.
 
     Construct it through ``create_embedding_provider``, which wires provider factories from
-    the configuration and runs the first probe.
+    the configuration and runs the first probe. ``dimensions`` None keeps each model's own width.
     """
 
     def __init__(
         self,
         requested: str,
-        dimensions: int,
+        dimensions: int | None,
         factories: Mapping[str, Factory],
         *,
         probe_all: bool = False,
@@ -79,21 +82,24 @@ class EmbeddingProvider:
     ) -> None:
         if requested not in PROVIDERS:
             raise InvalidInputError(f"unknown embedding provider {requested!r}; expected one of {PROVIDERS}")
-        if dimensions < 1:
+        if dimensions is not None and dimensions < 1:
             raise InvalidInputError(f"target dimensions must be >= 1, got {dimensions}")
         self.requested_provider = requested
-        self.dimensions = int(dimensions)
+        self._width = None if dimensions is None else int(dimensions)
         self.probe_all = probe_all
         self.fallback_to_mock = fallback_to_mock
         self.lazy = lazy and requested not in ("auto", "mock")
         self._factories = dict(factories)
         self._lock = threading.RLock()
         self._probe_lock = threading.Lock()
-        self._active: Embedder = MockEmbedder(self.dimensions)
+        self._active: Embedder = self._mock()
         self._active_name = "mock"
         self.available_providers: list[str] = ["mock"]
         self.last_error: str | None = None
         self.probe_timestamp: str | None = None
+
+    def _mock(self) -> MockEmbedder:
+        return MockEmbedder(self._width or DEFAULT_DIMENSIONS)
 
     # -- probing ----------------------------------------------------------------------------
     def _candidates(self) -> list[str]:
@@ -110,8 +116,9 @@ class EmbeddingProvider:
         embedder = factory()
         try:
             vector = np.asarray(embedder.embed(PROBE_TEXT))
-            if vector.shape != (self.dimensions,):
-                raise EmbeddingError(f"Unexpected dims: got {vector.shape}, expected ({self.dimensions},)")
+            expected = self._width if self._width is not None else int(embedder.dimensions)
+            if vector.shape != (expected,):
+                raise EmbeddingError(f"Unexpected dims: got {vector.shape}, expected ({expected},)")
         except BaseException:
             _close(embedder)
             raise
@@ -149,7 +156,7 @@ class EmbeddingProvider:
             with self._lock:
                 self.probe_timestamp = now_iso()
                 if active is None:
-                    self._active_name, self._active = "mock", MockEmbedder(self.dimensions)
+                    self._active_name, self._active = "mock", self._mock()
                     self.last_error = f"{NO_PROVIDER_ERROR}: {detail}" if candidates else None
                 else:
                     self._active_name, self._active = active
@@ -171,16 +178,40 @@ class EmbeddingProvider:
         if factory is None:
             raise EmbeddingError(f"{name} is not configured")
         embedder = factory()
-        if int(embedder.dimensions) != self.dimensions:
+        if self._width is not None and int(embedder.dimensions) != self._width:
             _close(embedder)
-            raise EmbeddingError(f"Unexpected dims: {name} makes {embedder.dimensions}, expected {self.dimensions}")
+            raise EmbeddingError(f"Unexpected dims: {name} makes {embedder.dimensions}, expected {self._width}")
         with self._lock:
             self._active_name, self._active = name, embedder
             self.available_providers = [name, "mock"]
             self.last_error = None
             return self.get_status()
 
+    def at_width(self, width: int) -> EmbeddingProvider:
+        """This chain with vectors of ``width`` values (for a mind of that width): the active
+        embedder resized, sharing its model or connection, and a later reprobe resized too."""
+        if width == self._width:
+            return self
+        with self._lock:
+            resized = EmbeddingProvider(
+                self.requested_provider,
+                width,
+                {name: _resized_factory(factory, width) for name, factory in self._factories.items()},
+                probe_all=self.probe_all,
+                fallback_to_mock=self.fallback_to_mock,
+                lazy=self.lazy,
+            )
+            resized._active_name, resized._active = self._active_name, at_width(self._active, width)
+            resized.available_providers = list(self.available_providers)
+            resized.last_error, resized.probe_timestamp = self.last_error, self.probe_timestamp
+        return resized
+
     # -- Embedder ---------------------------------------------------------------------------
+    @property
+    def dimensions(self) -> int:
+        """The width asked for, else the active model's own."""
+        return self._width if self._width is not None else int(self._active.dimensions)
+
     @property
     def provider(self) -> str:
         return self._active_name
@@ -242,18 +273,30 @@ class EmbeddingProvider:
         """provider, model and dimensions: what a mind records to refuse mixing vector spaces."""
         return fingerprint_of(self)
 
+    def _known_width(self) -> int | None:
+        """The width without asking a server: None while an HTTP model's own is not known yet."""
+        if self._width is not None:
+            return self._width
+        if isinstance(self._active, HttpEmbedder):
+            return self._active.known_dimensions
+        return int(self._active.dimensions)
+
     def get_status(self) -> dict[str, Any]:
         with self._lock:
             return {
                 "active_provider": self._active_name,
                 "available_providers": list(self.available_providers),
-                "dimensions": self.dimensions,
+                "dimensions": self._known_width(),
                 "model_name": self.model_name,
                 "last_error": self.last_error,
                 "probe_timestamp": self.probe_timestamp,
                 "degraded": self.degraded,
                 "warning": DEGRADED_WARNING if self.degraded else None,
             }
+
+
+def _resized_factory(factory: Factory, width: int) -> Factory:
+    return lambda: at_width(factory(), width)
 
 
 def _close(embedder: Any) -> None:
@@ -269,7 +312,7 @@ def _setting(value: str | None, env: Mapping[str, str], name: str) -> str | None
 
 def create_embedding_provider(
     provider: str = "auto",
-    target_dimensions: int = DEFAULT_DIMENSIONS,
+    target_dimensions: int | None = None,
     *,
     ollama_url: str | None = None,
     ollama_model: str = DEFAULT_OLLAMA_MODEL,
@@ -298,7 +341,9 @@ def create_embedding_provider(
     ``probe_all`` probes every chain provider like the original (slower; fills
     ``available_providers``). ``fallback_to_mock=False`` raises EmbeddingError instead of
     degrading when the requested provider(s) fail the probe. ``lazy`` (an explicit provider
-    only) skips the probe, so nothing is loaded until the first text is embedded. ``backend``
+    only) skips the probe, so nothing is loaded until the first text is embedded.
+    ``target_dimensions`` (default ``$MIND_HARVEST_EMBED_DIMENSIONS``, else each model's own
+    width) pads or truncates vectors, e.g. to the original engine's 1024. ``backend``
     (``onnx-int8``, ``onnx``, ``torch``; default ``$MIND_HARVEST_EMBED_BACKEND`` or onnx-int8)
     and ``onnx_cache`` (the folder of the exported ONNX files) configure the in-process model.
     """
@@ -308,7 +353,7 @@ def create_embedding_provider(
     openai_key = _setting(openai_api_key, env, ENV_OPENAI_KEY)
     litellm = _setting(litellm_url, env, ENV_LITELLM_URL)
     litellm_key = _setting(litellm_api_key, env, ENV_LITELLM_KEY)
-    dims = int(target_dimensions)
+    dims = requested_dimensions(target_dimensions, env)
     sized: dict[str, Any] = {} if batch_size is None else {"batch_size": batch_size}
 
     factories: dict[str, Factory] = {

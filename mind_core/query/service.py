@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mind_core.db import Database
-from mind_core.embeddings.base import Embedder
+from mind_core.embeddings.base import Embedder, at_width
 from mind_core.errors import FingerprintMismatchError, MindAccessError, MindError, NotFoundError
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.limits import MAX_ENTITY_RESULTS
@@ -110,7 +110,7 @@ def find_entities(mind: Mind, request: models.EntitiesRequest) -> models.Entitie
 class SerializedEmbedder:
     """One embedder shared by request threads, one call at a time (tokenizers are not re-entrant)."""
 
-    def __init__(self, inner: Embedder) -> None:
+    def __init__(self, inner: Embedder, lock: threading.Lock | None = None) -> None:
         self.inner = inner
         self.provider = inner.provider
         self.model_name = inner.model_name
@@ -119,7 +119,13 @@ class SerializedEmbedder:
         # the vector space (in-process runtime and weights) is part of a mind's fingerprint
         self.runtime = getattr(inner, "runtime", None)
         self.quantization = getattr(inner, "quantization", None)
-        self._lock = threading.Lock()
+        self._lock = lock or threading.Lock()
+
+    def at_width(self, width: int) -> SerializedEmbedder:
+        """The inner embedder at a mind's width, still one call at a time with this one."""
+        if width == self.dimensions:
+            return self
+        return SerializedEmbedder(at_width(self.inner, width), self._lock)
 
     def embed(self, text: str) -> Any:
         with self._lock:

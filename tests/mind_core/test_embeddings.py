@@ -326,7 +326,9 @@ def test_auto_uses_ollama_when_inprocess_is_missing(serve, missing_model: Path) 
     provider = create_embedding_provider("auto", model_path=missing_model, ollama_url=ollama.url, env=_no_env())
     assert provider.get_status()["active_provider"] == "ollama"
     assert provider.degraded is False and provider.get_status()["warning"] is None
-    assert provider.fingerprint() == {"provider": "ollama", "model": "nomic-embed-text", "dimensions": 1024}
+    # no width asked for: the server's own (768 for nomic-embed-text), learned from the probe
+    assert provider.fingerprint() == {"provider": "ollama", "model": "nomic-embed-text", "dimensions": 768}
+    assert provider.get_status()["dimensions"] == 768
     assert provider.max_seq_length is None
     assert "inprocess" in provider.last_error  # why the first choice was skipped stays visible
 
@@ -400,7 +402,7 @@ def test_unknown_provider_is_refused() -> None:
 
 def test_ollama_request_shape_and_padding(serve) -> None:
     server = serve(ollama_responder(768))
-    embedder = OllamaEmbedder(server.url)
+    embedder = OllamaEmbedder(server.url, dimensions=1024)
     vec = embedder.embed("hello world")
     request = server.requests[0]
     assert request["path"] == "/api/embed"
@@ -412,6 +414,21 @@ def test_ollama_request_shape_and_padding(serve) -> None:
     batch = embedder.embed_batch(["a", "b"])
     assert server.requests[1]["body"]["input"] == ["a", "b"]
     np.testing.assert_allclose(batch[1, :768], _vector_for("b", 768), rtol=1e-6)
+    embedder.close()
+
+
+def test_http_embedder_keeps_the_servers_own_width_unless_asked(serve) -> None:
+    server = serve(ollama_responder(768))
+    embedder = OllamaEmbedder(server.url)
+    assert embedder.known_dimensions is None and server.requests == []
+    assert embedder.dimensions == 768  # learned with one probe request
+    assert len(server.requests) == 1
+    vec = embedder.embed("hello world")
+    np.testing.assert_allclose(vec, _vector_for("hello world", 768), rtol=1e-6)
+    padded = embedder.at_width(1024)
+    assert padded.dimensions == 1024 and embedder.dimensions == 768
+    np.testing.assert_array_equal(padded.embed("hello world")[:768], vec)
+    assert not padded.embed("hello world")[768:].any()
     embedder.close()
 
 
@@ -440,7 +457,7 @@ def test_a_server_slower_than_the_read_timeout_is_an_embedding_error(serve) -> N
 
 def test_voyage_request_shape_and_index_order(serve) -> None:
     server = serve(openai_responder(512, reverse=True))
-    embedder = VoyageEmbedder("vk-secret", url=f"{server.url}/v1/embeddings")
+    embedder = VoyageEmbedder("vk-secret", url=f"{server.url}/v1/embeddings", dimensions=1024)
     batch = embedder.embed_batch(["first", "second"])
     request = server.requests[0]
     assert request["path"] == "/v1/embeddings"
@@ -454,7 +471,7 @@ def test_voyage_request_shape_and_index_order(serve) -> None:
 
 def test_openai_request_shape_and_truncation_without_renormalization(serve) -> None:
     server = serve(openai_responder(1536))
-    embedder = OpenAIEmbedder("sk-test", url=f"{server.url}/v1/embeddings")
+    embedder = OpenAIEmbedder("sk-test", url=f"{server.url}/v1/embeddings", dimensions=1024)
     vec = embedder.embed("truncate me")
     request = server.requests[0]
     assert request["path"] == "/v1/embeddings"
@@ -502,11 +519,11 @@ def test_litellm_request_shape_and_no_padding(serve) -> None:
 def test_litellm_probe_fails_unless_model_emits_target_width(serve) -> None:
     narrow = serve(openai_responder(768))
     with pytest.raises(EmbeddingError, match="768-d"):
-        create_embedding_provider("litellm", litellm_url=narrow.url, fallback_to_mock=False, env=_no_env())
-    degraded = create_embedding_provider("litellm", litellm_url=narrow.url, env=_no_env())
+        create_embedding_provider("litellm", 1024, litellm_url=narrow.url, fallback_to_mock=False, env=_no_env())
+    degraded = create_embedding_provider("litellm", 1024, litellm_url=narrow.url, env=_no_env())
     assert degraded.provider == "mock"
     exact = serve(openai_responder(1024))
-    provider = create_embedding_provider("litellm", litellm_url=exact.url, env=_no_env())
+    provider = create_embedding_provider("litellm", 1024, litellm_url=exact.url, env=_no_env())
     assert provider.fingerprint() == {"provider": "litellm", "model": "text-embedding", "dimensions": 1024}
 
 
@@ -578,7 +595,7 @@ def test_rate_limit_is_retried_with_backoff_honouring_retry_after(serve) -> None
     policy = RetryPolicy(attempts=4, initial_wait_s=0.25, max_wait_s=20.0, sleep=waits.append)
     embedder = OpenAIEmbedder("sk-test", url=f"{server.url}/v1/embeddings", retry=policy)
     vectors = embedder.embed_batch(["first", "second"])
-    np.testing.assert_allclose(vectors[1], _vector_for("second", 1536)[:1024], rtol=1e-6)
+    np.testing.assert_allclose(vectors[1], _vector_for("second", 1536), rtol=1e-6)
     assert len(server.requests) == 3
     assert all(r["body"]["input"] == ["first", "second"] for r in server.requests)
     assert len(waits) == 2
@@ -592,7 +609,7 @@ def test_server_errors_are_retried(serve, status: int) -> None:
     server = serve(_replies((status, "busy", {}), then=ollama_responder()))
     waits: list[float] = []
     embedder = OllamaEmbedder(server.url, retry=RetryPolicy(sleep=waits.append))
-    assert embedder.embed("x").shape == (1024,)
+    assert embedder.embed("x").shape == (768,)
     assert len(server.requests) == 2 and len(waits) == 1
     embedder.close()
 
@@ -706,12 +723,13 @@ def test_auto_selects_the_real_inprocess_model(real_embedder: InprocessEmbedder,
     assert status["active_provider"] == "inprocess" and status["degraded"] is False
     assert status["available_providers"] == ["inprocess", "mock"]
     assert provider.fingerprint() == {
-        "provider": "inprocess", "model": "sentence-transformers/all-MiniLM-L6-v2", "dimensions": 1024,
+        "provider": "inprocess", "model": "sentence-transformers/all-MiniLM-L6-v2", "dimensions": 384,
         "backend": real_embedder.runtime, "quantization": real_embedder.quantization,
     }
     assert provider.max_seq_length == 256
-    np.testing.assert_allclose(provider.embed("same vector space"), real_embedder.embed("same vector space"),
-                               atol=1e-6)
+    padded = provider.at_width(1024).embed("same vector space")  # the real_embedder fixture's width
+    np.testing.assert_allclose(padded, real_embedder.embed("same vector space"), atol=1e-6)
+    np.testing.assert_array_equal(provider.embed("same vector space"), padded[:384])
 
 
 @pytest.mark.real_model
