@@ -55,9 +55,14 @@ class Scored:
 def label(config: SearchConfig) -> str:
     if config.fusion == "rrf":
         return "RRF K=60 (original)"
+    methods = "".join(
+        f", {name} {value:g}"
+        for name, value in (("entity", config.entity_weight), ("feedback", config.feedback_weight))
+        if value
+    )
     return (
         f"context {config.context_weight:g} x {config.context_window}, vector {config.vector_weight:g}, "
-        f"depth {config.lane_depth}"
+        f"depth {config.lane_depth}{methods}"
     )
 
 
@@ -78,6 +83,10 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
+    # the methods of issue #18, each on the defaults and on the vector weight the folds prefer
+    for base in (DEFAULT, replace(DEFAULT, vector_weight=0.3)):
+        settings += [replace(base, entity_weight=w) for w in args.entity_weights]
+        settings += [replace(base, feedback_weight=w) for w in args.feedback_weights]
     return list(dict.fromkeys(settings))
 
 
@@ -254,6 +263,8 @@ def main() -> None:
     parser.add_argument("--vector-weights", type=float, nargs="+", default=[0.3, 0.5, 0.7])
     parser.add_argument("--lane-depths", type=int, nargs="+", default=[DEFAULT.lane_depth])
     parser.add_argument("--context-windows", type=int, nargs="+", default=[DEFAULT.context_window])
+    parser.add_argument("--entity-weights", type=float, nargs="*", default=[0.1, 0.2])
+    parser.add_argument("--feedback-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--conversations", nargs="+", help="only these (for development)")
     parser.add_argument("--questions", type=int, help="only the first N questions of each (for development)")
     parser.add_argument(
