@@ -19,7 +19,11 @@ questions, asked in turn in every mode so load on a shared machine hits all mode
   real default-backend embedder, so the figure includes embedding the query; the two widths
   take turns query by query.
 
-    .venv/bin/python benchmarks/search.py [--sizes 10000] [--scale-sizes 100000 1000000] [--queries 300]
+The frames are cognified after indexing (entities, relations and entity-frame links, as a
+harvest does), so the entity lane of issue #18 (`hybrid_entity`) walks a real graph;
+`hybrid_feedback` is the keyword lane with RM3 feedback terms.
+
+    .venv/bin/python benchmarks/search.py [--sizes 10000] [--scale-sizes 100000 1000000] [--queries 300] [--single 300]
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from locomo import load_locomo
 from realtalk import DEFAULT_DATA as REALTALK_DATA
 from realtalk import load_realtalk
 
+from mind_core.cognify import CognifyPipeline
 from mind_core.embeddings import ORIGINAL_DIMENSIONS, InprocessEmbedder, MockEmbedder
 from mind_core.embeddings.base import Embedder, to_blob
 from mind_core.frames import NewFrame
@@ -53,6 +58,8 @@ TARGET_SPEEDUP = 5.0
 MOCK_SINGLE = 3_000  # frames indexed one at a time with the mock embedder (fast: a larger sample)
 NOISE_COSINE = 0.9  # a synthetic frame vector's cosine to the pool vector it was made from
 VECTOR_BATCH = 20_000
+ENTITY = SearchConfig(entity_weight=0.2)
+FEEDBACK = SearchConfig(feedback_weight=0.2)
 
 
 def questions(count: int) -> list[str]:
@@ -115,6 +122,8 @@ def latencies(mind: Mind, asked: list[str]) -> dict[str, dict[str, float]]:
     modes: dict[str, Callable[[str], object]] = {
         "hybrid": hybrid(default),
         "hybrid_rrf": hybrid(original),
+        "hybrid_entity": hybrid(ENTITY),
+        "hybrid_feedback": hybrid(FEEDBACK),
         "keyword": lambda q: search.keyword_search(q, 20),
         "vector": lambda q: search.vector_search(q, 20),
     }
@@ -155,12 +164,16 @@ def run_size(size: int, asked: list[str], single: int, real: InprocessEmbedder) 
         frames = write_frames(mind, size)
         write_s = time.perf_counter() - began
         rates = index_rates(mind, frames, single if use_real else MOCK_SINGLE)
+        began = time.perf_counter()
+        CognifyPipeline.from_mind(mind).cognify_batch([frame_id for frame_id, _ in frames])
+        cognify_s = time.perf_counter() - began
         lat = latencies(mind, asked)
         mind.close()
     result = {
         "frames": len(frames),
         "embedder": f"{embedder.provider}/{embedder.model_name}",
         "write_frames_s": write_s,
+        "cognify_s": cognify_s,
         **rates,
         "latency": lat,
     }
@@ -278,12 +291,12 @@ def main() -> None:
     for size in args.sizes:
         r = run_size(size, asked, args.single, real.at_width(ORIGINAL_DIMENSIONS))
         results[str(size)] = r
-        print(f"{r['frames']:,} frames ({r['embedder']}, 1024 dims):")
+        print(f"{r['frames']:,} frames ({r['embedder']}, 1024 dims), cognified in {r['cognify_s']:.1f} s:")
         print(f"  vector indexing, {r['embedder']}: {rates_line(r)}")
         if "write_path" in r:
             print(f"  index write path (mock embedder, no model compute): {rates_line(r['write_path'])}")
         for mode, v in r["latency"].items():
-            line = f"  {mode:11} p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms"
+            line = f"  {mode:15} p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms"
             estimate = r.get("estimated_real_latency", {}).get(mode)
             if estimate:
                 line += f"   (with the real model's query embedding: p50 {estimate['p50_ms']:.1f}, p95 {estimate['p95_ms']:.1f})"

@@ -55,18 +55,29 @@ class Scored:
 def label(config: SearchConfig) -> str:
     if config.fusion == "rrf":
         return "RRF K=60 (original)"
+    methods = "".join(
+        f", {name} {value:g}"
+        for name, value in (("entity", config.entity_weight), ("feedback", config.feedback_weight))
+        if value
+    )
     return (
         f"context {config.context_weight:g} x {config.context_window}, vector {config.vector_weight:g}, "
-        f"depth {config.lane_depth}"
+        f"depth {config.lane_depth}{methods}"
     )
 
 
 def grid(args: argparse.Namespace) -> list[SearchConfig]:
-    """The convex grid, plus the two ablations as candidates (no session context at the default
+    """The convex grid, crossed with the methods of issue #18 (entity lane and RM3 feedback
+    weights, 0 = off), plus the two ablations as candidates (no session context at the default
     vector weight, and the original RRF); the defaults first, so ties keep them."""
     settings = [DEFAULT]
-    for context_weight, vector_weight, depth, window in product(
-        args.context_weights, args.vector_weights, args.lane_depths, args.context_windows
+    for context_weight, vector_weight, depth, window, entity, feedback in product(
+        args.context_weights,
+        args.vector_weights,
+        args.lane_depths,
+        args.context_windows,
+        [0.0, *args.entity_weights],
+        [0.0, *args.feedback_weights],
     ):
         settings.append(
             replace(
@@ -75,10 +86,37 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
                 vector_weight=vector_weight,
                 lane_depth=depth,
                 context_window=window,
+                entity_weight=entity,
+                feedback_weight=feedback,
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
     return list(dict.fromkeys(settings))
+
+
+METHODS = {"entity lane": "entity_weight", "RM3 feedback": "feedback_weight"}
+
+
+def ablation(scores: dict[SearchConfig, list[Scored]], names: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Per method, the leave-one-out mean over folds when the folds may choose only settings
+    with it on, only settings with it off, and any setting: a method counts when "on" beats "off"."""
+    table = {}
+    for method, attribute in METHODS.items():
+        on = {c: rows for c, rows in scores.items() if getattr(c, attribute) > 0}
+        off = {c: rows for c, rows in scores.items() if getattr(c, attribute) == 0}
+        if not on or not off:
+            continue
+        table[method] = {
+            side: statistics.fmean(fold["recall"] for fold in leave_one_out(subset, names))
+            for side, subset in (("on", on), ("off", off))
+        }
+        table[method]["by_category_on"] = category_table(
+            [row for fold in leave_one_out(on, names) for row in fold["rows"]]
+        )
+        table[method]["by_category_off"] = category_table(
+            [row for fold in leave_one_out(off, names) for row in fold["rows"]]
+        )
+    return table
 
 
 def score_grid(
@@ -132,6 +170,7 @@ def best(scores: dict[SearchConfig, list[Scored]], names: Sequence[str]) -> Sear
 
 def leave_one_out(scores: dict[SearchConfig, list[Scored]], names: Sequence[str]) -> list[dict[str, Any]]:
     folds = []
+    fallback = DEFAULT if DEFAULT in scores else next(iter(scores))
     for held_out in names:
         others = [name for name in names if name != held_out]
         chosen = best(scores, others)
@@ -143,7 +182,7 @@ def leave_one_out(scores: dict[SearchConfig, list[Scored]], names: Sequence[str]
                 "train_recall": mean(of(scores[chosen], others)),
                 "recall": mean(rows),
                 "session_recall": mean(rows, "session_recall"),
-                "default_recall": mean(of(scores[DEFAULT], [held_out])),
+                "default_recall": mean(of(scores[fallback], [held_out])),
                 "rows": rows,
             }
         )
@@ -213,6 +252,14 @@ def report(
             "pooled": mean(held_out_rows),
             "by_category": category_table(held_out_rows),
         }
+        methods = ablation(scores, names)
+        summary["ablation"] = methods
+        for method, figures in methods.items():
+            categories_on, categories_off = figures["by_category_on"], figures["by_category_off"]
+            print(
+                f"  {method}: leave-one-out {figures['on']:.1f} with it on, {figures['off']:.1f} off; per category on/off: "
+                + ", ".join(f"{c} {categories_on[c]:.1f}/{categories_off[c]:.1f}" for c in categories_on)
+            )
         print(
             f"\n{data} summary, hybrid recall@{k} (%): mean over conversations | pooled over questions | session"
         )
@@ -254,6 +301,8 @@ def main() -> None:
     parser.add_argument("--vector-weights", type=float, nargs="+", default=[0.3, 0.5, 0.7])
     parser.add_argument("--lane-depths", type=int, nargs="+", default=[DEFAULT.lane_depth])
     parser.add_argument("--context-windows", type=int, nargs="+", default=[DEFAULT.context_window])
+    parser.add_argument("--entity-weights", type=float, nargs="*", default=[0.1, 0.2])
+    parser.add_argument("--feedback-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--conversations", nargs="+", help="only these (for development)")
     parser.add_argument("--questions", type=int, help="only the first N questions of each (for development)")
     parser.add_argument(

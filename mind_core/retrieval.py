@@ -1,10 +1,12 @@
 """Combined retrieval: "what do I know about X" across the workspace mind, the personal mind and,
 when local memory is thin, external sources (spec §8, reference-behaviour §9).
 
-Score scale. A memory result's ``score`` is the search's ``match_score``: the fused lane score on
+Score scale. A memory result's ``score`` is what the local results are ordered by
+(``SearchResult.score``: match times relevance, as a share of the most the profile gives, 0..1),
+so the shown scores fall down the list. Its ``metadata.match_score`` is the fused lane score on
 a 0..1 scale, 1.0 for the best match of both the keyword and the vector lane, at most 0.5 with
-support from one lane alone (``SearchResult.match_score``). The spec's thresholds (3 results at >= 0.7 for local coverage, 0.6 for a
-conflict) are compared against it. The original compared them with raw final scores (at most
+support from one lane alone (``SearchResult.match_score``). The spec's thresholds (3 results at
+>= 0.7 for local coverage, 0.6 for a conflict) are compared against the match score. The original compared them with raw final scores (at most
 ~0.04), so its coverage was never sufficient and no conflict was ever flagged. An external
 result's score is the source's own, clamped to 0..1 (the HTTP contract asks for 0..1).
 
@@ -40,6 +42,7 @@ from mind_core.errors import InvalidInputError, MindError
 from mind_core.frames import Frame
 from mind_core.limits import DEFAULT_RESULTS
 from mind_core.query.models import RecallRequest, parse_request
+from mind_core.scoring import dated_by_file
 from mind_core.search import SearchResult
 from mind_core.source_filter import SourceFilter
 from mind_core.timestamps import now_iso
@@ -139,12 +142,18 @@ class CombinedRetrievalResult:
     has_conflict: bool = False
     conflict_note: str | None = None
 
+    @property
+    def confident(self) -> bool:
+        """Whether any local result matches well (``SearchResult.confident``); False tells the
+        reader that the list holds only the least poor candidates."""
+        return any(r.metadata.get("confident") for r in self.workspace_results + self.personal_results)
+
     def merged(self) -> list[CombinedResult]:
         """Local results in search order (final score: match x relevance profile) across both
         minds, then external ones by their score: external sources are the fallback."""
         local = sorted(
             self.workspace_results + self.personal_results,
-            key=lambda r: r.metadata.get("final_score", 0.0),
+            key=lambda r: (r.score, r.metadata.get("final_score", 0.0)),
             reverse=True,
         )
         return local + sorted(self.external_results, key=lambda r: r.score, reverse=True)
@@ -161,6 +170,7 @@ class CombinedRetrievalResult:
             "external_error": self.external_error,
             "has_conflict": self.has_conflict,
             "conflict_note": self.conflict_note,
+            "confident": self.confident,
         }
 
 
@@ -170,7 +180,8 @@ def frame_provenance(frame: Frame) -> dict[str, Any]:
 
     Harvested frames carry ``metadata.provenance`` (source, plugin, conversation/note/thread,
     message key, original timestamp, file); saved ones have only their session and source column.
-    ``event_time`` is the frame's created_at: the message's own time, normalized to UTC.
+    ``event_time`` is the frame's created_at: the message's own time, normalized to UTC;
+    ``dated_by_file`` when that is only the file's modification time (no date of its own).
     """
     raw = frame.metadata.get("provenance")
     origin: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
@@ -187,6 +198,7 @@ def frame_provenance(frame: Frame) -> dict[str, Any]:
         "session": frame.gop_id,
         "event_time": frame.created_at,
         "original_timestamp": origin.get("timestamp") or frame.metadata.get("original_created_at"),
+        "dated_by_file": dated_by_file(frame),
     }
 
 
@@ -196,8 +208,10 @@ def map_memory_result(result: SearchResult, source: str) -> CombinedResult:
         content=frame.content,
         source=source,
         attribution=ATTRIBUTIONS[source],
-        score=result.match_score,
+        score=result.score,
         metadata={
+            "match_score": result.match_score,
+            "confident": result.confident,
             "frame_id": frame.id,
             "frame_type": frame.frame_type,
             "importance": frame.importance,
@@ -410,8 +424,13 @@ def configured_retrievers(
 
 
 # -- coverage and conflicts ---------------------------------------------------------------------
+def match_of(result: CombinedResult) -> float:
+    """The lanes' agreement of a memory result; an external result's own score."""
+    return float(result.metadata.get("match_score", result.score))
+
+
 def has_sufficient_local_coverage(results: Sequence[CombinedResult]) -> bool:
-    strong = [r for r in results if r.score >= LOCAL_COVERAGE_SCORE_THRESHOLD]
+    strong = [r for r in results if match_of(r) >= LOCAL_COVERAGE_SCORE_THRESHOLD]
     return len(strong) >= LOCAL_COVERAGE_MIN_COUNT
 
 
@@ -436,8 +455,8 @@ def extract_polarity(texts: Sequence[str]) -> str:
 
 
 def detect_conflict(workspace: Sequence[CombinedResult], external: Sequence[CombinedResult]) -> str | None:
-    strong_ws = [r for r in workspace if r.score >= CONFLICT_SCORE_THRESHOLD]
-    strong_ext = [r for r in external if r.score >= CONFLICT_SCORE_THRESHOLD]
+    strong_ws = [r for r in workspace if match_of(r) >= CONFLICT_SCORE_THRESHOLD]
+    strong_ext = [r for r in external if match_of(r) >= CONFLICT_SCORE_THRESHOLD]
     if not strong_ws or not strong_ext:
         return None
     ws = extract_polarity([r.content.lower() for r in strong_ws[:CONFLICT_TOP_N]])

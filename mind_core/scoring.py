@@ -16,6 +16,7 @@ from mind_core.timestamps import parse_instant
 HALF_LIFE_DAYS = 30
 RECENCY_BOOST_DAYS = 7
 CONTEXTUAL_BY_DISTANCE = {0: 1.0, 1: 0.7, 2: 0.4, 3: 0.2}
+POPULARITY_CEILING_ACCESSES = 9_999  # popularity 1.4; beyond it the shown score is capped at 1
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,14 @@ def compute_temporal_score(timestamp: str, now: datetime | None = None) -> float
     return 0.5 ** (days / HALF_LIFE_DAYS)
 
 
+def dated_by_file(frame: Frame) -> bool:
+    """A frame whose source had no date of its own (a note without a frontmatter date or a dated
+    name): its event time is the file's modification time, which a copy or a sync rewrites."""
+    source = frame.metadata.get("source")
+    message = source.get("message") if isinstance(source, dict) else None
+    return isinstance(message, dict) and message.get("dated_by") == "file"
+
+
 def compute_popularity_score(access_count: int) -> float:
     return 1 + math.log10(1 + max(0, access_count)) * 0.1
 
@@ -70,12 +79,25 @@ def relevance_components(
     frame: Frame, context: ScoringContext | None = None, now: datetime | None = None
 ) -> dict[str, float]:
     context = context or ScoringContext()
+    # no recency for a time the file system gave: dated evidence comes first
     return {
-        "temporal": compute_temporal_score(frame.created_at, now),
+        "temporal": 0.0 if dated_by_file(frame) else compute_temporal_score(frame.created_at, now),
         "popularity": compute_popularity_score(frame.access_count),
         "contextual": compute_contextual_score(frame.id, context.graph_distances),
         "importance": compute_importance_score(frame.importance),
     }
+
+
+def max_relevance(weights: ScoringWeights) -> float:
+    """The most relevance a profile can give: recent, at graph distance 0, of the highest
+    importance, accessed ``POPULARITY_CEILING_ACCESSES`` times. A search's shown score is its
+    final score as a share of this, so it stays within 0..1 and orders like the final score."""
+    return (
+        weights.temporal
+        + weights.popularity * compute_popularity_score(POPULARITY_CEILING_ACCESSES)
+        + weights.contextual
+        + weights.importance * max(IMPORTANCE_MULTIPLIERS.values())
+    )
 
 
 def weighted_relevance(components: dict[str, float], weights: ScoringWeights) -> float:

@@ -25,7 +25,9 @@ tokens joined with OR; a failure of either lane degrades to the other, never to 
 from __future__ import annotations
 
 import logging
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -35,7 +37,14 @@ from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError
 from mind_core.frames import Frame, FrameStore, scope_clauses, time_bound
 from mind_core.limits import MAX_QUERY_CHARS
-from mind_core.scoring import SCORING_PROFILES, ScoringContext, relevance_components, weighted_relevance
+from mind_core.scoring import (
+    SCORING_PROFILES,
+    ScoringContext,
+    dated_by_file,
+    max_relevance,
+    relevance_components,
+    weighted_relevance,
+)
 from mind_core.source_filter import SourceFilter
 from mind_core.vector_index import VectorIndex
 
@@ -50,6 +59,18 @@ LANE_DEPTH_FACTOR = 2  # rrf: each lane returns limit * 2 candidates, as the ori
 RELEVANCE_POOL_FACTOR = 2 * LANE_DEPTH_FACTOR  # fused candidates that relevance may reorder
 GRAPH_MAX_DEPTH = 3
 FUSIONS = ("convex", "rrf")
+# The best frame's cosine similarity from which a search counts as a confident match. MiniLM
+# gives unrelated text 0.1-0.3; on LoCoMo conv-26 the best frame of every one of the first 80
+# questions scored 0.40 or more (median 0.57) and seven nonsense queries 0.12-0.26.
+CONFIDENT_SIMILARITY = 0.33
+# Pseudo-relevance feedback (RM3) on the keyword lane: the terms of the first pass's top frames.
+FEEDBACK_FRAMES = 10
+FEEDBACK_TERMS = 10
+# The entity lane: entities of the question and of the first pass's top frames, and their
+# neighbours in the knowledge graph, bring in the frames they are evidenced by (at most the lane
+# depth); an entity counts by its rarity, so a name in every frame pulls in nothing.
+ENTITY_FEEDBACK_FRAMES = 5
+ENTITY_NEIGHBOUR_WEIGHT = 0.5
 
 FTS_STOP_WORDS = frozenset(
     "the a an is are was were be been being have has had do does did will would could should may might shall "
@@ -116,12 +137,16 @@ class SearchConfig:
     lane_depth: int = 100
     context_window: int = 2
     context_weight: float = 0.4
+    feedback_weight: float = 0.0  # RM3: share of the keyword lane given to the feedback terms
+    entity_weight: float = 0.0  # share of the match given to the entity lane
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
             raise InvalidInputError(f"unknown fusion {self.fusion!r}; expected one of {', '.join(FUSIONS)}")
         if not 0.0 <= self.vector_weight <= 1.0:
             raise InvalidInputError(f"vector_weight must be within 0..1, got {self.vector_weight}")
+        if not (0.0 <= self.feedback_weight <= 1.0 and 0.0 <= self.entity_weight <= 1.0):
+            raise InvalidInputError("feedback_weight and entity_weight must be within 0..1")
         if self.lane_depth < 1 or self.context_window < 0 or not 0.0 <= self.context_weight <= 1.0:
             raise InvalidInputError(
                 "lane_depth must be >= 1, context_window >= 0, context_weight within 0..1"
@@ -136,11 +161,26 @@ class LaneHit:
 
 @dataclass
 class SearchResult:
+    """``score`` is what results are ordered by, on 0..1: the match times the relevance as a
+    share of the most the profile can give (``final_score`` rescaled), so a shown 0.93 never
+    sits above a 0.97. ``match_score`` stays the lanes' agreement that thresholds compare."""
+
     frame: Frame
     rrf_score: float
     relevance_score: float
     final_score: float
     explain: dict[str, Any] | None = field(default=None)
+    score: float = 0.0
+    similarity: float | None = None  # the frame's cosine similarity, when the vector lane found it
+    keyword_share: float = 0.0  # the share of the query's keywords the frame contains
+
+    @property
+    def confident(self) -> bool:
+        """Whether this frame matches the query well, not merely best among poor candidates:
+        its meaning is close (``CONFIDENT_SIMILARITY``), or it holds every keyword of the query.
+        Normalized lane scores cannot say this: the best of unrelated frames is 1.0 in its lane."""
+        close = self.similarity is not None and self.similarity >= CONFIDENT_SIMILARITY
+        return close or self.keyword_share >= 1.0
 
     @property
     def match_score(self) -> float:
@@ -160,6 +200,8 @@ class SearchResult:
             "relevance_score": self.relevance_score,
             "final_score": self.final_score,
             "match_score": self.match_score,
+            "score": self.score,
+            "confident": self.confident,
         }
         if self.explain is not None:
             data["explain"] = self.explain
@@ -325,26 +367,47 @@ class HybridSearch:
         pool = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))[: limit * RELEVANCE_POOL_FACTOR]
         frames = self.frames.get_many(pool)
         weights = SCORING_PROFILES[profile]
+        best_relevance = max_relevance(weights)
+        words = [word.lower() for word in keyword_tokens(query)]
         context = self._with_graph_distances(query, context or ScoringContext(), weights.contextual)
         results = []
         for frame_id in pool:
             frame = frames.get(frame_id)
             if frame is None:  # deleted, or an orphaned index row
                 continue
-            rrf_score = fused[frame_id]["match"] * MAX_RRF_SCORE
+            entry = fused[frame_id]
+            rrf_score = entry["match"] * MAX_RRF_SCORE
             components = relevance_components(frame, context, now)
             relevance = weighted_relevance(components, weights)
+            score = min(1.0, entry["match"] * relevance / best_relevance)
+            text = frame.content.lower()
+            share = sum(1 for word in words if word in text) / len(words) if words else 0.0
             details = None
             if explain:
                 details = {
-                    **fused[frame_id],
+                    **entry,
                     "fusion": self.config.fusion,
                     "rrf_score": rrf_score,
                     "relevance": components,
                     "weights": weights.__dict__,
+                    "max_relevance": best_relevance,
+                    "score": score,
+                    "keyword_share": share,
+                    "dated_by_file": dated_by_file(frame),
                 }
-            results.append(SearchResult(frame, rrf_score, relevance, rrf_score * relevance, details))
-        results.sort(key=lambda r: r.final_score, reverse=True)
+            results.append(
+                SearchResult(
+                    frame,
+                    rrf_score,
+                    relevance,
+                    rrf_score * relevance,
+                    details,
+                    score=score,
+                    similarity=entry.get("vector_similarity"),
+                    keyword_share=share,
+                )
+            )
+        results.sort(key=lambda r: (r.score, r.final_score), reverse=True)
         return results[:limit]
 
     def _fuse_rrf(
@@ -359,15 +422,17 @@ class HybridSearch:
         """The original: RRF (K = 60) over each lane's top ``limit * 2``; match = rrf / (2/K)."""
         depth = limit * LANE_DEPTH_FACTOR
         lanes = {
-            "keyword": self.keyword_search(query, depth, gop_id, since, until, source),
-            "vector": self.vector_search(query, depth, gop_id, since, until, source),
+            "keyword": self.keyword_hits(query, depth, gop_id, since, until, source),
+            "vector": self.vector_hits(query, depth, gop_id, since, until, source),
         }
         fused: dict[int, dict[str, Any]] = {}
-        for lane, ids in lanes.items():
-            for rank, frame_id in enumerate(ids):
-                entry = fused.setdefault(frame_id, {"keyword_rank": None, "vector_rank": None, "match": 0.0})
+        for lane, hits in lanes.items():
+            for rank, hit in enumerate(hits):
+                entry = fused.setdefault(hit.frame_id, {"keyword_rank": None, "vector_rank": None, "match": 0.0})
                 entry[f"{lane}_rank"] = rank
                 entry["match"] += 1.0 / (RRF_K + rank) / MAX_RRF_SCORE
+                if lane == "vector":
+                    entry["vector_similarity"] = hit.score
         return fused
 
     def _fuse_convex(
@@ -390,11 +455,30 @@ class HybridSearch:
             "keyword": normalize_by_max(keyword),
             "vector": normalize_min_max(vector, cut=len(vector) >= depth),
         }
+        expansion: list[str] = []
+        if config.feedback_weight > 0 and keyword:
+            expansion = self.feedback_terms(query, keyword[:FEEDBACK_FRAMES])
+            expanded = normalize_by_max(self.keyword_hits(" ".join(expansion), depth, gop_id, since, until, source))
+            original = own["keyword"]
+            own["keyword"] = {
+                frame_id: (1 - config.feedback_weight) * original.get(frame_id, 0.0)
+                + config.feedback_weight * expanded.get(frame_id, 0.0)
+                for frame_id in original.keys() | expanded.keys()
+            }
+            keyword = sorted((LaneHit(f, v) for f, v in own["keyword"].items()), key=lambda h: (-h.score, h.frame_id))
+        if config.entity_weight > 0 and self.knowledge is not None:
+            first = sorted(
+                own["keyword"].keys() | own["vector"].keys(),
+                key=lambda f: -(own["keyword"].get(f, 0.0) + own["vector"].get(f, 0.0)),
+            )[:ENTITY_FEEDBACK_FRAMES]
+            own["entity"] = self.entity_scores(query, first, depth, gop_id, since, until, source)
         ranks = {
             "keyword": {hit.frame_id: r for r, hit in enumerate(keyword)},
             "vector": {hit.frame_id: r for r, hit in enumerate(vector)},
+            "entity": {f: r for r, f in enumerate(sorted(own.get("entity", {}), key=lambda f: -own["entity"][f]))},
         }
-        candidates = set(own["keyword"]) | set(own["vector"])
+        similarity = {hit.frame_id: hit.score for hit in vector}
+        candidates = set().union(*own.values())
         if not candidates:
             return {}
         neighbours: dict[int, list[int]] = {}
@@ -408,7 +492,10 @@ class HybridSearch:
                 for neighbour in neighbours.get(frame_id, ()):
                     if score > best.get(neighbour, 0.0):
                         best[neighbour] = score
-        weights = {"keyword": 1.0 - config.vector_weight, "vector": config.vector_weight}
+        lane_share = 1.0 - config.entity_weight if "entity" in own else 1.0
+        weights = {"keyword": (1.0 - config.vector_weight) * lane_share, "vector": config.vector_weight * lane_share}
+        if "entity" in own:
+            weights["entity"] = config.entity_weight
         context_weight = config.context_weight
 
         def lane_score(lane: str, frame_id: int) -> float:
@@ -416,8 +503,7 @@ class HybridSearch:
             return 1.0 - (1.0 - alone) * (1.0 - context_weight * nearby[lane].get(frame_id, 0.0))
 
         match = {
-            frame_id: weights["keyword"] * lane_score("keyword", frame_id)
-            + weights["vector"] * lane_score("vector", frame_id)
+            frame_id: sum(weight * lane_score(lane, frame_id) for lane, weight in weights.items())
             for frame_id in candidates.union(*neighbours.values())
         }
         pool = sorted(match, key=lambda fid: (-match[fid], fid))[: limit * RELEVANCE_POOL_FACTOR]
@@ -429,9 +515,102 @@ class HybridSearch:
                 entry[f"{lane}_rank"] = ranks[lane].get(frame_id)
                 entry[f"{lane}_score"] = alone
                 entry[f"{lane}_context"] = lane_score(lane, frame_id) - alone
+            if frame_id in similarity:
+                entry["vector_similarity"] = similarity[frame_id]
+            if expansion:
+                entry["feedback_terms"] = expansion
             entry["match"] = match[frame_id]
             fused[frame_id] = entry
         return fused
+
+    def feedback_terms(self, query: str, top: list[LaneHit]) -> list[str]:
+        """RM3's expansion terms: the words of the first pass's top frames weighted by their share
+        of each frame and by the frame's score, rarer words first among equals (IDF over the
+        mind), the query's own words and stop words left out."""
+        contents = self.frames.get_many([hit.frame_id for hit in top])
+        best = max((hit.score for hit in top), default=0.0) or 1.0
+        asked = {word.lower() for word in keyword_tokens(query)}
+        weight: Counter[str] = Counter()
+        for hit in top:
+            frame = contents.get(hit.frame_id)
+            if frame is None:
+                continue
+            words = [w.lower() for w in keyword_tokens(frame.content) if w.isalpha()]
+            counts = Counter(_NON_WORD.sub("", w) for w in frame.content.lower().split())
+            total = sum(counts.values()) or 1
+            for word in set(words) - asked:
+                weight[word] += counts.get(word, 1) / total * hit.score / best
+        frames = self._frame_count() or 1
+        ranked = sorted(
+            weight,
+            key=lambda w: (-weight[w] * math.log(1 + frames / (1 + self._document_frequency(w))), w),
+        )
+        return ranked[:FEEDBACK_TERMS]
+
+    def _frame_count(self) -> int:
+        return int(self.db.scalar("SELECT COUNT(*) FROM memory_frames") or 0)
+
+    def _document_frequency(self, word: str) -> int:
+        try:
+            return int(self.db.scalar("SELECT COUNT(*) FROM memory_frames_fts WHERE memory_frames_fts MATCH ?", (f'"{word}"',)) or 0)
+        except self.db.errors.Error:
+            return 0
+
+    def entity_scores(
+        self,
+        query: str,
+        first_pass: list[int],
+        depth: int,
+        gop_id: str | None,
+        since: str | None,
+        until: str | None,
+        source: SourceFilter | None,
+    ) -> dict[int, float]:
+        """The entity lane, 0..1: frames evidencing the question's entities (weight 1), the
+        entities of the first pass's top frames and the question entities' neighbours
+        (``ENTITY_NEIGHBOUR_WEIGHT``), each entity weighted by its rarity ``log(N / df) / log(N)``."""
+        if self.knowledge is None:
+            return {}
+        seeds: dict[int, float] = {entity.id: 1.0 for entity in self.knowledge.find_entities_in_text(query)}
+        for entity_id in self.knowledge.entity_distances(list(seeds), 1):
+            seeds.setdefault(entity_id, ENTITY_NEIGHBOUR_WEIGHT)
+        if first_pass:
+            rows = self.db.query(
+                f"SELECT DISTINCT entity_id FROM kg_entity_frames WHERE frame_id IN ({','.join('?' for _ in first_pass)})",
+                first_pass,
+            )
+            for row in rows:
+                seeds.setdefault(row[0], ENTITY_NEIGHBOUR_WEIGHT)
+        if not seeds:
+            return {}
+        total = self._frame_count()
+        if total < 2:
+            return {}
+        ids = list(seeds)
+        frequency = {
+            row[0]: row[1]
+            for row in self.db.query(
+                f"SELECT entity_id, COUNT(*) FROM kg_entity_frames WHERE entity_id IN ({','.join('?' for _ in ids)}) GROUP BY entity_id",
+                ids,
+            )
+        }
+        rarity = {e: math.log(total / frequency[e]) / math.log(total) for e in ids if frequency.get(e)}
+        weighted = {e: seeds[e] * r for e, r in rarity.items() if r > 0}
+        if not weighted:
+            return {}
+        scope, scope_params = scope_clauses("mf", gop_id, since, until, source)
+        ids = list(weighted)
+        rows = self.db.query(
+            "SELECT b.frame_id, b.entity_id FROM kg_entity_frames b JOIN memory_frames mf ON mf.id = b.frame_id "
+            f"WHERE b.entity_id IN ({','.join('?' for _ in ids)})" + "".join(f" AND {c}" for c in scope),
+            [*ids, *scope_params],
+        )
+        scores: dict[int, float] = {}
+        for frame_id, entity_id in rows:
+            scores[frame_id] = scores.get(frame_id, 0.0) + weighted[entity_id]
+        kept = sorted(scores, key=lambda f: (-scores[f], f))[:depth]
+        best = scores[kept[0]] if kept else 1.0
+        return {f: scores[f] / best for f in kept}
 
     def session_neighbours(
         self,

@@ -49,6 +49,7 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 SKIPPED_DIRS = frozenset({".obsidian", ".trash"})  # every other hidden folder is skipped too
 CREATED_KEYS = ("created", "date", "created_at", "date_created")
 UPDATED_KEYS = ("updated", "modified", "updated_at", "last_modified")
+NAME_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")  # a daily note: "2024-05-01 standup.md"
 AUTHOR_KEYS = ("author", "authors")
 TAG_KEYS = ("tags", "tag")
 ALIAS_KEYS = ("aliases", "alias")
@@ -370,9 +371,13 @@ def note_item(note: ParsedNote, relpath: str, mtime: float, created_epoch: float
         "created": "frontmatter" if created else "file",
         "updated": "frontmatter" if updated else "file",
     }
+    if created is None and (named := name_instant(relpath)):
+        created, times_from["created"] = named, "name"
     # Sections carry the time their text was last written: a frontmatter date beats the file's mtime,
-    # which a copy or a sync rewrites.
+    # which a copy or a sync rewrites. A note with no date of its own says so (``dated_by``), so
+    # recency does not favour it over dated evidence for a time a copy gave it.
     section_time = updated or created or epoch_to_iso(mtime)
+    dated_by = "frontmatter" if updated else times_from["created"]
     created = created or epoch_to_iso(created_epoch)
     updated = updated or epoch_to_iso(mtime)
     author = _author(props)
@@ -405,6 +410,7 @@ def note_item(note: ParsedNote, relpath: str, mtime: float, created_epoch: float
                     "embeds": _unique(link.target for link in section.links if link.embed),
                     "link_refs": [link.as_metadata() for link in section.links],
                     "tags": _unique_folded(section.tags),
+                    "dated_by": dated_by,
                 },
             )
         )
@@ -433,6 +439,7 @@ def note_item(note: ParsedNote, relpath: str, mtime: float, created_epoch: float
                         "link_refs": [],
                         "tags": [],
                         "properties_only": True,
+                        "dated_by": dated_by,
                     },
                 )
             )
@@ -479,6 +486,17 @@ def property_instant(value: Any) -> str | None:
     except (ValueError, OverflowError):
         return None
     return None
+
+
+def name_instant(relpath: str) -> str | None:
+    """The date a note's file name carries (Obsidian's daily notes), midnight UTC; else None."""
+    match = NAME_DATE.search(Path(relpath).stem)
+    if not match:
+        return None
+    try:
+        return format_utc(date.fromisoformat(match.group(1)))
+    except ValueError:
+        return None
 
 
 def _first_instant(props: dict[str, Any], keys: tuple[str, ...]) -> str | None:

@@ -164,10 +164,13 @@ def _explain_line(rank: int, result: Any) -> str:
     relevance = " + ".join(
         f"{name} {value:.2f}x{weights.get(name, 0):.1f}" for name, value in parts.get("relevance", {}).items()
     )
+    similarity = parts.get("vector_similarity")
+    closeness = "-" if similarity is None else f"{similarity:.2f}"
     return (
-        f"#{rank} keyword rank {_rank(parts.get('keyword_rank'))}, vector rank {_rank(parts.get('vector_rank'))}: "
-        f"rrf {meta['rrf_score']:.4f} = match {result.score:.3f}; relevance {meta['relevance_score']:.3f} "
-        f"({relevance}); final {meta['final_score']:.4f}"
+        f"#{rank} score {result.score:.3f} = match {meta['match_score']:.3f} x relevance "
+        f"{meta['relevance_score']:.3f} / {parts.get('max_relevance', 0):.2f} ({relevance}); "
+        f"keyword rank {_rank(parts.get('keyword_rank'))}, vector rank {_rank(parts.get('vector_rank'))}, "
+        f"similarity {closeness}, keywords {parts.get('keyword_share', 0):.0%}"
     )
 
 
@@ -192,11 +195,14 @@ def format_recall(result: Any, explain: bool, mark: Callable[[str], str]) -> lis
                 (
                     rank,
                     f"{r.score:.2f}",
-                    _event_time(r.metadata.get("created_at")),
+                    _event_time(r.metadata.get("created_at"))
+                    + (" (file time)" if origin.get("dated_by_file") else ""),
                     where,
                     make_snippet(r.content, result.query, mark=mark),
                 )
             )
+        if not result.confident and (result.workspace_results or result.personal_results):
+            parts.append(f"no confident match for {result.query!r}: the closest memories are")
         parts.append(TableView(("#", "score", "time", "from", "snippet"), rows))
         if explain:
             parts.append("\n" + "\n".join(_explain_line(rank, r) for rank, r in enumerate(merged, 1)))

@@ -45,9 +45,10 @@ log = logging.getLogger(__name__)
 
 TITLE = "mind-harvest query service"
 DESCRIPTION = (
-    "Recall and search over mind-harvest minds. Scores: a recall result's `score` and a search hit's "
-    "`match_score` are 0..1; 1.0 is the best match of both the keyword and the vector lane, one lane "
-    "alone gives at most 0.5."
+    "Recall and search over mind-harvest minds. Scores: a result's `score` (0..1) is what results are "
+    "ordered by (match times relevance); `match_score` (0..1) is 1.0 for the best match of both the "
+    "keyword and the vector lane, at most 0.5 for one lane alone. `confident: false` means nothing "
+    "matched well."
 )
 DOCS_ASSETS = "/docs/assets"
 HTTP_VERSIONS = ("1.0", "1.1")

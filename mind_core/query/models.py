@@ -316,6 +316,9 @@ class Provenance(BaseModel):
     session: str | None = None
     event_time: str | None = None
     original_timestamp: str | None = None
+    dated_by_file: bool = Field(
+        False, description="The event time is the file's modification time: the note has no date of its own."
+    )
 
 
 class MemoryMetadata(BaseModel):
@@ -324,6 +327,11 @@ class MemoryMetadata(BaseModel):
     importance: str
     created_at: str
     access_count: int
+    match_score: float = Field(
+        description="0..1: 1.0 is the best match of both the keyword and the vector lane; one lane "
+        "alone gives at most 0.5 (what the coverage and conflict thresholds compare)."
+    )
+    confident: bool = Field(description="The frame is close in meaning or holds every keyword of the query.")
     rrf_score: float
     relevance_score: float
     final_score: float
@@ -369,8 +377,8 @@ class RecallResult(BaseModel):
     source: Literal["workspace", "personal", "external"]
     attribution: str
     score: float = Field(
-        description="0..1: 1.0 is the best match of both the keyword and the vector lane; "
-        "one lane alone gives at most 0.5."
+        description="0..1, what the results are ordered by: a memory's match times its relevance, "
+        "as a share of the most its profile gives; an external result's own score."
     )
     metadata: ResultMetadata
     explain: dict[str, Any] | None = Field(None, description="Lane ranks and score parts (explain=true).")
@@ -389,6 +397,10 @@ class RecallResponse(BaseModel):
     external_error: str | None
     has_conflict: bool
     conflict_note: str | None
+    confident: bool = Field(
+        description="False when no memory matches the query well: the results are only the least "
+        "poor candidates (no close meaning, no frame with every keyword)."
+    )
 
     @classmethod
     def from_retrieval(cls, result: CombinedRetrievalResult, request: RecallRequest) -> RecallResponse:
@@ -437,7 +449,9 @@ class SearchHit(BaseModel):
     rrf_score: float
     relevance_score: float
     final_score: float
-    match_score: float = Field(description="0..1, as a recall result's score.")
+    match_score: float = Field(description="0..1, the lanes' agreement, as a recall result's match_score.")
+    score: float = Field(description="0..1, what the hits are ordered by, as a recall result's score.")
+    confident: bool = Field(description="The frame is close in meaning or holds every keyword of the query.")
     provenance: Provenance
     explain: dict[str, Any] | None = None
 

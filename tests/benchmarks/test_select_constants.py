@@ -52,8 +52,33 @@ def test_means_over_conversations_and_over_questions_differ_when_sizes_do():
 
 def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
     args = argparse.Namespace(
-        context_weights=[0.2, 0.4], vector_weights=[0.5], lane_depths=[100], context_windows=[2]
+        context_weights=[0.2, 0.4],
+        vector_weights=[0.5],
+        lane_depths=[100],
+        context_windows=[2],
+        entity_weights=[],
+        feedback_weights=[],
     )
     settings = sc.grid(args)
     assert settings[0] == sc.DEFAULT and len(settings) == len(set(settings)) == 4
     assert SearchConfig(context_weight=0.0) in settings and RRF in settings
+
+
+def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
+    args = argparse.Namespace(
+        context_weights=[0.4],
+        vector_weights=[0.5],
+        lane_depths=[100],
+        context_windows=[2],
+        entity_weights=[0.1],
+        feedback_weights=[0.2],
+    )
+    settings = sc.grid(args)
+    assert SearchConfig(entity_weight=0.1, feedback_weight=0.2) in settings
+    assert len(settings) == 6  # 2 x 2 method settings (one is the defaults) + 2 ablations
+    entity = SearchConfig(entity_weight=0.1)
+    # the entity lane wins on every conversation, so with it on the folds do better than off
+    table = {sc.DEFAULT: rows("a", [0.0]) + rows("b", [0.0]), entity: rows("a", [1.0]) + rows("b", [1.0])}
+    ablation = sc.ablation(table, ["a", "b"])
+    assert (ablation["entity lane"]["on"], ablation["entity lane"]["off"]) == (100.0, 0.0)
+    assert "RM3 feedback" not in ablation  # never on in this table: nothing to compare

@@ -169,3 +169,55 @@ def test_normalizations():
     assert normalize_min_max([LaneHit(1, 0.5), LaneHit(2, 0.4)], cut=False) == pytest.approx({1: 1.0, 2: 0.8})
     assert normalize_by_max([LaneHit(5, 0.0)]) == {5: 1.0}
     assert normalize_min_max([]) == {} and normalize_by_max([]) == {}
+
+
+# -- the entity lane and pseudo-relevance feedback (issue #18; off by default) --------------------
+def build_trip(config: SearchConfig) -> tuple[Mind, dict[str, int]]:
+    """A trip to the Grand Canyon told in two sessions; the second never names the question's words."""
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    mind.search.config = config
+    for gop in ("may", "june", "other"):
+        mind.sessions.ensure(gop)
+    texts = {
+        "named": ("may", "Caroline: we drove to the Grand Canyon with the kids"),
+        "photos": ("june", "Caroline: here are the sunrise photos from our canyon hike"),
+        **{f"other{i}": ("other", text) for i, text in enumerate(OTHER)},
+    }
+    ids = {key: mind.frames.create_i_frame(gop, text).id for key, (gop, text) in texts.items()}
+    mind.search.index_frames_batch(mind.frames.get_many(list(ids.values())).values())
+    canyon, _ = mind.knowledge.upsert_entity("place", "Grand Canyon")
+    mind.knowledge.link_entity_to_frame(canyon, ids["named"])
+    mind.knowledge.link_entity_to_frame(canyon, ids["photos"])  # the photos are evidence of the trip
+    return mind, ids
+
+
+def test_the_entity_lane_brings_in_frames_evidencing_the_question_entity():
+    query = "Grand Canyon trip pictures"
+    mind, ids = build_trip(SearchConfig(entity_weight=0.3))
+    with mind:
+        results = mind.search.search(query, limit=10, explain=True)
+        photos = next(r for r in results if r.frame.id == ids["photos"])
+        assert photos.explain["entity_score"] > 0 and photos.explain["entity_rank"] is not None
+        unrelated = [r for r in results if r.frame.id not in (ids["named"], ids["photos"])]
+        assert all(r.explain["entity_score"] == 0 for r in unrelated)
+        assert all(photos.match_score > r.match_score for r in unrelated)
+    mind, ids = build_trip(SearchConfig())
+    with mind:
+        without = {r.frame.id: r for r in mind.search.search(query, limit=10, explain=True)}
+        assert "entity_score" not in without[ids["named"]].explain  # the lane is off by default
+        assert ids["photos"] not in without or without[ids["photos"]].match_score < photos.match_score
+
+
+def test_feedback_terms_come_from_the_top_frames_not_the_query():
+    mind, ids = build_trip(SearchConfig(feedback_weight=0.3))
+    with mind:
+        results = mind.search.search("Grand Canyon", limit=10, explain=True)
+        terms = results[0].explain["feedback_terms"]
+        assert "drove" in terms and "kids" in terms
+        assert not {"grand", "canyon"} & set(terms)
+
+
+@pytest.mark.parametrize("kwargs", [{"entity_weight": 1.5}, {"feedback_weight": -0.1}])
+def test_method_weights_outside_zero_to_one_are_refused(kwargs):
+    with pytest.raises(InvalidInputError):
+        SearchConfig(**kwargs)

@@ -412,3 +412,18 @@ def test_example_vault_and_plugin_registration() -> None:
     assert falcon.metadata["property_links"] == {"lead": ["Alice Johnson"]}
     assert {"Alice Johnson", "Bob Smith"} <= set(falcon.metadata["links"])
     assert "hashtag" not in falcon.metadata["tags"]  # inside the SQL code block
+
+
+def test_a_note_says_where_its_date_came_from(tmp_path: Path) -> None:
+    write(tmp_path, "plain.md", "# Plan\nShip it.\n")
+    write(tmp_path, "daily/2024-05-01 standup.md", "# Standup\nFalcon is late.\n")
+    write(tmp_path, "dated.md", "---\ncreated: 2023-02-03\n---\n# Note\nText.\n")
+    items, errors = scan(tmp_path)
+    assert errors == []
+    by_path = {item.metadata["path"]: item for item in items}
+    dated_by = {path: {m.metadata["dated_by"] for m in item.messages} for path, item in by_path.items()}
+    assert dated_by == {"plain.md": {"file"}, "daily/2024-05-01 standup.md": {"name"}, "dated.md": {"frontmatter"}}
+    daily = by_path["daily/2024-05-01 standup.md"]
+    assert daily.metadata["times_from"]["created"] == "name"
+    assert daily.metadata["created"].startswith("2024-05-01")
+    assert {m.timestamp for m in daily.messages} == {daily.metadata["created"]}

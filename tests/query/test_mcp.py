@@ -40,7 +40,7 @@ def test_save_memory_cognifies_and_recall_finds_it(tools):
     }
     recalled = tools.recall_memory("Falcon PostgreSQL migration", scope="current").model_dump()
     top = recalled["workspace_results"][0]
-    assert top["metadata"]["frame_id"] == saved["frame_id"] and top["score"] > 0.9
+    assert top["metadata"]["frame_id"] == saved["frame_id"] and top["metadata"]["match_score"] > 0.9
     assert recalled["results"][0] == top and recalled["personal_results"] == []
 
 

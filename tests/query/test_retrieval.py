@@ -29,6 +29,7 @@ from mind_core.retrieval import (
     has_sufficient_local_coverage,
     should_query_external,
 )
+from mind_core.timestamps import now_iso
 from tests.fakes import HashingEmbedder
 from tests.query.helpers import CONVERSATION_KEY, CONVERSATION_TITLE, fake_external, harvest_conversation
 
@@ -128,7 +129,7 @@ def test_strong_real_matches_count_toward_coverage_and_skip_external(minds):
     ws = minds(FALCON_APPROVED + FILLER)
     spy = SpyRetriever([{"snippet": "never asked", "score": 1.0}])
     found = CombinedRetrieval(ws, None, [spy]).search("Project Falcon approved")
-    strong = [r for r in found.workspace_results if r.score >= retrieval.LOCAL_COVERAGE_SCORE_THRESHOLD]
+    strong = [r for r in found.workspace_results if retrieval.match_of(r) >= retrieval.LOCAL_COVERAGE_SCORE_THRESHOLD]
     assert {r.content for r in strong} == set(FALCON_APPROVED)
     assert all(0.0 <= r.score <= 1.0 for r in found.workspace_results)
     assert spy.calls == []
@@ -141,8 +142,8 @@ def test_single_lane_matches_stay_at_or_below_half_and_do_not_cover(minds):
     found = CombinedRetrieval(ws, None, [spy]).search("Project Falcon approved")
     keyword_hit = [r for r in found.workspace_results if "Falcon" in r.content]
     vector_only = [r for r in found.workspace_results if "Falcon" not in r.content]
-    assert keyword_hit[0].score > 0.9
-    assert vector_only and all(r.score <= 0.5 for r in vector_only)
+    assert retrieval.match_of(keyword_hit[0]) > 0.9
+    assert vector_only and all(retrieval.match_of(r) <= 0.5 for r in vector_only)
     assert spy.calls == [("Project Falcon approved", 10)]
     assert not found.external_skipped
     assert [r.attribution for r in found.external_results] == ["[KVARK: Status]"]
@@ -160,7 +161,7 @@ def test_polarity_conflict_is_detected_with_real_scores_and_a_real_external_serv
     ]
     with fake_external("ok", docs) as service:
         found = CombinedRetrieval(ws, None, [HttpRetriever(service.url)]).search("Project Falcon migration")
-    assert found.workspace_results[0].score >= retrieval.CONFLICT_SCORE_THRESHOLD
+    assert retrieval.match_of(found.workspace_results[0]) >= retrieval.CONFLICT_SCORE_THRESHOLD
     assert found.has_conflict
     assert found.conflict_note == CONFLICT_NOTE_WORKSPACE_AFFIRMATIVE
 
@@ -476,3 +477,54 @@ def test_linker_threshold_filters_on_the_match_scale(minds):
     assert len(everything) == 3
     assert {link.content for link in strict} == {"PostgreSQL migration plan", "PostgreSQL migration review"}
     assert MemoryLinker(mind.search, threshold=1.01).find_related("PostgreSQL migration") == []
+
+
+# -- scores a person can trust ---------------------------------------------------------------------
+def test_shown_scores_are_the_order_and_stay_within_one(minds):
+    # an important frame that matches less and a normal one that matches more: relevance reorders
+    # them, and the shown score follows the order it makes
+    ws = minds(
+        ["Project Falcon budget approved", "Falcon notes", *FILLER],
+        importance={"Falcon notes": "critical"},
+    )
+    personal = minds(["Project Falcon approved by the board", *FILLER])
+    found = CombinedRetrieval(ws, personal).search("Project Falcon approved", explain=True)
+    merged = found.merged()
+    scores = [r.score for r in merged]
+    assert scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
+    finals = [r.metadata["final_score"] for r in merged]
+    assert finals == sorted(finals, reverse=True)
+    top = merged[0]
+    assert top.explain is not None and top.explain["score"] == top.score
+    assert top.score == pytest.approx(
+        top.metadata["match_score"] * top.metadata["relevance_score"] / top.explain["max_relevance"]
+    )
+
+
+def test_nonsense_is_not_a_confident_match(minds):
+    ws = minds(FALCON_APPROVED + FILLER)
+    nonsense = CombinedRetrieval(ws, None).search("zzzqqq xxvvyy")
+    assert nonsense.workspace_results  # the vector lane still lists the closest frames ...
+    assert not nonsense.confident  # ... and says they are no match
+    assert nonsense.to_dict()["confident"] is False
+    real = CombinedRetrieval(ws, None).search("Project Falcon approved")
+    assert real.confident and real.workspace_results[0].metadata["confident"]
+
+
+def test_a_note_dated_by_its_file_is_not_favoured_by_recency():
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    mind.sessions.ensure("g")
+    undated = {"source": {"item": {}, "message": {"dated_by": "file"}}}
+    dated = {"source": {"item": {}, "message": {"dated_by": "frontmatter"}}}
+    copied = mind.frames.create_i_frame("g", "Falcon budget: 2 million", created_at=now_iso(), metadata=undated)
+    written = mind.frames.create_i_frame(
+        "g", "Falcon budget: 3 million", created_at="2026-01-05T00:00:00Z", metadata=dated
+    )
+    mind.search.index_frames_batch([copied, written])
+    found = CombinedRetrieval(mind, None).search("Falcon budget", explain=True, profile="recent")
+    by_id = {r.metadata["frame_id"]: r for r in found.workspace_results}
+    assert by_id[copied.id].metadata["provenance"]["dated_by_file"] is True
+    assert by_id[written.id].metadata["provenance"]["dated_by_file"] is False
+    assert by_id[copied.id].explain["relevance"]["temporal"] == 0.0
+    assert found.workspace_results[0].metadata["frame_id"] == written.id
+    mind.close()
