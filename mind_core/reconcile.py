@@ -139,8 +139,15 @@ def reconcile_vec_index(db: Database, embedder: Embedder, progress: Any = None) 
     (the original: 50); re-indexing a frame rewrites its chunks with it."""
     if not db.table_exists("memory_frames_vec"):
         return 0
+    return VectorIndex(db, embedder).index_frames(frames_needing_vectors(db), progress=progress)
+
+
+def frames_needing_vectors(db: Database) -> list[tuple[int, str]]:
+    """(id, content) of frames with no vector, a stale one or missing chunk vectors."""
+    if not db.table_exists("memory_frames_vec"):
+        return []
     rows = {r["id"]: r for r in db.query(_MISSING_VEC) + db.query(_STALE_VEC) + frames_missing_chunk_vectors(db)}
-    return VectorIndex(db, embedder).index_frames([(r["id"], r["content"]) for r in rows.values()], progress=progress)
+    return [(r["id"], r["content"]) for r in rows.values()]
 
 
 def clean_orphan_fts(db: Database) -> int:

@@ -62,6 +62,30 @@ def split_chunks(text: str) -> list[TextChunk]:
     return chunks
 
 
+@dataclass
+class FrameVectors:
+    """A frame's vector and its chunks' vectors, as sqlite-vec blobs."""
+
+    frame_id: int
+    content: str
+    vector: bytes
+    chunks: list[tuple[TextChunk, bytes]]
+
+
+def framed_vectors(
+    chunked: Sequence[tuple[int, str, list[TextChunk]]], blobs: Sequence[bytes]
+) -> list[FrameVectors]:
+    """Pair the vectors of one embedder call (frame texts first, then every frame's chunk texts in
+    frame order) with their frames."""
+    entries = []
+    position = len(chunked)
+    for index, (frame_id, content, chunks) in enumerate(chunked):
+        chunk_blobs = blobs[position : position + len(chunks)]
+        entries.append(FrameVectors(frame_id, content, blobs[index], list(zip(chunks, chunk_blobs, strict=True))))
+        position += len(chunks)
+    return entries
+
+
 FINGERPRINT_KEYS = ("embedding_provider", "embedding_model", "embedding_dim")
 SPACE_KEYS = ("embedding_backend", "embedding_quantization")
 
@@ -226,30 +250,35 @@ class VectorIndex:
         texts = [content for _, content, _ in chunked]
         texts += [chunk.text for _, _, chunks in chunked for chunk in chunks]
         vectors = self.embedder.embed_batch(texts)  # type: ignore[union-attr]
+        self.store_vectors(framed_vectors(chunked, [to_blob(vector) for vector in vectors]))
+
+    def store_vectors(self, entries: Sequence[FrameVectors]) -> None:
+        """Write vectors made elsewhere (a worker's embedding of the same texts by the same
+        embedder), or by ``index_frames``, in one transaction; re-indexing replaces."""
+        if not entries:
+            return
         with self.db.transaction():
             self.record_fingerprint()
-            ids = [frame_id for frame_id, _ in batch]
+            ids = [entry.frame_id for entry in entries]
             delete_vector_rows(self.db, ids)
             self.db.executemany(
                 "INSERT INTO memory_frames_vec (rowid, embedding) VALUES (?, ?)",
-                [(frame_id, to_blob(vector)) for frame_id, vector in zip(ids, vectors, strict=False)],
+                [(entry.frame_id, entry.vector) for entry in entries],
             )
-            position = len(batch)
-            for frame_id, _, chunks in chunked:
-                for chunk in chunks:
+            for entry in entries:
+                for chunk, vector in entry.chunks:
                     chunk_id = self.db.execute(
                         "INSERT INTO memory_frame_chunks (frame_id, chunk_idx, char_start, char_end) "
                         "VALUES (?, ?, ?, ?)",
-                        (frame_id, chunk.index, chunk.char_start, chunk.char_end),
+                        (entry.frame_id, chunk.index, chunk.char_start, chunk.char_end),
                     ).lastrowid
                     self.db.execute(
                         "INSERT INTO memory_frame_chunks_vec (rowid, embedding) VALUES (?, ?)",
-                        (chunk_id, to_blob(vectors[position])),
+                        (chunk_id, vector),
                     )
-                    position += 1
             self.db.executemany(
                 "UPDATE memory_frames SET embedded_hash = ? WHERE id = ?",
-                [(content_hash(content), frame_id) for frame_id, content in batch],
+                [(content_hash(entry.content), entry.frame_id) for entry in entries],
             )
 
     # -- reads ----------------------------------------------------------------------------

@@ -2,8 +2,15 @@
 
 Per harvest source (partition ``<workspace>/<source>``)::
 
-    harvest_items ──▶ iframe_imports ──▶ cognified_frames ──▶ vector_index
-    (scan → Parquet)   (I-frames, ledger)  (entities, relations) (batched embedding)
+    harvest_items ──▶ iframe_imports ──▶ cognified_frames ──▶ staged_vectors ──▶ vector_index
+    (scan → Parquet)   (I-frames, ledger)  (entities, relations) (chunks embedded) (vectors loaded)
+
+``harvest_items`` and the chunk steps of ``staged_vectors`` are stateless: they read the source's
+files or staged texts and write the staging store (an fsspec URL), never a mind, so they run on
+any worker; the steps that open a mind run on its home node (``pipelines.routing`` tags every
+step with its queue). ``staged_vectors`` is a graph: ``plan_vector_chunks`` (home: stages the
+texts of frames that need a vector) ─▶ ``embed_vector_chunk`` × chunks (any worker, retried)
+─▶ ``collect_vector_chunks``.
 
 Per mind (partition ``<workspace>``): ``reconciled_indexes`` ──▶ ``compacted_frames``; per day
 (partition ``YYYY-MM-DD``): ``memory_snapshots`` of every mind, for analysts. Every asset is a thin
@@ -22,6 +29,7 @@ import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -30,17 +38,24 @@ from mind_core.analytics_report import write_report
 from mind_core.embeddings import Embedder
 from mind_core.harvest.audit import index_gaps
 from mind_core.harvest.importer import import_items
-from mind_core.harvest.outcome import missing_outcome, staged_outcome
+from mind_core.harvest.outcome import SOURCE_MISSING_LABEL, staged_outcome
 from mind_core.harvest.ownership import frames_held
 from mind_core.harvest.pipeline import (
     cognify_frames,
     complete_harvest,
     get_registered,
-    index_vectors,
     pending_cognify_ids,
 )
+from mind_core.harvest.staged_vectors import (
+    DEFAULT_CHUNK_TEXTS,
+    chunk_count,
+    embed_chunk,
+    load_vectors,
+    stage_pending_texts,
+)
 from mind_core.harvest.staging import read_staged, stage_scan, staged_scan_info
-from mind_core.harvest.stores import HarvestSourceStore
+from mind_core.harvest.staging_store import StagingStoreError
+from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.session_summary import close_harvested_sessions
 from mind_core.snapshot import write_snapshot
@@ -51,6 +66,7 @@ from pipelines.metadata import FRAMES_SHOWN, errors_table, frames_preview, mind_
 from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key, snapshot_days
 from pipelines.progress import progress_log
 from pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource
+from pipelines.routing import stateless_step, writing_step
 
 HARVEST_GROUP = "harvest"
 MIND_GROUP = "mind_upkeep"
@@ -66,6 +82,15 @@ class HarvestItemsConfig(dg.Config):
     force: bool = False  # scan even when the source's files look unchanged since the last harvest
     prune: bool = False  # delete the frames of items the source no longer holds (always scans)
     prune_allow_mass_delete: bool = False  # let a prune delete more than half of the source's frames
+
+
+class VectorChunksConfig(dg.Config):
+    chunk_texts: int = DEFAULT_CHUNK_TEXTS  # texts per embedding chunk: one step (and one retry) each
+
+
+# A worker lost mid-chunk (killed, out of memory, a flaky model server): the chunk runs again; it
+# only rewrites its own Parquet file, so a retry leaves the mind as one clean run would.
+CHUNK_RETRY = dg.RetryPolicy(max_retries=3, delay=1, backoff=dg.Backoff.EXPONENTIAL)
 
 
 class SnapshotConfig(dg.Config):
@@ -93,6 +118,21 @@ def _writing(
         yield stack.enter_context(mind_home.open_mind(workspace, embedder))
 
 
+@contextmanager
+def _staging_store() -> Iterator[None]:
+    """A staging store that cannot be reached fails the step with its URL and the reason."""
+    try:
+        yield
+    except StagingStoreError as exc:
+        raise dg.Failure(
+            description=str(exc), metadata={"staging_url": exc.url, "reason": exc.reason}
+        ) from None
+
+
+def _embedder_metadata(embedder: Embedder) -> dict[str, str]:
+    return {k.replace("embedding_", "embedder_"): v for k, v in meta_fingerprint(embedder).items()}
+
+
 def _materialized_in_run(context: dg.AssetExecutionContext, asset: dg.AssetsDefinition) -> bool:
     """Whether ``asset`` was materialized for this partition by the current run."""
     records = context.instance.fetch_materializations(
@@ -106,6 +146,7 @@ def _materialized_in_run(context: dg.AssetExecutionContext, asset: dg.AssetsDefi
     group_name=HARVEST_GROUP,
     kinds={"parquet"},
     output_required=False,
+    op_tags=stateless_step(),
 )
 def harvest_items(
     context: dg.AssetExecutionContext,
@@ -114,17 +155,28 @@ def harvest_items(
     plugins: PluginManagerResource,
 ):
     """The source's items, scanned by its plugin and staged as one Parquet file (with the located
-    errors of records that could not be read). Not materialized when the source is unchanged."""
+    errors of records that could not be read) in the staging store. Not materialized when the
+    source is unchanged. Writes no mind: a source that is missing, empty or entirely unreadable is
+    staged as such and the import step records its outcome."""
     key = parse_source_partition_key(context.partition_key)
     source = mind_home.registered_source(key.workspace, key.source)
-    if not Path(str(source.source_path)).exists():
-        with _writing(context, mind_home, key.workspace) as mind:
-            outcome = missing_outcome(str(source.source_path), frames_held(mind.db, key.source))
-            with mind.db.transaction():
-                HarvestSourceStore(mind.db).record_outcome(key.source, outcome)
-        raise dg.Failure(description=f"{key}: {outcome.status}: {outcome.reason}")
-    fingerprint = plugins.fingerprint(source)
-    if not config.force and not config.prune and fingerprint == source.last_fingerprint:
+    store = mind_home.staging()
+    with _staging_store():
+        store.ensure_reachable()
+    labels = {
+        "workspace": key.workspace,
+        "source": key.source,
+        "kind": str(source.kind),
+        # the import step's options travel with the scan it imports
+        "prune": str(config.prune).lower(),
+        "prune_allow_mass_delete": str(config.prune_allow_mass_delete).lower(),
+    }
+    missing = not Path(str(source.source_path)).exists()
+    fingerprint = None if missing else plugins.fingerprint(source)
+    if missing:
+        context.log.warning(f"{key}: {source.source_path} does not exist; the import step records it")
+        labels[SOURCE_MISSING_LABEL] = "true"
+    elif not config.force and not config.prune and fingerprint == source.last_fingerprint:
         context.log.info(f"{key}: unchanged since its last harvest (same file fingerprint); nothing to do")
         context.log_event(
             dg.AssetObservation(
@@ -148,24 +200,13 @@ def harvest_items(
                     )
                 )
         return
-    staged = stage_scan(
-        plugins.scan(source),
-        mind_home.staging_path(key.workspace, key.source),
-        fingerprint=fingerprint,
-        labels={
-            "workspace": key.workspace,
-            "source": key.source,
-            "kind": str(source.kind),
-            # the import step's options travel with the scan it imports
-            "prune": str(config.prune).lower(),
-            "prune_allow_mass_delete": str(config.prune_allow_mass_delete).lower(),
-        },
-    )
-    if staged.items == 0:  # failed or empty: recorded now; the source_parsed check fails with the reason
-        with _writing(context, mind_home, key.workspace) as mind:
-            outcome = staged_outcome(staged, str(source.source_path), frames_held(mind.db, key.source))
-            with mind.db.transaction():
-                HarvestSourceStore(mind.db).record_outcome(key.source, outcome)
+    with _staging_store():
+        staged = stage_scan(
+            iter(()) if missing else plugins.scan(source),
+            mind_home.scan_url(key.workspace, key.source),
+            fingerprint=fingerprint,
+            labels=labels,
+        )
     yield dg.MaterializeResult(
         metadata={
             "workspace": key.workspace,
@@ -179,12 +220,94 @@ def harvest_items(
             "scan_seconds": round(staged.scan_seconds, 3),
             "items_per_second": rate(staged.items, staged.scan_seconds),
             "messages_per_second": rate(staged.messages, staged.scan_seconds),
-            "staged_file": dg.MetadataValue.path(str(staged.path)),
+            "staged_file": dg.MetadataValue.path(staged.path),
             "staged_bytes": staged.bytes,
-            "fingerprint": fingerprint,
+            "fingerprint": fingerprint or "",
             "first_errors": errors_table(staged.errors, staged.error_count),
         }
     )
+
+
+@dg.op(
+    ins={"cognified_frames": dg.In(dg.Nothing)},
+    out=dg.DynamicOut(int),
+    tags=writing_step(),
+)
+def plan_vector_chunks(
+    context: dg.OpExecutionContext, config: VectorChunksConfig, mind_home: MindHomeResource
+):
+    """The texts of the mind's frames that need a vector, staged (the old chunks removed), and one
+    chunk number per ``chunk_texts`` of them. Reads the mind, so it runs on its home node."""
+    key = parse_source_partition_key(context.partition_key)
+    store = mind_home.staging()
+    with _staging_store():
+        store.clear_vectors(key.workspace, key.source)
+        with mind_home.open_mind(key.workspace, readonly=True) as mind:
+            texts = stage_pending_texts(mind, store.texts_url(key.workspace, key.source))
+    chunks = chunk_count(texts, config.chunk_texts)
+    context.log.info(f"{key}: {texts} text(s) to embed in {chunks} chunk(s) of up to {config.chunk_texts}")
+    for chunk in range(chunks):
+        yield dg.DynamicOutput(chunk, mapping_key=f"chunk_{chunk}")
+
+
+@dg.op(tags=stateless_step(), retry_policy=CHUNK_RETRY)
+def embed_vector_chunk(
+    context: dg.OpExecutionContext,
+    config: VectorChunksConfig,
+    chunk: int,
+    mind_home: MindHomeResource,
+    embedder: EmbedderResource,
+) -> dict[str, Any]:
+    """The vectors of one chunk of the staged texts, written whole to the staging store."""
+    key = parse_source_partition_key(context.partition_key)
+    store = mind_home.staging()
+    began = time.perf_counter()
+    with _staging_store():
+        done = embed_chunk(
+            store.texts_url(key.workspace, key.source),
+            chunk,
+            config.chunk_texts,
+            embedder.build(),
+            store.chunk_url(key.workspace, key.source, chunk),
+        )
+    seconds = time.perf_counter() - began
+    context.log.info(f"{key}: chunk {chunk}: {done.texts} texts embedded in {seconds:.2f}s")
+    return {"chunk": chunk, "texts": done.texts, "windows": done.chunk_vectors, "seconds": seconds}
+
+
+@dg.op(out=dg.Out(dg.Nothing), tags=stateless_step())
+def collect_vector_chunks(
+    context: dg.OpExecutionContext, chunks: list[dict[str, Any]], embedder: EmbedderResource
+):
+    """The embedding of every chunk, summed up as the asset's metadata."""
+    seconds = sum(c["seconds"] for c in chunks)
+    texts = sum(c["texts"] for c in chunks)
+    yield dg.Output(
+        None,
+        metadata={
+            "chunks": len(chunks),
+            "texts_embedded": texts,
+            "chunk_vectors": sum(c["windows"] for c in chunks),
+            "embed_seconds": round(seconds, 3),
+            "slowest_chunk_seconds": round(max((c["seconds"] for c in chunks), default=0.0), 3),
+            "texts_per_second": rate(texts, seconds),
+            **_embedder_metadata(embedder.build()),
+        },
+    )
+
+
+@dg.graph_asset(
+    partitions_def=harvest_sources,
+    group_name=HARVEST_GROUP,
+    kinds={"parquet"},
+    ins={"cognified_frames": dg.AssetIn(dagster_type=dg.Nothing)},
+    automation_condition=FOLLOW_UPSTREAM,
+)
+def staged_vectors(cognified_frames):
+    """The texts of the frames that need a vector (none for an unchanged source), embedded in
+    chunks of ``chunk_texts``, each chunk a separate step on any worker, retried on failure, into
+    Parquet files of the staging store keyed by content hash."""
+    return collect_vector_chunks(plan_vector_chunks(cognified_frames).map(embed_vector_chunk).collect())
 
 
 @dg.asset(
@@ -193,19 +316,34 @@ def harvest_items(
     group_name=HARVEST_GROUP,
     kinds={"sqlite"},
     automation_condition=FOLLOW_UPSTREAM,
+    op_tags=writing_step(),
 )
 def iframe_imports(context: dg.AssetExecutionContext, mind_home: MindHomeResource) -> dg.MaterializeResult:
     """The staged items imported into the workspace mind: one I-frame per message with the
     message's own time, one session per conversation / note / thread, ledgered (a re-import of
-    unchanged items writes nothing)."""
+    unchanged items writes nothing). A scan that gave no item (a missing path, nothing the plugin
+    recognises, every record unreadable) imports nothing: its outcome is recorded with the source
+    and the step fails with the reason, so nothing downstream runs."""
     key = parse_source_partition_key(context.partition_key)
-    path = mind_home.staging_path(key.workspace, key.source)
-    staged = staged_scan_info(path)
+    path = mind_home.scan_url(key.workspace, key.source)
+    with _staging_store():
+        staged = staged_scan_info(path)
     if staged is None:
         raise dg.Failure(
             f"no staged scan of {key} at {path}: materialize harvest_items for this partition first"
         )
-    with _writing(context, mind_home, key.workspace) as mind:
+    if staged.items == 0:
+        with _writing(context, mind_home, key.workspace) as mind:
+            source = get_registered(mind, key.source)
+            outcome = staged_outcome(staged, str(source.source_path), frames_held(mind.db, key.source))
+            if outcome.status in FAILING_STATUSES:
+                with mind.db.transaction():
+                    HarvestSourceStore(mind.db).record_outcome(key.source, outcome)
+                raise dg.Failure(
+                    description=f"{key}: {outcome.status}: {outcome.reason}",
+                    metadata={"status": outcome.status, "reason": str(outcome.reason)},
+                )
+    with _staging_store(), _writing(context, mind_home, key.workspace) as mind:
         source = get_registered(mind, key.source)
         summary = import_items(
             mind,
@@ -250,6 +388,7 @@ def iframe_imports(context: dg.AssetExecutionContext, mind_home: MindHomeResourc
     group_name=HARVEST_GROUP,
     kinds={"sqlite"},
     automation_condition=FOLLOW_UPSTREAM,
+    op_tags=writing_step(),
 )
 def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResource) -> dg.MaterializeResult:
     """Entities, relations and entity-frame links of the source's new and changed frames (and of
@@ -280,25 +419,31 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
 
 @dg.asset(
     partitions_def=harvest_sources,
-    deps=[cognified_frames],
+    deps=[staged_vectors],
     group_name=HARVEST_GROUP,
     kinds={"sqlite"},
     automation_condition=FOLLOW_UPSTREAM,
+    op_tags=writing_step(),
 )
 def vector_index(
     context: dg.AssetExecutionContext, mind_home: MindHomeResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
-    """Vectors for every frame that lacks a current one, embedded in batches; completes the
-    harvest of the staged scan (its fingerprint is recorded) when the whole chain ran in this run."""
+    """Vectors for every frame that lacks a current one, loaded from ``staged_vectors`` (a chunk
+    made by another embedder than the mind's is refused); a frame no chunk covers is embedded
+    here. Completes the harvest of the staged scan (its fingerprint is recorded) when the whole
+    chain ran in this run."""
     key = parse_source_partition_key(context.partition_key)
-    staged = staged_scan_info(mind_home.staging_path(key.workspace, key.source))
+    store = mind_home.staging()
+    with _staging_store():
+        staged = staged_scan_info(store.scan_url(key.workspace, key.source))
+        chunks = store.chunk_urls(key.workspace, key.source)
     complete = _materialized_in_run(context, iframe_imports) and _materialized_in_run(
         context, cognified_frames
     )
     model = embedder.build()
-    with _writing(context, mind_home, key.workspace, model) as mind:
+    with _staging_store(), _writing(context, mind_home, key.workspace, model) as mind:
         began = time.perf_counter()
-        written = index_vectors(mind, progress_log(context.log, "frames embedded"))
+        loaded = load_vectors(mind, chunks, progress_log(context.log, "frames embedded"))
         seconds = time.perf_counter() - began
         if complete and staged is not None and staged.fingerprint:
             complete = complete_harvest(mind, key.source, staged.fingerprint)
@@ -306,13 +451,16 @@ def vector_index(
         totals = mind_totals(mind)
     return dg.MaterializeResult(
         metadata={
-            "vectors_written": written,
-            "embed_seconds": round(seconds, 3),
-            "vectors_per_second": rate(written, seconds),
+            "vectors_written": loaded.written,
+            "vectors_loaded": loaded.loaded,
+            "vectors_embedded_here": loaded.embedded_here,
+            "vector_chunks": len(chunks),
+            "load_seconds": round(seconds, 3),
+            "vectors_per_second": rate(loaded.written, seconds),
             "source_frames": gaps.checked,
             "source_frames_unindexed": gaps.failures,
             "harvest_complete": bool(complete and staged is not None),
-            **{k.replace("embedding_", "embedder_"): v for k, v in meta_fingerprint(model).items()},
+            **_embedder_metadata(model),
             **totals,
         }
     )
@@ -323,6 +471,7 @@ def vector_index(
     deps=[dg.AssetDep(vector_index, partition_mapping=dg.AllPartitionMapping())],
     group_name=MIND_GROUP,
     kinds={"sqlite"},
+    op_tags=writing_step(),
 )
 def reconciled_indexes(
     context: dg.AssetExecutionContext, mind_home: MindHomeResource, embedder: EmbedderResource
@@ -354,6 +503,7 @@ def reconciled_indexes(
     deps=[reconciled_indexes],
     group_name=MIND_GROUP,
     kinds={"sqlite"},
+    op_tags=writing_step(),
 )
 def compacted_frames(
     context: dg.AssetExecutionContext,
@@ -388,6 +538,7 @@ def compacted_frames(
     deps=[dg.AssetDep(compacted_frames, partition_mapping=dg.AllPartitionMapping())],
     group_name=ANALYTICS_GROUP,
     kinds={"parquet", "duckdb"},
+    op_tags=writing_step(),
 )
 def memory_snapshots(
     context: dg.AssetExecutionContext, config: SnapshotConfig, mind_home: MindHomeResource

@@ -1,8 +1,9 @@
 """Asset checks: the promises of a harvest, verified against what it wrote.
 
-- ``harvest_items``: the source gave items (ERROR, blocking: a source whose every record fails, or
-  that holds nothing its plugin recognises, fails its run before anything is imported, with the
-  reason as the check's description) and its error rate stays below a threshold (WARN).
+- ``harvest_items``: the source gave items (ERROR: a source whose every record fails, that holds
+  nothing its plugin recognises, or whose path is gone, with the reason as the check's
+  description; the import step then records that outcome and fails the run before anything is
+  imported) and its error rate stays below a threshold (WARN).
 - ``iframe_imports``: no message imported twice (ledger against frames); every message that had a
   time kept it (provenance time against the frame's time).
 - ``vector_index``: full text and vectors cover every frame of the source; the mind's embedding
@@ -21,6 +22,7 @@ from mind_core.embeddings import at_width
 from mind_core.harvest.audit import AuditFinding, duplicate_imports, index_gaps, timestamps_not_kept
 from mind_core.harvest.outcome import staged_outcome
 from mind_core.harvest.staging import staged_scan_info
+from mind_core.harvest.staging_store import StagingStoreError
 from mind_core.harvest.stores import FAILING_STATUSES
 from mind_core.vector_index import VectorIndex, meta_fingerprint
 from pipelines.assets import harvest_items, iframe_imports, reconciled_indexes, vector_index
@@ -51,8 +53,11 @@ class ErrorRateConfig(dg.Config):
 
 def _staged(context: dg.AssetCheckExecutionContext, mind_home: MindHomeResource):
     key = parse_source_partition_key(context.partition_key)
-    path = mind_home.staging_path(key.workspace, key.source)
-    staged = staged_scan_info(path)
+    path = mind_home.scan_url(key.workspace, key.source)
+    try:
+        staged = staged_scan_info(path)
+    except StagingStoreError as exc:
+        raise dg.Failure(description=str(exc)) from None
     if staged is None:
         raise dg.Failure(f"no staged scan of {key} at {path}")
     return staged
@@ -71,11 +76,12 @@ def _audit_result(finding: AuditFinding, passed_text: str, failed_text: str) -> 
     )
 
 
-@partitioned_check(asset=harvest_items, partitions_def=harvest_sources, blocking=True)
+@partitioned_check(asset=harvest_items, partitions_def=harvest_sources)
 def source_parsed(context: dg.AssetCheckExecutionContext, mind_home: MindHomeResource) -> dg.AssetCheckResult:
     """The scan read at least one item: a source whose every record failed, or where the plugin
-    recognised nothing (an empty folder, an export of another kind), is not imported (nothing
-    downstream runs, the run fails) and the description says why."""
+    recognised nothing (an empty folder, an export of another kind), is not imported (the import
+    step records the outcome and fails, nothing downstream runs) and the description says why.
+    Not a blocking check: the import step, on the mind's home node, must run to record it."""
     staged = _staged(context, mind_home)
     key = parse_source_partition_key(context.partition_key)
     source = mind_home.registered_source(key.workspace, key.source)

@@ -14,6 +14,7 @@ from pipelines.assets import (
     iframe_imports,
     memory_snapshots,
     reconciled_indexes,
+    staged_vectors,
     vector_index,
 )
 from pipelines.checks import ALL_CHECKS
@@ -24,6 +25,7 @@ from pipelines.sensors import harvest_automation_sensor, harvest_sources_sensor
 
 ASSETS = [
     harvest_items,
+    staged_vectors,
     iframe_imports,
     cognified_frames,
     vector_index,

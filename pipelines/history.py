@@ -29,7 +29,7 @@ from mind_core.home import PERSONAL, MindHome
 from pipelines.instance import prepare_dagster_home
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 
-CHAIN = ("harvest_items", "iframe_imports", "cognified_frames", "vector_index")
+CHAIN = ("harvest_items", "staged_vectors", "iframe_imports", "cognified_frames", "vector_index")
 RECORDED_BY = {"mind_harvest/recorded_by": "command-line"}
 
 
@@ -45,6 +45,11 @@ def _chain_metadata(report: Any) -> dict[str, dict[str, Any]]:
             "messages": imported.messages_seen,
             "errors": imported.error_count,
             "scan_seconds": round(seconds.get("scan", 0.0), 3),
+        },
+        "staged_vectors": {
+            # the command line embeds in its own process, while it writes: no chunk files
+            "chunks": 0,
+            "texts_embedded": report.vectors_written,
         },
         "iframe_imports": {
             "items": imported.items_seen,

@@ -12,6 +12,7 @@ from pipelines.assets import (
     iframe_imports,
     memory_snapshots,
     reconciled_indexes,
+    staged_vectors,
     vector_index,
 )
 from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key
@@ -41,8 +42,11 @@ def _tagged_by_partition(partitions_def: dg.PartitionsDefinition, tags_for_key) 
 
 harvest_job = dg.define_asset_job(
     "harvest_job",
-    selection=dg.AssetSelection.assets(harvest_items, iframe_imports, cognified_frames, vector_index),
-    description="Scan, import, cognify and embed one harvest source (partition '<workspace>/<source>').",
+    selection=dg.AssetSelection.assets(
+        harvest_items, staged_vectors, iframe_imports, cognified_frames, vector_index
+    ),
+    description="Scan, embed (in chunks), import, cognify and load the vectors of one harvest source "
+    "(partition '<workspace>/<source>').",
     config=_tagged_by_partition(harvest_sources, _source_run_tags),
 )
 

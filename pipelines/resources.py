@@ -16,12 +16,11 @@ from mind_core.embeddings import Embedder, create_embedding_provider
 from mind_core.errors import NotFoundError
 from mind_core.harvest.items import ScanEvent, Source
 from mind_core.harvest.pipeline import get_registered
+from mind_core.harvest.staging_store import StagingStore, default_staging_url
 from mind_core.harvest.stores import HarvestSource
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from mind_core.plugins import get_source
-
-STAGING_DIR = "staging"
 
 
 @functools.cache
@@ -40,9 +39,13 @@ def _provider(
 
 
 class MindHomeResource(dg.ConfigurableResource):
-    """The mind home: ``root`` or, when unset, ``$MIND_HOME`` or ``~/.mind-harvest`` at run time."""
+    """The mind home: ``root`` or, when unset, ``$MIND_HOME`` or ``~/.mind-harvest`` at run time;
+    and the staging store the stateless steps share with it: ``staging_url`` or, when unset,
+    ``$MIND_HARVEST_STAGING_URL`` or ``file://<home>/staging``. On a cluster every worker must see
+    the same store (an ``s3://`` bucket, or one shared folder)."""
 
     root: str | None = None
+    staging_url: str | None = None
 
     def home(self) -> MindHome:
         return MindHome(self.root)
@@ -54,9 +57,12 @@ class MindHomeResource(dg.ConfigurableResource):
         """The workspace's mind; with an embedder its fingerprint must match the mind's vectors."""
         return Mind.open(self.mind_path(workspace), embedder=embedder, readonly=readonly)
 
-    def staging_path(self, workspace: str, source: str) -> Path:
-        """Where a source's scan is staged as Parquet: ``<home>/staging/<workspace>/<source>.parquet``."""
-        return self.home().root / STAGING_DIR / workspace / f"{source}.parquet"
+    def staging(self) -> StagingStore:
+        return StagingStore(self.staging_url or default_staging_url(self.home().root))
+
+    def scan_url(self, workspace: str, source: str) -> str:
+        """Where a source's scan is staged as Parquet: ``<staging>/<workspace>/<source>.parquet``."""
+        return self.staging().scan_url(workspace, source)
 
     def registered_source(self, workspace: str, source: str) -> HarvestSource:
         path = self.mind_path(workspace)

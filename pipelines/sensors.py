@@ -108,7 +108,7 @@ def harvest_sources_sensor(
 # so a harvest_items materialized on its own, e.g. from the UI, is followed by the rest of its chain.
 harvest_automation_sensor = dg.AutomationConditionSensorDefinition(
     "harvest_automation_sensor",
-    target=dg.AssetSelection.assets("iframe_imports", "cognified_frames", "vector_index"),
+    target=dg.AssetSelection.assets("iframe_imports", "cognified_frames", "staged_vectors", "vector_index"),
     default_status=dg.DefaultSensorStatus.RUNNING,
     minimum_interval_seconds=TICK_SECONDS,
 )

@@ -33,6 +33,9 @@ def empty_reason(kind: str, path: str | Path | None) -> str:
     return f"no file in {shown} looks like {_a(kind)} export"
 
 
+SOURCE_MISSING_LABEL = "source_missing"
+
+
 def missing_outcome(path: str | Path, frames: int) -> SourceOutcome:
     return SourceOutcome(
         "missing",
@@ -70,7 +73,11 @@ def judge_import(
 
 def staged_outcome(staged: StagedScan, path: str | Path, frames: int) -> SourceOutcome:
     """The outcome of a staged scan before its import (the import judges it again with its own
-    counts): what a scan that read no item means for its source."""
+    counts): what a scan that read no item means for its source. A scan staged for a source
+    whose path was not there (``SOURCE_MISSING_LABEL``) says so: the worker that scanned cannot
+    write the mind, the import step records it."""
+    if staged.labels.get(SOURCE_MISSING_LABEL) == "true":
+        return missing_outcome(path, frames)
     return judge_import(
         str(staged.labels.get("kind")),
         path,

@@ -13,7 +13,9 @@ stored as JSON (values JSON cannot hold become their ``str``).
 
 Files are written in row groups of ``batch_items`` events with a ``ParquetWriter`` (memory
 follows the batch, not the export) to a temporary name and renamed at the end, so a crash never
-leaves a half-written file where a complete one is expected. The footer records the source
+leaves a half-written file where a complete one is expected. A location is a local path or an
+fsspec URL of the staging store (``mind_core.harvest.staging_store``); a store that cannot be
+reached raises ``StagingStoreError`` with the URL and the reason. The footer records the source
 fingerprint the scan was made from and the counts, which ``staged_scan_info`` reads without
 touching the rows.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mind_core.harvest.items import HarvestError, HarvestItem, HarvestMessage, ScanEvent
+from mind_core.harvest.staging_store import filesystem, reaching
 
 FORMAT_VERSION = 1
 FOOTER_KEY = b"mind_harvest.staged_scan"
@@ -72,7 +76,7 @@ SCHEMA = pa.schema(
 class StagedScan:
     """What one staging file holds, from its footer (no rows read)."""
 
-    path: Path
+    path: str  # a local path or a staging store URL
     fingerprint: str | None
     items: int
     messages: int
@@ -185,15 +189,20 @@ def stage_scan(
     """
     if batch_items < 1:
         raise ValueError(f"batch_items must be >= 1, got {batch_items}")
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    target = str(path)
+    fs, target_path = filesystem(target)
+    folder, _, name = target_path.rpartition("/")
+    partial = f"{folder}/.{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.partial"
     began = time.perf_counter()
     items = messages = error_count = 0
     errors: list[HarvestError] = []
     rows: list[dict[str, Any]] = []
+    with reaching(target):
+        fs.makedirs(folder, exist_ok=True)
+        sink = fs.open(partial, "wb")
     try:
-        with pq.ParquetWriter(partial, SCHEMA, compression=COMPRESSION) as writer:
+        # the plugin's own errors pass through as they are; only the store's are "unreachable"
+        with sink, pq.ParquetWriter(sink, SCHEMA, compression=COMPRESSION) as writer:
             for event in events:
                 if isinstance(event, HarvestError):
                     error_count += 1
@@ -204,10 +213,9 @@ def stage_scan(
                     messages += len(event.messages)
                 rows.append(_row(event))
                 if len(rows) >= batch_items:
-                    writer.write_table(pa.Table.from_pylist(rows, schema=SCHEMA))
-                    rows.clear()
+                    _write_rows(writer, rows, target)
             if rows:
-                writer.write_table(pa.Table.from_pylist(rows, schema=SCHEMA))
+                _write_rows(writer, rows, target)
             seconds = time.perf_counter() - began
             footer = {
                 "version": FORMAT_VERSION,
@@ -222,9 +230,11 @@ def stage_scan(
             writer.add_key_value_metadata(
                 {FOOTER_KEY: json.dumps(footer, ensure_ascii=True, default=str).encode("ascii")}
             )
-        os.replace(partial, target)
+        with reaching(target):
+            fs.mv(partial, target_path)
+            size = fs.size(target_path)
     except BaseException:
-        partial.unlink(missing_ok=True)
+        _remove_quietly(fs, partial)
         raise
     return StagedScan(
         path=target,
@@ -235,17 +245,36 @@ def stage_scan(
         errors=errors,
         labels=dict(labels or {}),
         scan_seconds=seconds,
-        bytes=target.stat().st_size,
+        bytes=size,
     )
 
 
-def staged_scan_info(path: str | Path) -> StagedScan | None:
-    """The footer of a staging file; None when there is no complete, readable one."""
-    target = Path(path)
-    if not target.is_file():
-        return None
+def _write_rows(writer: pq.ParquetWriter, rows: list[dict[str, Any]], target: str) -> None:
+    with reaching(target):
+        writer.write_table(pa.Table.from_pylist(rows, schema=SCHEMA))
+    rows.clear()
+
+
+def _remove_quietly(fs: Any, path: str) -> None:
     try:
-        metadata = pq.read_metadata(target).metadata or {}
+        if fs.exists(path):
+            fs.rm(path)
+    except OSError:
+        pass  # the store is gone: there is nothing left to tidy
+
+
+def staged_scan_info(path: str | Path) -> StagedScan | None:
+    """The footer of a staging file; None when there is no complete, readable one (an
+    unreachable store raises ``StagingStoreError``)."""
+    target = str(path)
+    fs, target_path = filesystem(target)
+    with reaching(target):
+        if not fs.isfile(target_path):
+            return None
+        size = fs.size(target_path)
+    try:
+        with fs.open(target_path, "rb") as source:
+            metadata = pq.read_metadata(source).metadata or {}
         footer = json.loads(metadata[FOOTER_KEY])
     except (OSError, KeyError, ValueError, pa.ArrowException):
         return None
@@ -260,13 +289,15 @@ def staged_scan_info(path: str | Path) -> StagedScan | None:
         errors=[HarvestError(path=p, reason=r, record=rec) for p, r, rec in footer.get("errors", [])],
         labels=dict(footer.get("labels", {})),
         scan_seconds=float(footer.get("scan_seconds", 0.0)),
-        bytes=target.stat().st_size,
+        bytes=size,
     )
 
 
 def read_staged(path: str | Path) -> Iterator[ScanEvent]:
     """The staged events in scan order, one row group at a time."""
-    with pq.ParquetFile(path) as staged:
+    target = str(path)
+    fs, target_path = filesystem(target)
+    with reaching(target), fs.open(target_path, "rb") as source, pq.ParquetFile(source) as staged:
         for batch in staged.iter_batches():
             for row in batch.to_pylist():
                 yield _event(row)

@@ -10,11 +10,11 @@ import dagster as dg
 from mind_core.harvest.pipeline import register_source
 from mind_core.home import MindHome
 from mind_core.mind import Mind
-from pipelines.assets import cognified_frames, harvest_items, iframe_imports, vector_index
+from pipelines.assets import cognified_frames, harvest_items, iframe_imports, staged_vectors, vector_index
 from pipelines.checks import SOURCE_CHECKS
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 
-HARVEST_ASSETS = [harvest_items, iframe_imports, cognified_frames, vector_index]
+HARVEST_ASSETS = [harvest_items, staged_vectors, iframe_imports, cognified_frames, vector_index]
 
 
 def register(home: MindHome, workspace: str, kind: str, path: Path, name: str, **options: Any) -> str:

@@ -210,7 +210,7 @@ def test_located_errors_are_listed_and_good_items_still_imported(tmp_path, home,
     assert meta["iframe_imports"]["frames_new"] == 1 and meta["iframe_imports"]["errors"] == 1
 
 
-@pytest.mark.parametrize("asset", ["iframe_imports", "cognified_frames", "vector_index"])
+@pytest.mark.parametrize("asset", ["iframe_imports", "cognified_frames", "staged_vectors", "vector_index"])
 def test_downstream_harvest_assets_follow_their_upstream(asset):
     condition = defs.resolve_assets_def(asset).get_asset_spec().automation_condition
     labels = {operand.get_label() for operand in condition.children}

@@ -97,6 +97,7 @@ def test_error_rate_above_the_threshold_warns_and_the_threshold_is_configurable(
     assert "25.0% of 4 record(s)" in warned.description
     assert set(materialized(result)) == {
         "harvest_items",
+        "staged_vectors",
         "iframe_imports",
         "cognified_frames",
         "vector_index",

@@ -1,0 +1,133 @@
+"""The staging store: where stateless harvest stages leave their Parquet for the writing ones.
+
+Scanning and embedding may run on any machine; importing and loading vectors run where the mind
+lives. What passes between them is Parquet files under one fsspec URL: ``file://`` under the mind
+home by default, ``s3://``, ``gs://``, ``abfs://`` ... through the matching fsspec package
+(s3fs, gcsfs, adlfs), chosen with ``$MIND_HARVEST_STAGING_URL`` or the pipeline's configuration.
+
+Layout under the URL (one folder per mind, one entry per source)::
+
+    <workspace>/<source>.parquet                    the staged scan
+    <workspace>/<source>.vectors/texts.parquet      the texts of the frames that need a vector
+    <workspace>/<source>.vectors/chunk-00000.parquet the vectors of the first chunk of those texts
+
+A store that cannot be reached (unknown protocol, missing fsspec package, refused credentials,
+a path that is not a folder) raises ``StagingStoreError`` naming the URL and the reason, so a run
+fails with a sentence rather than a driver's traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import fsspec
+from fsspec.core import url_to_fs
+
+from mind_core.errors import MindError
+
+STAGING_URL_ENV = "MIND_HARVEST_STAGING_URL"
+STAGING_DIR = "staging"
+SCAN_SUFFIX = ".parquet"
+VECTORS_SUFFIX = ".vectors"
+
+# What fsspec and its backends raise for a store that is not there: OSError (and its
+# FileNotFoundError, PermissionError), ValueError ("Protocol not known"), ImportError (the
+# backend package is not installed).
+UNREACHABLE = (OSError, ValueError, ImportError)
+
+
+class StagingStoreError(MindError):
+    """The staging store cannot be read or written."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"staging store {url} is unreachable: {reason}")
+        self.url = url
+        self.reason = reason
+
+
+def reason_of(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@contextmanager
+def reaching(url: str) -> Iterator[None]:
+    """Turn the errors of a store that is not there into ``StagingStoreError(url, reason)``."""
+    try:
+        yield
+    except StagingStoreError:
+        raise
+    except UNREACHABLE as exc:
+        raise StagingStoreError(url, reason_of(exc)) from exc
+
+
+def default_staging_url(home_root: str | Path) -> str:
+    """``$MIND_HARVEST_STAGING_URL``, else ``file://<home>/staging``."""
+    configured = os.environ.get(STAGING_URL_ENV)
+    if configured:
+        return configured
+    return Path(home_root, STAGING_DIR).resolve().as_uri()
+
+
+def filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
+    """The fsspec file system of ``url`` and the path within it."""
+    with reaching(url):
+        return url_to_fs(url)
+
+
+class StagingStore:
+    """One staging store, addressed by its URL."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url.rstrip("/")
+
+    def __repr__(self) -> str:
+        return f"StagingStore({self.url!r})"
+
+    def scan_url(self, workspace: str, source: str) -> str:
+        return f"{self.url}/{workspace}/{source}{SCAN_SUFFIX}"
+
+    def vectors_url(self, workspace: str, source: str) -> str:
+        """The folder of a source's vector chunks."""
+        return f"{self.url}/{workspace}/{source}{VECTORS_SUFFIX}"
+
+    def texts_url(self, workspace: str, source: str) -> str:
+        return f"{self.vectors_url(workspace, source)}/texts{SCAN_SUFFIX}"
+
+    def chunk_url(self, workspace: str, source: str, chunk: int) -> str:
+        return f"{self.vectors_url(workspace, source)}/chunk-{chunk:05d}{SCAN_SUFFIX}"
+
+    def ensure_reachable(self) -> None:
+        """Create the store's root if needed and list it: fails early, with the URL and reason."""
+        fs, path = filesystem(self.url)
+        with reaching(self.url):
+            fs.makedirs(path, exist_ok=True)
+            fs.ls(path)
+
+    def chunk_urls(self, workspace: str, source: str) -> list[str]:
+        """The vector chunk files of a source, in chunk order (none when it has no folder)."""
+        folder = self.vectors_url(workspace, source)
+        fs, path = filesystem(folder)
+        with reaching(self.url):
+            if not fs.exists(path):
+                return []
+            names = sorted(
+                entry.rsplit("/", 1)[-1] for entry in fs.ls(path, detail=False) if _is_chunk(entry)
+            )
+        return [f"{folder}/{name}" for name in names]
+
+    def clear_vectors(self, workspace: str, source: str) -> None:
+        """Remove a source's vector chunks (a new scan makes the old ones meaningless)."""
+        fs, path = filesystem(self.vectors_url(workspace, source))
+        with reaching(self.url):
+            if fs.exists(path):
+                fs.rm(path, recursive=True)
+
+
+def _is_chunk(entry: Any) -> bool:
+    name = str(entry).rsplit("/", 1)[-1]
+    return name.startswith("chunk-") and name.endswith(SCAN_SUFFIX)

@@ -1,0 +1,102 @@
+"""The harvest split by what each stage needs: chunked embedding on any worker, writes at home."""
+
+import dagster as dg
+
+from mind_core.harvest.pipeline import harvest as engine_harvest
+from mind_core.harvest.pipeline import register_source
+from mind_core.mind import Mind
+from pipelines.definitions import defs
+from pipelines.resources import MindHomeResource
+from pipelines.routing import QUEUE_TAG, STAGE_TAG
+from tests.exports import write_chatgpt_export
+from tests.fakes import HashingEmbedder
+from tests.harvest.dump import canonical_dump
+from tests.pipelines import doubles
+from tests.pipelines.harness import add_partitions, harvest, materialized, register
+
+SMALL_CHUNKS = {"ops": {"staged_vectors": {"ops": {
+    "plan_vector_chunks": {"config": {"chunk_texts": 4}},
+    "embed_vector_chunk": {"config": {"chunk_texts": 4}},
+}}}}
+
+
+class FlakyEmbedder(HashingEmbedder):
+    """Fails its first batch, as a worker killed mid-chunk would."""
+
+    failed = False
+
+    def embed_batch(self, texts):
+        if not FlakyEmbedder.failed:
+            FlakyEmbedder.failed = True
+            raise RuntimeError("worker lost")
+        return super().embed_batch(texts)
+
+
+class FlakyEmbedderResource(doubles.FakeEmbedderResource):
+    def build(self):
+        return FLAKY
+
+
+FLAKY = FlakyEmbedder()
+
+
+def engine_dump(tmp_path, export):
+    with Mind.open(tmp_path / "engine.mind", embedder=HashingEmbedder()) as engine:
+        register_source(engine, "chatgpt", export, "gpt")
+        engine_harvest(engine, "gpt")
+        return canonical_dump(engine)
+
+
+def test_a_chunked_harvest_writes_the_same_mind_as_the_engine(tmp_path, home, instance, resources):
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 3, 5)
+    key = register(home, "alpha", "chatgpt", export, "gpt")
+    add_partitions(instance, key)
+    result = harvest(instance, resources, key, run_config=SMALL_CHUNKS)
+    assert result.success
+    meta = materialized(result)
+    assert meta["staged_vectors"]["chunks"] == 4 and meta["staged_vectors"]["texts_embedded"] == 15
+    assert meta["vector_index"]["vectors_loaded"] == 15 and meta["vector_index"]["vectors_embedded_here"] == 0
+    with Mind.open(home.mind_path("alpha"), readonly=True) as mind:
+        assert canonical_dump(mind) == engine_dump(tmp_path, export)
+
+
+def test_a_failed_chunk_is_retried_and_the_mind_ends_identical(tmp_path, home, instance, resources):
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 2, 4)
+    key = register(home, "alpha", "chatgpt", export, "gpt")
+    add_partitions(instance, key)
+    FlakyEmbedder.failed = False
+    result = harvest(instance, {**resources, "embedder": FlakyEmbedderResource()}, key, run_config=SMALL_CHUNKS)
+    assert result.success and FlakyEmbedder.failed
+    retried = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_UP_FOR_RETRY]
+    assert len(retried) == 1 and retried[0].step_key.startswith("staged_vectors.embed_vector_chunk[")
+    with Mind.open(home.mind_path("alpha"), readonly=True) as mind:
+        assert canonical_dump(mind) == engine_dump(tmp_path, export)
+
+
+def test_an_unreachable_staging_store_fails_the_run_with_its_url_and_reason(tmp_path, home, instance, resources):
+    key = register(home, "alpha", "chatgpt", write_chatgpt_export(tmp_path / "e" / "c.json", 1, 1), "gpt")
+    add_partitions(instance, key)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the store should be")
+    url = blocker.as_uri() + "/staging"
+    mind_home = MindHomeResource(root=str(home.root), staging_url=url)
+    result = harvest(instance, {**resources, "mind_home": mind_home}, key, raise_on_error=False)
+    assert not result.success
+    (failure,) = [e for e in result.all_events if e.is_step_failure]
+    description = failure.step_failure_data.user_failure_data.description
+    assert description.startswith(f"staging store {url} is unreachable: ")
+    assert failure.step_failure_data.user_failure_data.metadata["staging_url"].value == url
+    with Mind.open(home.mind_path("alpha"), readonly=True) as mind:
+        assert mind.db.scalar("SELECT COUNT(*) FROM memory_frames") == 0
+
+
+def test_every_step_names_its_queue():
+    job = defs.resolve_job_def("harvest_job")
+    ops = {op.name: op for op in job.graph.iterate_op_defs()}
+    stages = {name: (op.tags[STAGE_TAG], op.tags[QUEUE_TAG]) for name, op in ops.items() if STAGE_TAG in op.tags}
+    assert stages["harvest_items"] == ("stateless", "any")
+    assert stages["embed_vector_chunk"] == ("stateless", "any")
+    assert stages["plan_vector_chunks"] == ("writing", "home")
+    for name in ("iframe_imports", "cognified_frames", "vector_index"):
+        assert stages[name] == ("writing", "home")
+    assert ops["embed_vector_chunk"].retry_policy.max_retries == 3
