@@ -52,7 +52,7 @@ class Queues:
     """The Celery queues: ``shared`` for stateless steps (every worker), ``home`` for the steps
     that write the minds (only the worker on the minds' node)."""
 
-    shared: str = "any"
+    shared: str = "dagster"
     home: str = "home"
 
 
