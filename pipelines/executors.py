@@ -13,6 +13,13 @@ import yaml
 from mind_core.errors import InvalidInputError
 
 EXECUTOR_ENV = "MIND_HARVEST_DAGSTER_EXECUTOR"
+K8S_CONFIG_ENV = "MIND_HARVEST_K8S_EXECUTOR_CONFIG"
+# the `execution.config` of deploy/celery.yaml, which the workers read (a test keeps them equal)
+CELERY_EXECUTOR_CONFIG = {
+    "broker": {"env": "MIND_HARVEST_CELERY_BROKER"},
+    "backend": {"env": "MIND_HARVEST_CELERY_BACKEND"},
+    "config_source": {"broker_connection_retry_on_startup": True},
+}
 
 
 def celery_executor() -> dg.ExecutorDefinition:
@@ -22,17 +29,7 @@ def celery_executor() -> dg.ExecutorDefinition:
     single-machine install runs without dagster-celery."""
     from dagster_celery import celery_executor as executor
 
-    return executor.configured(
-        {
-            "broker": {"env": "MIND_HARVEST_CELERY_BROKER"},
-            "backend": {"env": "MIND_HARVEST_CELERY_BACKEND"},
-            "config_source": {"broker_connection_retry_on_startup": True},
-        },
-        name="celery",
-    )
-
-
-K8S_CONFIG_ENV = "MIND_HARVEST_K8S_EXECUTOR_CONFIG"
+    return executor.configured(CELERY_EXECUTOR_CONFIG, name="celery")
 
 
 def k8s_executor() -> dg.ExecutorDefinition:
