@@ -62,6 +62,7 @@ class ClusterSettings:
     minds: Path
     location: Sequence[str] = DEFAULT_LOCATION
     queues: Queues = field(default_factory=Queues)
+    any_worker: bool = True  # False: the home worker alone (a one-worker cluster, for benchmarks)
     any_concurrency: int = 1
     home_concurrency: int = 1
     webserver: bool = True
@@ -153,6 +154,36 @@ class LocalCluster:
     @property
     def webserver_url(self) -> str:
         return f"http://127.0.0.1:{self.settings.webserver_port}"
+
+    @property
+    def instance_env(self) -> dict[str, str]:
+        """What a process needs in its environment to open the cluster's instance
+        (``dg.DagsterInstance.get()``)."""
+        return {k: v for k, v in self.env.items() if k == "DAGSTER_HOME" or k.startswith("MIND_HARVEST_PG_")}
+
+    def launch_backfill(self, job: str, partitions: Sequence[str]) -> None:
+        """Queue one run of ``job`` per partition (``dagster job backfill``); the daemon launches them."""
+        self._run(
+            "backfill",
+            [str(BIN / "dagster"), "job", "backfill", *self.settings.location, "-j", job,
+             "--partitions", ",".join(partitions), "--noprompt"],
+        )
+
+    def wait_for_runs(self, instance, count: int, timeout: float) -> list:
+        """The run records once ``count`` runs have finished (success, failure or canceled); a
+        cluster process that exits, or the timeout, raises ClusterError."""
+        from dagster import DagsterRunStatus
+
+        finished = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.exited():
+                raise ClusterError(f"stopped during the runs: {', '.join(self.exited())} (logs {self.logs})")
+            records = instance.get_run_records()
+            if len(records) >= count and all(r.dagster_run.status in finished for r in records):
+                return records
+            time.sleep(1)
+        raise ClusterError(f"runs not finished after {timeout:.0f} s (logs {self.logs})")
 
     # --- lifecycle ------------------------------------------------------------------------------
     def __enter__(self) -> LocalCluster:
@@ -255,10 +286,9 @@ class LocalCluster:
 
     def _start_workers(self) -> None:
         queues = self.settings.queues
-        workers = {
-            "any": ([queues.shared], self.settings.any_concurrency),
-            "home": ([queues.home, queues.shared], self.settings.home_concurrency),
-        }
+        workers = {"home": ([queues.home, queues.shared], self.settings.home_concurrency)}
+        if self.settings.any_worker:
+            workers["any"] = ([queues.shared], self.settings.any_concurrency)
         started = {}
         for name, (listen, concurrency) in workers.items():
             command = [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",

@@ -5,16 +5,13 @@ each step ran (dagster-celery records the worker's name on every step it execute
 steps on both workers, writing steps on the home worker only; and the minds are the ones a
 single-process harvest of the same sources makes."""
 
-import subprocess
-import sys
-import time
-from collections import defaultdict
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
-from deploy.local_cluster import REPO, ClusterSettings, LocalCluster
+from deploy.local_cluster import ClusterSettings, LocalCluster
+from deploy.step_events import step_records
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from pipelines.resources import MindHomeResource
@@ -26,13 +23,9 @@ from tests.pipelines.harness import add_partitions, harvest, register
 pytestmark = pytest.mark.cluster
 
 LOCATION = ("-m", "tests.pipelines.queued_location", "-a", "defs")
-BIN = Path(sys.executable).parent
 # (workspace, source, conversations, seed): two sources of one mind, one of another
 SOURCES = [("alpha", "chats", 12, 1), ("alpha", "more", 10, 2), ("beta", "chats", 8, 3)]
 RUNS_TIMEOUT_S = 300
-FINISHED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
-WORKER_KEY = "Celery worker"  # the metadata dagster-celery's task puts on its "Executing steps" event
-QUEUE_EVENT = 'Submitting celery task for step "{step}" to queue "'
 
 
 def _register_all(home: MindHome, exports: dict[str, Path]) -> list[str]:
@@ -66,22 +59,6 @@ def _dumps(home: MindHome) -> dict[str, dict]:
     return dumps
 
 
-def _where_steps_ran(instance: dg.DagsterInstance, run_id: str) -> tuple[dict[str, set], dict[str, str]]:
-    """step key -> names of the Celery workers that executed it, and step key -> its queue, both
-    read from the run's event log."""
-    workers: dict[str, set] = defaultdict(set)
-    queues: dict[str, str] = {}
-    for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
-        event = entry.dagster_event
-        metadata = event.engine_event_data.metadata if event.engine_event_data else {}
-        if entry.step_key and WORKER_KEY in metadata:
-            workers[entry.step_key].add(metadata[WORKER_KEY].value.split("@")[0])
-        prefix = QUEUE_EVENT.format(step=entry.step_key)
-        if entry.step_key and entry.user_message.startswith(prefix):
-            queues[entry.step_key] = entry.user_message[len(prefix):].rstrip('".')
-    return workers, queues
-
-
 def test_a_backfill_on_the_cluster_runs_writes_home_and_equals_one_process(tmp_path, monkeypatch):
     exports = {
         f"{workspace}/{source}": write_chatgpt_export(
@@ -97,38 +74,26 @@ def test_a_backfill_on_the_cluster_runs_writes_home_and_equals_one_process(tmp_p
         folder=tmp_path / "cluster", minds=minds.root, location=LOCATION, webserver=False, ephemeral=True
     )
     with LocalCluster(settings) as cluster:
-        for name in ("DAGSTER_HOME", *(k for k in cluster.env if k.startswith("MIND_HARVEST_PG_"))):
-            monkeypatch.setenv(name, cluster.env[name])
+        for name, value in cluster.instance_env.items():
+            monkeypatch.setenv(name, value)
         with dg.DagsterInstance.get() as instance:
             assert type(instance.run_storage).__name__ == "PostgresRunStorage"
             add_partitions(instance, *keys)
-            subprocess.run(
-                [str(BIN / "dagster"), "job", "backfill", *LOCATION, "-j", "harvest_job",
-                 "--partitions", ",".join(keys), "--noprompt"],
-                cwd=REPO, env=cluster.env, check=True, capture_output=True, timeout=180,
-            )
-            deadline = time.monotonic() + RUNS_TIMEOUT_S
-            while time.monotonic() < deadline and not cluster.exited():
-                records = instance.get_run_records()
-                if len(records) == len(keys) and all(r.dagster_run.status in FINISHED for r in records):
-                    break
-                time.sleep(1)
-            assert not cluster.exited(), f"stopped during the backfill: {cluster.exited()} (logs {cluster.logs})"
-            records = instance.get_run_records()
+            cluster.launch_backfill("harvest_job", keys)
+            records = cluster.wait_for_runs(instance, len(keys), RUNS_TIMEOUT_S)
             assert [r.dagster_run.status for r in records] == [dg.DagsterRunStatus.SUCCESS] * len(keys), (
                 [(r.dagster_run.tags.get("dagster/partition"), r.dagster_run.status) for r in records],
                 cluster.logs,
             )
-            placements = [_where_steps_ran(instance, r.dagster_run.run_id) for r in records]
+            steps = [step for r in records for step in step_records(instance, r.dagster_run.run_id).values()]
 
     home_queue, shared_queue = settings.queues.home, settings.queues.shared
     stateless_on, writing_on = set(), set()
-    for workers, queues in placements:
-        assert workers and set(workers) == set(queues)  # every step ran on a worker, via a queue
-        for step, queue in queues.items():
-            assert queue in (home_queue, shared_queue), (step, queue)
-            assert len(workers[step]) == 1, (step, workers[step])  # executed once
-            (writing_on if queue == home_queue else stateless_on).update(workers[step])
+    placements = [(step.step, step.queue, step.workers) for step in steps]
+    for step in steps:
+        assert step.succeeded and step.queue in (home_queue, shared_queue), step
+        assert len(step.workers) == 1, step  # executed once, on one worker
+        (writing_on if step.queue == home_queue else stateless_on).update(step.workers)
     assert _dumps(minds) == expected
     assert writing_on == {"home"}, placements
     assert stateless_on == {"any", "home"}, placements
