@@ -22,13 +22,17 @@ class StepRecord:
     step: str
     queue: str | None = None
     workers: tuple[str, ...] = ()  # node names without the host: ("home",); two when retried elsewhere
+    received: float | None = None  # the worker took the task (before it loads the job and resources)
     started: float | None = None
     ended: float | None = None
     succeeded: bool = False
 
     @property
     def seconds(self) -> float:
-        return (self.ended or 0.0) - (self.started or 0.0)
+        """From the worker taking the step to its end: the step's own time and the worker's
+        per-step overhead, not the time it waited in the queue."""
+        began = self.received or self.started
+        return (self.ended - began) if self.ended and began else 0.0
 
 
 def step_records(instance: dg.DagsterInstance, run_id: str) -> dict[str, StepRecord]:
@@ -42,6 +46,7 @@ def step_records(instance: dg.DagsterInstance, run_id: str) -> dict[str, StepRec
             metadata = event.engine_event_data.metadata if event.engine_event_data else {}
             if WORKER_KEY in metadata:
                 record.workers += (str(metadata[WORKER_KEY].value).split("@")[0],)
+                record.received = entry.timestamp
             prefix = QUEUE_PREFIX.format(step=entry.step_key)
             if entry.user_message.startswith(prefix):
                 record.queue = entry.user_message[len(prefix):].rstrip('".')
