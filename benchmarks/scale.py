@@ -87,7 +87,7 @@ def backfill(folder: Path, workers: int, found: list[tuple[str, str, Path, str]]
             instance.add_dynamic_partitions(mind_workspaces.name, sorted({w for w, *_ in found}))
             began = time.time()
             cluster.launch_backfill("harvest_job", keys)
-            records = cluster.wait_for_runs(instance, len(keys), RUNS_TIMEOUT_S)
+            records = cluster.wait_for_runs(instance, keys, RUNS_TIMEOUT_S)
             steps = [s for r in records for s in step_records(instance, r.dagster_run.run_id).values()]
     failed = [r.dagster_run.tags.get("dagster/partition") for r in records
               if r.dagster_run.status != dg.DagsterRunStatus.SUCCESS]

@@ -169,18 +169,21 @@ class LocalCluster:
              "--partitions", ",".join(partitions), "--noprompt"],
         )
 
-    def wait_for_runs(self, instance, count: int, timeout: float) -> list:
-        """The run records once ``count`` runs have finished (success, failure or canceled); a
-        cluster process that exits, or the timeout, raises ClusterError."""
-        from dagster import DagsterRunStatus
+    def wait_for_runs(self, instance, partitions: Sequence[str], timeout: float) -> list:
+        """The run records of ``partitions`` once each has a finished run (success, failure or
+        canceled); a cluster process that exits, or the timeout, raises ClusterError."""
+        from dagster import DagsterRunStatus, RunsFilter
 
         finished = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.exited():
                 raise ClusterError(f"stopped during the runs: {', '.join(self.exited())} (logs {self.logs})")
-            records = instance.get_run_records()
-            if len(records) >= count and all(r.dagster_run.status in finished for r in records):
+            records = [
+                r for r in instance.get_run_records(RunsFilter(statuses=list(finished)))
+                if r.dagster_run.tags.get("dagster/partition") in set(partitions)
+            ]
+            if {r.dagster_run.tags.get("dagster/partition") for r in records} == set(partitions):
                 return records
             time.sleep(1)
         raise ClusterError(f"runs not finished after {timeout:.0f} s (logs {self.logs})")
@@ -285,19 +288,28 @@ class LocalCluster:
         client.close()
 
     def _start_workers(self) -> None:
+        names = ["home", "any"] if self.settings.any_worker else ["home"]
+        self.start_workers(*names)
+
+    def _worker_command(self, name: str) -> list[str]:
+        """``home`` listens on the home queue and the shared one; ``any`` on the shared queue only."""
         queues = self.settings.queues
-        workers = {"home": ([queues.home, queues.shared], self.settings.home_concurrency)}
-        if self.settings.any_worker:
-            workers["any"] = ([queues.shared], self.settings.any_concurrency)
+        listen, concurrency = {
+            "home": ([queues.home, queues.shared], self.settings.home_concurrency),
+            "any": ([queues.shared], self.settings.any_concurrency),
+        }[name]
+        command = [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
+                   "-y", str(CELERY_CONFIG), "-n", name, "--loglevel", "WARNING"]
+        # one comma-separated list: Celery 5 keeps only the last of repeated -Q options
+        command += ["-q", ",".join(listen)]
+        return [*command, "--", "--concurrency", str(concurrency)]
+
+    def start_workers(self, *names: str) -> None:
+        """Start the named workers (``home``, ``any``) and wait until each answers the broker."""
         started = {}
-        for name, (listen, concurrency) in workers.items():
-            command = [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
-                       "-y", str(CELERY_CONFIG), "-n", name, "--loglevel", "WARNING"]
-            for queue in listen:
-                command += ["-q", queue]
-            process = self._spawn(f"worker-{name}", [*command, "--", "--concurrency", str(concurrency)])
-            started[self.logs / f"worker-{name}.log"] = process
-        expected = {f"{name}@{socket.gethostname()}" for name in workers}
+        for name in names:
+            started[self.logs / f"worker-{name}.log"] = self._spawn(f"worker-{name}", self._worker_command(name))
+        expected = {f"{name}@{socket.gethostname()}" for name in names}
         from celery import Celery
 
         app = Celery(broker=self.env["MIND_HARVEST_CELERY_BROKER"])
@@ -309,6 +321,12 @@ class LocalCluster:
             _wait_for("the Celery workers", all_answer, started, STARTUP_TIMEOUT_S)
         finally:
             app.close()
+
+    def stop_worker(self, name: str) -> None:
+        """Stop a worker (as a machine that goes down would, between tasks: a warm shutdown)."""
+        for entry in [e for e in self._processes if e[0] == f"worker-{name}"]:
+            self._terminate(*entry)
+            self._processes.remove(entry)
 
     def _start_webserver(self, location: list[str]) -> None:
         port = self.settings.webserver_port

@@ -1,17 +1,22 @@
 """The harvest on a real cluster (``make cluster``'s pieces, marker ``cluster``): Dagster's instance
-on PostgreSQL, the Celery executor on a Redis broker, an "any" and a "home" worker, the daemon.
-A job backfill over three sources of two minds runs to success; the run's own events say where
+on PostgreSQL, the Celery executor on a Redis broker, an "any" and a "home" worker, the daemon;
+one cluster for the module, stopped when its tests end (also when they fail).
+
+A job backfill over three sources of two minds runs to success; the runs' own events say where
 each step ran (dagster-celery records the worker's name on every step it executes): stateless
 steps on both workers, writing steps on the home worker only; and the minds are the ones a
-single-process harvest of the same sources makes."""
+single-process harvest of the same sources makes. With the home worker down, a run's writing step
+waits in the home queue and nothing is written until the worker is back."""
 
+import time
 from pathlib import Path
 
 import dagster as dg
 import pytest
+import redis
 
 from deploy.local_cluster import ClusterSettings, LocalCluster
-from deploy.step_events import step_records
+from deploy.step_events import StepRecord, step_records
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from pipelines.resources import MindHomeResource
@@ -26,6 +31,21 @@ LOCATION = ("-m", "tests.pipelines.queued_location", "-a", "defs")
 # (workspace, source, conversations, seed): two sources of one mind, one of another
 SOURCES = [("alpha", "chats", 12, 1), ("alpha", "more", 10, 2), ("beta", "chats", 8, 3)]
 RUNS_TIMEOUT_S = 300
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """The running cluster and its instance; the minds' folder is ``cluster.settings.minds``."""
+    folder = tmp_path_factory.mktemp("cluster")
+    settings = ClusterSettings(
+        folder=folder, minds=folder / "minds", location=LOCATION, webserver=False, ephemeral=True
+    )
+    with LocalCluster(settings) as running, pytest.MonkeyPatch.context() as patch:
+        for name, value in running.instance_env.items():
+            patch.setenv(name, value)
+        with dg.DagsterInstance.get() as instance:
+            assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+            yield running, instance
 
 
 def _register_all(home: MindHome, exports: dict[str, Path]) -> list[str]:
@@ -59,7 +79,8 @@ def _dumps(home: MindHome) -> dict[str, dict]:
     return dumps
 
 
-def test_a_backfill_on_the_cluster_runs_writes_home_and_equals_one_process(tmp_path, monkeypatch):
+def test_a_backfill_on_the_cluster_runs_writes_home_and_equals_one_process(tmp_path, cluster):
+    running, instance = cluster
     exports = {
         f"{workspace}/{source}": write_chatgpt_export(
             tmp_path / "exports" / workspace / source / "conversations.json", conversations, 6, seed=seed
@@ -68,32 +89,66 @@ def test_a_backfill_on_the_cluster_runs_writes_home_and_equals_one_process(tmp_p
     }
     expected = _single_process_minds(tmp_path, exports)
 
-    minds = MindHome(tmp_path / "minds")
+    minds = MindHome(running.settings.minds)
     keys = _register_all(minds, exports)
-    settings = ClusterSettings(
-        folder=tmp_path / "cluster", minds=minds.root, location=LOCATION, webserver=False, ephemeral=True
+    add_partitions(instance, *keys)
+    running.launch_backfill("harvest_job", keys)
+    records = running.wait_for_runs(instance, keys, RUNS_TIMEOUT_S)
+    assert [r.dagster_run.status for r in records] == [dg.DagsterRunStatus.SUCCESS] * len(keys), (
+        [(r.dagster_run.tags.get("dagster/partition"), r.dagster_run.status) for r in records],
+        running.logs,
     )
-    with LocalCluster(settings) as cluster:
-        for name, value in cluster.instance_env.items():
-            monkeypatch.setenv(name, value)
-        with dg.DagsterInstance.get() as instance:
-            assert type(instance.run_storage).__name__ == "PostgresRunStorage"
-            add_partitions(instance, *keys)
-            cluster.launch_backfill("harvest_job", keys)
-            records = cluster.wait_for_runs(instance, len(keys), RUNS_TIMEOUT_S)
-            assert [r.dagster_run.status for r in records] == [dg.DagsterRunStatus.SUCCESS] * len(keys), (
-                [(r.dagster_run.tags.get("dagster/partition"), r.dagster_run.status) for r in records],
-                cluster.logs,
-            )
-            steps = [step for r in records for step in step_records(instance, r.dagster_run.run_id).values()]
+    steps = [step for r in records for step in step_records(instance, r.dagster_run.run_id).values()]
 
-    home_queue, shared_queue = settings.queues.home, settings.queues.shared
+    queues = running.settings.queues
     stateless_on, writing_on = set(), set()
     placements = [(step.step, step.queue, step.workers) for step in steps]
     for step in steps:
-        assert step.succeeded and step.queue in (home_queue, shared_queue), step
+        assert step.succeeded and step.queue in (queues.home, queues.shared), step
         assert len(step.workers) == 1, step  # executed once, on one worker
-        (writing_on if step.queue == home_queue else stateless_on).update(step.workers)
+        (writing_on if step.queue == queues.home else stateless_on).update(step.workers)
     assert _dumps(minds) == expected
     assert writing_on == {"home"}, placements
     assert stateless_on == {"any", "home"}, placements
+
+
+def test_with_the_home_worker_down_writing_steps_wait_in_its_queue_and_nothing_is_written(tmp_path, cluster):
+    running, instance = cluster
+    home_queue = running.settings.queues.home
+    minds = MindHome(running.settings.minds)
+    export = write_chatgpt_export(tmp_path / "exports" / "conversations.json", 5, 4, seed=9)
+    key = register(minds, "gamma", "chatgpt", export, "chats")
+    with Mind.open(minds.mind_path("gamma"), readonly=True) as mind:
+        before = canonical_dump(mind)
+    running.stop_worker("home")
+    try:
+        add_partitions(instance, key)
+        running.launch_backfill("harvest_job", [key])
+        waiting = _first_step_on_queue(running, instance, key, home_queue)
+        assert not waiting.workers and waiting.started is None  # no worker took it
+        broker = redis.Redis.from_url(running.env["MIND_HARVEST_CELERY_BROKER"])
+        held = sum(broker.llen(k) for k in broker.scan_iter(f"{home_queue}*") if broker.type(k) == b"list")
+        broker.close()
+        assert held == 1  # the writing step waits in the home queue, and only there
+        with Mind.open(minds.mind_path("gamma"), readonly=True) as mind:
+            assert canonical_dump(mind) == before  # nothing was written while the home worker was down
+    finally:
+        running.start_workers("home")
+    (record,) = running.wait_for_runs(instance, [key], RUNS_TIMEOUT_S)
+    steps = step_records(instance, record.dagster_run.run_id).values()
+    assert record.dagster_run.status == dg.DagsterRunStatus.SUCCESS
+    assert {s.workers for s in steps if s.queue == home_queue} == {("home",)}
+    with Mind.open(minds.mind_path("gamma"), readonly=True) as mind:
+        assert mind.db.scalar("SELECT COUNT(*) FROM memory_frames") == 20
+
+
+def _first_step_on_queue(cluster: LocalCluster, instance: dg.DagsterInstance, key: str, queue: str) -> StepRecord:
+    """The first step of the partition's run submitted to ``queue``, once the run has submitted it."""
+    deadline = time.monotonic() + RUNS_TIMEOUT_S
+    while time.monotonic() < deadline and not cluster.exited():
+        for run in instance.get_runs(dg.RunsFilter(tags={"dagster/partition": key})):
+            submitted = [s for s in step_records(instance, run.run_id).values() if s.queue == queue]
+            if submitted:
+                return submitted[0]
+        time.sleep(0.5)
+    raise AssertionError(f"no step was submitted to queue {queue!r} (logs {cluster.logs})")
