@@ -92,8 +92,8 @@ def backfill(folder: Path, workers: int, found: list[tuple[str, str, Path, str]]
     failed = [r.dagster_run.tags.get("dagster/partition") for r in records
               if r.dagster_run.status != dg.DagsterRunStatus.SUCCESS]
     wall = max(r.end_time for r in records) - min(r.start_time for r in records)
-    writing = [s for s in steps if s.queue == settings.queues.home]
-    stateless = [s for s in steps if s.queue != settings.queues.home]
+    stateless = [s for s in steps if s.queue == settings.queues.shared]
+    writing = [s for s in steps if s.queue != settings.queues.shared]  # home queue, or untagged (home too)
     with_frames = 0
     for workspace in sorted({w for w, *_ in found}):
         with Mind.open(minds.mind_path(workspace), readonly=True) as mind:

@@ -49,11 +49,14 @@ class ClusterError(RuntimeError):
 
 @dataclass(frozen=True)
 class Queues:
-    """The Celery queues: ``shared`` for stateless steps (every worker), ``home`` for the steps
-    that write the minds (only the worker on the minds' node)."""
+    """The Celery queues, named for the code location through the environment
+    (``pipelines.routing``): ``shared`` for stateless steps (every worker), ``home`` for the steps
+    that open a mind (only the worker on the minds' node). The home worker also takes steps
+    without a queue tag (dagster-celery's default queue): a step nobody routed may open a mind."""
 
-    shared: str = "dagster"
+    shared: str = "any"
     home: str = "home"
+    untagged: str = "dagster"
 
 
 @dataclass
@@ -147,6 +150,8 @@ class LocalCluster:
             "MIND_HARVEST_CELERY_BROKER": f"{redis}/0",
             "MIND_HARVEST_CELERY_BACKEND": f"{redis}/1",
             "MIND_HARVEST_DAGSTER_EXECUTOR": "celery",
+            "MIND_HARVEST_ANY_QUEUE": self.settings.queues.shared,
+            "MIND_HARVEST_HOME_QUEUE": self.settings.queues.home,
             "MIND_HOME": str(self.settings.minds),
             **self.settings.extra_env,
         }
@@ -295,7 +300,7 @@ class LocalCluster:
         """``home`` listens on the home queue and the shared one; ``any`` on the shared queue only."""
         queues = self.settings.queues
         listen, concurrency = {
-            "home": ([queues.home, queues.shared], self.settings.home_concurrency),
+            "home": ([queues.home, queues.shared, queues.untagged], self.settings.home_concurrency),
             "any": ([queues.shared], self.settings.any_concurrency),
         }[name]
         command = [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
@@ -412,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"PostgreSQL 127.0.0.1:{cluster.pg_port}  Redis 127.0.0.1:{cluster.redis_port}\n"
                 f"workers: any (queue {settings.queues.shared}), home (queues {settings.queues.home}, "
-                f"{settings.queues.shared}; minds {settings.minds})\n"
+                f"{settings.queues.shared}, {settings.queues.untagged}; minds {settings.minds})\n"
                 f"daemon and UI: {cluster.webserver_url}\nlogs: {cluster.logs}",
                 flush=True,
             )

@@ -104,9 +104,9 @@ def test_a_backfill_on_the_cluster_runs_writes_home_and_equals_one_process(tmp_p
     stateless_on, writing_on = set(), set()
     placements = [(step.step, step.queue, step.workers) for step in steps]
     for step in steps:
-        assert step.succeeded and step.queue in (queues.home, queues.shared), step
+        assert step.succeeded and step.queue in (queues.home, queues.shared, queues.untagged), step
         assert len(step.workers) == 1, step  # executed once, on one worker
-        (writing_on if step.queue == queues.home else stateless_on).update(step.workers)
+        (stateless_on if step.queue == queues.shared else writing_on).update(step.workers)
     assert _dumps(minds) == expected
     assert writing_on == {"home"}, placements
     assert stateless_on == {"any", "home"}, placements
@@ -137,7 +137,7 @@ def test_with_the_home_worker_down_writing_steps_wait_in_its_queue_and_nothing_i
     (record,) = running.wait_for_runs(instance, [key], RUNS_TIMEOUT_S)
     steps = step_records(instance, record.dagster_run.run_id).values()
     assert record.dagster_run.status == dg.DagsterRunStatus.SUCCESS
-    assert {s.workers for s in steps if s.queue == home_queue} == {("home",)}
+    assert {s.workers for s in steps if s.queue != running.settings.queues.shared} == {("home",)}
     with Mind.open(minds.mind_path("gamma"), readonly=True) as mind:
         assert mind.db.scalar("SELECT COUNT(*) FROM memory_frames") == 20
 
