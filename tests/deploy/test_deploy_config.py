@@ -25,7 +25,7 @@ PG_ENV = ("MIND_HARVEST_PG_HOST", "MIND_HARVEST_PG_PORT", "MIND_HARVEST_PG_USER"
           "MIND_HARVEST_PG_DB")
 HOME_LABEL = "mind-harvest/home"
 MINDS_CLAIM = "mind-harvest-minds"
-MIND_OPENING_OPS = {"iframe_imports", "cognified_frames", "vector_index", "reconciled_indexes", "compacted_frames"}
+STATELESS_OPS = {"harvest_items", "embed_vector_chunk"}
 
 
 def _load(path: Path):
@@ -82,19 +82,26 @@ def test_the_executor_is_chosen_by_the_environment(monkeypatch):
         run_executor()
 
 
-def test_the_k8s_executor_config_pins_every_mind_opening_step_to_the_home_node():
+def _home_placement(pod_spec: dict) -> tuple[list, list]:
+    affinity = pod_spec.get("affinity") or {}
+    terms = (affinity.get("node_affinity") or {}).get("required_during_scheduling_ignored_during_execution", {})
+    claims = [v["persistent_volume_claim"]["claim_name"] for v in pod_spec.get("volumes", [])]
+    return terms.get("node_selector_terms", []), claims
+
+
+def test_the_k8s_executor_config_puts_steps_home_unless_stateless():
     config = _load(K8S / "executor.yaml")["execution"]["config"]
     _valid(k8s_job_executor.config_schema.config_type, config)
-    UserDefinedDagsterK8sConfig.from_dict(config["step_k8s_config"])
+    default = UserDefinedDagsterK8sConfig.from_dict(config["step_k8s_config"])  # checked against the k8s models
+    terms, claims = _home_placement(default.pod_spec_config)
+    assert terms == [{"match_expressions": [{"key": HOME_LABEL, "operator": "In", "values": ["true"]}]}]
+    assert claims == [MINDS_CLAIM]
     per_step = config["per_step_k8s_config"]
-    assert set(per_step) == MIND_OPENING_OPS
+    assert set(per_step) == STATELESS_OPS
     for op, step_config in per_step.items():
-        parsed = UserDefinedDagsterK8sConfig.from_dict(step_config)  # checked against the k8s models
-        terms = parsed.pod_spec_config["affinity"]["node_affinity"][
-            "required_during_scheduling_ignored_during_execution"]["node_selector_terms"]
-        assert terms == [{"match_expressions": [{"key": HOME_LABEL, "operator": "In", "values": ["true"]}]}], op
-        claims = [v["persistent_volume_claim"]["claim_name"] for v in parsed.pod_spec_config["volumes"]]
-        assert claims == [MINDS_CLAIM], op
+        parsed = UserDefinedDagsterK8sConfig.from_dict(step_config)
+        assert parsed.merge_behavior.value == "SHALLOW", op  # replaces the home placement, not merged into it
+        assert _home_placement(parsed.pod_spec_config) == ([], []), op
 
 
 def test_the_minds_volume_manifests_are_kubernetes_objects_on_the_home_node():
