@@ -12,6 +12,7 @@ or by itself with ``--check``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import pwd
 import shutil
@@ -25,6 +26,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 DEPLOY = REPO / "deploy"
@@ -385,20 +388,26 @@ class LocalCluster:
 
     @staticmethod
     def _terminate(name: str, process: subprocess.Popen) -> None:
-        """SIGTERM to the process group this cluster started (the worker command's Celery child
-        included), SIGKILL if it does not end in time."""
+        """SIGTERM to the process group this cluster started and to every descendant (the worker
+        command's Celery child, the code servers the daemon spawns), SIGKILL to what remains."""
         if process.poll() is not None:
             return
-        for sig, wait in ((signal.SIGTERM, STOP_TIMEOUT_S), (signal.SIGKILL, 5)):
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                process.wait(wait)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        try:
+            family = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
+        except psutil.NoSuchProcess:
+            family = []
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        for member in family:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                member.terminate()
+        _, alive = psutil.wait_procs(family, timeout=STOP_TIMEOUT_S)
+        for member in alive:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                member.kill()
+        psutil.wait_procs(alive, timeout=5)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(5)
 
 
 def main(argv: list[str] | None = None) -> int:
