@@ -114,7 +114,8 @@ def test_a_backfill_on_the_cluster_runs_writes_home_and_equals_one_process(tmp_p
 
 def test_with_the_home_worker_down_writing_steps_wait_in_its_queue_and_nothing_is_written(tmp_path, cluster):
     running, instance = cluster
-    home_queue = running.settings.queues.home
+    queues = running.settings.queues
+    home_only = (queues.home, queues.untagged)  # the queues no worker but the home one serves
     minds = MindHome(running.settings.minds)
     export = write_chatgpt_export(tmp_path / "exports" / "conversations.json", 5, 4, seed=9)
     key = register(minds, "gamma", "chatgpt", export, "chats")
@@ -124,12 +125,15 @@ def test_with_the_home_worker_down_writing_steps_wait_in_its_queue_and_nothing_i
     try:
         add_partitions(instance, key)
         running.launch_backfill("harvest_job", [key])
-        waiting = _first_step_on_queue(running, instance, key, home_queue)
+        waiting = _first_step_on_queues(running, instance, key, home_only)
         assert not waiting.workers and waiting.started is None  # no worker took it
         broker = redis.Redis.from_url(running.env["MIND_HARVEST_CELERY_BROKER"])
-        held = sum(broker.llen(k) for k in broker.scan_iter(f"{home_queue}*") if broker.type(k) == b"list")
+        held = {
+            queue: sum(broker.llen(k) for k in broker.scan_iter(f"{queue}*") if broker.type(k) == b"list")
+            for queue in (*home_only, queues.shared)
+        }
         broker.close()
-        assert held == 1  # the writing step waits in the home queue, and only there
+        assert held == {waiting.queue: 1, **{q: 0 for q in held if q != waiting.queue}}  # waiting there, only there
         with Mind.open(minds.mind_path("gamma"), readonly=True) as mind:
             assert canonical_dump(mind) == before  # nothing was written while the home worker was down
     finally:
@@ -137,18 +141,20 @@ def test_with_the_home_worker_down_writing_steps_wait_in_its_queue_and_nothing_i
     (record,) = running.wait_for_runs(instance, [key], RUNS_TIMEOUT_S)
     steps = step_records(instance, record.dagster_run.run_id).values()
     assert record.dagster_run.status == dg.DagsterRunStatus.SUCCESS
-    assert {s.workers for s in steps if s.queue != running.settings.queues.shared} == {("home",)}
+    assert {s.workers for s in steps if s.queue in home_only} == {("home",)}
     with Mind.open(minds.mind_path("gamma"), readonly=True) as mind:
         assert mind.db.scalar("SELECT COUNT(*) FROM memory_frames") == 20
 
 
-def _first_step_on_queue(cluster: LocalCluster, instance: dg.DagsterInstance, key: str, queue: str) -> StepRecord:
-    """The first step of the partition's run submitted to ``queue``, once the run has submitted it."""
+def _first_step_on_queues(
+    cluster: LocalCluster, instance: dg.DagsterInstance, key: str, queues: tuple[str, ...]
+) -> StepRecord:
+    """The first step of the partition's run submitted to one of ``queues``, once it is submitted."""
     deadline = time.monotonic() + RUNS_TIMEOUT_S
     while time.monotonic() < deadline and not cluster.exited():
         for run in instance.get_runs(dg.RunsFilter(tags={"dagster/partition": key})):
-            submitted = [s for s in step_records(instance, run.run_id).values() if s.queue == queue]
+            submitted = [s for s in step_records(instance, run.run_id).values() if s.queue in queues]
             if submitted:
                 return submitted[0]
         time.sleep(0.5)
-    raise AssertionError(f"no step was submitted to queue {queue!r} (logs {cluster.logs})")
+    raise AssertionError(f"no step was submitted to {queues} (logs {cluster.logs})")
