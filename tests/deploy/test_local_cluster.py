@@ -133,7 +133,8 @@ def test_with_the_home_worker_down_writing_steps_wait_in_its_queue_and_nothing_i
             for queue in (*home_only, queues.shared)
         }
         broker.close()
-        assert held == {waiting.queue: 1, **{q: 0 for q in held if q != waiting.queue}}  # waiting there, only there
+        # the broker holds it in a home-only queue; nothing waits where another worker would take it
+        assert held[waiting.queue] >= 1 and held[queues.shared] == 0, held
         with Mind.open(minds.mind_path("gamma"), readonly=True) as mind:
             assert canonical_dump(mind) == before  # nothing was written while the home worker was down
     finally:
