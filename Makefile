@@ -7,14 +7,16 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run test lint ui bench clean
+.PHONY: install run test lint ui cluster cluster-check bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml deploy/requirements-dagster.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch first, pinned: the CPU build; an unpinned torch would pull a multi-GB CUDA build
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -e '.[test]'
+	# dagster-celery, -postgres, -k8s: one patch behind dagster on the index, so without their pin on it
+	$(BIN)/python -m pip install -q --no-deps -r deploy/requirements-dagster.txt
 	# the in-process model's ONNX files, exported here from the packaged weights (never downloaded)
 	$(BIN)/python -m mind_core.embeddings.onnx_export
 	touch $(STAMP)
@@ -37,6 +39,14 @@ lint: $(STAMP)
 ui: $(STAMP)
 	$(DEMO_HOME) $(BIN)/python -m pipelines.ui
 
+# A real local cluster (deploy/README.md): PostgreSQL, Redis, two Celery workers, daemon, UI; Ctrl-C stops
+# it. The servers come from Debian's packages: apt-get install -y postgresql redis-server
+cluster: $(STAMP)
+	$(BIN)/python -m deploy.local_cluster
+
+cluster-check: $(STAMP)
+	$(BIN)/python -m deploy.local_cluster --check --folder $(CURDIR)/.cluster/check
+
 # Every benchmark, results in benchmarks/results/ (see benchmarks/README.md); about two hours on 2 cores.
 BENCHMARKS := frames search harvest parse cognify extraction snapshot recall locomo realtalk ingest
 
@@ -48,4 +58,4 @@ bench: $(STAMP)
 	done
 
 clean:
-	rm -rf $(VENV) .demo benchmarks/results
+	rm -rf $(VENV) .demo .cluster benchmarks/results

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
 import dagster as dg
 
-from mind_core.errors import InvalidInputError
 from pipelines.assets import (
     cognified_frames,
     compacted_frames,
@@ -18,6 +15,7 @@ from pipelines.assets import (
     vector_index,
 )
 from pipelines.checks import ALL_CHECKS
+from pipelines.executors import run_executor
 from pipelines.jobs import harvest_job, memory_snapshot_job, mind_upkeep_job
 from pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource
 from pipelines.schedules import daily_memory_snapshot, daily_mind_upkeep
@@ -33,21 +31,6 @@ ASSETS = [
     compacted_frames,
     memory_snapshots,
 ]
-
-
-EXECUTOR_ENV = "MIND_HARVEST_DAGSTER_EXECUTOR"
-
-
-def run_executor() -> dg.ExecutorDefinition:
-    """How a run executes its steps: by default all in the run's process, one after another, so
-    they share the loaded model (a harvest's steps form a chain anyway); with
-    ``MIND_HARVEST_DAGSTER_EXECUTOR=multiprocess`` each step in its own process, isolated (a step
-    that crashes its interpreter fails alone) at the cost of loading the model per step."""
-    choice = os.environ.get(EXECUTOR_ENV, "in_process")
-    executors = {"in_process": dg.in_process_executor, "multiprocess": dg.multiprocess_executor}
-    if choice not in executors:
-        raise InvalidInputError(f"{EXECUTOR_ENV}={choice!r}: use one of {', '.join(executors)}")
-    return executors[choice]
 
 
 def default_resources() -> dict[str, dg.ConfigurableResource]:
