@@ -425,6 +425,7 @@ class RecallResponse(BaseModel):
             external_error=result.external_error,
             has_conflict=result.has_conflict,
             conflict_note=result.conflict_note,
+            confident=result.confident,
         )
 
 
