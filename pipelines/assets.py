@@ -58,7 +58,7 @@ from mind_core.harvest.staging_store import StagingStoreError
 from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.session_summary import close_harvested_sessions
-from mind_core.snapshot import write_snapshot
+from mind_core.snapshot import SnapshotDestinationError, write_snapshot
 from mind_core.vector_index import meta_fingerprint
 from mind_core.write_lock import mind_write_lock
 from pipelines.history import CHAIN, never_materialized
@@ -126,6 +126,17 @@ def _staging_store() -> Iterator[None]:
     except StagingStoreError as exc:
         raise dg.Failure(
             description=str(exc), metadata={"staging_url": exc.url, "reason": exc.reason}
+        ) from None
+
+
+@contextmanager
+def _snapshot_destination() -> Iterator[None]:
+    """A snapshot root that cannot be reached fails the step with its URL and the reason."""
+    try:
+        yield
+    except SnapshotDestinationError as exc:
+        raise dg.Failure(
+            description=str(exc), metadata={"snapshot_url": exc.url, "reason": exc.reason}
         ) from None
 
 
@@ -547,12 +558,15 @@ def memory_snapshots(
     a day replaces it), and the analytics report (charts and tables) over all snapshots so far.
     Read-only: snapshots never wait for a mind's writer."""
     began = time.perf_counter()
-    taken = write_snapshot(
-        mind_home.home(), None, None, context.partition_key, include_embeddings=config.include_embeddings
-    )
-    report = write_report(
-        Analytics(taken.root), Path(taken.root) / REPORTS_DIR / taken.snapshot_date
-    )
+    with _snapshot_destination():
+        taken = write_snapshot(
+            mind_home.home(),
+            None,
+            mind_home.snapshot_root(),
+            context.partition_key,
+            include_embeddings=config.include_embeddings,
+        )
+        report = write_report(Analytics(taken.root), f"{taken.root}/{REPORTS_DIR}/{taken.snapshot_date}")
     seconds = time.perf_counter() - began
     minds = taken.minds
     tables = sorted({table for summary in minds.values() for table in summary.rows})

@@ -21,6 +21,7 @@ from mind_core.harvest.stores import HarvestSource
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from mind_core.plugins import get_source
+from mind_core.snapshot import default_snapshot_root
 
 
 @functools.cache
@@ -42,10 +43,12 @@ class MindHomeResource(dg.ConfigurableResource):
     """The mind home: ``root`` or, when unset, ``$MIND_HOME`` or ``~/.mind-harvest`` at run time;
     and the staging store the stateless steps share with it: ``staging_url`` or, when unset,
     ``$MIND_HARVEST_STAGING_URL`` or ``file://<home>/staging``. On a cluster every worker must see
-    the same store (an ``s3://`` bucket, or one shared folder)."""
+    the same store (an ``s3://`` bucket, or one shared folder). Snapshots go to ``snapshot_url``
+    or, when unset, ``$MIND_HARVEST_SNAPSHOT_URL`` or ``<home>/snapshots`` (any fsspec URL too)."""
 
     root: str | None = None
     staging_url: str | None = None
+    snapshot_url: str | None = None
 
     def home(self) -> MindHome:
         return MindHome(self.root)
@@ -59,6 +62,9 @@ class MindHomeResource(dg.ConfigurableResource):
 
     def staging(self) -> StagingStore:
         return StagingStore(self.staging_url or default_staging_url(self.home().root))
+
+    def snapshot_root(self) -> str | Path:
+        return self.snapshot_url or default_snapshot_root(self.home())
 
     def scan_url(self, workspace: str, source: str) -> str:
         """Where a source's scan is staged as Parquet: ``<staging>/<workspace>/<source>.parquet``."""
