@@ -11,9 +11,9 @@ of ``harvest_job`` over all sources' partitions, then one of ``mind_upkeep_job``
 compaction) over the minds. Measured from the runs' event logs: the wall time (first run start to
 last run end, per backfill, summed), every step's time, stage and queue. Writing steps (the home
 queue: import, cognify, staging the texts to embed, vector load, reconcile, compaction, the asset
-checks) are the
-serial part: they run on the home node only, one at a time with its concurrency of 1; stateless
-steps (the shared queue: scan, the embedding chunks, collecting them) are the parallel part.
+checks) are the serial part: they run on the home node only, one at a time with its concurrency
+of 1; stateless steps (the shared queue: scan, the embedding chunks, collecting them) are the
+parallel part.
 
 Projection (Amdahl, from the 1-worker run): T(n) = O + W + P(n), with W the writing steps' total,
 O the rest of the 1-worker wall time (run launches, the executor's polling, queue hand-offs),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
@@ -37,6 +38,24 @@ def _provider(
         fallback_to_mock=False,
         lazy=provider != "auto",  # a step that embeds nothing loads no model
     )
+
+
+@dataclass(frozen=True)
+class ScanTarget:
+    """What scanning a registered source needs: its plugin, its files and the fingerprint of its
+    last complete harvest. Carried in the harvest job's run config (read from the mind on the home
+    node when the run is made), so the scan step itself opens no mind."""
+
+    source: str
+    kind: str
+    source_path: str
+    last_fingerprint: str | None = None
+
+    @classmethod
+    def of(cls, registered: HarvestSource) -> ScanTarget:
+        return cls(
+            registered.source, str(registered.kind), str(registered.source_path), registered.last_fingerprint
+        )
 
 
 class MindHomeResource(dg.ConfigurableResource):
@@ -77,6 +96,9 @@ class MindHomeResource(dg.ConfigurableResource):
         with self.open_mind(workspace, readonly=True) as mind:
             return get_registered(mind, source)
 
+    def scan_target(self, workspace: str, source: str) -> ScanTarget:
+        return ScanTarget.of(self.registered_source(workspace, source))
+
 
 class EmbedderResource(dg.ConfigurableResource):
     """The embedding provider chain of ``mind_core.embeddings``; never silently degrades to mock
@@ -103,8 +125,8 @@ class PluginManagerResource(dg.ConfigurableResource):
     def source_plugin(self, kind: str) -> Source:
         return get_source(kind)
 
-    def fingerprint(self, source: HarvestSource) -> str:
+    def fingerprint(self, source: HarvestSource | ScanTarget) -> str:
         return self.source_plugin(source.kind).fingerprint(Path(source.source_path))  # type: ignore[arg-type]
 
-    def scan(self, source: HarvestSource) -> Iterator[ScanEvent]:
+    def scan(self, source: HarvestSource | ScanTarget) -> Iterator[ScanEvent]:
         return self.source_plugin(source.kind).scan(Path(source.source_path))  # type: ignore[arg-type]
