@@ -1,13 +1,16 @@
 """The harvest split by what each stage needs: chunked embedding on any worker, writes at home."""
 
+import uuid
+
 import dagster as dg
+import fsspec
 
 from mind_core.harvest.pipeline import harvest as engine_harvest
 from mind_core.harvest.pipeline import register_source
 from mind_core.harvest.staging import staged_scan_info
 from mind_core.mind import Mind
 from pipelines.assets import harvest_items
-from pipelines.definitions import defs
+from pipelines.definitions import STEP_OUTPUTS_URL_ENV, default_resources, defs
 from pipelines.resources import MindHomeResource
 from pipelines.routing import QUEUE_TAG, STAGE_TAG
 from tests.exports import write_chatgpt_export
@@ -137,3 +140,20 @@ def test_the_harvest_jobs_runs_carry_the_source_so_the_scan_opens_no_mind(
     unchanged = dg.materialize([harvest_items], resources=any_node, instance=instance, partition_key=key,
                                run_config={"ops": {"harvest_items": {"config": again}}})
     assert unchanged.success and "harvest_items" not in materialized(unchanged)
+
+
+def test_step_outputs_go_to_the_url_every_worker_reaches(tmp_path, home, instance, resources, monkeypatch):
+    """The values the chunk steps hand each other live under $MIND_HARVEST_STEP_OUTPUTS_URL
+    (fsspec's in-memory file system standing in for an object store), not in one machine's folder."""
+    folder = f"/step-outputs-{uuid.uuid4().hex}"
+    monkeypatch.setenv(STEP_OUTPUTS_URL_ENV, f"memory://{folder}")
+    io_manager = default_resources()["io_manager"]
+    key = register(home, "alpha", "chatgpt", write_chatgpt_export(tmp_path / "e" / "c.json", 2, 4), "gpt")
+    add_partitions(instance, key)
+    result = harvest(instance, {**resources, "io_manager": io_manager}, key, run_config=SMALL_CHUNKS)
+    assert result.success
+    memory = fsspec.filesystem("memory")
+    stored = {path.removeprefix(f"{folder}/{result.run_id}/") for path in memory.find(folder)}
+    memory.rm(folder, recursive=True)
+    assert {f"staged_vectors.plan_vector_chunks/result/chunk_{n}" for n in range(2)} <= stored
+    assert {f"staged_vectors.embed_vector_chunk[chunk_{n}]/result" for n in range(2)} <= stored
