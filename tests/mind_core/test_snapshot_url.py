@@ -4,6 +4,7 @@ the ``$MIND_HARVEST_SNAPSHOT_URL`` default, and a destination that cannot be rea
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from mind_core.analytics import Analytics
 from mind_core.analytics_report import write_report
+from mind_core.cli import EXIT_OK, main
 from mind_core.frames import NewFrame
 from mind_core.home import MindHome
 from mind_core.mind import Mind
@@ -152,3 +154,20 @@ def test_an_unreachable_destination_fails_with_its_url_and_reason(
         snapshot_mind(built, root, "ws", DAY)
     assert raised.value.url == root and reason in raised.value.reason
     assert str(raised.value).startswith(f"snapshot destination {root} is unreachable: ")
+
+
+def test_the_commands_take_a_url_root(tmp_path: Path, memory_root: str, capsys: pytest.CaptureFixture) -> None:
+    home = MindHome(tmp_path / "home")
+    with Mind.open(home.workspace_path("default")) as mind:
+        mind.sessions.ensure("g")
+        mind.frames.create_i_frames([NewFrame("g", f"note {i}") for i in range(3)])
+    base = ["--home", str(home.root), "-q"]
+    assert main(["snapshot", *base, "--root", memory_root, "--date", DAY, "--json"]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["root"] == memory_root
+    assert main(["analytics", "sql", "SELECT COUNT(*) AS n FROM frames_latest", *base, "--root", memory_root,
+                 "--format", "csv"]) == EXIT_OK
+    assert capsys.readouterr().out.split() == ["n", "3"]
+    code = main(["snapshot", *base, "--root", "nosuchfs://bucket/snapshots"])
+    err = capsys.readouterr().err
+    assert code != EXIT_OK and "Traceback" not in err
+    assert "snapshot destination nosuchfs://bucket/snapshots is unreachable: " in err
