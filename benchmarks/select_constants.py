@@ -66,6 +66,8 @@ def label(config: SearchConfig) -> str:
         )
         if value
     )
+    if config.time_weight:
+        methods += f" (scale {config.time_scale_days:g} d)"
     return (
         f"context {config.context_weight:g} x {config.context_window}, vector {config.vector_weight:g}, "
         f"depth {config.lane_depth}{methods}"
@@ -77,7 +79,7 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
     boost and "when" preference weights, 0 = off), plus the two ablations as candidates (no session context at the default
     vector weight, and the original RRF); the defaults first, so ties keep them."""
     settings = [DEFAULT]
-    for context_weight, vector_weight, depth, window, entity, feedback, time, when in product(
+    for context_weight, vector_weight, depth, window, entity, feedback, time, when, scale in product(
         args.context_weights,
         args.vector_weights,
         args.lane_depths,
@@ -86,6 +88,7 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
         [0.0, *args.feedback_weights],
         [0.0, *args.time_weights],
         [0.0, *args.when_weights],
+        args.time_scales,
     ):
         settings.append(
             replace(
@@ -98,6 +101,7 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
                 feedback_weight=feedback,
                 time_weight=time,
                 when_weight=when,
+                time_scale_days=scale if time else DEFAULT.time_scale_days,
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -339,6 +343,7 @@ def main() -> None:
     parser.add_argument("--feedback-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--time-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--when-weights", type=float, nargs="*", default=[0.2, 0.4])
+    parser.add_argument("--time-scales", type=float, nargs="+", default=[DEFAULT.time_scale_days])
     parser.add_argument(
         "--minds",
         type=Path,

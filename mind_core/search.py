@@ -74,8 +74,8 @@ FEEDBACK_TERMS = 10
 ENTITY_FEEDBACK_FRAMES = 5
 ENTITY_NEIGHBOUR_WEIGHT = 0.5
 # The time boost: a frame outside the question's window scores exp(-distance / scale), the scale
-# being the window's own length (at least a day; a month for a window open on one side).
-TIME_SCALE_MIN_DAYS = 1.0
+# being the window's own length (at least ``SearchConfig.time_scale_days``; a month for a window
+# open on one side).
 OPEN_WINDOW_SCALE_DAYS = 31.0
 
 FTS_STOP_WORDS = frozenset(
@@ -147,6 +147,7 @@ class SearchConfig:
     entity_weight: float = 0.0  # share of the match given to the entity lane
     time_weight: float = 0.0  # share of the match that depends on nearness to the question's dates
     when_weight: float = 0.0  # share that depends, for a "when" question, on a date in the frame's text
+    time_scale_days: float = 3.0  # the shortest decay scale of the time boost: a day's window reaches its neighbours
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
@@ -156,6 +157,8 @@ class SearchConfig:
         shares = (self.feedback_weight, self.entity_weight, self.time_weight, self.when_weight)
         if not all(0.0 <= share <= 1.0 for share in shares):
             raise InvalidInputError("feedback_weight, entity_weight, time_weight and when_weight must be within 0..1")
+        if self.time_scale_days <= 0:
+            raise InvalidInputError(f"time_scale_days must be > 0, got {self.time_scale_days}")
         if self.lane_depth < 1 or self.context_window < 0 or not 0.0 <= self.context_weight <= 1.0:
             raise InvalidInputError(
                 "lane_depth must be >= 1, context_window >= 0, context_weight within 0..1"
@@ -556,8 +559,9 @@ class HybridSearch:
     ) -> tuple[TimeWindow | None, dict[int, float], dict[int, float]]:
         """The question's time window and, per frame, 0..1: how near its event time is to the
         window (1 inside, ``exp(-distance / scale)`` outside), and for a "when" question whether its
-        text carries a date. A window that holds none of the frames names a time the candidates do
-        not share (LoCoMo's "last year" is before the conversation began) and is not used."""
+        text carries a date. A window that none of the frames is inside or within one scale of
+        names a time the candidates do not share (LoCoMo's "last year" is before the conversation
+        began) and is not used."""
         config = self.config
         wants_window = config.time_weight > 0 and may_name_a_time(query)
         wants_when = config.when_weight > 0 and asks_when(query)
@@ -581,8 +585,8 @@ class HybridSearch:
                     distances[row[0]] = window.distance_days(parse_instant(row[1]))
                 except ValueError:
                     continue
-            if distances and min(distances.values()) == 0.0:
-                scale = max(window.length_days or OPEN_WINDOW_SCALE_DAYS, TIME_SCALE_MIN_DAYS)
+            scale = max(window.length_days or OPEN_WINDOW_SCALE_DAYS, config.time_scale_days)
+            if distances and min(distances.values()) <= scale:
                 time_scores = {frame_id: math.exp(-days / scale) for frame_id, days in distances.items()}
             else:
                 window = None

@@ -60,6 +60,7 @@ def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
         feedback_weights=[],
         time_weights=[],
         when_weights=[],
+        time_scales=[3.0],
     )
     settings = sc.grid(args)
     assert settings[0] == sc.DEFAULT and len(settings) == len(set(settings)) == 4
@@ -76,6 +77,7 @@ def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
         feedback_weights=[0.2],
         time_weights=[0.3],
         when_weights=[],
+        time_scales=[3.0],
     )
     settings = sc.grid(args)
     assert SearchConfig(entity_weight=0.1, feedback_weight=0.2, time_weight=0.3) in settings

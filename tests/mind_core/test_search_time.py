@@ -47,13 +47,11 @@ def test_a_date_in_the_question_moves_the_frame_of_that_time_up():
 
 def test_relative_dates_are_read_from_the_minds_latest_event_or_as_of():
     mind = build(BOOSTED)
-    # the mind's latest event is 15 December 2023: "last month" is November 2023, the month of none
-    assert "time_score" not in mind.search.search("chili cooked last month", explain=True)[0].explain
-    # asked as of 20 June 2023, "last month" is May (and December is not in the mind yet)
-    asked = mind.search.search("chili cooked last month", as_of="2023-06-20")
+    # the mind's latest event is 15 December 2023: "last year" is 2022 (recency alone puts 2023 first)
+    assert contents(mind.search.search("chili cooked last year"))[0] == COOKING[0][1]
+    # asked as of 13 May 2023, "yesterday" is the 12th (and December is not in the mind yet)
+    asked = mind.search.search("chili cooked yesterday", as_of="2023-05-13")
     assert contents(asked) == [COOKING[1][1], COOKING[0][1]]
-    # asked as of 20 December 2022, it is November 2022
-    assert contents(mind.search.search("chili cooked last month", as_of="2022-12-20")) == [COOKING[0][1]]
 
 
 def test_a_window_outside_the_candidates_changes_nothing():
