@@ -60,10 +60,12 @@ def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
         feedback_weights=[],
         time_weights=[],
         when_weights=[],
-        time_scales=[3.0],
+        time_scales=[1.0],
+        session_caps=[],
     )
     settings = sc.grid(args)
-    assert settings[0] == sc.DEFAULT and len(settings) == len(set(settings)) == 4
+    # the defaults (time boost on), the two context weights without it, the two ablations
+    assert settings[0] == sc.DEFAULT and len(settings) == len(set(settings)) == 5
     assert SearchConfig(context_weight=0.0) in settings and RRF in settings
 
 
@@ -77,11 +79,12 @@ def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
         feedback_weights=[0.2],
         time_weights=[0.3],
         when_weights=[],
-        time_scales=[3.0],
+        time_scales=[1.0],
+        session_caps=[],
     )
     settings = sc.grid(args)
     assert SearchConfig(entity_weight=0.1, feedback_weight=0.2, time_weight=0.3) in settings
-    assert len(settings) == 10  # 2 x 2 x 2 method settings (one is the defaults) + 2 ablations
+    assert len(settings) == 11  # the defaults, 2 x 2 x 2 method settings, 2 ablations
     entity = SearchConfig(entity_weight=0.1)
     # the entity lane wins on every conversation, so with it on the folds do better than off
     table = {sc.DEFAULT: rows("a", [0.0]) + rows("b", [0.0]), entity: rows("a", [1.0]) + rows("b", [1.0])}

@@ -9,6 +9,7 @@ from mind_core.search import SearchConfig
 from mind_core.snippets import bold_markdown
 from tests.fakes import HashingEmbedder
 
+PLAIN = SearchConfig(time_weight=0.0)
 BOOSTED = SearchConfig(time_weight=0.5, when_weight=0.5)
 # nearly the same words at three times: May's has the most other words, so it matches least
 COOKING = [
@@ -33,9 +34,15 @@ def contents(results) -> list[str]:
     return [r.frame.content for r in results]
 
 
+def test_the_time_boost_is_on_by_default_and_the_when_preference_is_not():
+    default = build(SearchConfig()).search
+    assert contents(default.search("who cooked chili with Caroline in May 2023?"))[0] == COOKING[1][1]
+    assert "when_score" not in default.search("When did Caroline cook chili?", explain=True)[0].explain
+
+
 def test_a_date_in_the_question_moves_the_frame_of_that_time_up():
     question = "who cooked chili with Caroline in May 2023?"
-    plain = contents(build(SearchConfig()).search.search(question))
+    plain = contents(build(PLAIN).search.search(question))
     assert plain[-1] == COOKING[1][1]
     boosted = build(BOOSTED).search.search(question, explain=True)
     assert contents(boosted)[0] == COOKING[1][1]
@@ -56,7 +63,7 @@ def test_relative_dates_are_read_from_the_minds_latest_event_or_as_of():
 
 def test_a_window_outside_the_candidates_changes_nothing():
     question = "who cooked chili with Caroline in 2019?"
-    plain = build(SearchConfig()).search.search(question)
+    plain = build(PLAIN).search.search(question)
     boosted = build(BOOSTED).search.search(question, explain=True)
     assert contents(boosted) == contents(plain)
     assert "time_score" not in boosted[0].explain
@@ -75,7 +82,7 @@ def test_a_when_question_prefers_a_frame_that_carries_a_date():
     results = mind.search.search("When did the pottery class start?", limit=2, explain=True)
     assert contents(results)[0] == dated.content
     assert results[0].explain["when_score"] == 1.0
-    mind.search.config = SearchConfig()
+    mind.search.config = PLAIN
     assert contents(mind.search.search("When did the pottery class start?", limit=2))[0] == plain.content
 
 
