@@ -68,8 +68,6 @@ def label(config: SearchConfig) -> str:
     )
     if config.time_weight:
         methods += f" (scale {config.time_scale_days:g} d)"
-    if config.session_cap:
-        methods += f", session cap {config.session_cap}"
     return (
         f"context {config.context_weight:g} x {config.context_window}, vector {config.vector_weight:g}, "
         f"depth {config.lane_depth}{methods}"
@@ -81,7 +79,7 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
     boost and "when" preference weights, 0 = off), plus the two ablations as candidates (no session context at the default
     vector weight, and the original RRF); the defaults first, so ties keep them."""
     settings = [DEFAULT]
-    for context_weight, vector_weight, depth, window, entity, feedback, time, when, scale, cap in product(
+    for context_weight, vector_weight, depth, window, entity, feedback, time, when, scale in product(
         args.context_weights,
         args.vector_weights,
         args.lane_depths,
@@ -91,7 +89,6 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
         [0.0, *args.time_weights],
         [0.0, *args.when_weights],
         args.time_scales,
-        [0, *args.session_caps],
     ):
         settings.append(
             replace(
@@ -105,7 +102,6 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
                 time_weight=time,
                 when_weight=when,
                 time_scale_days=scale if time else DEFAULT.time_scale_days,
-                session_cap=cap,
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -117,7 +113,6 @@ METHODS = {
     "RM3 feedback": "feedback_weight",
     "time boost": "time_weight",
     "when preference": "when_weight",
-    "session cap": "session_cap",
 }
 
 
@@ -349,7 +344,6 @@ def main() -> None:
     parser.add_argument("--time-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--when-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--time-scales", type=float, nargs="+", default=[DEFAULT.time_scale_days])
-    parser.add_argument("--session-caps", type=int, nargs="*", default=[])
     parser.add_argument(
         "--minds",
         type=Path,

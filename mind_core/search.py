@@ -77,8 +77,6 @@ ENTITY_NEIGHBOUR_WEIGHT = 0.5
 # being the window's own length (at least ``SearchConfig.time_scale_days``; a month for a window
 # open on one side).
 OPEN_WINDOW_SCALE_DAYS = 31.0
-# Session diversity: beyond ``session_cap`` frames of one session, a frame's match is discounted.
-SESSION_CAP_DISCOUNT = 0.5
 
 FTS_STOP_WORDS = frozenset(
     "the a an is are was were be been being have has had do does did will would could should may might shall "
@@ -150,7 +148,6 @@ class SearchConfig:
     time_weight: float = 0.6  # share of the match that depends on nearness to the question's dates
     when_weight: float = 0.0  # share that depends, for a "when" question, on a date in the frame's text
     time_scale_days: float = 1.0  # the shortest decay scale of the time boost: a day's window reaches its neighbours
-    session_cap: int = 0  # frames of one session before the next ones are discounted (0: no cap)
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
@@ -535,8 +532,6 @@ class HybridSearch:
         for frame_id in time_scores.keys() | when_scores.keys():
             match[frame_id] *= 1.0 - config.time_weight * (1.0 - time_scores.get(frame_id, 1.0))
             match[frame_id] *= 1.0 - config.when_weight * (1.0 - when_scores.get(frame_id, 1.0))
-        if config.session_cap > 0:
-            self._discount_crowded_sessions(match, config.session_cap, limit * RELEVANCE_POOL_FACTOR * 2)
         pool = sorted(match, key=lambda fid: (-match[fid], fid))[: limit * RELEVANCE_POOL_FACTOR]
         fused: dict[int, dict[str, Any]] = {}
         for frame_id in pool:
@@ -558,22 +553,6 @@ class HybridSearch:
             entry["match"] = match[frame_id]
             fused[frame_id] = entry
         return fused
-
-    def _discount_crowded_sessions(self, match: dict[int, float], cap: int, depth: int) -> None:
-        """Among the best ``depth`` frames, each beyond the first ``cap`` of its session loses
-        ``SESSION_CAP_DISCOUNT`` of its match, so that other sessions get a place in the top."""
-        top = sorted(match, key=lambda fid: (-match[fid], fid))[:depth]
-        sessions = dict(
-            self.db.query(f"SELECT id, gop_id FROM memory_frames WHERE id IN ({','.join('?' for _ in top)})", top)
-        )
-        seen: Counter[str] = Counter()
-        for frame_id in top:
-            session = sessions.get(frame_id)
-            if session is None:
-                continue
-            if seen[session] >= cap:
-                match[frame_id] *= 1.0 - SESSION_CAP_DISCOUNT
-            seen[session] += 1
 
     def time_factors(
         self, query: str, frame_ids: list[int], asked_from: datetime | None

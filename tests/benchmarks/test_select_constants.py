@@ -61,7 +61,6 @@ def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
         time_weights=[],
         when_weights=[],
         time_scales=[1.0],
-        session_caps=[],
     )
     settings = sc.grid(args)
     # the defaults (time boost on), the two context weights without it, the two ablations
@@ -80,7 +79,6 @@ def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
         time_weights=[0.3],
         when_weights=[],
         time_scales=[1.0],
-        session_caps=[],
     )
     settings = sc.grid(args)
     assert SearchConfig(entity_weight=0.1, feedback_weight=0.2, time_weight=0.3) in settings
