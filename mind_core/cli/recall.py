@@ -55,7 +55,11 @@ EXTERNAL_URL_OPTION = click.option(
     show_default=True,
     help="How relevance weighs recency, importance and access.",
 )
-@click.option("--since", metavar="WHEN", help="Only memories at or after this ISO date/time.")
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only memories at or after this ISO date/time (a filter; dates in the query only boost).",
+)
 @click.option("--until", metavar="WHEN", help="Only memories at or before this ISO date/time.")
 @click.option("--explain", is_flag=True, help="Show lane ranks and score parts.")
 @click.option("--no-touch", is_flag=True, help="Do not count this recall as an access.")
