@@ -170,9 +170,9 @@ def _phrase_window(match: re.Match[str], now: datetime) -> TimeWindow | None:
         return TimeWindow(anchor.start, None, text)
     first = single_window(groups["from"] or groups["from2"], now)
     last = single_window(groups["to"] or groups["to2"], now)
-    if first is None or last is None:
+    if first is None or last is None or None in (first.start, first.end, last.start, last.end):
         return None
-    return TimeWindow(first.start, last.end, text)
+    return TimeWindow(min(first.start, last.start), max(first.end, last.end), text)  # type: ignore[type-var]
 
 
 def _offset_span(offset: str) -> timedelta:
@@ -251,7 +251,10 @@ def _parse(text: str, now: datetime) -> tuple[datetime, str] | None:
 
     base = now.astimezone(UTC).replace(tzinfo=None)
     settings: dict[str, Any] = {**_DATEPARSER_SETTINGS, "RELATIVE_BASE": base}
-    data = DateDataParser(languages=["en"], settings=settings).get_date_data(re.sub(r"^(?:on|in|the)\s+", "", text))
+    try:
+        data = DateDataParser(languages=["en"], settings=settings).get_date_data(re.sub(r"^(?:on|in|the)\s+", "", text))
+    except (ValueError, OverflowError):  # a date the calendar does not have: no window, never an error
+        return None
     if data.date_obj is None:
         return None
     moment = data.date_obj

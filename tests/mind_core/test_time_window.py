@@ -3,6 +3,8 @@
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mind_core.time_window import asks_when, carries_date, may_name_a_time, question_window
 
@@ -74,6 +76,10 @@ def test_before_and_since_leave_one_side_open():
     assert span("What changed since 1 June 2023?") == (day("2023-06-01"), None)
 
 
+def test_a_range_written_backwards_still_spans_both_ends():
+    assert span("What happened between May 2023 and March 2023?") == (day("2023-03-01"), day("2023-06-01"))
+
+
 @pytest.mark.parametrize(
     "question",
     [
@@ -99,3 +105,16 @@ def test_when_questions_and_dated_texts():
     assert carries_date("I went to a support group yesterday.")
     assert carries_date("We moved here in 2019")
     assert not carries_date("That sounds great, I may go too!")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["in", "on", "May", "31.02.2024", "99.99.9999", "before", "between", "and", "the", "week",
+                         "2 weeks", "ago", "last", "summer", "2099", "1900", "Friday", "13th", "of", "x", "2023", "March", "from", "to"]),
+        max_size=8,
+    ).map(" ".join)
+)
+def test_any_mix_of_date_words_gives_a_window_or_none_never_an_error(question):
+    window = question_window(question, NOW)
+    assert window is None or window.start is None or window.end is None or window.start < window.end
