@@ -15,6 +15,11 @@ Two fusions (``SearchConfig.fusion``):
   beats RRF by 4-9 points of evidence recall@10 and keeps hybrid above each single lane at every k.
 - ``"rrf"``: the original, reciprocal rank fusion (K = 60) over each lane's top ``2 x limit``.
 
+With the convex fusion, dates in the query ("in May 2023", "last week") are a soft boost
+(``SearchConfig.time_weight``, ``mind_core.time_window``): a frame's match is multiplied by
+``1 - time_weight * (1 - time)``, ``time`` being 1 inside the asked window and decaying outside
+it, so frames far from the asked time drop and none is filtered; only ``since``/``until`` filter.
+
 Either way ``rrf_score`` is the fused score on the RRF scale (0 .. 2/K), so ``match_score``
 keeps its meaning: 1.0 = best in both lanes, above 0.5 only with support from both lanes.
 
@@ -147,7 +152,7 @@ class SearchConfig:
     entity_weight: float = 0.0  # share of the match given to the entity lane
     time_weight: float = 0.6  # share of the match that depends on nearness to the question's dates
     when_weight: float = 0.0  # share that depends, for a "when" question, on a date in the frame's text
-    time_scale_days: float = 1.0  # the shortest decay scale of the time boost: a day's window reaches its neighbours
+    time_scale_days: float = 1.0  # the time boost's shortest decay scale: a day's window reaches the next day
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
@@ -156,7 +161,7 @@ class SearchConfig:
             raise InvalidInputError(f"vector_weight must be within 0..1, got {self.vector_weight}")
         shares = (self.feedback_weight, self.entity_weight, self.time_weight, self.when_weight)
         if not all(0.0 <= share <= 1.0 for share in shares):
-            raise InvalidInputError("feedback_weight, entity_weight, time_weight and when_weight must be within 0..1")
+            raise InvalidInputError("feedback_weight, entity_weight, time_weight, when_weight: within 0..1")
         if self.time_scale_days <= 0:
             raise InvalidInputError(f"time_scale_days must be > 0, got {self.time_scale_days}")
         if self.lane_depth < 1 or self.context_window < 0 or not 0.0 <= self.context_weight <= 1.0:
@@ -378,7 +383,7 @@ class HybridSearch:
         if self.config.fusion == "rrf":
             fused = self._fuse_rrf(query, limit, gop_id, since, until, source)
         else:
-            fused = self._fuse_convex(query, limit, gop_id, since, until, source, asked_from if time_aware else None, time_aware)
+            fused = self._fuse_convex(query, limit, gop_id, since, until, source, asked_from, time_aware)
         if not fused:
             return []
         pool = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))[: limit * RELEVANCE_POOL_FACTOR]
@@ -574,9 +579,8 @@ class HybridSearch:
         column = ", content" if wants_when else ""
         for start in range(0, len(frame_ids), 500):
             chunk = frame_ids[start : start + 500]
-            rows += self.db.query(
-                f"SELECT id, created_at{column} FROM memory_frames WHERE id IN ({','.join('?' for _ in chunk)})", chunk
-            )
+            marks = ",".join("?" for _ in chunk)
+            rows += self.db.query(f"SELECT id, created_at{column} FROM memory_frames WHERE id IN ({marks})", chunk)
         time_scores: dict[int, float] = {}
         if window is not None:
             distances = {}

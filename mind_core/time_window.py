@@ -27,11 +27,11 @@ _MONTH = (
 )
 # "may" and "march" are also a verb: alone they count as a month only after a preposition
 _AMBIGUOUS_MONTH = r"(?:jan|mar|march|may|jun|sep|oct|dec)"
-_AFTER_PREPOSITION = "|".join(
-    rf"(?<=\b{word}\s)" for word in ("in", "during", "of", "from", "between", "since", "until", "before", "after", "by", "and")
-)
+_PREPOSITIONS = ("in", "during", "of", "from", "between", "since", "until", "before", "after", "by", "and")
+_AFTER_PREPOSITION = "|".join(rf"(?<=\b{word}\s)" for word in _PREPOSITIONS)
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?:19|20)\d\d"
+_YEARS = rf"{_YEAR}(?:\s*[-/]\s*{_YEAR})?"
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _SEASON = r"(?:spring|summer|autumn|fall|winter)"
 _UNIT = r"(?:day|week|weekend|month|year)s?"
@@ -44,8 +44,8 @@ _SINGLE = (
     rf"|{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?(?!\d)"  # October 13, 2023
     rf"|{_MONTH},?\s+{_YEAR}"  # May 2023
     r"|\d{1,2}[./]\d{1,2}[./](?:\d{4}|\d{2})(?!\d)|\d{4}-\d{1,2}-\d{1,2}"  # 14.01.2024, 2024-01-14
-    rf"|(?:(?:last|this|next|past)\s+|the\s+|(?<=\bin\s)|(?<=\bduring\s))(?:{_SEASON})(?:\s+(?:of\s+)?{_YEAR}(?:\s*[-/]\s*{_YEAR})?)?"
-    rf"|{_SEASON}\s+(?:of\s+)?{_YEAR}(?:\s*[-/]\s*{_YEAR})?"  # winter 2021 - 2022
+    rf"|(?:(?:last|this|next|past)\s+|the\s+|(?<=\bin\s)|(?<=\bduring\s)){_SEASON}(?:\s+(?:of\s+)?{_YEARS})?"
+    rf"|{_SEASON}\s+(?:of\s+)?{_YEARS}"  # winter 2021 - 2022
     r"|(?:the\s+day\s+before\s+)?yesterday|today|tonight"
     rf"|(?:last|this|next|past)\s+(?:week(?:end)?|month|year|night|{_WEEKDAY})"
     rf"|{_COUNT}\s+{_UNIT}\s+ago"
@@ -53,7 +53,10 @@ _SINGLE = (
     rf"|(?:{_AFTER_PREPOSITION}|(?!{_AMBIGUOUS_MONTH}\b)){_MONTH}"
     rf"|{_YEAR}(?!\d))"
 )
-_OFFSET = rf"(?P<offset>{_COUNT}\s+{_UNIT}|(?:(?:the|last)\s+)?(?:day|week|weekend|month|{_WEEKDAY}))\s+(?P<side>before|after)"
+_OFFSET = (
+    rf"(?P<offset>{_COUNT}\s+{_UNIT}|(?:(?:the|last)\s+)?(?:day|week|weekend|month|{_WEEKDAY}))"
+    r"\s+(?P<side>before|after)"
+)
 _PHRASE = re.compile(
     rf"\b(?:between\s+(?P<from>{_SINGLE})\s+and\s+(?P<to>{_SINGLE})"
     rf"|from\s+(?P<from2>{_SINGLE})\s+(?:to|until|till|through)\s+(?P<to2>{_SINGLE})"
@@ -63,7 +66,8 @@ _PHRASE = re.compile(
     re.IGNORECASE,
 )
 _QUICK = re.compile(
-    rf"\d|\b(?:{_MONTH}|{_WEEKDAY}|{_SEASON}|yesterday|today|tonight|ago|last|this|next|past)\b", re.IGNORECASE
+    rf"\d|\b(?:{_MONTH}|{_WEEKDAY}|{_SEASON}|yesterday|today|tonight|ago|last|this|next|past)\b",
+    re.IGNORECASE,
 )
 _ASKS_WHEN = re.compile(
     r"(?:^|[,;:]\s*)(?:when\b|since\s+when|how\s+long\s+ago|what\s+(?:date|day|time|year|month)\b"
@@ -71,7 +75,8 @@ _ASKS_WHEN = re.compile(
     re.IGNORECASE,
 )
 _TEXT_DATE = re.compile(
-    rf"\b(?:{_MONTH}\s+{_DAY}|{_DAY}\s+(?:of\s+)?{_MONTH}|{_MONTH},?\s+{_YEAR}|(?!{_AMBIGUOUS_MONTH}\b){_MONTH}"
+    rf"\b(?:{_MONTH}\s+{_DAY}|{_DAY}\s+(?:of\s+)?{_MONTH}|{_MONTH},?\s+{_YEAR}"
+    rf"|(?!{_AMBIGUOUS_MONTH}\b){_MONTH}"
     rf"|\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}|{_YEAR}|{_WEEKDAY}|yesterday|today|tonight|tomorrow"
     rf"|(?:last|this|next|past)\s+(?:week(?:end)?|month|year|night|{_SEASON})|{_COUNT}\s+{_UNIT}\s+ago)\b",
     re.IGNORECASE,
@@ -170,9 +175,11 @@ def _phrase_window(match: re.Match[str], now: datetime) -> TimeWindow | None:
         return TimeWindow(anchor.start, None, text)
     first = single_window(groups["from"] or groups["from2"], now)
     last = single_window(groups["to"] or groups["to2"], now)
-    if first is None or last is None or None in (first.start, first.end, last.start, last.end):
+    if first is None or last is None:
         return None
-    return TimeWindow(min(first.start, last.start), max(first.end, last.end), text)  # type: ignore[type-var]
+    if first.start is None or first.end is None or last.start is None or last.end is None:
+        return None
+    return TimeWindow(min(first.start, last.start), max(first.end, last.end), text)
 
 
 def _offset_span(offset: str) -> timedelta:
@@ -251,8 +258,9 @@ def _parse(text: str, now: datetime) -> tuple[datetime, str] | None:
 
     base = now.astimezone(UTC).replace(tzinfo=None)
     settings: dict[str, Any] = {**_DATEPARSER_SETTINGS, "RELATIVE_BASE": base}
+    phrase = re.sub(r"^(?:on|in|the)\s+", "", text)
     try:
-        data = DateDataParser(languages=["en"], settings=settings).get_date_data(re.sub(r"^(?:on|in|the)\s+", "", text))
+        data = DateDataParser(languages=["en"], settings=settings).get_date_data(phrase)
     except (ValueError, OverflowError):  # a date the calendar does not have: no window, never an error
         return None
     if data.date_obj is None:
