@@ -21,7 +21,8 @@ questions, asked in turn in every mode so load on a shared machine hits all mode
 
 The frames are cognified after indexing (entities, relations and entity-frame links, as a
 harvest does), so the entity lane of issue #18 (`hybrid_entity`) walks a real graph;
-`hybrid_feedback` is the keyword lane with RM3 feedback terms.
+`hybrid_feedback` is the keyword lane with RM3 feedback terms; `hybrid_no_time` is the default
+without the time boost (the dates of a question are parsed only in the default `hybrid`).
 
     .venv/bin/python benchmarks/search.py [--sizes 10000] [--scale-sizes 100000 1000000] [--queries 300] [--single 300]
 """
@@ -50,6 +51,7 @@ from mind_core.embeddings.base import Embedder, to_blob
 from mind_core.frames import NewFrame
 from mind_core.mind import Mind
 from mind_core.search import SearchConfig
+from mind_core.time_window import may_name_a_time
 from mind_core.timestamps import epoch_to_iso
 
 REAL_MODEL_MAX_FRAMES = 20_000
@@ -60,6 +62,7 @@ NOISE_COSINE = 0.9  # a synthetic frame vector's cosine to the pool vector it wa
 VECTOR_BATCH = 20_000
 ENTITY = SearchConfig(entity_weight=0.2)
 FEEDBACK = SearchConfig(feedback_weight=0.2)
+NO_TIME = SearchConfig(time_weight=0.0)
 
 
 def questions(count: int) -> list[str]:
@@ -122,6 +125,7 @@ def latencies(mind: Mind, asked: list[str]) -> dict[str, dict[str, float]]:
     modes: dict[str, Callable[[str], object]] = {
         "hybrid": hybrid(default),
         "hybrid_rrf": hybrid(original),
+        "hybrid_no_time": hybrid(NO_TIME),
         "hybrid_entity": hybrid(ENTITY),
         "hybrid_feedback": hybrid(FEEDBACK),
         "keyword": lambda q: search.keyword_search(q, 20),
@@ -288,6 +292,7 @@ def main() -> None:
     asked = questions(args.queries)
     results = {}
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}; query embedder {real.backend}")
+    print(f"{sum(may_name_a_time(q) for q in asked)} of {len(asked)} queries may name a time (their dates are parsed)")
     for size in args.sizes:
         r = run_size(size, asked, args.single, real.at_width(ORIGINAL_DIMENSIONS))
         results[str(size)] = r
