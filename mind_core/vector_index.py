@@ -143,6 +143,7 @@ class VectorIndex:
     def __init__(self, db: Database, embedder: Embedder | None) -> None:
         self.db = db
         self.embedder = embedder
+        self.prescan_min_vectors = PRESCAN_MIN_VECTORS
 
     @property
     def dimensions(self) -> int:
@@ -348,7 +349,7 @@ class VectorIndex:
         """
         if prescan is None:
             prescan = (
-                vector_codes.vector_count(self.db, vec_table) >= PRESCAN_MIN_VECTORS
+                vector_codes.vector_count(self.db, vec_table) >= self.prescan_min_vectors
                 and vector_codes.is_current(self.db, vec_table)
             )
         nearest = None
