@@ -140,7 +140,9 @@ def reconcile_vec_index(db: Database, embedder: Embedder, progress: Any = None) 
     (the original: 50); re-indexing a frame rewrites its chunks with it."""
     if not db.table_exists("memory_frames_vec"):
         return 0
-    return VectorIndex(db, embedder).index_frames(frames_needing_vectors(db), progress=progress)
+    fixed = VectorIndex(db, embedder).index_frames(frames_needing_vectors(db), progress=progress)
+    refresh_vector_codes(db)  # rows deleted behind the index's back leave their codes behind
+    return fixed
 
 
 def frames_needing_vectors(db: Database) -> list[tuple[int, str]]:
