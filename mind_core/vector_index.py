@@ -10,6 +10,9 @@ embedder's (the model's own, 384 for MiniLM: a scan reads no zero padding), unle
 another, such as the original engine's 1024 for a mind shared with it. A mind that already holds
 vectors keeps its width; the embedder is fitted to it (``at_width``), and ``mind reindex``
 re-embeds it at the embedder's own width.
+
+Scale: a table of PRESCAN_MIN_VECTORS vectors or more is searched through quantized companions
+(``nearest``, mind_core/vector_codes.py) rather than scanned whole.
 """
 
 from __future__ import annotations
@@ -342,10 +345,11 @@ class VectorIndex:
     def nearest(self, vec_table: str, blob: bytes, k: int, prescan: bool | None = None) -> list[tuple[int, float]]:
         """The ``k`` nearest rows of one vector table (rowid, L2 distance), nearest first.
 
-        ``prescan`` None: by the table's size and whether its sign bits are current. With the
-        pre-scan the distances are the exact ones of the candidates' float vectors (the same
-        ``vec_distance_l2`` the exact scan computes); only a true neighbour missing from the
-        candidates can make the answer differ from the exact scan's.
+        ``prescan`` None: by the table's size (``prescan_min_vectors``) and whether its quantized
+        companions are current. The pre-scan (mind_core/vector_codes.py: sign bits over the whole
+        table, then the int8 codes of the candidates) picks the k rows; their distances are still
+        the float vectors' own (the ``vec_distance_l2`` the exact scan computes), so only a true
+        neighbour lost by the quantized passes makes the answer differ from the exact scan's.
         """
         if prescan is None:
             prescan = (
