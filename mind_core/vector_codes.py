@@ -161,17 +161,12 @@ def rebuild(db: Database, vec_table: str) -> int:
     clear(db, vec_table)
     if not db.table_exists(vec_table):
         return 0
-    done, after = 0, -1
-    while True:
-        page = db.query(
-            f"SELECT rowid, embedding FROM {vec_table} WHERE rowid > ? ORDER BY rowid LIMIT ?",
-            (after, REBUILD_PAGE),
-        )
-        if not page:
-            return done
+    cursor = db.execute(f"SELECT rowid, embedding FROM {vec_table}")  # one pass over the vectors
+    done = 0
+    while page := cursor.fetchmany(REBUILD_PAGE):
         put(db, vec_table, [(row[0], row[1]) for row in page])
         done += len(page)
-        after = page[-1][0]
+    return done
 
 
 # -- reads ------------------------------------------------------------------------------------
