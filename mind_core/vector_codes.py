@@ -20,6 +20,10 @@ ordinary table in blocks of ``BLOCK_ROWS`` consecutive rowids (``rowid // BLOCK_
 reads one row per block, a write rewrites only the blocks it touches) and are ranked with numpy;
 the int8 codes are one ordinary row per vector, read by primary key.
 
+A long-lived reader (``VectorIndex.bits_cache``) keeps the bits in memory while the token in
+``meta`` (``VERSION_KEY``) that every change of the companions renews is unchanged, so a server
+reads them once rather than per query.
+
 Every write to a vector table writes its companions in the same transaction (``VectorIndex``,
 ``frames.delete_vector_rows``, ``reconcile``). A writer that does not know them (the original
 engine sharing a mind) leaves the counts unequal; the lane then scans exactly (:func:`is_current`)
@@ -28,6 +32,7 @@ until a reconcile rebuilds them.
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -46,6 +51,10 @@ CREATE TABLE IF NOT EXISTS vector_int8_codes (
 """
 VECTOR_TABLES = ("memory_frames_vec", "memory_frame_chunks_vec")
 REBUILD_PAGE = 20_000  # vectors read per query while rebuilding
+# meta key of a fresh token written with every change of the companions: a reader may keep the
+# bits in memory while the token is unchanged (a token, not a counter, so a rolled-back write
+# cannot make two contents share a value)
+VERSION_KEY = "vector_codes_version"
 LOOKUP_SIZE = 500  # int8 codes read per query
 
 
@@ -91,7 +100,16 @@ def _block_rows(ids: bytes, bits: bytes) -> dict[int, bytes]:
     return {int(rowid): bits[i * width : (i + 1) * width] for i, rowid in enumerate(rowids)}
 
 
+def _new_version(db: Database) -> None:
+    db.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (VERSION_KEY, uuid.uuid4().hex),
+    )
+
+
 def _write_blocks(db: Database, vec_table: str, changed: dict[int, dict[int, bytes]]) -> None:
+    if changed:
+        _new_version(db)
     for block, rows in changed.items():
         if not rows:
             db.execute("DELETE FROM vector_bit_blocks WHERE vec_table = ? AND block = ?", (vec_table, block))
@@ -152,6 +170,7 @@ def remove(db: Database, vec_table: str, rowids: Iterable[int]) -> None:
 
 
 def clear(db: Database, vec_table: str) -> None:
+    _new_version(db)
     db.execute("DELETE FROM vector_bit_blocks WHERE vec_table = ?", (vec_table,))
     db.execute("DELETE FROM vector_int8_codes WHERE vec_table = ?", (vec_table,))
 
@@ -186,15 +205,32 @@ def is_current(db: Database, vec_table: str) -> bool:
     return db.table_exists("vector_bit_blocks") and bit_count(db, vec_table) == vector_count(db, vec_table)
 
 
-def bit_candidates(db: Database, vec_table: str, query: np.ndarray, count: int) -> list[int] | None:
+BitsCache = dict[str, tuple[str, np.ndarray, np.ndarray]]
+
+
+def stored_bits(db: Database, vec_table: str, cache: BitsCache | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Every rowid of the companion and its bits (one row of bytes each); from ``cache`` while
+    the companions' version token is the one they were read at."""
+    version = db.scalar("SELECT value FROM meta WHERE key = ?", (VERSION_KEY,))
+    if cache is not None and version is not None and vec_table in cache and cache[vec_table][0] == version:
+        return cache[vec_table][1], cache[vec_table][2]
+    rows = db.query("SELECT ids, bits FROM vector_bit_blocks WHERE vec_table = ?", (vec_table,))
+    rowids = np.frombuffer(b"".join(row[0] for row in rows), dtype=np.int64)
+    bits = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.uint8).reshape(len(rowids), -1)
+    if cache is not None and version is not None:
+        cache[vec_table] = (version, rowids, bits)
+    return rowids, bits
+
+
+def bit_candidates(
+    db: Database, vec_table: str, query: np.ndarray, count: int, cache: BitsCache | None = None
+) -> list[int] | None:
     """The ``count`` rowids whose sign bits are nearest the query's (Hamming distance); None
     when the stored bits are of another width than the query."""
-    rows = db.query("SELECT ids, bits FROM vector_bit_blocks WHERE vec_table = ?", (vec_table,))
-    if not rows:
+    rowids, stored = stored_bits(db, vec_table, cache)
+    if not len(rowids):
         return []
-    rowids = np.frombuffer(b"".join(row[0] for row in rows), dtype=np.int64)
     query_bits = sign_bits(query.reshape(1, -1))
-    stored = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.uint8).reshape(len(rowids), -1)
     if stored.shape[1] != query_bits.shape[1]:
         return None
     if stored.shape[1] % 8 == 0:  # 64 bits at a time

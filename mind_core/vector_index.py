@@ -147,6 +147,7 @@ class VectorIndex:
         self.db = db
         self.embedder = embedder
         self.prescan_min_vectors = PRESCAN_MIN_VECTORS
+        self.bits_cache: vector_codes.BitsCache = {}  # a long-lived mind (a server) reads the bits once
 
     @property
     def dimensions(self) -> int:
@@ -360,7 +361,7 @@ class VectorIndex:
         if prescan:
             query = np.frombuffer(blob, dtype=np.float32)
             count = max(k * PRESCAN_OVERSAMPLE, PRESCAN_MIN_CANDIDATES)
-            candidates = vector_codes.bit_candidates(self.db, vec_table, query, count)
+            candidates = vector_codes.bit_candidates(self.db, vec_table, query, count, self.bits_cache)
             if candidates is not None:
                 nearest = vector_codes.int8_nearest(self.db, vec_table, query, candidates, k)
         if nearest is None:

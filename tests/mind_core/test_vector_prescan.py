@@ -189,3 +189,17 @@ def test_in_a_large_mind_the_keyword_lane_keeps_frames_with_a_rarer_word_ranked_
         assert split.index(ids["alice likes pottery"]) < split.index(ids["bob likes pottery"])
         assert len(everything) == 63
         assert mind.search.keyword_match("pottery class") == '"pottery" OR "class"'  # nothing common
+
+
+def test_a_reader_keeping_the_bits_in_memory_sees_another_connections_writes(tmp_path):
+    path = tmp_path / "shared.mind"
+    with Mind.open(path, embedder=DenseHashingEmbedder()) as writer:
+        fill(writer, sentences(300))
+        with Mind.open(path, embedder=DenseHashingEmbedder(), readonly=True) as reader:
+            reader.search.config = PRESCAN
+            assert reader.search.vector_search("budget meeting friday", 5)
+            assert "memory_frames_vec" in reader.search.vectors.bits_cache
+            added = fill(writer, ["zebra xylophone quartz"])
+            writer.frames.delete(added[0] - 1)
+            assert reader.search.vector_search("zebra xylophone quartz", 1) == added
+            assert added[0] - 1 not in reader.search.vector_search("budget meeting friday", 300)
