@@ -21,7 +21,9 @@ questions, asked in turn in every mode so load on a shared machine hits all mode
   ``prescan``, today's default (sign bits, int8 codes, then floats; common words left out of the
   keyword lane's frames). The candidate recall is the share of the exact vector lane's top 10 and
   top 100 that the pre-scan returns too. ``--widths 384 1024`` repeats it on a zero-padded 1024
-  mind (the original engine's width).
+  mind (the original engine's width). Beside the wall time, the CPU time the process spent per
+  search (all its threads): on a machine shared with other jobs the wall time grows with the
+  load, the CPU time much less.
 
 The frames are cognified after indexing (entities, relations and entity-frame links, as a
 harvest does), so the entity lane of issue #18 (`hybrid_entity`) walks a real graph;
@@ -277,13 +279,15 @@ def scale_run(
             for mind in minds.values():
                 mind.search.search(asked[0], limit=10)  # first touch of the file's pages
             times: dict[tuple[int, str], list[float]] = {run: [] for run in runs}
+            cpu: dict[tuple[int, str], list[float]] = {run: [] for run in runs}
             for i, query in enumerate(asked):
                 for width, mode in runs if i % 2 == 0 else list(reversed(runs)):
                     search = minds[width].search
                     search.config = SCAN_MODES[mode]
-                    began = time.perf_counter()
+                    began, began_cpu = time.perf_counter(), time.process_time()
                     search.search(query, limit=10)
                     times[(width, mode)].append((time.perf_counter() - began) * 1000)
+                    cpu[(width, mode)].append((time.process_time() - began_cpu) * 1000)
             depth = SearchConfig().lane_depth
             recall = {width: candidate_recall(mind, asked[:recall_queries], depth) for width, mind in minds.items()}
         finally:
@@ -295,7 +299,12 @@ def scale_run(
         "widths": {
             str(width): {
                 "modes": {
-                    mode: {"p50_ms": percentile(times[(width, mode)], 50), "p95_ms": percentile(times[(width, mode)], 95)}
+                    mode: {
+                        "p50_ms": percentile(times[(width, mode)], 50),
+                        "p95_ms": percentile(times[(width, mode)], 95),
+                        "cpu_p50_ms": percentile(cpu[(width, mode)], 50),
+                        "cpu_p95_ms": percentile(cpu[(width, mode)], 95),
+                    }
                     for mode in SCAN_MODES
                 },
                 "candidate_recall": recall[width],
@@ -373,7 +382,10 @@ def main() -> None:
             )
             for width, v in r["widths"].items():
                 for mode, m in v["modes"].items():
-                    print(f"  float[{width:>4}] {mode:8} p50 {m['p50_ms']:7.1f} ms  p95 {m['p95_ms']:7.1f} ms")
+                    print(
+                        f"  float[{width:>4}] {mode:8} p50 {m['p50_ms']:7.1f} ms  p95 {m['p95_ms']:7.1f} ms   "
+                        f"(CPU time of the process: p50 {m['cpu_p50_ms']:.1f}, p95 {m['cpu_p95_ms']:.1f} ms)"
+                    )
                 c = v["candidate_recall"]
                 figures = ", ".join(f"{key} {value:.3f}" for key, value in c.items())
                 print(
