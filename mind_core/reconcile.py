@@ -214,7 +214,11 @@ def doctor(db: Database, embedder: Embedder | None = None, repair: bool = False)
     findings.append(
         Finding("vec_chunks_missing", len(frames_missing_chunk_vectors(db)), "long frames missing chunk vectors")
     )
-    stale_bits = [t for t in vector_codes.VECTOR_TABLES if db.table_exists(t) and not vector_codes.is_current(db, t)]
+    # a mind not yet migrated (opened read-only since the upgrade) gets them at its first writable open
+    migrated = db.table_exists("vector_bit_blocks")
+    stale_bits = [
+        t for t in vector_codes.VECTOR_TABLES if migrated and db.table_exists(t) and not vector_codes.is_current(db, t)
+    ]
     findings.append(
         Finding("vec_bits", len(stale_bits), "vector tables whose sign bits (the vector lane's pre-scan) lag behind")
     )
