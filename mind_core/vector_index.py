@@ -40,7 +40,8 @@ EMBED_BATCH = 512  # frames per embedder call and per transaction
 # The vector lane of a table holding at least PRESCAN_MIN_VECTORS vectors first ranks their sign
 # bits (mind_core/vector_codes.py), then the int8 codes of the nearest
 # ``max(k * PRESCAN_OVERSAMPLE, PRESCAN_MIN_CANDIDATES)`` candidates, then the float vectors of
-# the k best; a smaller table is scanned exactly, which is as cheap there. Chosen on benchmarks/search.py (README, performance).
+# the k best; a smaller table is scanned exactly, which is as cheap there. Chosen by measurement:
+# benchmarks/README.md (Search: constants).
 PRESCAN_MIN_VECTORS = 20_000
 PRESCAN_OVERSAMPLE = 20
 PRESCAN_MIN_CANDIDATES = 200
