@@ -586,6 +586,18 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lane-depth", type=int, default=default.lane_depth)
     parser.add_argument("--context-window", type=int, default=default.context_window)
     parser.add_argument("--context-weight", type=float, default=default.context_weight)
+    parser.add_argument(
+        "--keyword-split-frames",
+        type=int,
+        default=default.keyword_split_frames,
+        help="frames from which the keyword lane leaves out frames holding only common words (0: always)",
+    )
+    parser.add_argument(
+        "--prescan-min-vectors",
+        type=int,
+        default=default.prescan_min_vectors,
+        help="vectors from which the vector lane pre-scans quantized vectors (0: always)",
+    )
 
 
 def search_config(args: argparse.Namespace) -> SearchConfig:
@@ -595,6 +607,8 @@ def search_config(args: argparse.Namespace) -> SearchConfig:
         lane_depth=args.lane_depth,
         context_window=args.context_window,
         context_weight=args.context_weight,
+        keyword_split_frames=args.keyword_split_frames,
+        prescan_min_vectors=args.prescan_min_vectors,
     )
 
 

@@ -53,7 +53,7 @@ from mind_core.scoring import (
 from mind_core.source_filter import SourceFilter
 from mind_core.time_window import TimeWindow, asks_when, carries_date, may_name_a_time, question_window
 from mind_core.timestamps import parse_instant
-from mind_core.vector_index import VectorIndex
+from mind_core.vector_index import PRESCAN_MIN_VECTORS, VectorIndex
 
 if TYPE_CHECKING:
     from mind_core.knowledge import KnowledgeGraph
@@ -82,6 +82,12 @@ ENTITY_NEIGHBOUR_WEIGHT = 0.5
 # being the window's own length (at least ``SearchConfig.time_scale_days``; a month for a window
 # open on one side).
 OPEN_WINDOW_SCALE_DAYS = 31.0
+# The keyword lane in a large mind: BM25 is computed for every frame that holds any query word, so
+# one word in a quarter of the frames (a speaker's name, "make") costs 50-170 ms at 100,000
+# frames. There, the frames are those holding one of the query's rarer words (in at most
+# COMMON_WORD_SHARE of the frames), still ranked by every word (see ``keyword_match``).
+KEYWORD_SPLIT_FRAMES = 20_000
+COMMON_WORD_SHARE = 0.05
 
 FTS_STOP_WORDS = frozenset(
     "the a an is are was were be been being have has had do does did will would could should may might shall "
@@ -103,9 +109,14 @@ def keyword_tokens(query: str) -> list[str]:
     return tokens
 
 
+def any_of(tokens: list[str]) -> str:
+    """FTS5 for "any of these words": each quoted, OR-joined."""
+    return " OR ".join(f'"{token}"' for token in tokens)
+
+
 def fts_query(query: str) -> str:
     """The FTS5 MATCH expression: each token quoted, OR-joined (recall over precision)."""
-    return " OR ".join(f'"{token}"' for token in keyword_tokens(query))
+    return any_of(keyword_tokens(query))
 
 
 def normalize_by_max(hits: list[LaneHit]) -> dict[int, float]:
@@ -153,6 +164,10 @@ class SearchConfig:
     time_weight: float = 0.6  # share of the match that depends on nearness to the question's dates
     when_weight: float = 0.0  # share that depends, for a "when" question, on a date in the frame's text
     time_scale_days: float = 1.0  # the time boost's shortest decay scale: a day's window reaches the next day
+    # from how many frames the keyword lane leaves frames holding only common words out, and the
+    # vector lane pre-scans quantized vectors (benchmarks force these to 0 to measure the effect)
+    keyword_split_frames: int = KEYWORD_SPLIT_FRAMES
+    prescan_min_vectors: int = PRESCAN_MIN_VECTORS
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
@@ -241,6 +256,15 @@ class HybridSearch:
         self.config = config or SearchConfig()
 
     @property
+    def config(self) -> SearchConfig:
+        return self._config
+
+    @config.setter
+    def config(self, config: SearchConfig) -> None:
+        self._config = config
+        self.vectors.prescan_min_vectors = config.prescan_min_vectors
+
+    @property
     def embedder(self) -> Embedder | None:
         return self.vectors.embedder
 
@@ -274,23 +298,41 @@ class HybridSearch:
         source: SourceFilter | None = None,
     ) -> list[LaneHit]:
         """FTS5 matches in rank order with their BM25 score (FTS5's ``rank`` negated, >= 0)."""
-        match = fts_query(query)
-        if not match:
+        if not fts_query(query):
             return []
         scope, scope_params = scope_clauses("mf", gop_id, since, until, source)
-        clauses = ["memory_frames_fts MATCH ?", *scope]
-        params: list[Any] = [match, *scope_params]
         sql = (
             "SELECT mf.id, memory_frames_fts.rank FROM memory_frames_fts "
             "JOIN memory_frames mf ON mf.id = memory_frames_fts.rowid "
-            f"WHERE {' AND '.join(clauses)} ORDER BY rank LIMIT ?"
+            f"WHERE {' AND '.join(['memory_frames_fts MATCH ?', *scope])} ORDER BY rank LIMIT ?"
         )
         try:
-            return [LaneHit(row[0], max(0.0, -float(row[1]))) for row in self.db.query(sql, [*params, limit])]
+            params: list[Any] = [self.keyword_match(query), *scope_params, limit]
+            return [LaneHit(row[0], max(0.0, -float(row[1]))) for row in self.db.query(sql, params)]
         except self.db.errors.Error as exc:
             log.warning("FTS query failed (%s); using the LIKE fallback", exc)
             ids = self.like_fallback_search(query, limit, gop_id, since, until, source)
             return [LaneHit(frame_id, 1.0) for frame_id in ids]
+
+    def keyword_match(self, query: str) -> str:
+        """The FTS5 expression of the keyword lane: :func:`fts_query`, except in a mind of at least
+        ``keyword_split_frames`` frames when the query mixes rarer words with common ones (in more
+        than COMMON_WORD_SHARE of the frames). Then it is ``(rarer) AND (every word)``: the frames
+        are those holding a rarer word, and BM25 still counts every word, the rarer ones twice
+        (FTS5 scores each phrase of the expression). A frame holding only common words is left
+        out; such a frame ranks low anyway (a common word's IDF is small) and ranking all of
+        them is what made the lane slow. Measured: benchmarks/README.md (issue #19)."""
+        tokens = keyword_tokens(query)
+        every = any_of(tokens)
+        if len(tokens) < 2:
+            return every
+        frames = int(self.db.scalar("SELECT max(id) FROM memory_frames") or 0)  # ids issued: cheap
+        if frames < self.config.keyword_split_frames:
+            return every
+        rarer = [t for t in tokens if self._document_frequency(t) <= COMMON_WORD_SHARE * frames]
+        if not rarer or len(rarer) == len(tokens):
+            return every
+        return f"({any_of(rarer)}) AND ({every})"
 
     def like_fallback_search(
         self,
