@@ -355,6 +355,8 @@ def _round_figures(result: LoadResult) -> dict[str, Any]:
         "p50_ms",
         "p95_ms",
         "server_cpu_ms_per_request",
+        "bytes_per_answer",
+        "bytes_per_recall_answer",
         "server_errors_5xx",
         "problems",
     )
@@ -400,7 +402,14 @@ def compare_part(
             "rounds": rows,
             "median": {
                 key: round(statistics.median(row[key] for row in rows), 2)
-                for key in ("requests_per_s", "p50_ms", "p95_ms", "server_cpu_ms_per_request")
+                for key in (
+                    "requests_per_s",
+                    "p50_ms",
+                    "p95_ms",
+                    "server_cpu_ms_per_request",
+                    "bytes_per_answer",
+                    "bytes_per_recall_answer",
+                )
             },
             "server_errors_5xx": sum(row["server_errors_5xx"] for row in rows),
             "problems": sum(row["problems"] for row in rows),

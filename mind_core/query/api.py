@@ -417,17 +417,7 @@ def create_app(service: QueryService) -> FastAPI:
 
         return register
 
-    @route(
-        "GET",
-        "/health",
-        public=True,
-        tags=["service"],
-        response_model=models.HealthResponse,
-        summary="Liveness and which minds exist.",
-    )
-    async def health() -> Response:  # a few stat calls: not worth a trip to a worker thread
-        return JSONAnswer(service.health())
-
+    # Routes are matched in the order they are added: the most requested come first.
     @route(
         "GET",
         "/recall",
@@ -467,6 +457,17 @@ def create_app(service: QueryService) -> FastAPI:
     )
     def search_post(request: models.SearchRequest) -> Response:
         return JSONAnswer(service.search(request))
+
+    @route(
+        "GET",
+        "/health",
+        public=True,
+        tags=["service"],
+        response_model=models.HealthResponse,
+        summary="Liveness and which minds exist.",
+    )
+    async def health() -> Response:  # a few stat calls: not worth a trip to a worker thread
+        return JSONAnswer(service.health())
 
     @route(
         "GET",
