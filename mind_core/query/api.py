@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar, get_args, get_origin, get_type_hints
 
 import anyio
+import anyio.to_thread
 from fastapi import FastAPI, Query, params
 from fastapi import Path as PathParam
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -30,7 +31,6 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
@@ -64,6 +64,11 @@ BEARER_SECURITY_SCHEME = {
 }
 # what a route says in the OpenAPI document when it needs the token, and what ModelRoute enforces
 BEARER_REQUIRED: dict[str, Any] = {"security": [{BEARER_SCHEME: []}]}
+# Endpoints that run in worker threads at once (the others wait their turn, in order). A few let
+# SQLite, which releases the GIL, overlap with Python work elsewhere; more only fight over the
+# GIL: with one thread per request (AnyIO's default allows 40) an overloaded server spent up to
+# twice the CPU per request in the reliability run, and its slowest answers came later.
+ENDPOINT_THREADS = 4
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": models.ErrorResponse, "description": description}
     for status, description in (
@@ -212,10 +217,11 @@ class ModelRoute(APIRoute):
     """A route FastAPI documents from its endpoint's signature as usual, answered by a lean
     handler: repeated query parameters refused, the bearer token checked where the route's
     OpenAPI entry says it is needed, the request model validated by pydantic directly, and the
-    endpoint run (a plain function in a worker thread). FastAPI's own handler solves
-    dependencies, parses a query model field by field and opens two exit stacks on every
-    request, which under load cost more CPU than most answers themselves; errors raised here
-    reach the app's exception handlers all the same (through Starlette's ExceptionMiddleware)."""
+    endpoint run (a plain function in one of ``ENDPOINT_THREADS`` worker threads). FastAPI's
+    own handler solves dependencies, parses a query model field by field and opens two exit
+    stacks on every request, which under load cost more CPU than most answers themselves;
+    errors raised here reach the app's exception handlers all the same (through Starlette's
+    ExceptionMiddleware)."""
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(path, endpoint, **kwargs)
@@ -231,17 +237,18 @@ class ModelRoute(APIRoute):
         inputs = EndpointInputs.of(self.endpoint)
         needs_token = "security" in (self.openapi_extra or {})
         endpoint = self.endpoint
-        call = (
-            endpoint
-            if inspect.iscoroutinefunction(endpoint)
-            else functools.partial(run_in_threadpool, endpoint)
-        )
+        on_event_loop = inspect.iscoroutinefunction(endpoint)
 
         async def answer(request: Request) -> Response:
             refuse_repeated_parameters(request)
             if needs_token:
                 require_token(request, request.app.state.bearer_token)
-            return await call(**await inputs.arguments(request))
+            arguments = await inputs.arguments(request)
+            if on_event_loop:
+                return await endpoint(**arguments)
+            return await anyio.to_thread.run_sync(
+                functools.partial(endpoint, **arguments), limiter=request.app.state.endpoint_threads
+            )
 
         return answer
 
@@ -395,6 +402,7 @@ def create_app(service: QueryService) -> FastAPI:
     )
 
     app.state.bearer_token = service.config.token
+    app.state.endpoint_threads = anyio.CapacityLimiter(ENDPOINT_THREADS)
     EndpointT = TypeVar("EndpointT", bound=Callable[..., Any])
 
     def route(
