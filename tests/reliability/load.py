@@ -404,8 +404,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def run_load(server: Server, requests: list[Request], clients: int) -> LoadResult:
-    """Send ``requests`` from ``clients`` threads (each its own keep-alive connection)."""
+def run_load(server: Server, requests: list[Request], clients: int, rate: float | None = None) -> LoadResult:
+    """Send ``requests`` from ``clients`` threads (each its own keep-alive connection). Each
+    client sends its next request as soon as it has an answer; with ``rate`` (requests per
+    second) the k-th request leaves no earlier than k / rate seconds after the start, so two
+    servers get the same offered load as long as the clients keep up (a closed loop rewards a
+    server whose cheap answers are slow: its clients send less)."""
     queue = list(enumerate(requests))
     lock = threading.Lock()
     answers: list[Answer] = []
@@ -417,6 +421,9 @@ def run_load(server: Server, requests: list[Request], clients: int) -> LoadResul
                 if not queue:
                     break
                 _, request = queue.pop()
+                due = began + (len(requests) - len(queue) - 1) / rate if rate else 0.0
+            if (wait := due - time.perf_counter()) > 0:
+                time.sleep(wait)
             sent = time.perf_counter()
             try:
                 answer = (
