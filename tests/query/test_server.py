@@ -263,6 +263,12 @@ def test_invalid_bodies(client, base):
     assert repeated.status_code == 400 and "more than once" in repeated.json()["error"]
 
 
+def test_a_list_parameter_in_the_query_string(client, base):
+    assert get(client, base + "/recall", query="Falcon").json()["workspace_results"]
+    tagged = get(client, base + "/recall", query="Falcon", tags="no-such-tag").json()
+    assert tagged["workspace_results"] == [] and tagged["personal_results"] == []
+
+
 @pytest.mark.parametrize(
     "workspace", ["../team", "..", "../../etc/passwd", "a/b", "team/../../x", ".hidden", "x" * 65, "a\\b"]
 )
@@ -389,6 +395,15 @@ def test_token_is_required_when_configured(client, running):
         client.get(url + "/recall", params={"query": "Falcon"}, headers={"Authorization": f"Bearer {TOKEN}"})
     )
     assert ok.status_code == 200
+
+
+def test_the_document_names_the_routes_that_need_the_token(client, base):
+    spec = get(client, base + "/openapi.json").json()
+    assert spec["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+    for path, operations in spec["paths"].items():
+        for operation in operations.values():
+            expected = None if path == "/health" else [{"bearerAuth": []}]
+            assert operation.get("security") == expected, path
 
 
 def test_non_loopback_binding_needs_a_token(home):
