@@ -69,6 +69,10 @@ BEARER_REQUIRED: dict[str, Any] = {"security": [{BEARER_SCHEME: []}]}
 # GIL: with one thread per request (AnyIO's default allows 40) an overloaded server spent up to
 # twice the CPU per request in the reliability run, and its slowest answers came later.
 ENDPOINT_THREADS = 4
+# With external sources a recall may wait seconds on one (an HTTP source up to its timeout, a
+# plugin's as long as it takes): such waits must not hold up the answers of the minds themselves,
+# so the threads are AnyIO's usual number.
+ENDPOINT_THREADS_WITH_EXTERNAL_SOURCES = 40
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": models.ErrorResponse, "description": description}
     for status, description in (
@@ -402,7 +406,9 @@ def create_app(service: QueryService) -> FastAPI:
     )
 
     app.state.bearer_token = service.config.token
-    app.state.endpoint_threads = anyio.CapacityLimiter(ENDPOINT_THREADS)
+    app.state.endpoint_threads = anyio.CapacityLimiter(
+        ENDPOINT_THREADS_WITH_EXTERNAL_SOURCES if service.config.retrievers else ENDPOINT_THREADS
+    )
     EndpointT = TypeVar("EndpointT", bound=Callable[..., Any])
 
     def route(
