@@ -379,6 +379,9 @@ class RequestGuard:
 
 
 # -- the app ------------------------------------------------------------------------------------
+EndpointT = TypeVar("EndpointT", bound=Callable[..., Any])
+
+
 def create_app(service: QueryService) -> FastAPI:
     """The FastAPI app answering for ``service``; the token comes from its config."""
     app = FastAPI(
@@ -409,7 +412,6 @@ def create_app(service: QueryService) -> FastAPI:
     app.state.endpoint_threads = anyio.CapacityLimiter(
         ENDPOINT_THREADS_WITH_EXTERNAL_SOURCES if service.config.retrievers else ENDPOINT_THREADS
     )
-    EndpointT = TypeVar("EndpointT", bound=Callable[..., Any])
 
     def route(
         method: str, path: str, *, public: bool = False, **doc: Any

@@ -222,7 +222,9 @@ class QueryServer:
     def serve(self) -> None:
         """Answer requests until ``stop()`` (or SIGINT/SIGTERM when run in the main thread)."""
         # What exists now (modules, the app, its schemas, the service) lives as long as the
-        # server: moved out of the collector's generations, a full collection does not walk it.
+        # server: moved out of the collector's generations (garbage collected first), a full
+        # collection does not walk it.
+        gc.collect()
         gc.freeze()
         self._server.run(sockets=[self.socket])
 
