@@ -355,6 +355,8 @@ def _round_figures(result: LoadResult) -> dict[str, Any]:
         "p50_ms",
         "p95_ms",
         "server_cpu_ms_per_request",
+        "bytes_per_answer",
+        "bytes_per_recall_answer",
         "server_errors_5xx",
         "problems",
     )
@@ -367,7 +369,10 @@ def compare_part(
     """This tree's service and ``baseline``'s over the same home and the same request mix, round
     by round in alternating order (ABBA...), so a change in the machine's load hits both: the
     other jobs on a shared machine move absolute figures far more than the service does, and
-    CPU per request is the figure they disturb least."""
+    CPU per request is the figure they disturb least. The rounds are a closed loop (each client
+    sends again as soon as it has an answer), then half as many at one equal offered rate (3/4
+    of the slower server's), where latency compares like with like: in a closed loop the faster
+    a server's cheap answers, the more of its clients wait on expensive ones at any moment."""
     began = section(
         f"query service against {baseline}: {rounds} rounds each of {requests} mixed requests from "
         f"{clients} clients, alternating"
@@ -380,6 +385,8 @@ def compare_part(
     }
     rng = random.Random(seed)
     figures: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
+    paced_rows: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
+    rate = 0.0
     tracebacks: dict[str, int] = {}
     try:
         warm_up = request_mix(rng, 200, frame_ids)
@@ -391,24 +398,21 @@ def compare_part(
             for name in names if number % 2 == 0 else names[::-1]:
                 figures[name].append(_round_figures(run_load(servers[name], mix, clients)))
                 print(f"  round {number + 1} {name:<8} {figures[name][-1]}", flush=True)
+        # the same offered load for both: 3/4 of what the slower one answered in a closed loop
+        rate = 0.75 * min(statistics.median(r["requests_per_s"] for r in rows) for rows in figures.values())
+        for number in range(max(rounds // 2, 1)):
+            mix = request_mix(rng, requests, frame_ids)
+            for name in names if number % 2 == 0 else names[::-1]:
+                paced_rows[name].append(_round_figures(run_load(servers[name], mix, clients, rate)))
+                print(f"  at {rate:.0f}/s, round {number + 1} {name:<8} {paced_rows[name][-1]}", flush=True)
     finally:
         for name, server in servers.items():
             tracebacks[name] = server.stop().count("Traceback")
     summary: dict[str, Any] = {"baseline": baseline, "rounds": rounds, "requests_per_round": requests}
     for name, rows in figures.items():
-        summary[name] = {
-            "rounds": rows,
-            "median": {
-                key: round(statistics.median(row[key] for row in rows), 2)
-                for key in ("requests_per_s", "p50_ms", "p95_ms", "server_cpu_ms_per_request")
-            },
-            "server_errors_5xx": sum(row["server_errors_5xx"] for row in rows),
-            "problems": sum(row["problems"] for row in rows),
-            "server_log_tracebacks": tracebacks[name],
-        }
+        summary[name] = _compare_entry(rows, tracebacks[name])
     current, old = summary["current"]["median"], summary[baseline]["median"]
     summary["current_over_baseline"] = {key: round(current[key] / old[key], 3) for key in current}
-    summary["seconds"] = round(time.perf_counter() - began, 1)
     for name in servers:
         entry = summary[name]
         print(
@@ -416,7 +420,38 @@ def compare_part(
             f"{entry['problems']}, log tracebacks {entry['server_log_tracebacks']}"
         )
     print(f"  current / {baseline}: {summary['current_over_baseline']}")
+    equal: dict[str, Any] = {"requests_per_s_offered": round(rate, 1)}
+    for name, rows in paced_rows.items():
+        equal[name] = _compare_entry(rows, tracebacks[name])
+        print(f"  at {rate:.0f}/s {name:<8} median {equal[name]['median']}")
+    equal["current_over_baseline"] = {
+        key: round(equal["current"]["median"][key] / equal[baseline]["median"][key], 3)
+        for key in equal["current"]["median"]
+    }
+    print(f"  at {rate:.0f}/s current / {baseline}: {equal['current_over_baseline']}")
+    summary["equal_rate"] = equal
+    summary["seconds"] = round(time.perf_counter() - began, 1)
     return summary
+
+
+def _compare_entry(rows: list[dict[str, Any]], tracebacks: int) -> dict[str, Any]:
+    return {
+        "rounds": rows,
+        "median": {
+            key: round(statistics.median(row[key] for row in rows), 2)
+            for key in (
+                "requests_per_s",
+                "p50_ms",
+                "p95_ms",
+                "server_cpu_ms_per_request",
+                "bytes_per_answer",
+                "bytes_per_recall_answer",
+            )
+        },
+        "server_errors_5xx": sum(row["server_errors_5xx"] for row in rows),
+        "problems": sum(row["problems"] for row in rows),
+        "server_log_tracebacks": tracebacks,
+    }
 
 
 def main() -> None:

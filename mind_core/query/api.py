@@ -10,23 +10,26 @@ so /docs works without network access.
 
 from __future__ import annotations
 
+import functools
 import hmac
+import inspect
 import json
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Coroutine
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar, get_args, get_origin, get_type_hints
 
 import anyio
-from fastapi import APIRouter, Depends, FastAPI, Query
+import anyio.to_thread
+from fastapi import FastAPI, Query, params
 from fastapi import Path as PathParam
-from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.routing import APIRoute
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
@@ -51,12 +54,25 @@ DESCRIPTION = (
     "matched well."
 )
 DOCS_ASSETS = "/docs/assets"
+OPENAPI_URL = "/openapi.json"
 HTTP_VERSIONS = ("1.0", "1.1")
-BEARER = HTTPBearer(
-    auto_error=False,
-    scheme_name="bearerAuth",
-    description="Required when the server was started with a token.",
-)
+BEARER_SCHEME = "bearerAuth"
+BEARER_SECURITY_SCHEME = {
+    "type": "http",
+    "scheme": "bearer",
+    "description": "Required when the server was started with a token.",
+}
+# what a route says in the OpenAPI document when it needs the token, and what ModelRoute enforces
+BEARER_REQUIRED: dict[str, Any] = {"security": [{BEARER_SCHEME: []}]}
+# Endpoints that run in worker threads at once (the others wait their turn, in order). A few let
+# SQLite, which releases the GIL, overlap with Python work elsewhere; more only fight over the
+# GIL: with one thread per request (AnyIO's default allows 40) an overloaded server spent up to
+# twice the CPU per request in the reliability run, and its slowest answers came later.
+ENDPOINT_THREADS = 4
+# With external sources a recall may wait seconds on one (an HTTP source up to its timeout, a
+# plugin's as long as it takes): such waits must not hold up the answers of the minds themselves,
+# so the threads are AnyIO's usual number.
+ENDPOINT_THREADS_WITH_EXTERNAL_SOURCES = 40
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": models.ErrorResponse, "description": description}
     for status, description in (
@@ -89,30 +105,156 @@ def error_answer(status: int, message: str, headers: dict[str, str] | None = Non
     return JSONAnswer({"error": message}, status_code=status, headers=headers)
 
 
-class JSONBodyRequest(Request):
-    """A request whose JSON body is decoded by our rules: strict UTF-8, and a body nested deeper
-    than the parser recurses is a 400 (Starlette's ``json()`` would raise RecursionError)."""
+# -- routes -------------------------------------------------------------------------------------
+def refuse_repeated_parameters(request: Request) -> None:
+    names = Counter(name for name, _ in request.query_params.multi_items())
+    repeated = sorted(name for name, count in names.items() if count > 1)
+    if repeated:
+        raise InvalidInputError(f"parameter(s) given more than once: {', '.join(repeated)}")
 
-    async def json(self) -> Any:
-        body = await self.body()
+
+def require_token(request: Request, token: str | None) -> None:
+    """A bearer token, compared in constant time; ``None``: the server needs none."""
+    if not token:
+        return
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+        raise HTTPException(401, "a valid bearer token is required", {"WWW-Authenticate": "Bearer"})
+
+
+def _is_json(content_type: str | None) -> bool:
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+async def json_body(request: Request) -> Any:
+    """The body decoded by our rules: sent as JSON, strict UTF-8, and nested no deeper than the
+    parser recurses (a deeper one is a 400, not a RecursionError)."""
+    body = await request.body()
+    if not body:
+        raise InvalidInputError("a JSON object body is required")
+    if not _is_json(request.headers.get("content-type")):
+        raise InvalidInputError("send the body as JSON (Content-Type: application/json)")
+    try:
+        return json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InvalidInputError("the body is not valid UTF-8") from None
+    except RecursionError:
+        raise InvalidInputError("the body's JSON is nested too deeply") from None
+    except ValueError as exc:
+        raise InvalidInputError(f"the body is not valid JSON: {exc}") from None
+
+
+def invalid_input(exc: ValidationError, where: tuple[str, ...] = ()) -> InvalidInputError:
+    """Pydantic's errors as one readable line; ``where``: the parameter a bare value was for."""
+    return InvalidInputError(
+        models.describe_errors([{**e, "loc": (*where, *e["loc"])} for e in exc.errors()])
+    )
+
+
+@dataclass(frozen=True)
+class EndpointInputs:
+    """What an endpoint takes, read once from its signature: path parameters
+    (``Annotated[int, Path(...)]``) and at most one request model, from the query string
+    (``Annotated[Model, Query()]``) or else from a JSON body."""
+
+    path: dict[str, TypeAdapter[Any]]
+    model_parameter: str | None = None
+    model: type[BaseModel] | None = None
+    from_body: bool = False
+    list_fields: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, endpoint: Callable[..., Any]) -> EndpointInputs:
+        hints = get_type_hints(endpoint, include_extras=True)
+        path: dict[str, TypeAdapter[Any]] = {}
+        found: dict[str, Any] = {}
+        for name in inspect.signature(endpoint).parameters:
+            hint = hints[name]
+            base, *metadata = get_args(hint) if get_origin(hint) is Annotated else (hint,)
+            if isinstance(base, type) and issubclass(base, BaseModel) and not found:
+                found = {
+                    "model_parameter": name,
+                    "model": base,
+                    "from_body": not any(isinstance(m, params.Query) for m in metadata),
+                    "list_fields": frozenset(
+                        field for field, info in base.model_fields.items() if _is_list(info.annotation)
+                    ),
+                }
+            elif any(isinstance(m, params.Path) for m in metadata):
+                path[name] = TypeAdapter(hint)
+            else:
+                raise TypeError(
+                    f"{endpoint.__name__}: '{name}' is neither a path parameter nor the request model"
+                )
+        return cls(path=path, **found)
+
+    async def arguments(self, request: Request) -> dict[str, Any]:
+        """The endpoint's arguments from ``request``; InvalidInputError when they break the contract."""
+        arguments: dict[str, Any] = {}
         try:
-            return json.loads(body.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise HTTPException(400, "the body is not valid UTF-8") from exc
-        except RecursionError as exc:
-            raise HTTPException(400, "the body's JSON is nested too deeply") from exc
-        except ValueError as exc:
-            raise HTTPException(400, f"the body is not valid JSON: {exc}") from exc
+            for name, adapter in self.path.items():
+                arguments[name] = adapter.validate_python(request.path_params[name])
+        except ValidationError as exc:
+            raise invalid_input(exc, (name,)) from None
+        if self.model is not None and self.model_parameter is not None:
+            if self.from_body:
+                values = await json_body(request)
+            else:
+                query = request.query_params
+                values = {
+                    name: query.getlist(name) if name in self.list_fields else value
+                    for name, value in query.items()
+                }
+            try:
+                arguments[self.model_parameter] = self.model.model_validate(values)
+            except ValidationError as exc:
+                raise invalid_input(exc) from None
+        return arguments
 
 
-class JSONBodyRoute(APIRoute):
+def _is_list(annotation: Any) -> bool:
+    return get_origin(annotation) is list or any(get_origin(a) is list for a in get_args(annotation))
+
+
+class ModelRoute(APIRoute):
+    """A route FastAPI documents from its endpoint's signature as usual, answered by a lean
+    handler: repeated query parameters refused, the bearer token checked where the route's
+    OpenAPI entry says it is needed, the request model validated by pydantic directly, and the
+    endpoint run (a plain function in one of ``ENDPOINT_THREADS`` worker threads). FastAPI's
+    own handler solves dependencies, parses a query model field by field and opens two exit
+    stacks on every request, which under load cost more CPU than most answers themselves;
+    errors raised here reach the app's exception handlers all the same (through Starlette's
+    ExceptionMiddleware)."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(path, endpoint, **kwargs)
+        answer = self.get_route_handler()
+
+        async def app(scope: Scope, receive: Receive, send: Send) -> None:
+            response = await answer(Request(scope, receive, send))
+            await response(scope, receive, send)
+
+        self.app = app
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
+        inputs = EndpointInputs.of(self.endpoint)
+        needs_token = "security" in (self.openapi_extra or {})
+        endpoint = self.endpoint
+        on_event_loop = inspect.iscoroutinefunction(endpoint)
 
-        async def decode_with_our_rules(request: Request) -> Response:
-            return await handler(JSONBodyRequest(request.scope, request.receive))
+        async def answer(request: Request) -> Response:
+            refuse_repeated_parameters(request)
+            if needs_token:
+                require_token(request, request.app.state.bearer_token)
+            arguments = await inputs.arguments(request)
+            if on_event_loop:
+                return await endpoint(**arguments)
+            return await anyio.to_thread.run_sync(
+                functools.partial(endpoint, **arguments), limiter=request.app.state.endpoint_threads
+            )
 
-        return decode_with_our_rules
+        return answer
 
 
 # -- ASGI middleware ------------------------------------------------------------------------------
@@ -237,15 +379,21 @@ class RequestGuard:
 
 
 # -- the app ------------------------------------------------------------------------------------
+EndpointT = TypeVar("EndpointT", bound=Callable[..., Any])
+
+
 def create_app(service: QueryService) -> FastAPI:
     """The FastAPI app answering for ``service``; the token comes from its config."""
     app = FastAPI(
         title=TITLE,
         description=DESCRIPTION,
         version=models.package_version(),
+        openapi_url=None,  # served below, encoded once
         docs_url=None,
         redoc_url=None,
         redirect_slashes=False,
+        # no telemetry leaves this service: FastAPI need not look for OpenTelemetry providers
+        telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
         default_response_class=JSONAnswer,
         generate_unique_id_function=lambda route: route.name,
         openapi_tags=[
@@ -260,41 +408,34 @@ def create_app(service: QueryService) -> FastAPI:
         ],
     )
 
-    # The dependencies are async so that they run on the event loop: a plain `def` would cost
-    # each request two extra trips through the worker threads.
-    async def require_token(
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
-    ) -> None:
-        token = service.config.token
-        if not token:
-            return
-        given = credentials.credentials.strip() if credentials is not None else ""
-        if not hmac.compare_digest(given.encode(), token.encode()):
-            raise HTTPException(401, "a valid bearer token is required", {"WWW-Authenticate": "Bearer"})
-
-    async def refuse_repeated_parameters(request: Request) -> None:
-        names = [name for name, _ in request.query_params.multi_items()]
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise InvalidInputError(f"parameter(s) given more than once: {', '.join(repeated)}")
-
-    public = APIRouter(route_class=JSONBodyRoute, dependencies=[Depends(refuse_repeated_parameters)])
-    guarded = APIRouter(
-        route_class=JSONBodyRoute,
-        dependencies=[Depends(refuse_repeated_parameters), Depends(require_token)],
-        responses=ERROR_RESPONSES,
+    app.state.bearer_token = service.config.token
+    app.state.endpoint_threads = anyio.CapacityLimiter(
+        ENDPOINT_THREADS_WITH_EXTERNAL_SOURCES if service.config.retrievers else ENDPOINT_THREADS
     )
 
-    @public.get(
-        "/health",
-        tags=["service"],
-        response_model=models.HealthResponse,
-        summary="Liveness and which minds exist.",
-    )
-    async def health() -> Response:  # a few stat calls: not worth a trip to a worker thread
-        return JSONAnswer(service.health())
+    def route(
+        method: str, path: str, *, public: bool = False, **doc: Any
+    ) -> Callable[[EndpointT], EndpointT]:
+        """Register an endpoint on the app itself (an included router would add a layer of
+        route matching to every request); every route but the public ones needs the token."""
 
-    @guarded.get(
+        def register(endpoint: EndpointT) -> EndpointT:
+            app.router.add_api_route(
+                path,
+                endpoint,
+                methods=[method],
+                route_class_override=ModelRoute,
+                responses=None if public else ERROR_RESPONSES,
+                openapi_extra=None if public else BEARER_REQUIRED,
+                **doc,
+            )
+            return endpoint
+
+        return register
+
+    # Routes are matched in the order they are added: the most requested come first.
+    @route(
+        "GET",
         "/recall",
         tags=["recall"],
         response_model=models.RecallResponse,
@@ -303,7 +444,8 @@ def create_app(service: QueryService) -> FastAPI:
     def recall_get(request: Annotated[models.RecallQuery, Query()]) -> Response:
         return JSONAnswer(service.recall(request))
 
-    @guarded.post(
+    @route(
+        "POST",
         "/recall",
         tags=["recall"],
         response_model=models.RecallResponse,
@@ -312,7 +454,8 @@ def create_app(service: QueryService) -> FastAPI:
     def recall_post(request: models.RecallRequest) -> Response:
         return JSONAnswer(service.recall(request))
 
-    @guarded.get(
+    @route(
+        "GET",
         "/search",
         tags=["recall"],
         response_model=models.SearchResponse,
@@ -321,7 +464,8 @@ def create_app(service: QueryService) -> FastAPI:
     def search_get(request: Annotated[models.SearchQuery, Query()]) -> Response:
         return JSONAnswer(service.search(request))
 
-    @guarded.post(
+    @route(
+        "POST",
         "/search",
         tags=["recall"],
         response_model=models.SearchResponse,
@@ -330,7 +474,19 @@ def create_app(service: QueryService) -> FastAPI:
     def search_post(request: models.SearchRequest) -> Response:
         return JSONAnswer(service.search(request))
 
-    @guarded.get(
+    @route(
+        "GET",
+        "/health",
+        public=True,
+        tags=["service"],
+        response_model=models.HealthResponse,
+        summary="Liveness and which minds exist.",
+    )
+    async def health() -> Response:  # a few stat calls: not worth a trip to a worker thread
+        return JSONAnswer(service.health())
+
+    @route(
+        "GET",
         "/frames/{frame_id}",
         tags=["recall"],
         response_model=models.FrameResponse,
@@ -342,7 +498,8 @@ def create_app(service: QueryService) -> FastAPI:
     ) -> Response:
         return JSONAnswer(service.frame(frame_id, request.workspace))
 
-    @guarded.get(
+    @route(
+        "GET",
         "/sources",
         tags=["minds"],
         response_model=models.SourcesResponse,
@@ -351,7 +508,8 @@ def create_app(service: QueryService) -> FastAPI:
     def sources(request: Annotated[models.WorkspaceQuery, Query()]) -> Response:
         return JSONAnswer(service.sources(request.workspace))
 
-    @guarded.get(
+    @route(
+        "GET",
         "/entities",
         tags=["recall"],
         response_model=models.EntitiesResponse,
@@ -360,7 +518,8 @@ def create_app(service: QueryService) -> FastAPI:
     def entities(request: Annotated[models.EntitiesQuery, Query()]) -> Response:
         return JSONAnswer(service.entities(request))
 
-    @guarded.get(
+    @route(
+        "GET",
         "/kg/entities",
         tags=["knowledge graph"],
         response_model=models.GraphEntitiesResponse,
@@ -369,7 +528,8 @@ def create_app(service: QueryService) -> FastAPI:
     def kg_entities(request: Annotated[models.GraphEntitiesQuery, Query()]) -> Response:
         return JSONAnswer(service.graph_entities(request))
 
-    @guarded.get(
+    @route(
+        "GET",
         "/kg/relations",
         tags=["knowledge graph"],
         response_model=models.GraphRelationsResponse,
@@ -378,7 +538,8 @@ def create_app(service: QueryService) -> FastAPI:
     def kg_relations(request: Annotated[models.GraphRelationsQuery, Query()]) -> Response:
         return JSONAnswer(service.graph_relations(request))
 
-    @guarded.get(
+    @route(
+        "GET",
         "/kg/neighbours",
         tags=["knowledge graph"],
         response_model=models.NeighboursResponse,
@@ -387,7 +548,8 @@ def create_app(service: QueryService) -> FastAPI:
     def kg_neighbours(request: Annotated[models.NeighboursQuery, Query()]) -> Response:
         return JSONAnswer(service.neighbours(request))
 
-    @guarded.get(
+    @route(
+        "GET",
         "/stats",
         tags=["minds"],
         response_model=models.StatsResponse,
@@ -397,14 +559,18 @@ def create_app(service: QueryService) -> FastAPI:
     def stats(request: Annotated[models.WorkspaceQuery, Query()]) -> Response:
         return JSONAnswer(service.stats(request.workspace))
 
-    app.include_router(public)
-    app.include_router(guarded)
-    app.mount(DOCS_ASSETS, StaticFiles(directory=swagger_ui_path), name="swagger-ui-assets")
+    @route("GET", OPENAPI_URL, public=True, include_in_schema=False)
+    async def openapi() -> Response:
+        return Response(openapi_json(), media_type="application/json")
 
-    @app.get("/docs", include_in_schema=False)
-    def docs() -> HTMLResponse:
+    @functools.cache
+    def openapi_json() -> bytes:  # the document never changes while the app runs
+        return JSONAnswer(app.openapi()).body
+
+    @route("GET", "/docs", public=True, include_in_schema=False)
+    async def docs() -> HTMLResponse:
         return get_swagger_ui_html(
-            openapi_url=app.openapi_url or "/openapi.json",
+            openapi_url=OPENAPI_URL,
             title=f"{TITLE} - Swagger UI",
             swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
             swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
@@ -412,13 +578,14 @@ def create_app(service: QueryService) -> FastAPI:
             oauth2_redirect_url=None,
         )
 
-    @app.get("/", include_in_schema=False)
-    def root() -> RedirectResponse:
+    @route("GET", "/", public=True, include_in_schema=False)
+    async def root() -> RedirectResponse:
         return RedirectResponse("/docs")
 
+    app.mount(DOCS_ASSETS, StaticFiles(directory=swagger_ui_path), name="swagger-ui-assets")
     _answer_errors_as_json(app)
     app.add_middleware(RequestGuard)
-    app.openapi = lambda: _openapi_with_400s(app)  # type: ignore[method-assign]
+    app.openapi = lambda: _openapi_document(app)  # type: ignore[method-assign]
     return app
 
 
@@ -445,10 +612,6 @@ def _answer_errors_as_json(app: FastAPI) -> None:
             message = f"{request.method} is not allowed on {request.url.path}"
         return error_answer(exc.status_code, message, headers)
 
-    async def invalid_request(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, RequestValidationError)
-        return error_answer(400, models.describe_errors(exc.errors(), located=True))
-
     def answer(status: int) -> Callable[[Request, Exception], Coroutine[Any, Any, Response]]:
         async def handler(request: Request, exc: Exception) -> Response:
             return error_answer(status, str(exc))
@@ -456,16 +619,16 @@ def _answer_errors_as_json(app: FastAPI) -> None:
         return handler
 
     app.add_exception_handler(HTTPException, http_error)
-    app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(InvalidInputError, answer(400))
     app.add_exception_handler(NotFoundError, answer(404))
     app.add_exception_handler(FingerprintMismatchError, answer(409))
     app.add_exception_handler(UnreadableMindError, answer(409))
 
 
-def _openapi_with_400s(app: FastAPI) -> dict[str, Any]:
-    """FastAPI documents invalid input as 422 with its own error shape; this service answers it
-    400 with ``ErrorResponse``, so the document says that instead."""
+def _openapi_document(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document of the routes, with two corrections: FastAPI documents invalid input
+    as 422 with its own error shape, while this service answers it 400 with ``ErrorResponse``;
+    and the bearer scheme the guarded routes name (``BEARER_REQUIRED``) is defined."""
     if app.openapi_schema is None:
         from fastapi.openapi.utils import get_openapi
 
@@ -475,7 +638,9 @@ def _openapi_with_400s(app: FastAPI) -> dict[str, Any]:
         for operations in schema["paths"].values():
             for operation in operations.values():
                 operation["responses"].pop("422", None)
+        components = schema.setdefault("components", {})
         for name in ("HTTPValidationError", "ValidationError"):
-            schema.get("components", {}).get("schemas", {}).pop(name, None)
+            components.get("schemas", {}).pop(name, None)
+        components["securitySchemes"] = {BEARER_SCHEME: BEARER_SECURITY_SCHEME}
         app.openapi_schema = schema
     return app.openapi_schema

@@ -247,15 +247,10 @@ class NeighboursQuery(NeighboursRequest):
 
 
 # -- validation errors as one readable line -----------------------------------------------------
-def _describe(error: Mapping[str, Any], located: bool) -> str:
-    parts = error["loc"][1:] if located else error["loc"]  # FastAPI puts body/query/path first
-    where = ".".join(str(part) for part in parts)
+def _describe(error: Mapping[str, Any]) -> str:
+    where = ".".join(str(part) for part in error["loc"])
     kind, ctx = error["type"], error.get("ctx") or {}
-    if not where:
-        if isinstance(error.get("input"), bytes | bytearray):
-            return "send the body as JSON (Content-Type: application/json)"
-        if kind == "missing":
-            return "a JSON object body is required"
+    if not where:  # the value as a whole: a JSON body that is not an object
         return "the body must be a JSON object"
     messages = {
         "missing": f"'{where}' is required",
@@ -282,10 +277,9 @@ def _describe(error: Mapping[str, Any], located: bool) -> str:
     return f"'{where}': {error['msg']}"
 
 
-def describe_errors(errors: Sequence[Mapping[str, Any]], *, located: bool = False) -> str:
-    """Pydantic's error list as one line a person can act on; ``located`` when each error's
-    location starts with where the value came from (FastAPI's body/query/path)."""
-    return "; ".join(dict.fromkeys(_describe(e, located) for e in errors))
+def describe_errors(errors: Sequence[Mapping[str, Any]]) -> str:
+    """Pydantic's error list as one line a person can act on."""
+    return "; ".join(dict.fromkeys(_describe(e) for e in errors))
 
 
 RequestT = TypeVar("RequestT", bound=QueryRequest)

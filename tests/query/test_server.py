@@ -27,6 +27,7 @@ from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.home import MindHome
 from mind_core.limits import MAX_BODY_BYTES, MAX_QUERY_CHARS, MAX_REQUEST_HEAD_BYTES
 from mind_core.mind import Mind
+from mind_core.query.api import ENDPOINT_THREADS
 from mind_core.query.http_server import QueryServer, is_loopback
 from mind_core.query.service import QueryService, ServiceConfig
 from tests.fakes import HashingEmbedder
@@ -263,6 +264,12 @@ def test_invalid_bodies(client, base):
     assert repeated.status_code == 400 and "more than once" in repeated.json()["error"]
 
 
+def test_a_list_parameter_in_the_query_string(client, base):
+    assert get(client, base + "/recall", query="Falcon").json()["workspace_results"]
+    tagged = get(client, base + "/recall", query="Falcon", tags="no-such-tag").json()
+    assert tagged["workspace_results"] == [] and tagged["personal_results"] == []
+
+
 @pytest.mark.parametrize(
     "workspace", ["../team", "..", "../../etc/passwd", "a/b", "team/../../x", ".hidden", "x" * 65, "a\\b"]
 )
@@ -391,6 +398,15 @@ def test_token_is_required_when_configured(client, running):
     assert ok.status_code == 200
 
 
+def test_the_document_names_the_routes_that_need_the_token(client, base):
+    spec = get(client, base + "/openapi.json").json()
+    assert spec["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+    for path, operations in spec["paths"].items():
+        for operation in operations.values():
+            expected = None if path == "/health" else [{"bearerAuth": []}]
+            assert operation.get("security") == expected, path
+
+
 def test_non_loopback_binding_needs_a_token(home):
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.10") and not is_loopback("example.org")
@@ -431,6 +447,33 @@ def test_recall_with_a_failing_external_source(client, running):
         found = get(client, url + "/recall", query="Grocery").json()
     assert found["external_available"] and "HTTP 500" in found["external_error"]
     assert found["personal_results"]
+
+
+def test_recalls_waiting_on_an_external_source_do_not_hold_up_other_requests(running):
+    waiting = threading.Condition()
+    entered: list[str] = []
+    released = threading.Event()
+
+    class SlowSource:
+        name = "slow"
+
+        def search(self, query: str, limit: int) -> list[dict]:
+            with waiting:
+                entered.append(query)
+                waiting.notify_all()
+            released.wait(10)
+            return []
+
+    url = running(retrievers=[SlowSource()])
+    recalls = ENDPOINT_THREADS + 1  # more than a server without external sources runs at once
+    with httpx.Client(timeout=20) as client, ThreadPoolExecutor(recalls) as pool:
+        answers = [pool.submit(client.get, url + "/recall", params={"query": "Grocery"}) for _ in range(recalls)]
+        with waiting:
+            all_waiting = waiting.wait_for(lambda: len(entered) == recalls, timeout=10)
+        frame = client.get(url + "/frames/1", timeout=5) if all_waiting else None
+        released.set()
+        assert all_waiting and frame is not None and frame.status_code == 200
+        assert all(a.result().json()["external_available"] for a in answers)
 
 
 def test_readonly_open_reads_a_wal_mind_while_a_writer_is_active(tmp_path):

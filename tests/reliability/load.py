@@ -76,6 +76,8 @@ class Answer:
     status: int | None
     problem: str | None = None  # set when the answer breaks a rule
     seconds: float = 0.0  # from sending the request to the end of the answer
+    size: int = 0  # bytes of the answer's body
+    route: str = ""  # the request's path without its query ("" for raw bytes)
 
 
 def _get(kind: str, path: str, **params: Any) -> Request:
@@ -229,7 +231,9 @@ def _send_http(conn_holder: list, port: int, request: Request) -> Answer:
             if response.will_close:
                 conn.close()
                 conn_holder[0] = None
-            return check_answer(request.kind, response.status, body)
+            answer = check_answer(request.kind, response.status, body)
+            answer.size = len(body)
+            return answer
         except (ConnectionError, http.client.HTTPException, OSError) as exc:
             conn.close()
             conn_holder[0] = None
@@ -261,7 +265,9 @@ def _send_raw(port: int, request: Request) -> Answer:
     head, _, body = data.partition(b"\r\n\r\n")
     status_line = head.split(b"\r\n", 1)[0].split()
     status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else None
-    return check_answer(request.kind, status, body)
+    answer = check_answer(request.kind, status, body)
+    answer.size = len(body)
+    return answer
 
 
 @dataclass
@@ -277,6 +283,8 @@ class LoadResult:
     server_tracebacks: int
     latencies: list[float] = field(default_factory=list)
     server_cpu_seconds: float = 0.0  # user + system CPU of the server process during the round
+    answer_bytes: int = 0  # the bodies of every answer
+    recall_answer_sizes: list[int] = field(default_factory=list)  # each 200 answer to /recall
 
     @property
     def server_errors(self) -> int:
@@ -293,6 +301,10 @@ class LoadResult:
             "p50_ms": round(_percentile(self.latencies, 50) * 1000, 1),
             "p95_ms": round(_percentile(self.latencies, 95) * 1000, 1),
             "server_cpu_ms_per_request": round(self.server_cpu_seconds * 1000 / max(self.requests, 1), 2),
+            "bytes_per_answer": round(self.answer_bytes / max(self.requests, 1)),
+            "bytes_per_recall_answer": round(
+                sum(self.recall_answer_sizes) / max(len(self.recall_answer_sizes), 1)
+            ),
             "server_errors_5xx": self.server_errors,
             "problems": len(self.problems),
             "server_log_tracebacks": self.server_tracebacks,
@@ -392,8 +404,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def run_load(server: Server, requests: list[Request], clients: int) -> LoadResult:
-    """Send ``requests`` from ``clients`` threads (each its own keep-alive connection)."""
+def run_load(server: Server, requests: list[Request], clients: int, rate: float | None = None) -> LoadResult:
+    """Send ``requests`` from ``clients`` threads (each its own keep-alive connection). Each
+    client sends its next request as soon as it has an answer; with ``rate`` (requests per
+    second) the k-th request leaves no earlier than k / rate seconds after the start, so two
+    servers get the same offered load as long as the clients keep up (a closed loop rewards a
+    server whose cheap answers are slow: its clients send less)."""
     queue = list(enumerate(requests))
     lock = threading.Lock()
     answers: list[Answer] = []
@@ -405,6 +421,9 @@ def run_load(server: Server, requests: list[Request], clients: int) -> LoadResul
                 if not queue:
                     break
                 _, request = queue.pop()
+                due = began + (len(requests) - len(queue) - 1) / rate if rate else 0.0
+            if (wait := due - time.perf_counter()) > 0:
+                time.sleep(wait)
             sent = time.perf_counter()
             try:
                 answer = (
@@ -415,6 +434,7 @@ def run_load(server: Server, requests: list[Request], clients: int) -> LoadResul
             except Exception as exc:  # a client-side surprise is counted, never lost
                 answer = Answer(request.kind, None, f"client error {type(exc).__name__}: {exc}")
             answer.seconds = time.perf_counter() - sent
+            answer.route = "" if request.raw is not None else request.path.split("?", 1)[0]
             with lock:
                 answers.append(answer)
         if holder[0] is not None:
@@ -443,6 +463,8 @@ def run_load(server: Server, requests: list[Request], clients: int) -> LoadResul
         server_tracebacks=0,
         latencies=[a.seconds for a in answers],
         server_cpu_seconds=cpu,
+        answer_bytes=sum(a.size for a in answers),
+        recall_answer_sizes=[a.size for a in answers if a.route == "/recall" and a.status == 200],
     )
 
 

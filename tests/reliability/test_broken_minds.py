@@ -19,7 +19,7 @@ from mind_core.cli import EXIT_FAILED, EXIT_OK, main
 from mind_core.embeddings import create_embedding_provider
 from mind_core.home import MindHome
 from mind_core.query.http_server import QueryServer
-from mind_core.query.service import ServiceConfig
+from mind_core.query.service import QueryService, ServiceConfig
 from tests.query.helpers import build_mind
 
 BROKEN = ("corrupt", "foreign", "empty")
@@ -111,9 +111,17 @@ def wait_for(predicate, seconds: float = 10.0) -> bool:
     return predicate()
 
 
-def test_client_disconnects_are_one_debug_line_without_a_traceback(base, caplog):
+def test_client_disconnects_are_one_debug_line_without_a_traceback(base, caplog, monkeypatch):
     host, port = base.removeprefix("http://").split(":")
     caplog.set_level(logging.DEBUG)
+    client_gone = threading.Event()
+    recall = QueryService.recall
+
+    def recall_once_the_client_is_gone(self, request):  # a recall can take less than a reset
+        client_gone.wait(10)
+        return recall(self, request)
+
+    monkeypatch.setattr(QueryService, "recall", recall_once_the_client_is_gone)
     with socket.create_connection((host, int(port)), timeout=5) as sock:  # leaves mid-body
         sock.sendall(b"POST /recall HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n")
         sock.sendall(b"Content-Length: 100\r\n\r\n" + b'{"query": ')
@@ -125,6 +133,7 @@ def test_client_disconnects_are_one_debug_line_without_a_traceback(base, caplog)
         return [r for r in caplog.records if r.name == "mind_core.query.http_server"]
 
     assert wait_for(lambda: len(lines()) >= 2), caplog.text
+    client_gone.set()
     assert all(r.levelno == logging.DEBUG and r.exc_info is None for r in lines())
     assert "stopped sending in the body of POST /recall" in lines()[0].getMessage()
     assert any("went away before its answer to GET /recall" in r.getMessage() for r in lines())
