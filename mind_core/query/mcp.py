@@ -6,8 +6,10 @@ empty; writes create it. Minds stay open for the session and calls are serialize
 sync tools in worker threads; one SQLite connection per mind must not be shared concurrently).
 
 ``initialize`` does not wait for the embedding model: ``mind mcp`` builds the embedder when the
-first tool call opens a mind (``EmbedderOnFirstUse``), so a client sees the server (name, package
-version, tools) as soon as the process is up.
+first tool call opens a mind (``OnFirstUse``), so a client sees the server (name, package
+version, tools) as soon as the process is up. For the same reason this module imports only what
+the tool signatures need (the request and answer models); the engine (minds, search, retrieval,
+numpy, the HTTP client) is imported inside the tools, by the first call that uses it.
 
 Differences from the original server, on purpose:
 - ``save_memory`` runs cognify (frame, knowledge graph, entity links, vector), so saved memories
@@ -30,15 +32,12 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError, MindError
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.identity import IDENTITY_FIELDS
 from mind_core.limits import DEFAULT_GRAPH_RESULTS, DEFAULT_RESULTS
-from mind_core.mind import Mind
-from mind_core.query.graph import graph_entities, graph_relations, neighbours
 from mind_core.query.models import (
     EntitiesRequest,
     GraphEntitiesRequest,
@@ -58,8 +57,11 @@ from mind_core.query.models import (
     package_version,
     parse_request,
 )
-from mind_core.query.service import find_entities
-from mind_core.retrieval import CombinedRetrieval, ExternalRetriever
+
+if TYPE_CHECKING:
+    from mind_core.embeddings.base import Embedder
+    from mind_core.mind import Mind
+    from mind_core.retrieval import ExternalRetriever
 
 log = logging.getLogger(__name__)
 
@@ -70,45 +72,52 @@ Category = Literal["task", "action", "pending", "flag"]
 CleanupMode = Literal["reconcile", "compact"]
 
 _T = TypeVar("_T", bound=Callable[..., Any])
+_V = TypeVar("_V")
 
 
-class EmbedderOnFirstUse:
-    """The embedder, built when a tool first opens a mind. Loading a model takes seconds (and,
-    in a background thread, slows the imports that stand between a client and its answer to
-    initialize), so initialize and tools/list never wait for it."""
+class OnFirstUse(Generic[_V]):
+    """A value built when a tool first needs it. ``mind mcp`` builds the embedder (loading a
+    model takes seconds; in a background thread it would slow the imports that stand between a
+    client and its answer to initialize) and the external retrievers (finding them loads every
+    plugin) this way, so initialize and tools/list wait for neither."""
 
-    def __init__(self, make: Callable[[], Embedder | None]) -> None:
+    def __init__(self, make: Callable[[], _V]) -> None:
         self._make = make
         self._lock = threading.Lock()
         self._built = False
-        self._embedder: Embedder | None = None
+        self._value: _V | None = None
 
-    def get(self) -> Embedder | None:
+    def get(self) -> _V:
         with self._lock:
             if not self._built:
-                self._embedder = self._make()
+                self._value = self._make()
                 self._built = True
-            return self._embedder
+            return self._value  # type: ignore[return-value]
+
+
+def _built(value: OnFirstUse[_V] | _V) -> _V:
+    return value.get() if isinstance(value, OnFirstUse) else value
 
 
 class MindTools:
     """The tool bodies, over a mind home; plain methods, so they work without the SDK too.
 
-    ``embedder`` may be an EmbedderOnFirstUse: built when the first mind is opened."""
+    ``embedder`` and ``retrievers`` may be OnFirstUse: built when the first mind is opened, and
+    when the first recall asks, respectively."""
 
     def __init__(
         self,
         home: MindHome,
         default_workspace: str,
-        embedder: Embedder | EmbedderOnFirstUse | None,
-        retrievers: Sequence[ExternalRetriever] = (),
+        embedder: Embedder | OnFirstUse[Embedder | None] | None,
+        retrievers: Sequence[ExternalRetriever] | OnFirstUse[Sequence[ExternalRetriever]] = (),
     ) -> None:
         if default_workspace != PERSONAL:
             validate_workspace_name(default_workspace)
         self.home = home
         self.default_workspace = default_workspace
         self.embedder = embedder
-        self.retrievers = list(retrievers)
+        self.retrievers = retrievers if isinstance(retrievers, OnFirstUse) else list(retrievers)
         self._minds: dict[str, Mind] = {}
         self._lock = threading.RLock()
 
@@ -126,8 +135,9 @@ class MindTools:
         if mind is None:
             if not create and not path.is_file():
                 return None
-            embedder = self.embedder.get() if isinstance(self.embedder, EmbedderOnFirstUse) else self.embedder
-            mind = self._minds[key] = Mind.open(path, embedder=embedder)
+            from mind_core.mind import Mind
+
+            mind = self._minds[key] = Mind.open(path, embedder=_built(self.embedder))
         return mind
 
     def _writable(self, workspace: str | None) -> Mind:
@@ -159,11 +169,13 @@ class MindTools:
         values = {"query": query, "limit": limit, "profile": profile, "workspace": workspace}
         values.update(scope="workspace" if scope == "current" else scope, since=since, until=until)
         values.update(as_of=as_of, tags=tags or [], sender=sender, source_kind=source_kind)
+        from mind_core.retrieval import CombinedRetrieval
+
         request = parse_request(RecallRequest, {**values, "snippet_chars": snippet_chars})
         name = request.workspace or self.default_workspace
         ws = None if name == PERSONAL else self._mind(name, create=False)
         personal = self._mind(PERSONAL, create=False)
-        result = CombinedRetrieval(ws, personal, self.retrievers).recall(request)
+        result = CombinedRetrieval(ws, personal, _built(self.retrievers)).recall(request)
         return RecallResponse.from_retrieval(result, request)
 
     def save_memory(
@@ -188,6 +200,8 @@ class MindTools:
     ) -> dict[str, Any]:
         """Entities whose name contains ``query`` (case-insensitive), optionally of one type."""
         values = {"query": query, "limit": limit, "type": entity_type, "workspace": workspace}
+        from mind_core.query.service import find_entities
+
         request = parse_request(EntitiesRequest, values)
         mind = self._mind(workspace, create=False)
         if mind is None:
@@ -206,6 +220,8 @@ class MindTools:
         held at that ISO-8601 instant (valid time), known_at reads the graph as the mind believed it
         then (transaction time). The same answer as GET /kg/entities and `mind kg entities --json`."""
         values = {"type": entity_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
+        from mind_core.query.graph import graph_entities
+
         request = parse_request(GraphEntitiesRequest, {**values, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
         return graph_entities(mind.knowledge if mind else None, request)
@@ -221,6 +237,8 @@ class MindTools:
         """Knowledge-graph relations (of one relation_type, e.g. links_to, sent, replied_to) with
         the names of the entities they join, on both time axes as kg_entities."""
         values = {"type": relation_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
+        from mind_core.query.graph import graph_relations
+
         request = parse_request(GraphRelationsRequest, {**values, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
         return graph_relations(mind.knowledge if mind else None, request)
@@ -236,6 +254,8 @@ class MindTools:
         """The relations of the entity called name (any case), in and out, with the entity at each
         relation's other end, on both time axes as kg_entities."""
         values = {"name": name, "valid_at": valid_at, "known_at": known_at, "limit": limit}
+        from mind_core.query.graph import neighbours
+
         request = parse_request(NeighboursRequest, {**values, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
         return neighbours(mind.knowledge if mind else None, request)
