@@ -30,18 +30,25 @@ import functools
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import ValidationError
 
 from mind_core.errors import InvalidInputError, MindError
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.identity import IDENTITY_FIELDS
-from mind_core.limits import DEFAULT_GRAPH_RESULTS, DEFAULT_RESULTS
+from mind_core.limits import DEFAULT_ENTITY_RESULTS, DEFAULT_GRAPH_RESULTS, DEFAULT_RESULTS
 from mind_core.query.models import (
     EntitiesRequest,
+    EntityLimit,
     GraphEntitiesRequest,
     GraphEntitiesResponse,
+    GraphLimit,
     GraphRelationsRequest,
     GraphRelationsResponse,
     NeighboursRequest,
@@ -54,6 +61,7 @@ from mind_core.query.models import (
     SnippetChars,
     TimeBound,
     WorkspaceName,
+    describe_errors,
     package_version,
     parse_request,
 )
@@ -196,7 +204,11 @@ class MindTools:
 
     # -- knowledge graph ------------------------------------------------------------------
     def search_entities(
-        self, query: str, limit: int = 20, entity_type: str | None = None, workspace: str | None = None
+        self,
+        query: str,
+        limit: EntityLimit = DEFAULT_ENTITY_RESULTS,
+        entity_type: str | None = None,
+        workspace: WorkspaceName | None = None,
     ) -> dict[str, Any]:
         """Entities whose name contains ``query`` (case-insensitive), optionally of one type."""
         values = {"query": query, "limit": limit, "type": entity_type, "workspace": workspace}
@@ -213,7 +225,7 @@ class MindTools:
         entity_type: str | None = None,
         valid_at: TimeBound | None = None,
         known_at: TimeBound | None = None,
-        limit: int = DEFAULT_GRAPH_RESULTS,
+        limit: GraphLimit = DEFAULT_GRAPH_RESULTS,
         workspace: WorkspaceName | None = None,
     ) -> GraphEntitiesResponse:
         """Knowledge-graph entities (of one entity_type) on both time axes: valid_at keeps those that
@@ -231,7 +243,7 @@ class MindTools:
         relation_type: str | None = None,
         valid_at: TimeBound | None = None,
         known_at: TimeBound | None = None,
-        limit: int = DEFAULT_GRAPH_RESULTS,
+        limit: GraphLimit = DEFAULT_GRAPH_RESULTS,
         workspace: WorkspaceName | None = None,
     ) -> GraphRelationsResponse:
         """Knowledge-graph relations (of one relation_type, e.g. links_to, sent, replied_to) with
@@ -248,7 +260,7 @@ class MindTools:
         name: str,
         valid_at: TimeBound | None = None,
         known_at: TimeBound | None = None,
-        limit: int = DEFAULT_GRAPH_RESULTS,
+        limit: GraphLimit = DEFAULT_GRAPH_RESULTS,
         workspace: WorkspaceName | None = None,
     ) -> NeighboursResponse:
         """The relations of the entity called name (any case), in and out, with the entity at each
@@ -393,7 +405,6 @@ TOOL_NAMES = (
 
 def _serialized(tools: MindTools, method: _T) -> _T:
     """One call at a time; errors we raise on purpose reach the client with their message."""
-    from mcp.server.mcpserver.exceptions import ToolError
 
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -406,11 +417,49 @@ def _serialized(tools: MindTools, method: _T) -> _T:
     return call  # type: ignore[return-value]
 
 
-def build_mcp_server(tools: MindTools) -> Any:
-    """An ``MCPServer`` exposing TOOL_NAMES; ``.run("stdio")`` serves it."""
-    from mcp.server.mcpserver import MCPServer
+def _readable(error: ToolError) -> str:
+    """What a refused call tells the client: the arguments' faults in the words of the HTTP API
+    (``describe_errors``), or the message of the error a tool raised on purpose, without the SDK's
+    "Error executing tool ..." prefix and pydantic's multi-line dump."""
+    cause = error.__cause__
+    while cause is not None:
+        if isinstance(cause, ValidationError):
+            return describe_errors(cause.errors())
+        if isinstance(cause, MindError):
+            return str(cause)
+        cause = cause.__cause__
+    return str(error)
 
-    server = MCPServer(
+
+class MindServer(MCPServer):
+    """The SDK's server, answering a refused tool call with one readable sentence (an error
+    result, ``isError``): an unknown argument is refused like the HTTP API's unknown parameter
+    instead of ignored, and a crash stays the SDK's generic message (details only in the log)."""
+
+    def __init__(self, *args: Any, parameters: Mapping[str, frozenset[str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._parameters = parameters
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        unknown = sorted(arguments.keys() - self._parameters.get(name, arguments.keys()))
+        if unknown:
+            return _error_result("; ".join(f"unknown parameter {key!r}" for key in unknown))
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            return _error_result(_readable(exc))
+
+
+def _error_result(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def build_mcp_server(tools: MindTools) -> MindServer:
+    """The MCP server exposing TOOL_NAMES; ``.run("stdio")`` serves it."""
+    methods = {name: getattr(tools, name) for name in TOOL_NAMES}
+    server = MindServer(
         SERVER_NAME,
         version=package_version(),
         instructions=(
@@ -418,9 +467,9 @@ def build_mcp_server(tools: MindTools) -> Any:
             "save_memory for facts worth keeping. Scores are 0..1."
         ),
         log_level="WARNING",
+        parameters={name: frozenset(inspect.signature(m).parameters) for name, m in methods.items()},
     )
-    for name in TOOL_NAMES:
-        method = getattr(tools, name)
+    for name, method in methods.items():
         server.add_tool(
             _serialized(tools, method), name=name, description=inspect.cleandoc(method.__doc__ or "")
         )
