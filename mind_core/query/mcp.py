@@ -27,10 +27,11 @@ Differences from the original server, on purpose:
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
@@ -128,6 +129,16 @@ class MindTools:
         self.retrievers = retrievers if isinstance(retrievers, OnFirstUse) else list(retrievers)
         self._minds: dict[str, Mind] = {}
         self._lock = threading.RLock()
+
+    def warm_up(self) -> None:
+        """Import the engine and build the embedder (loading an in-process model) and the external
+        retrievers, so that a first tool call finds them ready; a call that comes first waits for
+        the same build (OnFirstUse), never for a second one."""
+        importlib.import_module("mind_core.mind")  # the engine: numpy, sqlite-vec, search, cognify
+        importlib.import_module("mind_core.retrieval")
+        _built(self.retrievers)
+        embedder = _built(self.embedder)
+        getattr(embedder, "max_seq_length", None)  # loads an in-process model; HTTP ones need nothing
 
     def close(self) -> None:
         with self._lock:
@@ -452,6 +463,30 @@ class MindServer(MCPServer):
             return _error_result(_readable(exc))
 
 
+class WarmUpWhenInitialized:
+    """Server middleware: once the client confirms the handshake (``notifications/initialized``),
+    ``warm`` runs in a background thread. Started any earlier, it would hold the interpreter while
+    the server still imports and answers initialize; started then, it overlaps the time a client
+    spends before its first tool call (often the whole wait for a user's question)."""
+
+    def __init__(self, warm: Callable[[], None]) -> None:
+        self._warm = warm
+        self._started = False
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "notifications/initialized" and not self._started:
+            self._started = True
+            threading.Thread(target=self._run, name="mind-mcp-warm-up", daemon=True).start()
+        return result
+
+    def _run(self) -> None:
+        try:
+            self._warm()
+        except Exception:  # the first tool call that needs the part that failed reports it
+            log.info("warming up for the first tool call failed", exc_info=True)
+
+
 def _error_result(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
@@ -467,6 +502,7 @@ def build_mcp_server(tools: MindTools) -> MindServer:
             "save_memory for facts worth keeping. Scores are 0..1."
         ),
         log_level="WARNING",
+        middleware=[WarmUpWhenInitialized(tools.warm_up)],
         parameters={name: frozenset(inspect.signature(m).parameters) for name, m in methods.items()},
     )
     for name, method in methods.items():
