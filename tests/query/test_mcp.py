@@ -7,9 +7,11 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from importlib.metadata import version
 from pathlib import Path
+from types import SimpleNamespace
 
 import anyio
 import pytest
@@ -17,7 +19,7 @@ import pytest
 from mind_core.errors import InvalidInputError
 from mind_core.home import MindHome
 from mind_core.mind import Mind
-from mind_core.query.mcp import TOOL_NAMES, MindTools
+from mind_core.query.mcp import TOOL_NAMES, MindTools, OnFirstUse, WarmUpWhenInitialized
 from mind_core.query.models import RecallRequest, RecallResponse, parse_request
 from tests.fakes import HashingEmbedder
 
@@ -332,3 +334,30 @@ def test_recall_takes_the_as_of_instant_and_source_filters(tools):
     assert tools.recall_memory("Falcon PostgreSQL", scope="current", tags=["meeting"]).workspace_results == []
     with pytest.raises(InvalidInputError):
         tools.recall_memory("Falcon", as_of="not a date")
+
+
+def test_warm_up_starts_once_the_client_is_initialized_and_builds_once(tmp_path):
+    built: list[str] = []
+    warmed = threading.Event()
+
+    def make_embedder() -> HashingEmbedder:
+        built.append("embedder")
+        return HashingEmbedder()
+
+    tools = MindTools(MindHome(tmp_path / "home"), "team", OnFirstUse(make_embedder), OnFirstUse(list))
+    middleware = WarmUpWhenInitialized(lambda: (tools.warm_up(), warmed.set()))
+
+    async def handshake(method: str) -> str:
+        async def call_next(ctx: SimpleNamespace) -> str:
+            return f"answered {ctx.method}"
+
+        return await middleware(SimpleNamespace(method=method), call_next)
+
+    assert anyio.run(handshake, "initialize") == "answered initialize"
+    assert not warmed.is_set() and built == []  # nothing competes with the answer to initialize
+    anyio.run(handshake, "notifications/initialized")
+    anyio.run(handshake, "notifications/initialized")
+    assert warmed.wait(60) and built == ["embedder"]
+    tools.save_memory("Alice approved the Falcon budget")  # the first call finds the embedder built
+    assert built == ["embedder"]
+    tools.close()
