@@ -85,10 +85,9 @@ _V = TypeVar("_V")
 
 
 class OnFirstUse(Generic[_V]):
-    """A value built when a tool first needs it. ``mind mcp`` builds the embedder (loading a
-    model takes seconds; in a background thread it would slow the imports that stand between a
-    client and its answer to initialize) and the external retrievers (finding them loads every
-    plugin) this way, so initialize and tools/list wait for neither."""
+    """A value built when a tool first needs it (or the warm-up builds it, whichever comes first).
+    ``mind mcp`` builds the embedder (loading a model takes seconds) and the external retrievers
+    (finding them loads every plugin) this way, so initialize and tools/list wait for neither."""
 
     def __init__(self, make: Callable[[], _V]) -> None:
         self._make = make
@@ -185,11 +184,11 @@ class MindTools:
         Pass snippet_chars (e.g. 200) to get each text as a short snippet around the query's words;
         as_of to recall as of an instant (memories up to it); tags, sender (mail From or author) and
         source_kind (markdown, email, chatgpt ...) to keep only frames whose sources match."""
+        from mind_core.retrieval import CombinedRetrieval
+
         values = {"query": query, "limit": limit, "profile": profile, "workspace": workspace}
         values.update(scope="workspace" if scope == "current" else scope, since=since, until=until)
         values.update(as_of=as_of, tags=tags or [], sender=sender, source_kind=source_kind)
-        from mind_core.retrieval import CombinedRetrieval
-
         request = parse_request(RecallRequest, {**values, "snippet_chars": snippet_chars})
         name = request.workspace or self.default_workspace
         ws = None if name == PERSONAL else self._mind(name, create=False)
@@ -222,9 +221,9 @@ class MindTools:
         workspace: WorkspaceName | None = None,
     ) -> dict[str, Any]:
         """Entities whose name contains ``query`` (case-insensitive), optionally of one type."""
-        values = {"query": query, "limit": limit, "type": entity_type, "workspace": workspace}
         from mind_core.query.service import find_entities
 
+        values = {"query": query, "limit": limit, "type": entity_type, "workspace": workspace}
         request = parse_request(EntitiesRequest, values)
         mind = self._mind(workspace, create=False)
         if mind is None:
@@ -242,9 +241,9 @@ class MindTools:
         """Knowledge-graph entities (of one entity_type) on both time axes: valid_at keeps those that
         held at that ISO-8601 instant (valid time), known_at reads the graph as the mind believed it
         then (transaction time). The same answer as GET /kg/entities and `mind kg entities --json`."""
-        values = {"type": entity_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
         from mind_core.query.graph import graph_entities
 
+        values = {"type": entity_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
         request = parse_request(GraphEntitiesRequest, {**values, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
         return graph_entities(mind.knowledge if mind else None, request)
@@ -259,9 +258,9 @@ class MindTools:
     ) -> GraphRelationsResponse:
         """Knowledge-graph relations (of one relation_type, e.g. links_to, sent, replied_to) with
         the names of the entities they join, on both time axes as kg_entities."""
-        values = {"type": relation_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
         from mind_core.query.graph import graph_relations
 
+        values = {"type": relation_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
         request = parse_request(GraphRelationsRequest, {**values, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
         return graph_relations(mind.knowledge if mind else None, request)
@@ -276,9 +275,9 @@ class MindTools:
     ) -> NeighboursResponse:
         """The relations of the entity called name (any case), in and out, with the entity at each
         relation's other end, on both time axes as kg_entities."""
-        values = {"name": name, "valid_at": valid_at, "known_at": known_at, "limit": limit}
         from mind_core.query.graph import neighbours
 
+        values = {"name": name, "valid_at": valid_at, "known_at": known_at, "limit": limit}
         request = parse_request(NeighboursRequest, {**values, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
         return neighbours(mind.knowledge if mind else None, request)
