@@ -271,7 +271,8 @@ def test_mcp_and_the_other_surfaces_word_a_broken_rule_alike(tools):
 
 
 # What answering initialize and tools/list must not wait for: the model runtimes, the engine
-# (numpy, the search and retrieval modules, sqlite-vec), the plugins, Dagster and the analytics.
+# (numpy, the search and retrieval modules, sqlite-vec), the plugins, the HTTP clients of the
+# embedding providers and external sources, the HTTP service, Dagster and the analytics.
 NOT_AT_STARTUP = (
     "onnxruntime",
     "tokenizers",
@@ -283,6 +284,9 @@ NOT_AT_STARTUP = (
     "numpy",
     "sqlite_vec",
     "pluggy",
+    "httpx",
+    "tenacity",
+    "fastapi",
     "mind_core.mind",
     "mind_core.search",
     "mind_core.retrieval",
