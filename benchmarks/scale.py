@@ -4,34 +4,40 @@ Celery workers, and Amdahl's projection for more.
 Sources: every shared-data source (chats, notes, mail: ../shared/data) and a generated ChatGPT
 export of N messages (default 20,000), each mind its own workspace (chats, notes, mail, bulk).
 Each worker count gets a fresh cluster (PostgreSQL, Redis, daemon; 1 worker: the home worker
-alone; 2: the home worker and an "any" worker) and fresh minds, the real in-process model
-(onnx-int8 unless $MIND_HARVEST_EMBED_BACKEND says otherwise), and one job backfill over all
-sources' partitions. Measured from the runs' event logs: the wall time (first run start to last
-run end), every step's time and queue. Writing steps (the home queue) are the serial part: they
-run on the home node only, one mind after another in this model; stateless steps (the shared
-queue) are the parallel part.
+alone; 2: the home worker and an "any" worker, each with Celery concurrency 1, which is what
+scales: any-queue workers are added, the home worker stays one), fresh minds, the real
+in-process model (onnx-int8 unless $MIND_HARVEST_EMBED_BACKEND says otherwise), one job backfill
+of ``harvest_job`` over all sources' partitions, then one of ``mind_upkeep_job`` (reconcile,
+compaction) over the minds. Measured from the runs' event logs: the wall time (first run start to
+last run end, per backfill, summed), every step's time, stage and queue. Writing steps (the home
+queue: import, cognify, staging the texts to embed, vector load, reconcile, compaction, the asset
+checks) are the serial part: they run on the home node only, one at a time with its concurrency
+of 1; stateless steps (the shared queue: scan, the embedding chunks, collecting them) are the
+parallel part.
 
-Projection (Amdahl, from the 1-worker run): T(n) = O + W + S/n, with W the writing steps' total,
-S the stateless steps' total (each from the worker taking it to its end) and O the rest of the
-1-worker wall time (run launches, the executor's polling, queue hand-offs), held constant; floored
-at O + W + the longest stateless step (a step is not split further than the chunks it was cut
-into). Assumptions printed with the figures.
+Projection (Amdahl, from the 1-worker run): T(n) = O + W + P(n), with W the writing steps' total,
+O the rest of the 1-worker wall time (run launches, the executor's polling, queue hand-offs),
+held constant, and P(n) the measured stateless step times (each chunk as it was measured) packed
+onto n workers longest first: S/n while there are enough chunks, never less than the longest
+one (a step is not split further than the chunks it was cut into). Assumptions printed with the
+figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import heapq
 import os
 import tempfile
-import time
 from pathlib import Path
 
 import dagster as dg
-from _common import SHARED_DATA, write_results
+from _common import SHARED_DATA, machine, write_results
 
 from deploy.local_cluster import ClusterSettings, LocalCluster
 from deploy.step_events import step_records
 from mind_core.harvest.pipeline import register_source
+from mind_core.harvest.staged_vectors import DEFAULT_CHUNK_TEXTS
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
@@ -53,6 +59,24 @@ SHARED_SOURCES = [
 ]
 PROJECTED = (4, 16, 64)
 RUNS_TIMEOUT_S = 3 * 3600
+# A step's stage: its op name, without the graph asset's prefix and a dynamic step's mapping key;
+# any other step is an asset check (they read the mind or the staged scan, on the home node).
+STAGE_NAMES = {
+    "harvest_items": "scan",
+    "embed_vector_chunk": "embedding chunks",
+    "collect_vector_chunks": "collect chunks",
+    "iframe_imports": "import",
+    "cognified_frames": "cognify",
+    "plan_vector_chunks": "stage texts to embed",
+    "vector_index": "vector load",
+    "reconciled_indexes": "reconcile",
+    "compacted_frames": "compaction",
+}
+
+
+def stage_of(step_key: str) -> str:
+    op = step_key.split("[", 1)[0].rsplit(".", 1)[-1]
+    return STAGE_NAMES.get(op, "asset checks")
 
 
 def sources(folder: Path, messages: int, shared: bool) -> list[tuple[str, str, Path, str]]:
@@ -68,49 +92,71 @@ def sources(folder: Path, messages: int, shared: bool) -> list[tuple[str, str, P
     return found
 
 
+def backfill_and_wait(cluster: LocalCluster, instance: dg.DagsterInstance, job: str, keys: list[str]) -> list:
+    cluster.launch_backfill(job, keys)
+    return cluster.wait_for_runs(instance, keys, RUNS_TIMEOUT_S)
+
+
+def wall_of(records: list) -> float:
+    return max(r.end_time for r in records) - min(r.start_time for r in records)
+
+
 def backfill(folder: Path, workers: int, found: list[tuple[str, str, Path, str]]) -> dict:
-    """One backfill of every source on a fresh cluster of ``workers`` workers."""
+    """The harvest backfill of every source, then the upkeep of every mind, on a fresh cluster of
+    ``workers`` workers."""
     minds = MindHome(folder / f"minds-{workers}")
     keys = []
     for workspace, kind, path, name in found:
         with Mind.open(minds.mind_path(workspace)) as mind:
             register_source(mind, kind, path, name)
         keys.append(source_partition_key(workspace, name))
+    workspaces = sorted({w for w, *_ in found})
     settings = ClusterSettings(
         folder=folder / f"cluster-{workers}", minds=minds.root, webserver=False, ephemeral=True,
         any_worker=workers == 2,
     )
+    load_before = os.getloadavg()
     with LocalCluster(settings) as cluster:
         os.environ.update(cluster.instance_env)
         with dg.DagsterInstance.get() as instance:
             instance.add_dynamic_partitions(harvest_sources.name, keys)
-            instance.add_dynamic_partitions(mind_workspaces.name, sorted({w for w, *_ in found}))
-            began = time.time()
-            cluster.launch_backfill("harvest_job", keys)
-            records = cluster.wait_for_runs(instance, keys, RUNS_TIMEOUT_S)
+            instance.add_dynamic_partitions(mind_workspaces.name, workspaces)
+            harvested = backfill_and_wait(cluster, instance, "harvest_job", keys)
+            upkept = backfill_and_wait(cluster, instance, "mind_upkeep_job", workspaces)
+            records = harvested + upkept
             steps = [s for r in records for s in step_records(instance, r.dagster_run.run_id).values()]
+    load_after = os.getloadavg()
     failed = [r.dagster_run.tags.get("dagster/partition") for r in records
               if r.dagster_run.status != dg.DagsterRunStatus.SUCCESS]
-    wall = max(r.end_time for r in records) - min(r.start_time for r in records)
     stateless = [s for s in steps if s.queue == settings.queues.shared]
     writing = [s for s in steps if s.queue != settings.queues.shared]  # home queue, or untagged (home too)
-    with_frames = 0
-    for workspace in sorted({w for w, *_ in found}):
+    frames = 0
+    for workspace in workspaces:
         with Mind.open(minds.mind_path(workspace), readonly=True) as mind:
-            with_frames += mind.db.scalar("SELECT COUNT(*) FROM memory_frames")
+            frames += mind.db.scalar("SELECT COUNT(*) FROM memory_frames")
+    by_stage: dict[str, dict[str, float]] = {}
+    for kind, group in (("writing", writing), ("stateless", stateless)):
+        for step in group:
+            entry = by_stage.setdefault(stage_of(step.step), {"kind": kind, "steps": 0, "seconds": 0.0})
+            entry["steps"] += 1
+            entry["seconds"] += step.seconds
     return {
         "workers": workers,
         "runs": len(records),
         "failed_runs": failed,
-        "frames": with_frames,
-        "wall_s": wall,
-        "backfill_submitted_to_end_s": max(r.end_time for r in records) - began,
+        "frames": frames,
+        "wall_s": wall_of(harvested) + wall_of(upkept),
+        "harvest_wall_s": wall_of(harvested),
+        "upkeep_wall_s": wall_of(upkept),
         "writing_s": sum(s.seconds for s in writing),
         "stateless_s": sum(s.seconds for s in stateless),
-        "longest_stateless_s": max((s.seconds for s in stateless), default=0.0),
+        "stateless_step_s": sorted((s.seconds for s in stateless), reverse=True),
+        "by_stage": by_stage,
         "steps": {"writing": len(writing), "stateless": len(stateless)},
         "stateless_by_worker": {w: sum(1 for s in stateless if w in s.workers)
                                 for w in sorted({w for s in stateless for w in s.workers})},
+        "load_average_before": load_before,
+        "load_average_after": load_after,
     }
 
 
@@ -118,10 +164,18 @@ def overhead(measured: dict) -> float:
     return max(measured["wall_s"] - measured["writing_s"] - measured["stateless_s"], 0.0)
 
 
+def packed(step_seconds: list[float], workers: int) -> float:
+    """The time ``workers`` workers take for these steps, each given to the least loaded worker,
+    longest first."""
+    loads = [0.0] * workers
+    for seconds in sorted(step_seconds, reverse=True):
+        heapq.heapreplace(loads, loads[0] + seconds)
+    return max(loads)
+
+
 def project(measured: dict) -> dict[int, float]:
-    serial, parallel = overhead(measured) + measured["writing_s"], measured["stateless_s"]
-    floor = serial + measured["longest_stateless_s"]
-    return {n: max(serial + parallel / n, floor) for n in PROJECTED}
+    serial = overhead(measured) + measured["writing_s"]
+    return {n: serial + packed(measured["stateless_step_s"], n) for n in PROJECTED}
 
 
 def main() -> None:
@@ -137,28 +191,40 @@ def main() -> None:
     serial_share = one["writing_s"] / max(one["writing_s"] + one["stateless_s"], 1e-9)
     serial_with_overhead = (one["writing_s"] + overhead(one)) / one["wall_s"]
     projection = project(one)
-    print(f"sources: {len(found)} ({'shared data + ' if shared else ''}{args.messages:,} generated messages), "
-          f"{one['frames']:,} frames")
-    print(f"{'workers':>8} {'wall s':>9} {'writing s':>10} {'stateless s':>12} {'speed-up':>9}  stateless steps by worker")
+    backend = os.environ.get("MIND_HARVEST_EMBED_BACKEND") or "onnx-int8 (default)"
+    print(f"sources: {len(found)} ({'shared data + ' if shared else ''}{args.messages:,} generated messages) in "
+          f"{len({w for w, *_ in found})} minds, {one['frames']:,} frames; embedding backend {backend}; {machine()}")
+    print(f"{'workers':>8} {'wall s':>9} {'writing s':>10} {'stateless s':>12} {'speed-up':>9}  "
+          "load average before / after (1, 5, 15 min)  stateless steps by worker")
     for r in results:
+        loads = " / ".join(" ".join(f"{x:.2f}" for x in r[key]) for key in ("load_average_before", "load_average_after"))
         print(f"{r['workers']:>8} {r['wall_s']:>9.1f} {r['writing_s']:>10.1f} {r['stateless_s']:>12.1f} "
-              f"{one['wall_s'] / r['wall_s']:>9.2f}  {r['stateless_by_worker']}")
+              f"{one['wall_s'] / r['wall_s']:>9.2f}  {loads:<42}  {r['stateless_by_worker']}")
+    print("step time by stage, 1 worker:")
+    for stage, entry in sorted(one["by_stage"].items(), key=lambda item: (item[1]["kind"], -item[1]["seconds"])):
+        print(f"  {entry['kind']:>9}  {stage:<22} {entry['steps']:>4} steps {entry['seconds']:>9.1f} s")
+    chunks = one["by_stage"].get("embedding chunks", {"steps": 0, "seconds": 0.0})
     print(f"serial share, 1 worker: writing steps {serial_share:.1%} of all step time; with the orchestration"
           f" time O = {overhead(one):.1f} s, {serial_with_overhead:.1%} of the wall time")
-    print("projection (Amdahl from the 1-worker run): T(n) = O + W + S/n, at least O + W + the longest stateless step")
+    print(f"projection (Amdahl from the 1-worker run): T(n) = O + W + P(n), P(n) = the {one['steps']['stateless']}"
+          f" stateless steps ({chunks['steps']} embedding chunks, {chunks['seconds']:.1f} s) packed onto n workers,"
+          f" longest first (the longest: {one['stateless_step_s'][0] if one['stateless_step_s'] else 0.0:.1f} s)")
     for n, seconds in projection.items():
         print(f"{n:>8} workers {seconds:>9.1f} s  speed-up {one['wall_s'] / seconds:.2f}x"
               f"  (limit as n grows: {1 / max(serial_with_overhead, 1e-9):.1f}x)")
-    print("assumptions: writing steps are serial on the home node (one mind after another; different minds"
-          " could overlap there, so this is pessimistic); stateless steps spread evenly over n workers with"
-          " no slowdown from sharing the staging store; O (run launches, the executor's 1 s polling, queue"
-          " hand-offs) stays what it was with 1 worker; step times include the worker's per-step overhead"
-          " (loading the job, resources, event writes); the 2 cores of this machine are shared with other"
-          " work, so the 2-worker run also measures contention.")
+    print("assumptions: writing steps are serial on the home node (one worker of concurrency 1; different minds"
+          " could overlap there with a higher concurrency, so this is pessimistic); stateless steps take the"
+          " time they took with 1 worker, with no slowdown from sharing the staging store or the network; O (run"
+          " launches, the executor's 1 s polling, queue hand-offs) stays what it was with 1 worker; step times"
+          " include the worker's per-step overhead (loading the job, resources, event writes); chunks are"
+          f" as cut here ({DEFAULT_CHUNK_TEXTS:,} texts each): more workers need smaller chunks; the 2 cores of this machine are"
+          " shared with other work (load averages above), so the 2-worker run measures contention, not a"
+          " second machine.")
     if one["failed_runs"] or two["failed_runs"]:
         print(f"FAILED runs: 1 worker {one['failed_runs']}, 2 workers {two['failed_runs']}")
-    write_results("scale", {"messages": args.messages, "shared": shared, "runs": results,
-                            "serial_share": serial_share, "serial_share_of_wall": serial_with_overhead,
+    write_results("scale", {"messages": args.messages, "shared": shared, "embedding_backend": backend,
+                            "runs": results, "serial_share": serial_share,
+                            "serial_share_of_wall": serial_with_overhead,
                             "orchestration_s": overhead(one), "projection_s": projection})
 
 

@@ -1,6 +1,6 @@
 """Vector indexing throughput and search latency (p50/p95): 10,000 frames indexed with the real
-model (issue #3), and 100,000 / 1,000,000 frames at the model's own width (384) and the
-original engine's 1024 side by side (issue #19).
+model (issue #3), and 100,000 / 1,000,000 frames with the exhaustive lanes of before issue #19 and
+today's pre-scans side by side (issue #19).
 
 Frames are chat turns (benchmarks/_corpus.py: the shared LoCoMo/REALTALK turns recombined into
 sessions of 25), written with FrameStore.create_i_frames; queries are the 711 LoCoMo and REALTALK
@@ -14,16 +14,24 @@ questions, asked in turn in every mode so load on a shared machine hits all mode
   take hours here, so the stored vectors are synthetic: real embeddings (default backend) of a
   pool of --pool distinct shared turns, each frame's vector one pool vector plus Gaussian noise
   (cosine about 0.9 to it), re-normalized; frame vectors only (chat turns are short: no chunk
-  vectors). The mind is written once at 384 and copied to a 1024 mind holding the same vectors
-  zero-padded. Every query is a whole ``search(limit=10)`` on a mind opened read-only with the
-  real default-backend embedder, so the figure includes embedding the query; the two widths
-  take turns query by query.
+  vectors), with their quantized companions. Every query is a whole ``search(limit=10)`` on a
+  mind opened read-only with the real default-backend embedder, so the figure includes embedding
+  the query, in two modes taking turns query by query on the same mind (SCAN_MODES): ``exact``,
+  the lanes before issue #19 (every vector scanned, every frame holding a query word ranked), and
+  ``prescan``, today's default (sign bits, int8 codes, then floats; common words left out of the
+  keyword lane's frames). The candidate recall is the share of the exact vector lane's top 10 and
+  top 100 that the pre-scan returns too. ``--widths 384 1024`` repeats it on a zero-padded 1024
+  mind (the original engine's width). Beside the wall time, the CPU time the process spent per
+  search (all its threads): on a machine shared with other jobs the wall time grows with the
+  load, the CPU time much less.
 
 The frames are cognified after indexing (entities, relations and entity-frame links, as a
 harvest does), so the entity lane of issue #18 (`hybrid_entity`) walks a real graph;
-`hybrid_feedback` is the keyword lane with RM3 feedback terms.
+`hybrid_feedback` is the keyword lane with RM3 feedback terms; `hybrid_no_time` is the default
+without the time boost (the dates of a question are parsed only in the default `hybrid`).
 
     .venv/bin/python benchmarks/search.py [--sizes 10000] [--scale-sizes 100000 1000000] [--queries 300] [--single 300]
+        [--widths 384 1024] [--recall-queries 100]
 """
 
 from __future__ import annotations
@@ -44,12 +52,14 @@ from locomo import load_locomo
 from realtalk import DEFAULT_DATA as REALTALK_DATA
 from realtalk import load_realtalk
 
+from mind_core import vector_codes
 from mind_core.cognify import CognifyPipeline
 from mind_core.embeddings import ORIGINAL_DIMENSIONS, InprocessEmbedder, MockEmbedder
 from mind_core.embeddings.base import Embedder, to_blob
 from mind_core.frames import NewFrame
 from mind_core.mind import Mind
 from mind_core.search import SearchConfig
+from mind_core.time_window import may_name_a_time
 from mind_core.timestamps import epoch_to_iso
 
 REAL_MODEL_MAX_FRAMES = 20_000
@@ -59,7 +69,13 @@ MOCK_SINGLE = 3_000  # frames indexed one at a time with the mock embedder (fast
 NOISE_COSINE = 0.9  # a synthetic frame vector's cosine to the pool vector it was made from
 VECTOR_BATCH = 20_000
 ENTITY = SearchConfig(entity_weight=0.2)
+# before issue #19: both lanes exhaustive (every vector scanned, every frame with a query word ranked)
+SCAN_MODES = {
+    "exact": SearchConfig(keyword_split_frames=10**12, prescan_min_vectors=10**12),
+    "prescan": SearchConfig(),
+}
 FEEDBACK = SearchConfig(feedback_weight=0.2)
+NO_TIME = SearchConfig(time_weight=0.0)
 
 
 def questions(count: int) -> list[str]:
@@ -122,6 +138,7 @@ def latencies(mind: Mind, asked: list[str]) -> dict[str, dict[str, float]]:
     modes: dict[str, Callable[[str], object]] = {
         "hybrid": hybrid(default),
         "hybrid_rrf": hybrid(original),
+        "hybrid_no_time": hybrid(NO_TIME),
         "hybrid_entity": hybrid(ENTITY),
         "hybrid_feedback": hybrid(FEEDBACK),
         "keyword": lambda q: search.keyword_search(q, 20),
@@ -207,48 +224,76 @@ def synthetic_vectors(pool: np.ndarray, start: int, count: int, seed: int) -> np
 
 
 def store_vectors(mind: Mind, ids: list[int], pool: np.ndarray, width: int) -> float:
-    """Write the synthetic vectors of ``ids`` at ``width`` values (zero-padded); seconds taken."""
+    """Write the synthetic vectors of ``ids`` at ``width`` values (zero-padded) with their
+    quantized companions, as the vector index writes them; seconds taken."""
     began = time.perf_counter()
     for start in range(0, len(ids), VECTOR_BATCH):
         chunk = ids[start : start + VECTOR_BATCH]
         vectors = synthetic_vectors(pool, start, len(chunk), seed=len(ids))
         padded = np.zeros((len(chunk), width), dtype=np.float32)
         padded[:, : vectors.shape[1]] = vectors
+        rows = [(frame_id, to_blob(vector)) for frame_id, vector in zip(chunk, padded, strict=True)]
         with mind.db.transaction():
-            mind.db.executemany(
-                "INSERT INTO memory_frames_vec (rowid, embedding) VALUES (?, ?)",
-                [(frame_id, to_blob(vector)) for frame_id, vector in zip(chunk, padded, strict=True)],
-            )
+            mind.db.executemany("INSERT INTO memory_frames_vec (rowid, embedding) VALUES (?, ?)", rows)
+            vector_codes.put(mind.db, "memory_frames_vec", rows)
             mind.search.vectors.record_fingerprint()
     return time.perf_counter() - began
 
 
-def scale_run(size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndarray) -> dict:
-    """Whole-search latency at ``size`` frames, the model's own width and 1024 taking turns."""
-    native = real.dimensions
+def candidate_recall(mind: Mind, asked: list[str], depth: int) -> dict[str, float]:
+    """How many of the exact scan's nearest frames the pre-scan returns too: of the top 10 and of
+    the lane's ``depth`` (what the fusion reads), mean and worst over the queries."""
+    vectors = mind.search.vectors
+    at_10, at_depth = [], []
+    for query in asked:
+        blob = to_blob(vectors.embed_query(query))
+        exact = [fid for fid, _ in vectors.nearest("memory_frames_vec", blob, depth, prescan=False)]
+        quick = [fid for fid, _ in vectors.nearest("memory_frames_vec", blob, depth, prescan=True)]
+        at_10.append(len(set(exact[:10]) & set(quick[:10])) / max(1, len(exact[:10])))
+        at_depth.append(len(set(exact) & set(quick)) / max(1, len(exact)))
+    return {
+        "recall_at_10": float(np.mean(at_10)),
+        "worst_at_10": float(min(at_10)),
+        f"recall_at_{depth}": float(np.mean(at_depth)),
+        f"worst_at_{depth}": float(min(at_depth)),
+    }
+
+
+def scale_run(
+    size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndarray, widths: list[int], recall_queries: int
+) -> dict:
+    """Whole-search latency at ``size`` frames: the exact scans of before issue #19 and the
+    pre-scans of today (SCAN_MODES) on the same mind, taking turns query by query, at each width."""
     with tempfile.TemporaryDirectory() as tmp:
-        paths = {native: Path(tmp) / f"{native}.mind", ORIGINAL_DIMENSIONS: Path(tmp) / "1024.mind"}
+        paths = {width: Path(tmp) / f"{width}.mind" for width in widths}
         began = time.perf_counter()
-        with Mind.open(paths[native], embedder=real) as mind:
+        with Mind.open(paths[widths[0]], embedder=real) as mind:
             ids = [frame_id for frame_id, _ in write_frames(mind, size)]
         write_s = time.perf_counter() - began
-        shutil.copy(paths[native], paths[ORIGINAL_DIMENSIONS])
+        for width in widths[1:]:
+            shutil.copy(paths[widths[0]], paths[width])
         vector_s = {}
         for width, path in paths.items():
             with Mind.open(path, embedder=real, dimensions=width, rebuild_vectors=True) as mind:
                 vector_s[width] = store_vectors(mind, ids, pool, width)
         minds = {width: Mind.open(path, embedder=real, readonly=True) for width, path in paths.items()}
         sizes_mb = {width: path.stat().st_size / 2**20 for width, path in paths.items()}
+        runs = [(width, mode) for width in minds for mode in SCAN_MODES]
         try:
             for mind in minds.values():
                 mind.search.search(asked[0], limit=10)  # first touch of the file's pages
-            times: dict[int, list[float]] = {width: [] for width in minds}
+            times: dict[tuple[int, str], list[float]] = {run: [] for run in runs}
+            cpu: dict[tuple[int, str], list[float]] = {run: [] for run in runs}
             for i, query in enumerate(asked):
-                order = list(minds) if i % 2 == 0 else list(reversed(minds))
-                for width in order:
-                    began = time.perf_counter()
-                    minds[width].search.search(query, limit=10)
-                    times[width].append((time.perf_counter() - began) * 1000)
+                for width, mode in runs if i % 2 == 0 else list(reversed(runs)):
+                    search = minds[width].search
+                    search.config = SCAN_MODES[mode]
+                    began, began_cpu = time.perf_counter(), time.process_time()
+                    search.search(query, limit=10)
+                    times[(width, mode)].append((time.perf_counter() - began) * 1000)
+                    cpu[(width, mode)].append((time.process_time() - began_cpu) * 1000)
+            depth = SearchConfig().lane_depth
+            recall = {width: candidate_recall(mind, asked[:recall_queries], depth) for width, mind in minds.items()}
         finally:
             for mind in minds.values():
                 mind.close()
@@ -257,8 +302,16 @@ def scale_run(size: int, asked: list[str], real: InprocessEmbedder, pool: np.nda
         "write_frames_s": write_s,
         "widths": {
             str(width): {
-                "p50_ms": percentile(times[width], 50),
-                "p95_ms": percentile(times[width], 95),
+                "modes": {
+                    mode: {
+                        "p50_ms": percentile(times[(width, mode)], 50),
+                        "p95_ms": percentile(times[(width, mode)], 95),
+                        "cpu_p50_ms": percentile(cpu[(width, mode)], 50),
+                        "cpu_p95_ms": percentile(cpu[(width, mode)], 95),
+                    }
+                    for mode in SCAN_MODES
+                },
+                "candidate_recall": recall[width],
                 "store_vectors_s": vector_s[width],
                 "mind_mb": sizes_mb[width],
             }
@@ -281,6 +334,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--single", type=int, default=300, help="frames indexed one at a time for that rate")
     parser.add_argument("--pool", type=int, default=2_000, help="real vectors the synthetic ones are made from")
+    parser.add_argument(
+        "--widths", type=int, nargs="+", help="vector widths of the scale minds (default: the model's own)"
+    )
+    parser.add_argument(
+        "--recall-queries", type=int, default=100, help="queries the pre-scan's candidate recall is measured on"
+    )
     parser.add_argument("--name", default="search", help="results file name under benchmarks/results/")
     args = parser.parse_args()
     real = InprocessEmbedder()
@@ -288,6 +347,7 @@ def main() -> None:
     asked = questions(args.queries)
     results = {}
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}; query embedder {real.backend}")
+    print(f"{sum(may_name_a_time(q) for q in asked)} of {len(asked)} queries may name a time (their dates are parsed)")
     for size in args.sizes:
         r = run_size(size, asked, args.single, real.at_width(ORIGINAL_DIMENSIONS))
         results[str(size)] = r
@@ -317,13 +377,25 @@ def main() -> None:
             f"p95 {query_embedding['p95_ms']:.1f} ms"
         )
         for size in args.scale_sizes:
-            r = scale_run(size, asked, real, pool)
+            load_before = os.getloadavg()[0]
+            r = scale_run(size, asked, real, pool, args.widths or [real.dimensions], args.recall_queries)
+            r["load"] = [load_before, os.getloadavg()[0]]
             scale[str(size)] = r
-            print(f"{r['frames']:,} frames, whole search(limit=10) with the query embedding, load {os.getloadavg()[0]:.1f}:")
+            print(
+                f"{r['frames']:,} frames, whole search(limit=10) with the query embedding, "
+                f"load {load_before:.1f} before, {os.getloadavg()[0]:.1f} after:"
+            )
             for width, v in r["widths"].items():
+                for mode, m in v["modes"].items():
+                    print(
+                        f"  float[{width:>4}] {mode:8} p50 {m['p50_ms']:7.1f} ms  p95 {m['p95_ms']:7.1f} ms   "
+                        f"(CPU time of the process: p50 {m['cpu_p50_ms']:.1f}, p95 {m['cpu_p95_ms']:.1f} ms)"
+                    )
+                c = v["candidate_recall"]
+                figures = ", ".join(f"{key} {value:.3f}" for key, value in c.items())
                 print(
-                    f"  float[{width:>4}]  p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms   "
-                    f"(vectors written in {v['store_vectors_s']:.0f} s, mind {v['mind_mb']:,.0f} MiB)"
+                    f"  float[{width:>4}] pre-scan vs exact vector lane: {figures}; vectors written in "
+                    f"{v['store_vectors_s']:.0f} s, mind {v['mind_mb']:,.0f} MiB"
                 )
         scale["query_embedding"] = query_embedding
     print(f"load average after: {os.getloadavg()[0]:.1f}")

@@ -13,8 +13,9 @@ question is embedded once. Questions without resolvable evidence are excluded an
 
     .venv/bin/python benchmarks/select_constants.py [--data locomo realtalk] [--k 10]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
-        [--context-windows 2] [--embed-backend onnx-int8|onnx|torch] [--conversations NAME ...]
-        [--questions N]
+        [--context-windows 2] [--entity-weights ...] [--feedback-weights ...] [--time-weights ...]
+        [--when-weights ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
+        [--conversations NAME ...] [--questions N]
 """
 
 from __future__ import annotations
@@ -57,9 +58,16 @@ def label(config: SearchConfig) -> str:
         return "RRF K=60 (original)"
     methods = "".join(
         f", {name} {value:g}"
-        for name, value in (("entity", config.entity_weight), ("feedback", config.feedback_weight))
+        for name, value in (
+            ("entity", config.entity_weight),
+            ("feedback", config.feedback_weight),
+            ("time", config.time_weight),
+            ("when", config.when_weight),
+        )
         if value
     )
+    if config.time_weight:
+        methods += f" (scale {config.time_scale_days:g} d)"
     return (
         f"context {config.context_weight:g} x {config.context_window}, vector {config.vector_weight:g}, "
         f"depth {config.lane_depth}{methods}"
@@ -67,17 +75,20 @@ def label(config: SearchConfig) -> str:
 
 
 def grid(args: argparse.Namespace) -> list[SearchConfig]:
-    """The convex grid, crossed with the methods of issue #18 (entity lane and RM3 feedback
-    weights, 0 = off), plus the two ablations as candidates (no session context at the default
+    """The convex grid, crossed with the methods of issue #18 (entity lane, RM3 feedback, time
+    boost and "when" preference weights, 0 = off), plus the two ablations as candidates (no session context at the default
     vector weight, and the original RRF); the defaults first, so ties keep them."""
     settings = [DEFAULT]
-    for context_weight, vector_weight, depth, window, entity, feedback in product(
+    for context_weight, vector_weight, depth, window, entity, feedback, time, when, scale in product(
         args.context_weights,
         args.vector_weights,
         args.lane_depths,
         args.context_windows,
         [0.0, *args.entity_weights],
         [0.0, *args.feedback_weights],
+        [0.0, *args.time_weights],
+        [0.0, *args.when_weights],
+        args.time_scales,
     ):
         settings.append(
             replace(
@@ -88,13 +99,21 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
                 context_window=window,
                 entity_weight=entity,
                 feedback_weight=feedback,
+                time_weight=time,
+                when_weight=when,
+                time_scale_days=scale if time else DEFAULT.time_scale_days,
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
     return list(dict.fromkeys(settings))
 
 
-METHODS = {"entity lane": "entity_weight", "RM3 feedback": "feedback_weight"}
+METHODS = {
+    "entity lane": "entity_weight",
+    "RM3 feedback": "feedback_weight",
+    "time boost": "time_weight",
+    "when preference": "when_weight",
+}
 
 
 def ablation(scores: dict[SearchConfig, list[Scored]], names: Sequence[str]) -> dict[str, dict[str, float]]:
@@ -106,10 +125,20 @@ def ablation(scores: dict[SearchConfig, list[Scored]], names: Sequence[str]) -> 
         off = {c: rows for c, rows in scores.items() if getattr(c, attribute) == 0}
         if not on or not off:
             continue
-        table[method] = {
-            side: statistics.fmean(fold["recall"] for fold in leave_one_out(subset, names))
-            for side, subset in (("on", on), ("off", off))
-        }
+        folds = {side: leave_one_out(subset, names) for side, subset in (("on", on), ("off", off))}
+        table[method] = {side: statistics.fmean(fold["recall"] for fold in folds[side]) for side in folds}
+        table[method]["per_fold"] = [
+            {
+                "held_out": on_fold["held_out"],
+                "chosen_on": label(on_fold["chosen"]),
+                "chosen_off": label(off_fold["chosen"]),
+                "on": on_fold["recall"],
+                "off": off_fold["recall"],
+                "by_category_on": category_table(on_fold["rows"]),
+                "by_category_off": category_table(off_fold["rows"]),
+            }
+            for on_fold, off_fold in zip(folds["on"], folds["off"], strict=True)
+        ]
         table[method]["by_category_on"] = category_table(
             [row for fold in leave_one_out(on, names) for row in fold["rows"]]
         )
@@ -124,13 +153,15 @@ def score_grid(
     settings: Sequence[SearchConfig],
     embedder: Embedder,
     k: int,
+    minds: Path | None = None,
 ) -> dict[SearchConfig, list[Scored]]:
-    """Every scored question of every conversation under every setting, one harvest each."""
+    """Every scored question of every conversation under every setting, one harvest each (none
+    when ``minds`` already holds the conversation's mind from an earlier run)."""
     scores: dict[SearchConfig, list[Scored]] = defaultdict(list)
     with tempfile.TemporaryDirectory() as tmp:
         for conversation in conversations:
             questions = conversation.scored_questions()
-            with harvested(conversation, embedder, Path(tmp), DEFAULT) as run:
+            with harvested(conversation, embedder, minds or Path(tmp), DEFAULT, reuse=minds is not None) as run:
                 print(
                     f"{conversation.name}: {run.frames} frames harvested in {run.harvest_s:.1f} s, "
                     f"{len(questions)} questions x {len(settings)} settings",
@@ -260,6 +291,13 @@ def report(
                 f"  {method}: leave-one-out {figures['on']:.1f} with it on, {figures['off']:.1f} off; per category on/off: "
                 + ", ".join(f"{c} {categories_on[c]:.1f}/{categories_off[c]:.1f}" for c in categories_on)
             )
+            for fold in figures["per_fold"]:
+                on_table, off_table = fold["by_category_on"], fold["by_category_off"]
+                print(
+                    f"    held out {fold['held_out']}: on {fold['on']:.1f} ({fold['chosen_on']}), "
+                    f"off {fold['off']:.1f} ({fold['chosen_off']}); per category on/off: "
+                    + ", ".join(f"{c} {on_table[c]:.1f}/{off_table[c]:.1f}" for c in on_table)
+                )
         print(
             f"\n{data} summary, hybrid recall@{k} (%): mean over conversations | pooled over questions | session"
         )
@@ -303,6 +341,14 @@ def main() -> None:
     parser.add_argument("--context-windows", type=int, nargs="+", default=[DEFAULT.context_window])
     parser.add_argument("--entity-weights", type=float, nargs="*", default=[0.1, 0.2])
     parser.add_argument("--feedback-weights", type=float, nargs="*", default=[0.2, 0.4])
+    parser.add_argument("--time-weights", type=float, nargs="*", default=[0.2, 0.4])
+    parser.add_argument("--when-weights", type=float, nargs="*", default=[0.2, 0.4])
+    parser.add_argument("--time-scales", type=float, nargs="+", default=[DEFAULT.time_scale_days])
+    parser.add_argument(
+        "--minds",
+        type=Path,
+        help="keep the harvested minds in this folder and reuse them on the next run (same data and model)",
+    )
     parser.add_argument("--conversations", nargs="+", help="only these (for development)")
     parser.add_argument("--questions", type=int, help="only the first N questions of each (for development)")
     parser.add_argument(
@@ -330,7 +376,7 @@ def main() -> None:
             if args.questions:
                 conversation.questions = conversation.questions[: args.questions]
         print(f"{data}: excluded: {excluded} questions without resolvable evidence", flush=True)
-        scores = score_grid(conversations, settings, embedder, args.k)
+        scores = score_grid(conversations, settings, embedder, args.k, args.minds)
         results[data] = {
             "excluded": excluded,
             **report(data, scores, [c.name for c in conversations], args.k, categories),

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import psutil
 
+from mind_core.harvest.staging_store import STAGING_URL_ENV, default_staging_url
+
 REPO = Path(__file__).resolve().parents[1]
 DEPLOY = REPO / "deploy"
 INSTANCE_CONFIG = DEPLOY / "dagster.yaml"
@@ -156,8 +158,18 @@ class LocalCluster:
             "MIND_HARVEST_ANY_QUEUE": self.settings.queues.shared,
             "MIND_HARVEST_HOME_QUEUE": self.settings.queues.home,
             "MIND_HOME": str(self.settings.minds),
+            # the default store of the home node, named for every process: the "any" worker has
+            # a home of its own (no minds) and must still stage where the home worker reads
+            STAGING_URL_ENV: default_staging_url(self.settings.minds),
             **self.settings.extra_env,
         }
+
+    def worker_env(self, name: str) -> dict[str, str]:
+        """The "any" worker runs as on a machine of its own: its ``$MIND_HOME`` is an empty folder,
+        so a stateless step that opened a mind would fail there instead of passing unnoticed."""
+        if name != "any":
+            return self.env
+        return {**self.env, "MIND_HOME": str(self.folder / "any-node")}
 
     @property
     def webserver_url(self) -> str:
@@ -316,7 +328,9 @@ class LocalCluster:
         """Start the named workers (``home``, ``any``) and wait until each answers the broker."""
         started = {}
         for name in names:
-            started[self.logs / f"worker-{name}.log"] = self._spawn(f"worker-{name}", self._worker_command(name))
+            started[self.logs / f"worker-{name}.log"] = self._spawn(
+                f"worker-{name}", self._worker_command(name), self.worker_env(name)
+            )
         expected = {f"{name}@{socket.gethostname()}" for name in names}
         from celery import Celery
 
@@ -350,10 +364,10 @@ class LocalCluster:
         _wait_for("dagster-webserver", answers, {self.logs / "webserver.log": process}, STARTUP_TIMEOUT_S)
 
     # --- processes ------------------------------------------------------------------------------
-    def _spawn(self, name: str, command: list[str]) -> subprocess.Popen:
+    def _spawn(self, name: str, command: list[str], env: Mapping[str, str] | None = None) -> subprocess.Popen:
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - the child keeps writing to it
         process = subprocess.Popen(
-            command, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            command, cwd=REPO, env=env or self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
         log.close()
         self._processes.append((name, process))

@@ -26,8 +26,15 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from mind_core import fs_url
 from mind_core.errors import InvalidInputError, NotFoundError
-from mind_core.snapshot import PART_FILE, SNAPSHOT_TABLES, SNAPSHOTS_TABLE, table_schema
+from mind_core.snapshot import (
+    PART_FILE,
+    SNAPSHOT_TABLES,
+    SNAPSHOTS_TABLE,
+    SnapshotDestinationError,
+    table_schema,
+)
 from mind_core.text_table import OUTPUT_FORMATS, format_table
 
 TABLE_CELL_WIDTH = 60
@@ -157,16 +164,22 @@ def _sql_string(text: str) -> str:
 
 
 class Analytics:
-    """An in-memory DuckDB with views over every snapshot under ``root``."""
+    """An in-memory DuckDB with views over every snapshot under ``root`` (a folder or an fsspec
+    URL: DuckDB reads other file systems through the fsspec one registered with it)."""
 
     def __init__(self, root: str | Path) -> None:
-        self.root = Path(root).expanduser().resolve()
-        if not any(self.root.glob(f"{SNAPSHOTS_TABLE}/workspace=*/snapshot_date=*/{PART_FILE}")):
+        url = fs_url.as_url(root)
+        local = fs_url.local_path(url)
+        self.root: Path | str = local if local is not None else url
+        self._fs, self._path = fs_url.filesystem(url, SnapshotDestinationError)
+        if not self._files(SNAPSHOTS_TABLE, PART_FILE):
             raise NoSnapshotsError(
                 f"no snapshots under {self.root}: run `mind snapshot` first (or pass --root)"
             )
         self.con = duckdb.connect(":memory:")
         self.con.execute("SET TimeZone = 'UTC'")  # day and month boundaries are UTC ones
+        if local is None:
+            self.con.register_filesystem(self._fs)
         for table in SNAPSHOT_TABLES:
             self._create_view(table)
         self.con.execute(
@@ -179,9 +192,13 @@ class Analytics:
                 "latest_snapshots l WHERE l.workspace = t.workspace AND l.snapshot_date = t.snapshot_date)"
             )
 
+    def _files(self, table: str, name: str = "*.parquet") -> list[str]:
+        with fs_url.reaching(str(self.root), SnapshotDestinationError):
+            return self._fs.glob(f"{self._path}/{table}/workspace=*/snapshot_date=*/{name}")
+
     def _create_view(self, table: str) -> None:
-        pattern = self.root / table / "workspace=*" / "snapshot_date=*" / "*.parquet"
-        if any(self.root.glob(f"{table}/workspace=*/snapshot_date=*/*.parquet")):
+        pattern = f"{self.root}/{table}/workspace=*/snapshot_date=*/*.parquet"
+        if self._files(table):
             self.con.execute(
                 f"CREATE VIEW {table} AS SELECT * FROM read_parquet({_sql_string(str(pattern))}, "
                 "hive_partitioning = true, union_by_name = true, "

@@ -8,6 +8,7 @@ workers and threads alike.
 from __future__ import annotations
 
 import html
+import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
@@ -18,7 +19,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from mind_core import fs_url
 from mind_core.analytics import QUERIES, Analytics, cell_text
+from mind_core.snapshot import SnapshotDestinationError
 
 KG_GROWTH_PNG = "kg_growth.png"
 FRAMES_BY_SOURCE_PNG = "frames_by_source.png"
@@ -143,9 +146,24 @@ p.note { color: #555; }
 """
 
 
-def write_report(analytics: Analytics, out_dir: str | Path) -> Path:
-    """Write the charts and ``index.html`` into ``out_dir``; returns the HTML file's path."""
-    out = Path(out_dir).expanduser()
+def write_report(analytics: Analytics, out_dir: str | Path) -> Path | str:
+    """Write the charts and ``index.html`` into ``out_dir`` (a folder, or an fsspec URL: drawn in
+    a local temporary folder, then uploaded); returns the HTML file's path or URL."""
+    url = fs_url.as_url(out_dir)
+    local = fs_url.local_path(url)
+    if local is not None:
+        return _write_report(analytics, local)
+    fs, path = fs_url.filesystem(url, SnapshotDestinationError)
+    with tempfile.TemporaryDirectory(prefix="mind-harvest-report-") as drawn:
+        index = _write_report(analytics, Path(drawn))
+        with fs_url.reaching(url, SnapshotDestinationError):
+            fs.makedirs(path, exist_ok=True)
+            fs.put([str(f) for f in sorted(Path(drawn).iterdir())], path.rstrip("/") + "/")
+    return f"{url}/{index.name}"
+
+
+def _write_report(analytics: Analytics, out: Path) -> Path:
+    out = out.expanduser()
     out.mkdir(parents=True, exist_ok=True)
     growth = analytics.run("kg_growth")
     by_source = analytics.run("frames_by_source")

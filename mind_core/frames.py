@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mind_core import vector_codes
 from mind_core.compaction import CompactionResult, compact
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError, NotFoundError
@@ -539,6 +540,7 @@ def delete_vector_rows(db: Database, frame_ids: Sequence[int]) -> None:
     """Delete the frame vectors and chunk vectors of these frames (vec0 has no cascades)."""
     rows = [(frame_id,) for frame_id in frame_ids]
     db.executemany("DELETE FROM memory_frames_vec WHERE rowid = ?", rows)
+    vector_codes.remove(db, "memory_frames_vec", frame_ids)
     chunk_rows: list[tuple[int]] = []
     for start in range(0, len(rows), IN_LIST_SIZE):
         ids = [frame_id for (frame_id,) in rows[start : start + IN_LIST_SIZE]]
@@ -548,6 +550,7 @@ def delete_vector_rows(db: Database, frame_ids: Sequence[int]) -> None:
     if chunk_rows:
         chunk_ids = [(row[0],) for row in chunk_rows]
         db.executemany("DELETE FROM memory_frame_chunks_vec WHERE rowid = ?", chunk_ids)
+        vector_codes.remove(db, "memory_frame_chunks_vec", [chunk_id for (chunk_id,) in chunk_ids])
         db.executemany("DELETE FROM memory_frame_chunks WHERE id = ?", chunk_ids)
 
 

@@ -31,7 +31,9 @@ class MemoryLinker:
         self, content: str, limit: int = 5, exclude_frame_id: int | None = None
     ) -> list[MemoryLink]:
         links = []
-        for result in self.search.search(content, limit=limit + (1 if exclude_frame_id else 0)):
+        for result in self.search.search(
+            content, limit=limit + (1 if exclude_frame_id else 0), time_aware=False
+        ):
             if result.frame.id != exclude_frame_id and result.match_score >= self.threshold:
                 links.append(MemoryLink(result.frame.id, result.frame.content, result.match_score))
         return links[:limit]

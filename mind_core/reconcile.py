@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from mind_core import vector_codes
 from mind_core.db import Database
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import FingerprintMismatchError
@@ -139,7 +140,9 @@ def reconcile_vec_index(db: Database, embedder: Embedder, progress: Any = None) 
     (the original: 50); re-indexing a frame rewrites its chunks with it."""
     if not db.table_exists("memory_frames_vec"):
         return 0
-    return VectorIndex(db, embedder).index_frames(frames_needing_vectors(db), progress=progress)
+    fixed = VectorIndex(db, embedder).index_frames(frames_needing_vectors(db), progress=progress)
+    refresh_vector_codes(db)  # rows deleted behind the index's back leave their codes behind
+    return fixed
 
 
 def frames_needing_vectors(db: Database) -> list[tuple[int, str]]:
@@ -165,7 +168,20 @@ def clean_orphan_vectors(db: Database) -> int:
     with db.transaction():
         db.executemany("DELETE FROM memory_frames_vec WHERE rowid = ?", [(i,) for i in ids])
         db.executemany("DELETE FROM memory_frame_chunks_vec WHERE rowid = ?", [(i,) for i in chunk_ids])
+        vector_codes.remove(db, "memory_frames_vec", ids)
+        vector_codes.remove(db, "memory_frame_chunks_vec", chunk_ids)
     return len(ids) + len(chunk_ids)
+
+
+def refresh_vector_codes(db: Database) -> int:
+    """Rebuild the sign bits of a vector table that a writer bypassing them (the original engine)
+    left behind; returns the vectors whose bits were rewritten."""
+    rewritten = 0
+    for table in vector_codes.VECTOR_TABLES:
+        if db.table_exists(table) and not vector_codes.is_current(db, table):
+            with db.transaction():
+                rewritten += vector_codes.rebuild(db, table)
+    return rewritten
 
 
 def reconcile_indexes(db: Database, embedder: Embedder | None = None) -> ReconcileResult:
@@ -173,6 +189,7 @@ def reconcile_indexes(db: Database, embedder: Embedder | None = None) -> Reconci
     fts_fixed = reconcile_fts_index(db)
     vectors_fixed = reconcile_vec_index(db, embedder) if embedder is not None else 0
     orphans = clean_orphan_fts(db) + clean_orphan_vectors(db)
+    refresh_vector_codes(db)
     return ReconcileResult(fts_fixed=fts_fixed, vectors_fixed=vectors_fixed, orphans_removed=orphans)
 
 
@@ -196,6 +213,14 @@ def doctor(db: Database, embedder: Embedder | None = None, repair: bool = False)
     ]
     findings.append(
         Finding("vec_chunks_missing", len(frames_missing_chunk_vectors(db)), "long frames missing chunk vectors")
+    )
+    # a mind not yet migrated (opened read-only since the upgrade) gets them at its first writable open
+    migrated = db.table_exists("vector_bit_blocks")
+    stale_bits = [
+        t for t in vector_codes.VECTOR_TABLES if migrated and db.table_exists(t) and not vector_codes.is_current(db, t)
+    ]
+    findings.append(
+        Finding("vec_bits", len(stale_bits), "vector tables whose sign bits (the vector lane's pre-scan) lag behind")
     )
     try:
         index.check_fingerprint()

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mind_core import vector_codes
 from mind_core.db import Database
 from mind_core.timestamps import now_iso
 
@@ -231,6 +232,15 @@ CREATE INDEX IF NOT EXISTS idx_knowledge_versions_row ON knowledge_versions (kin
 """
 
 
+# -- 0009 (issue #19): quantized companions of the vectors, the vector lane's first passes -------
+def _vector_codes(db: Database) -> None:
+    """The companion tables, filled from the vectors a mind already holds (the vector tables are
+    made after the migrations, so a new mind has none yet)."""
+    execute_script(db, vector_codes.COMPANION_SQL)
+    for table in vector_codes.VECTOR_TABLES:
+        vector_codes.rebuild(db, table)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_original_schema", _original_schema),
     Migration("0002_frame_columns", _frame_columns),
@@ -244,6 +254,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0006_source_kind_fingerprint", _source_columns),
     Migration("0007_source_identity_and_outcome", _SOURCE_IDENTITY_OUTCOME_SQL),
     Migration("0008_knowledge_versions", _KNOWLEDGE_VERSIONS_SQL),
+    Migration("0009_vector_codes", _vector_codes),
 )
 
 

@@ -15,6 +15,11 @@ Two fusions (``SearchConfig.fusion``):
   beats RRF by 4-9 points of evidence recall@10 and keeps hybrid above each single lane at every k.
 - ``"rrf"``: the original, reciprocal rank fusion (K = 60) over each lane's top ``2 x limit``.
 
+With the convex fusion, dates in the query ("in May 2023", "last week") are a soft boost
+(``SearchConfig.time_weight``, ``mind_core.time_window``): a frame's match is multiplied by
+``1 - time_weight * (1 - time)``, ``time`` being 1 inside the asked window and decaying outside
+it, so frames far from the asked time drop and none is filtered; only ``since``/``until`` filter.
+
 Either way ``rrf_score`` is the fused score on the RRF scale (0 .. 2/K), so ``match_score``
 keeps its meaning: 1.0 = best in both lanes, above 0.5 only with support from both lanes.
 
@@ -47,7 +52,9 @@ from mind_core.scoring import (
     weighted_relevance,
 )
 from mind_core.source_filter import SourceFilter
-from mind_core.vector_index import VectorIndex
+from mind_core.time_window import TimeWindow, asks_when, carries_date, may_name_a_time, question_window
+from mind_core.timestamps import parse_instant
+from mind_core.vector_index import PRESCAN_MIN_VECTORS, VectorIndex
 
 if TYPE_CHECKING:
     from mind_core.knowledge import KnowledgeGraph
@@ -72,11 +79,26 @@ FEEDBACK_TERMS = 10
 # depth); an entity counts by its rarity, so a name in every frame pulls in nothing.
 ENTITY_FEEDBACK_FRAMES = 5
 ENTITY_NEIGHBOUR_WEIGHT = 0.5
+# The time boost: a frame outside the question's window scores exp(-distance / scale), the scale
+# being the window's own length (at least ``SearchConfig.time_scale_days``; a month for a window
+# open on one side).
+OPEN_WINDOW_SCALE_DAYS = 31.0
+# The keyword lane in a large mind: BM25 is computed for every frame that holds any query word, so
+# one word in a quarter of the frames (a speaker's name, "make") costs 50-170 ms at 100,000
+# frames. There, the frames are those holding one of the query's rarer words (in at most
+# COMMON_WORD_SHARE of the frames), still ranked by every word (see ``keyword_match``).
+KEYWORD_SPLIT_FRAMES = 20_000
+COMMON_WORD_SHARE = 0.05
+
+
+def any_of(tokens: list[str]) -> str:
+    """FTS5 for "any of these words": each quoted, OR-joined."""
+    return " OR ".join(f'"{token}"' for token in tokens)
 
 
 def fts_query(query: str) -> str:
     """The FTS5 MATCH expression: each token quoted, OR-joined (recall over precision)."""
-    return " OR ".join(f'"{token}"' for token in keyword_tokens(query))
+    return any_of(keyword_tokens(query))
 
 
 def normalize_by_max(hits: list[LaneHit]) -> dict[int, float]:
@@ -121,14 +143,24 @@ class SearchConfig:
     context_weight: float = 0.4
     feedback_weight: float = 0.0  # RM3: share of the keyword lane given to the feedback terms
     entity_weight: float = 0.0  # share of the match given to the entity lane
+    time_weight: float = 0.6  # share of the match that depends on nearness to the question's dates
+    when_weight: float = 0.0  # share that depends, for a "when" question, on a date in the frame's text
+    time_scale_days: float = 1.0  # the time boost's shortest decay scale: a day's window reaches the next day
+    # from how many frames the keyword lane leaves frames holding only common words out, and the
+    # vector lane pre-scans quantized vectors (benchmarks force these to 0 to measure the effect)
+    keyword_split_frames: int = KEYWORD_SPLIT_FRAMES
+    prescan_min_vectors: int = PRESCAN_MIN_VECTORS
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
             raise InvalidInputError(f"unknown fusion {self.fusion!r}; expected one of {', '.join(FUSIONS)}")
         if not 0.0 <= self.vector_weight <= 1.0:
             raise InvalidInputError(f"vector_weight must be within 0..1, got {self.vector_weight}")
-        if not (0.0 <= self.feedback_weight <= 1.0 and 0.0 <= self.entity_weight <= 1.0):
-            raise InvalidInputError("feedback_weight and entity_weight must be within 0..1")
+        shares = (self.feedback_weight, self.entity_weight, self.time_weight, self.when_weight)
+        if not all(0.0 <= share <= 1.0 for share in shares):
+            raise InvalidInputError("feedback_weight, entity_weight, time_weight, when_weight: within 0..1")
+        if self.time_scale_days <= 0:
+            raise InvalidInputError(f"time_scale_days must be > 0, got {self.time_scale_days}")
         if self.lane_depth < 1 or self.context_window < 0 or not 0.0 <= self.context_weight <= 1.0:
             raise InvalidInputError(
                 "lane_depth must be >= 1, context_window >= 0, context_weight within 0..1"
@@ -206,6 +238,15 @@ class HybridSearch:
         self.config = config or SearchConfig()
 
     @property
+    def config(self) -> SearchConfig:
+        return self._config
+
+    @config.setter
+    def config(self, config: SearchConfig) -> None:
+        self._config = config
+        self.vectors.prescan_min_vectors = config.prescan_min_vectors
+
+    @property
     def embedder(self) -> Embedder | None:
         return self.vectors.embedder
 
@@ -239,23 +280,41 @@ class HybridSearch:
         source: SourceFilter | None = None,
     ) -> list[LaneHit]:
         """FTS5 matches in rank order with their BM25 score (FTS5's ``rank`` negated, >= 0)."""
-        match = fts_query(query)
-        if not match:
+        if not fts_query(query):
             return []
         scope, scope_params = scope_clauses("mf", gop_id, since, until, source)
-        clauses = ["memory_frames_fts MATCH ?", *scope]
-        params: list[Any] = [match, *scope_params]
         sql = (
             "SELECT mf.id, memory_frames_fts.rank FROM memory_frames_fts "
             "JOIN memory_frames mf ON mf.id = memory_frames_fts.rowid "
-            f"WHERE {' AND '.join(clauses)} ORDER BY rank LIMIT ?"
+            f"WHERE {' AND '.join(['memory_frames_fts MATCH ?', *scope])} ORDER BY rank LIMIT ?"
         )
         try:
-            return [LaneHit(row[0], max(0.0, -float(row[1]))) for row in self.db.query(sql, [*params, limit])]
+            params: list[Any] = [self.keyword_match(query), *scope_params, limit]
+            return [LaneHit(row[0], max(0.0, -float(row[1]))) for row in self.db.query(sql, params)]
         except self.db.errors.Error as exc:
             log.warning("FTS query failed (%s); using the LIKE fallback", exc)
             ids = self.like_fallback_search(query, limit, gop_id, since, until, source)
             return [LaneHit(frame_id, 1.0) for frame_id in ids]
+
+    def keyword_match(self, query: str) -> str:
+        """The FTS5 expression of the keyword lane: :func:`fts_query`, except in a mind of at least
+        ``keyword_split_frames`` frames when the query mixes rarer words with common ones (in more
+        than COMMON_WORD_SHARE of the frames). Then it is ``(rarer) AND (every word)``: the frames
+        are those holding a rarer word, and BM25 still counts every word, the rarer ones twice
+        (FTS5 scores each phrase of the expression). A frame holding only common words is left
+        out; such a frame ranks low anyway (a common word's IDF is small) and ranking all of
+        them is what made the lane slow. Measured: benchmarks/README.md (issue #19)."""
+        tokens = keyword_tokens(query)
+        every = any_of(tokens)
+        if len(tokens) < 2:
+            return every
+        frames = int(self.db.scalar("SELECT max(id) FROM memory_frames") or 0)  # ids issued: cheap
+        if frames < self.config.keyword_split_frames:
+            return every
+        rarer = [t for t in tokens if self._document_frequency(t) <= COMMON_WORD_SHARE * frames]
+        if not rarer or len(rarer) == len(tokens):
+            return every
+        return f"({any_of(rarer)}) AND ({every})"
 
     def like_fallback_search(
         self,
@@ -324,9 +383,13 @@ class HybridSearch:
         explain: bool = False,
         source: SourceFilter | None = None,
         as_of: str | None = None,
+        time_aware: bool = True,
     ) -> list[SearchResult]:
         """``as_of``: search the mind as it stood at that instant: only frames whose event time is
-        at or before it, recency scored from it instead of from now."""
+        at or before it, recency scored from it instead of from now; relative dates in the query
+        ("last week") are read from it too, else from the mind's latest event time.
+        ``time_aware=False`` ignores dates in the query (for a text that is not a question, such as
+        the linker's frame content); ``since``/``until`` always filter."""
         if profile not in SCORING_PROFILES:
             raise InvalidInputError(
                 f"unknown profile {profile!r}; expected one of {', '.join(SCORING_PROFILES)}"
@@ -336,14 +399,15 @@ class HybridSearch:
         limit = max(1, min(int(limit), 1000))
         query = well_formed(query[:MAX_QUERY_CHARS])
         now = datetime.now(UTC)
+        asked_from: datetime | None = None
         if as_of is not None:
             instant = time_bound(as_of, end=True)
             until = instant if until is None or time_bound(until, end=True) > instant else until
-            now = datetime.fromisoformat(instant.replace("Z", "+00:00"))
+            now = asked_from = datetime.fromisoformat(instant.replace("Z", "+00:00"))
         if self.config.fusion == "rrf":
             fused = self._fuse_rrf(query, limit, gop_id, since, until, source)
         else:
-            fused = self._fuse_convex(query, limit, gop_id, since, until, source)
+            fused = self._fuse_convex(query, limit, gop_id, since, until, source, asked_from, time_aware)
         if not fused:
             return []
         pool = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))[: limit * RELEVANCE_POOL_FACTOR]
@@ -425,9 +489,12 @@ class HybridSearch:
         since: str | None,
         until: str | None,
         source: SourceFilter | None = None,
+        asked_from: datetime | None = None,
+        time_aware: bool = True,
     ) -> dict[int, dict[str, Any]]:
         """Normalized lane scores plus session-neighbour context, combined with fixed weights;
-        every lane score stays within 0..1, so match is 1.0 only for the best of both lanes.
+        every lane score stays within 0..1, so match is 1.0 only for the best of both lanes. The
+        time parts (``time_factors``) only lower the match of frames far from the asked time.
         Returns the best ``limit * RELEVANCE_POOL_FACTOR`` frames, the ones relevance reorders."""
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
@@ -488,6 +555,12 @@ class HybridSearch:
             frame_id: sum(weight * lane_score(lane, frame_id) for lane, weight in weights.items())
             for frame_id in candidates.union(*neighbours.values())
         }
+        window, time_scores, when_scores = (None, {}, {})
+        if time_aware:
+            window, time_scores, when_scores = self.time_factors(query, list(match), asked_from)
+        for frame_id in time_scores.keys() | when_scores.keys():
+            match[frame_id] *= 1.0 - config.time_weight * (1.0 - time_scores.get(frame_id, 1.0))
+            match[frame_id] *= 1.0 - config.when_weight * (1.0 - when_scores.get(frame_id, 1.0))
         pool = sorted(match, key=lambda fid: (-match[fid], fid))[: limit * RELEVANCE_POOL_FACTOR]
         fused: dict[int, dict[str, Any]] = {}
         for frame_id in pool:
@@ -501,9 +574,62 @@ class HybridSearch:
                 entry["vector_similarity"] = similarity[frame_id]
             if expansion:
                 entry["feedback_terms"] = expansion
+            if window is not None:
+                entry["time_window"] = window.describe()
+                entry["time_score"] = time_scores.get(frame_id, 1.0)
+            if when_scores:
+                entry["when_score"] = when_scores.get(frame_id, 1.0)
             entry["match"] = match[frame_id]
             fused[frame_id] = entry
         return fused
+
+    def time_factors(
+        self, query: str, frame_ids: list[int], asked_from: datetime | None
+    ) -> tuple[TimeWindow | None, dict[int, float], dict[int, float]]:
+        """The question's time window and, per frame, 0..1: how near its event time is to the
+        window (1 inside, ``exp(-distance / scale)`` outside), and for a "when" question whether its
+        text carries a date. A window that none of the frames is inside or within one scale of
+        names a time the candidates do not share (LoCoMo's "last year" is before the conversation
+        began) and is not used."""
+        config = self.config
+        wants_window = config.time_weight > 0 and may_name_a_time(query)
+        wants_when = config.when_weight > 0 and asks_when(query)
+        if not frame_ids or not (wants_window or wants_when):
+            return None, {}, {}
+        window = question_window(query, asked_from or self._latest_event_time()) if wants_window else None
+        if window is None and not wants_when:
+            return None, {}, {}
+        rows: list[Any] = []
+        column = ", content" if wants_when else ""
+        for start in range(0, len(frame_ids), 500):
+            chunk = frame_ids[start : start + 500]
+            marks = ",".join("?" for _ in chunk)
+            rows += self.db.query(f"SELECT id, created_at{column} FROM memory_frames WHERE id IN ({marks})", chunk)
+        time_scores: dict[int, float] = {}
+        if window is not None:
+            distances = {}
+            for row in rows:
+                try:
+                    distances[row[0]] = window.distance_days(parse_instant(row[1]))
+                except ValueError:
+                    continue
+            scale = max(window.length_days or OPEN_WINDOW_SCALE_DAYS, config.time_scale_days)
+            if distances and min(distances.values()) <= scale:
+                time_scores = {frame_id: math.exp(-days / scale) for frame_id, days in distances.items()}
+            else:
+                window = None
+        when_scores = {row[0]: 1.0 if carries_date(row[2]) else 0.0 for row in rows} if wants_when else {}
+        return window, time_scores, when_scores
+
+    def _latest_event_time(self) -> datetime:
+        """The "now" of relative dates in a question: the mind's latest event time, never later
+        than the clock."""
+        now = datetime.now(UTC)
+        latest = self.db.scalar("SELECT MAX(created_at) FROM memory_frames")
+        try:
+            return min(parse_instant(latest), now) if latest else now
+        except ValueError:
+            return now
 
     def feedback_terms(self, query: str, top: list[LaneHit]) -> list[str]:
         """RM3's expansion terms: the words of the first pass's top frames weighted by their share

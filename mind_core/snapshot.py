@@ -12,6 +12,13 @@ the batch size, not the mind's size. A snapshot is staged completely under ``<ro
 and only then swapped in, partition by partition, so re-running a date replaces it and a failed
 run leaves the previous files untouched.
 
+The root is a local folder or an fsspec URL (``file://`` by default, ``s3://``, ``gs://`` ...
+through the matching fsspec package): ``$MIND_HARVEST_SNAPSHOT_URL``, else
+``<MIND_HOME>/snapshots``. On a local file system a partition is swapped in by renaming its
+folder (readers see the old partition or the new one); object stores have no rename, so there
+fsspec's move copies then deletes, and a reader may briefly see a partition half replaced. A root
+that cannot be reached fails before the mind is read, with the URL and the reason.
+
 Timestamps in a mind come in several spellings (ours ``…T…mmmZ``, SQLite's naive
 ``YYYY-MM-DD HH:MM:SS``, ISO with offsets); all become ``timestamp[ms, UTC]``. A value no parser
 reads becomes null and is counted in the summary's ``invalid_values`` instead of failing the run.
@@ -24,7 +31,6 @@ import json
 import logging
 import os
 import re
-import shutil
 import time
 import uuid
 from collections.abc import Callable, Generator, Sequence
@@ -33,10 +39,12 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from mind_core import fs_url
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
@@ -50,6 +58,8 @@ PART_FILE = "part-0.parquet"
 COMPRESSION = "zstd"
 DEFAULT_BATCH_ROWS = 50_000
 SNAPSHOTS_DIR = "snapshots"
+SNAPSHOT_URL_ENV = "MIND_HARVEST_SNAPSHOT_URL"
+STAGING_DIR = ".staging"
 # The snapshot reads each page once, in order: a large page cache would only grow with the mind.
 _SNAPSHOT_CACHE_KIB = 8192
 # Vectors are wide (1024 float32 = 4 KiB a frame): with embeddings, a frames batch holds at most
@@ -293,12 +303,32 @@ def table_schema(table: str) -> pa.Schema:
     return pa.schema([pa.field(c.name, c.type) for c in TABLES[table].columns])
 
 
+class SnapshotDestinationError(fs_url.UnreachableLocationError):
+    """The snapshot root cannot be written."""
+
+    what = "snapshot destination"
+
+
 def partition_dir(root: str | Path, table: str, workspace: str, snapshot_date: str) -> Path:
     return Path(root) / table / f"workspace={workspace}" / f"snapshot_date={snapshot_date}"
 
 
-def default_snapshot_root(home: MindHome) -> Path:
-    return home.root / SNAPSHOTS_DIR
+def partition_path(root: str, table: str, workspace: str, snapshot_date: str) -> str:
+    """``partition_dir`` within an fsspec file system (``/`` separated, any protocol)."""
+    return f"{root.rstrip('/')}/{table}/workspace={workspace}/snapshot_date={snapshot_date}"
+
+
+def default_snapshot_root(home: MindHome) -> str | Path:
+    """``$MIND_HARVEST_SNAPSHOT_URL``, else ``<home>/snapshots``."""
+    return os.environ.get(SNAPSHOT_URL_ENV) or home.root / SNAPSHOTS_DIR
+
+
+def snapshot_location(root: str | Path) -> str:
+    """How a snapshot root is reported: a local folder as its absolute path (what DuckDB and
+    pandas take), any other file system as its URL."""
+    url = fs_url.as_url(root)
+    local = fs_url.local_path(url)
+    return str(local) if local is not None else url
 
 
 def normalize_snapshot_date(value: str | date | None) -> str:
@@ -619,7 +649,8 @@ def _frame_batch_rows(batch_rows: int, embedding_dimensions: int | None) -> int:
 
 
 def _write_parquet(
-    path: Path,
+    destination: tuple[str, fsspec.AbstractFileSystem],
+    path: str,
     schema: pa.Schema,
     batches: Generator[pa.RecordBatch, None, None],
     table: str,
@@ -628,9 +659,16 @@ def _write_parquet(
     """Stream batches into one file (one row group per batch); an empty table still gets a file.
 
     The generator is closed here, so its cursor is released even when writing fails."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    url, fs = destination
+    with fs_url.reaching(url, SnapshotDestinationError):
+        fs.makedirs(path.rpartition("/")[0], exist_ok=True)
+        opened = fs.open(path, "wb")
     rows = 0
-    with contextlib.closing(batches), pq.ParquetWriter(path, schema, compression=COMPRESSION) as writer:
+    with (
+        contextlib.closing(batches),
+        opened as sink,
+        pq.ParquetWriter(sink, schema, compression=COMPRESSION) as writer,
+    ):
         for batch in batches:
             writer.write_batch(batch)
             rows += batch.num_rows
@@ -640,15 +678,23 @@ def _write_parquet(
     return rows
 
 
-def _swap_in(staged: Path, final: Path, trash: Path) -> None:
-    """Replace ``final`` by ``staged`` with two renames on one file system (readers see the old
-    partition or the new one, never a mix); the old files are deleted afterwards."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    if final.exists():
-        trash.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(final, trash)
-    os.replace(staged, final)
-    shutil.rmtree(trash, ignore_errors=True)
+def _swap_in(fs: fsspec.AbstractFileSystem, staged: str, final: str, trash: str) -> None:
+    """Replace ``final`` by ``staged``: two renames on a local file system (readers see the old
+    partition or the new one, never a mix), copy and delete on an object store; the old files
+    are deleted afterwards."""
+    fs.makedirs(final.rpartition("/")[0], exist_ok=True)
+    if fs.exists(final):
+        fs.makedirs(trash.rpartition("/")[0], exist_ok=True)
+        fs.mv(final, trash, recursive=True)
+    fs.mv(staged, final, recursive=True)
+    _remove(fs, trash)
+
+
+def _remove(fs: fsspec.AbstractFileSystem, path: str) -> None:
+    """Delete a folder if it is there; what cannot be deleted stays (it is never read)."""
+    with contextlib.suppress(*fs_url.UNREACHABLE):
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
 
 
 @dataclass(frozen=True)
@@ -702,9 +748,13 @@ def snapshot_mind(
     mind_file = Path(mind_path).expanduser().resolve()
     if not mind_file.is_file():
         raise NotFoundError(f"no mind at {mind_file}")
-    root_dir = Path(root).expanduser().resolve()
+    url = fs_url.as_url(root)
+    fs, root_dir = fs_url.filesystem(url, SnapshotDestinationError)
     token = uuid.uuid4().hex
-    staging = root_dir / ".staging" / token
+    staging = f"{root_dir}/{STAGING_DIR}/{token}"
+    trash = f"{root_dir}/{STAGING_DIR}/{token}-old"
+    with fs_url.reaching(url, SnapshotDestinationError):
+        fs.makedirs(staging, exist_ok=True)
     problems = _Problems()
     rows: dict[str, int] = {}
     db = Database(mind_file, readonly=True)
@@ -716,7 +766,8 @@ def snapshot_mind(
             log.warning("snapshot: %s has no vector table; embeddings left out", mind_file)
         schema_version = get_meta(db, "schema_version") if db.table_exists("meta") else None
         rows["frames"] = _write_parquet(
-            staging / "frames" / PART_FILE,
+            (url, fs),
+            f"{staging}/frames/{PART_FILE}",
             frames_schema(dimensions),
             _frame_batches(db, _frame_batch_rows(batch_rows, dimensions), dimensions, problems),
             "frames",
@@ -724,7 +775,8 @@ def snapshot_mind(
         )
         for name, spec in TABLES.items():
             rows[name] = _write_parquet(
-                staging / name / PART_FILE,
+                (url, fs),
+                f"{staging}/{name}/{PART_FILE}",
                 table_schema(name),
                 _table_batches(db, spec, batch_rows, problems),
                 name,
@@ -732,7 +784,7 @@ def snapshot_mind(
             )
         db.execute("COMMIT")
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        _remove(fs, staging)
         raise
     finally:
         db.close()
@@ -747,22 +799,28 @@ def snapshot_mind(
         "invalid_values": [problems.total],
         "embedding_dimensions": [dimensions],
     }
-    snapshot_file = staging / SNAPSHOTS_TABLE / PART_FILE
-    snapshot_file.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table(summary_row, schema=SNAPSHOTS_SCHEMA), snapshot_file, compression=COMPRESSION)
+    location = snapshot_location(url)
     paths: dict[str, str] = {}
     try:
-        for table in SNAPSHOT_TABLES:
-            final = partition_dir(root_dir, table, workspace, day)
-            _swap_in(staging / table, final, root_dir / ".staging" / f"{token}-old" / table)
-            paths[table] = str(final)
+        with fs_url.reaching(url, SnapshotDestinationError):
+            fs.makedirs(f"{staging}/{SNAPSHOTS_TABLE}", exist_ok=True)
+            with fs.open(f"{staging}/{SNAPSHOTS_TABLE}/{PART_FILE}", "wb") as sink:
+                pq.write_table(pa.table(summary_row, schema=SNAPSHOTS_SCHEMA), sink, compression=COMPRESSION)
+            for table in SNAPSHOT_TABLES:
+                _swap_in(
+                    fs,
+                    f"{staging}/{table}",
+                    partition_path(root_dir, table, workspace, day),
+                    f"{trash}/{table}",
+                )
+                paths[table] = partition_path(location, table, workspace, day)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(root_dir / ".staging" / f"{token}-old", ignore_errors=True)
+        _remove(fs, staging)
+        _remove(fs, trash)
     return MindSnapshot(
         workspace=workspace,
         snapshot_date=day,
-        root=str(root_dir),
+        root=location,
         mind_path=str(mind_file),
         taken_at=format_utc(taken_at),
         seconds=round(seconds, 3),
@@ -780,8 +838,9 @@ def write_snapshot(
     date: str | None = None,
     include_embeddings: bool = False,
 ) -> SnapshotSet:
-    """Snapshot one workspace (or 'personal'), or every mind in the home when None."""
-    root = Path(out_root).expanduser() if out_root else default_snapshot_root(home)
+    """Snapshot one workspace (or 'personal'), or every mind in the home when None, under
+    ``out_root`` (a folder or an fsspec URL; default ``default_snapshot_root``)."""
+    root = out_root or default_snapshot_root(home)
     day = normalize_snapshot_date(date)
     if workspace is not None:
         path = home.mind_path(workspace)
@@ -800,4 +859,4 @@ def write_snapshot(
         name: snapshot_mind(path, root, name, day, include_embeddings=include_embeddings)
         for name, path in targets.items()
     }
-    return SnapshotSet(root=str(root.resolve()), snapshot_date=day, minds=minds)
+    return SnapshotSet(root=snapshot_location(root), snapshot_date=day, minds=minds)

@@ -10,6 +10,9 @@ embedder's (the model's own, 384 for MiniLM: a scan reads no zero padding), unle
 another, such as the original engine's 1024 for a mind shared with it. A mind that already holds
 vectors keeps its width; the embedder is fitted to it (``at_width``), and ``mind reindex``
 re-embeds it at the embedder's own width.
+
+Scale: a table of PRESCAN_MIN_VECTORS vectors or more is searched through quantized companions
+(``nearest``, mind_core/vector_codes.py) rather than scanned whole.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from mind_core import vector_codes
 from mind_core.db import Database
 from mind_core.embeddings.base import NO_QUANTIZATION, Embedder, at_width, fingerprint_of, to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
@@ -31,6 +37,14 @@ CHUNK_WORDS = 150
 CHUNK_OVERLAP = 30
 LONG_FRAME_WORDS = 180
 EMBED_BATCH = 512  # frames per embedder call and per transaction
+# The vector lane of a table holding at least PRESCAN_MIN_VECTORS vectors first ranks their sign
+# bits (mind_core/vector_codes.py), then the int8 codes of the nearest
+# ``max(k * PRESCAN_OVERSAMPLE, PRESCAN_MIN_CANDIDATES)`` candidates, then the float vectors of
+# the k best; a smaller table is scanned exactly, which is as cheap there. Chosen by measurement:
+# benchmarks/README.md (Search: constants).
+PRESCAN_MIN_VECTORS = 20_000
+PRESCAN_OVERSAMPLE = 20
+PRESCAN_MIN_CANDIDATES = 200
 
 _WORD = re.compile(r"\S+")
 
@@ -133,6 +147,8 @@ class VectorIndex:
     def __init__(self, db: Database, embedder: Embedder | None) -> None:
         self.db = db
         self.embedder = embedder
+        self.prescan_min_vectors = PRESCAN_MIN_VECTORS
+        self.bits_cache: vector_codes.BitsCache = {}  # a long-lived mind (a server) reads the bits once
 
     @property
     def dimensions(self) -> int:
@@ -207,9 +223,10 @@ class VectorIndex:
 
     def _create_tables(self, width: int) -> None:
         """(Re)create both vector tables, empty, at ``width`` values."""
-        for table in ("memory_frames_vec", "memory_frame_chunks_vec"):
+        for table in vector_codes.VECTOR_TABLES:
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
             self.db.execute(vec_table_sql(table, width))
+            vector_codes.clear(self.db, table)
         set_meta(self.db, "vec_dimensions", str(width))
 
     # -- writes ---------------------------------------------------------------------------
@@ -261,10 +278,10 @@ class VectorIndex:
             self.record_fingerprint()
             ids = [entry.frame_id for entry in entries]
             delete_vector_rows(self.db, ids)
-            self.db.executemany(
-                "INSERT INTO memory_frames_vec (rowid, embedding) VALUES (?, ?)",
-                [(entry.frame_id, entry.vector) for entry in entries],
-            )
+            frame_rows = [(entry.frame_id, entry.vector) for entry in entries]
+            self.db.executemany("INSERT INTO memory_frames_vec (rowid, embedding) VALUES (?, ?)", frame_rows)
+            vector_codes.put(self.db, "memory_frames_vec", frame_rows)
+            chunk_rows = []
             for entry in entries:
                 for chunk, vector in entry.chunks:
                     chunk_id = self.db.execute(
@@ -272,10 +289,9 @@ class VectorIndex:
                         "VALUES (?, ?, ?, ?)",
                         (entry.frame_id, chunk.index, chunk.char_start, chunk.char_end),
                     ).lastrowid
-                    self.db.execute(
-                        "INSERT INTO memory_frame_chunks_vec (rowid, embedding) VALUES (?, ?)",
-                        (chunk_id, vector),
-                    )
+                    chunk_rows.append((int(chunk_id), vector))
+            self.db.executemany("INSERT INTO memory_frame_chunks_vec (rowid, embedding) VALUES (?, ?)", chunk_rows)
+            vector_codes.put(self.db, "memory_frame_chunks_vec", chunk_rows)
             self.db.executemany(
                 "UPDATE memory_frames SET embedded_hash = ? WHERE id = ?",
                 [(content_hash(entry.content), entry.frame_id) for entry in entries],
@@ -300,18 +316,9 @@ class VectorIndex:
         filtered = bool(gop_id or since or until or (source is not None and not source.empty))
         k = max(1, limit * 3 if filtered else limit)
         blob = to_blob(vector)
-        best: dict[int, float] = {}
-        for row in self.db.query(
-            "SELECT rowid, distance FROM memory_frames_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-            (blob, k),
-        ):
-            best[row[0]] = row[1]
+        best: dict[int, float] = dict(self.nearest("memory_frames_vec", blob, k))
         if self.db.query_one("SELECT 1 FROM memory_frame_chunks LIMIT 1") is not None:
-            hits = self.db.query(
-                "SELECT rowid, distance FROM memory_frame_chunks_vec WHERE embedding MATCH ? AND k = ? "
-                "ORDER BY distance",
-                (blob, k),
-            )
+            hits = self.nearest("memory_frame_chunks_vec", blob, k)
             if hits:
                 marks = ",".join("?" for _ in hits)
                 owner = dict(
@@ -336,3 +343,38 @@ class VectorIndex:
         }
         ranked = sorted(((fid, d) for fid, d in best.items() if fid in alive), key=lambda item: item[1])
         return ranked[:limit]
+
+    def nearest(self, vec_table: str, blob: bytes, k: int, prescan: bool | None = None) -> list[tuple[int, float]]:
+        """The ``k`` nearest rows of one vector table (rowid, L2 distance), nearest first.
+
+        ``prescan`` None: by the table's size (``prescan_min_vectors``) and whether its quantized
+        companions are current. The pre-scan (mind_core/vector_codes.py: sign bits over the whole
+        table, then the int8 codes of the candidates) picks the k rows; their distances are still
+        the float vectors' own (the ``vec_distance_l2`` the exact scan computes), so only a true
+        neighbour lost by the quantized passes makes the answer differ from the exact scan's.
+        """
+        if prescan is None:
+            prescan = (
+                vector_codes.vector_count(self.db, vec_table) >= self.prescan_min_vectors
+                and vector_codes.is_current(self.db, vec_table)
+            )
+        nearest = None
+        if prescan:
+            query = np.frombuffer(blob, dtype=np.float32)
+            count = max(k * PRESCAN_OVERSAMPLE, PRESCAN_MIN_CANDIDATES)
+            candidates = vector_codes.bit_candidates(self.db, vec_table, query, count, self.bits_cache)
+            if candidates is not None:
+                nearest = vector_codes.int8_nearest(self.db, vec_table, query, candidates, k)
+        if nearest is None:
+            return [
+                (row[0], row[1])
+                for row in self.db.query(
+                    f"SELECT rowid, distance FROM {vec_table} WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+                    (blob, k),
+                )
+            ]
+        rows = [
+            self.db.query_one(f"SELECT rowid, vec_distance_l2(embedding, ?) FROM {vec_table} WHERE rowid = ?", (blob, rowid))
+            for rowid in nearest
+        ]
+        return sorted(((row[0], row[1]) for row in rows if row is not None), key=lambda item: (item[1], item[0]))[:k]

@@ -58,14 +58,14 @@ from mind_core.harvest.staging_store import StagingStoreError
 from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.session_summary import close_harvested_sessions
-from mind_core.snapshot import write_snapshot
+from mind_core.snapshot import SnapshotDestinationError, write_snapshot
 from mind_core.vector_index import meta_fingerprint
 from mind_core.write_lock import mind_write_lock
 from pipelines.history import CHAIN, never_materialized
 from pipelines.metadata import FRAMES_SHOWN, errors_table, frames_preview, mind_totals, rate
 from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key, snapshot_days
 from pipelines.progress import progress_log
-from pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource
+from pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource, ScanTarget
 from pipelines.routing import stateless_step, writing_step
 
 HARVEST_GROUP = "harvest"
@@ -82,6 +82,17 @@ class HarvestItemsConfig(dg.Config):
     force: bool = False  # scan even when the source's files look unchanged since the last harvest
     prune: bool = False  # delete the frames of items the source no longer holds (always scans)
     prune_allow_mass_delete: bool = False  # let a prune delete more than half of the source's frames
+    # The source as registered when the run was made (the harvest job fills these in on the home
+    # node, pipelines/jobs.py), so the scan opens no mind and runs on any worker. Unset (a run made
+    # from the asset graph): read from the mind's registry, which needs the minds' folder.
+    kind: str | None = None
+    source_path: str | None = None
+    last_fingerprint: str | None = None
+
+    def scan_target(self, source: str) -> ScanTarget | None:
+        if self.kind is None or self.source_path is None:
+            return None
+        return ScanTarget(source, self.kind, self.source_path, self.last_fingerprint)
 
 
 class VectorChunksConfig(dg.Config):
@@ -129,6 +140,17 @@ def _staging_store() -> Iterator[None]:
         ) from None
 
 
+@contextmanager
+def _snapshot_destination() -> Iterator[None]:
+    """A snapshot root that cannot be reached fails the step with its URL and the reason."""
+    try:
+        yield
+    except SnapshotDestinationError as exc:
+        raise dg.Failure(
+            description=str(exc), metadata={"snapshot_url": exc.url, "reason": exc.reason}
+        ) from None
+
+
 def _embedder_metadata(embedder: Embedder) -> dict[str, str]:
     return {k.replace("embedding_", "embedder_"): v for k, v in meta_fingerprint(embedder).items()}
 
@@ -156,10 +178,11 @@ def harvest_items(
 ):
     """The source's items, scanned by its plugin and staged as one Parquet file (with the located
     errors of records that could not be read) in the staging store. Not materialized when the
-    source is unchanged. Writes no mind: a source that is missing, empty or entirely unreadable is
-    staged as such and the import step records its outcome."""
+    source is unchanged. Writes no mind, and opens none when the run carries the source (the
+    harvest job's runs do): a source that is missing, empty or entirely unreadable is staged as
+    such and the import step records its outcome."""
     key = parse_source_partition_key(context.partition_key)
-    source = mind_home.registered_source(key.workspace, key.source)
+    source = config.scan_target(key.source) or mind_home.scan_target(key.workspace, key.source)
     store = mind_home.staging()
     with _staging_store():
         store.ensure_reachable()
@@ -547,12 +570,15 @@ def memory_snapshots(
     a day replaces it), and the analytics report (charts and tables) over all snapshots so far.
     Read-only: snapshots never wait for a mind's writer."""
     began = time.perf_counter()
-    taken = write_snapshot(
-        mind_home.home(), None, None, context.partition_key, include_embeddings=config.include_embeddings
-    )
-    report = write_report(
-        Analytics(taken.root), Path(taken.root) / REPORTS_DIR / taken.snapshot_date
-    )
+    with _snapshot_destination():
+        taken = write_snapshot(
+            mind_home.home(),
+            None,
+            mind_home.snapshot_root(),
+            context.partition_key,
+            include_embeddings=config.include_embeddings,
+        )
+        report = write_report(Analytics(taken.root), f"{taken.root}/{REPORTS_DIR}/{taken.snapshot_date}")
     seconds = time.perf_counter() - began
     minds = taken.minds
     tables = sorted({table for summary in minds.values() for table in summary.rows})

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import dagster as dg
 
 from pipelines.assets import (
@@ -33,13 +36,24 @@ ASSETS = [
 ]
 
 
-def default_resources() -> dict[str, dg.ConfigurableResource]:
-    """The real resources: the mind home from $MIND_HOME, the in-process model, installed plugins."""
-    return {
+# Where Dagster keeps the values steps hand each other (the chunk numbers and the chunks'
+# summaries of staged_vectors): Dagster's file system IO manager under this fsspec URL. Unset: the
+# instance's storage folder, which only processes of one machine share.
+STEP_OUTPUTS_URL_ENV = "MIND_HARVEST_STEP_OUTPUTS_URL"
+
+
+def default_resources() -> dict[str, Any]:
+    """The real resources: the mind home from $MIND_HOME, the in-process model, installed plugins,
+    and the step outputs under ``$MIND_HARVEST_STEP_OUTPUTS_URL`` when it is set."""
+    resources: dict[str, Any] = {
         "mind_home": MindHomeResource(),
         "embedder": EmbedderResource(),
         "plugins": PluginManagerResource(),
     }
+    step_outputs = os.environ.get(STEP_OUTPUTS_URL_ENV)
+    if step_outputs:
+        resources["io_manager"] = dg.FilesystemIOManager(base_dir=step_outputs)
+    return resources
 
 
 defs = dg.Definitions(

@@ -3,8 +3,11 @@ source) tags, so runs can be filtered by mind in the UI and limited per mind by 
 
 from __future__ import annotations
 
+from typing import Any
+
 import dagster as dg
 
+from mind_core.errors import MindError
 from pipelines.assets import (
     cognified_frames,
     compacted_frames,
@@ -16,6 +19,7 @@ from pipelines.assets import (
     vector_index,
 )
 from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key
+from pipelines.resources import MindHomeResource
 
 WORKSPACE_TAG = "mind_harvest/workspace"
 SOURCE_TAG = "mind_harvest/source"
@@ -30,12 +34,33 @@ def _mind_run_tags(partition_key: str) -> dict[str, str]:
     return {WORKSPACE_TAG: partition_key}
 
 
-def _tagged_by_partition(partitions_def: dg.PartitionsDefinition, tags_for_key) -> dg.PartitionedConfig:
-    """No run config of its own; every run of a partition (launchpad, job backfill) gets its mind's
-    tags, which the run queue of the shipped dagster.yaml limits to one run in progress per mind."""
+def _no_run_config(_partition_key: str) -> dict[str, Any]:
+    return {}
+
+
+def _scan_run_config(partition_key: str) -> dict[str, Any]:
+    """The source as registered in its mind, for the scan step's config: read where the run is
+    made (the code location, on the home node: its sensor and backfills), so the scan itself opens
+    no mind and can run on a worker that has none. A source that cannot be read here (no mind under
+    this process's ``$MIND_HOME``, a locked or damaged file) gets no config: the scan step then
+    reads the registry itself, and reports what is wrong."""
+    key = parse_source_partition_key(partition_key)
+    try:
+        target = MindHomeResource().scan_target(key.workspace, key.source)
+    except MindError:
+        return {}
+    config = {"kind": target.kind, "source_path": target.source_path, "last_fingerprint": target.last_fingerprint}
+    return {"ops": {harvest_items.node_def.name: {"config": config}}}
+
+
+def _tagged_by_partition(
+    partitions_def: dg.PartitionsDefinition, tags_for_key, run_config_for_key=_no_run_config
+) -> dg.PartitionedConfig:
+    """Every run of a partition (launchpad, job backfill, sensor) gets its mind's tags, which the
+    run queue of the shipped dagster.yaml limits to one run in progress per mind."""
     return dg.PartitionedConfig(
         partitions_def=partitions_def,
-        run_config_for_partition_key_fn=lambda _key: {},
+        run_config_for_partition_key_fn=run_config_for_key,
         tags_for_partition_key_fn=tags_for_key,
     )
 
@@ -47,7 +72,7 @@ harvest_job = dg.define_asset_job(
     ),
     description="Scan, embed (in chunks), import, cognify and load the vectors of one harvest source "
     "(partition '<workspace>/<source>').",
-    config=_tagged_by_partition(harvest_sources, _source_run_tags),
+    config=_tagged_by_partition(harvest_sources, _source_run_tags, _scan_run_config),
 )
 
 mind_upkeep_job = dg.define_asset_job(

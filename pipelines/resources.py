@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
@@ -21,6 +22,7 @@ from mind_core.harvest.stores import HarvestSource
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from mind_core.plugins import get_source
+from mind_core.snapshot import default_snapshot_root
 
 
 @functools.cache
@@ -38,14 +40,34 @@ def _provider(
     )
 
 
+@dataclass(frozen=True)
+class ScanTarget:
+    """What scanning a registered source needs: its plugin, its files and the fingerprint of its
+    last complete harvest. Carried in the harvest job's run config (read from the mind on the home
+    node when the run is made), so the scan step itself opens no mind."""
+
+    source: str
+    kind: str
+    source_path: str
+    last_fingerprint: str | None = None
+
+    @classmethod
+    def of(cls, registered: HarvestSource) -> ScanTarget:
+        return cls(
+            registered.source, str(registered.kind), str(registered.source_path), registered.last_fingerprint
+        )
+
+
 class MindHomeResource(dg.ConfigurableResource):
     """The mind home: ``root`` or, when unset, ``$MIND_HOME`` or ``~/.mind-harvest`` at run time;
     and the staging store the stateless steps share with it: ``staging_url`` or, when unset,
     ``$MIND_HARVEST_STAGING_URL`` or ``file://<home>/staging``. On a cluster every worker must see
-    the same store (an ``s3://`` bucket, or one shared folder)."""
+    the same store (an ``s3://`` bucket, or one shared folder). Snapshots go to ``snapshot_url``
+    or, when unset, ``$MIND_HARVEST_SNAPSHOT_URL`` or ``<home>/snapshots`` (any fsspec URL too)."""
 
     root: str | None = None
     staging_url: str | None = None
+    snapshot_url: str | None = None
 
     def home(self) -> MindHome:
         return MindHome(self.root)
@@ -60,6 +82,9 @@ class MindHomeResource(dg.ConfigurableResource):
     def staging(self) -> StagingStore:
         return StagingStore(self.staging_url or default_staging_url(self.home().root))
 
+    def snapshot_root(self) -> str | Path:
+        return self.snapshot_url or default_snapshot_root(self.home())
+
     def scan_url(self, workspace: str, source: str) -> str:
         """Where a source's scan is staged as Parquet: ``<staging>/<workspace>/<source>.parquet``."""
         return self.staging().scan_url(workspace, source)
@@ -70,6 +95,9 @@ class MindHomeResource(dg.ConfigurableResource):
             raise NotFoundError(f"no mind for workspace {workspace!r} at {path} (was it deleted?)")
         with self.open_mind(workspace, readonly=True) as mind:
             return get_registered(mind, source)
+
+    def scan_target(self, workspace: str, source: str) -> ScanTarget:
+        return ScanTarget.of(self.registered_source(workspace, source))
 
 
 class EmbedderResource(dg.ConfigurableResource):
@@ -97,8 +125,8 @@ class PluginManagerResource(dg.ConfigurableResource):
     def source_plugin(self, kind: str) -> Source:
         return get_source(kind)
 
-    def fingerprint(self, source: HarvestSource) -> str:
+    def fingerprint(self, source: HarvestSource | ScanTarget) -> str:
         return self.source_plugin(source.kind).fingerprint(Path(source.source_path))  # type: ignore[arg-type]
 
-    def scan(self, source: HarvestSource) -> Iterator[ScanEvent]:
+    def scan(self, source: HarvestSource | ScanTarget) -> Iterator[ScanEvent]:
         return self.source_plugin(source.kind).scan(Path(source.source_path))  # type: ignore[arg-type]

@@ -49,7 +49,11 @@ from mind_core.scoring import SCORING_PROFILES
     show_default=True,
     help="How relevance weighs recency, importance and access.",
 )
-@click.option("--since", metavar="WHEN", help="Only memories at or after this ISO date/time.")
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only memories at or after this ISO date/time (a filter; dates in the query only boost).",
+)
 @click.option("--until", metavar="WHEN", help="Only memories at or before this ISO date/time.")
 @click.option("--explain", is_flag=True, help="Show lane ranks and score parts.")
 @click.option("--no-touch", is_flag=True, help="Do not count this recall as an access.")
@@ -160,11 +164,16 @@ def _explain_line(rank: int, result: Any) -> str:
     )
     similarity = parts.get("vector_similarity")
     closeness = "-" if similarity is None else f"{similarity:.2f}"
+    timing = ""
+    if "time_score" in parts:
+        timing += f", time {parts['time_score']:.2f} for {parts.get('time_window')}"
+    if "when_score" in parts:
+        timing += f", dated text {parts['when_score']:.0f}"
     return (
         f"#{rank} score {result.score:.3f} = match {meta['match_score']:.3f} x relevance "
         f"{meta['relevance_score']:.3f} / {parts.get('max_relevance', 0):.2f} ({relevance}); "
         f"keyword rank {_rank(parts.get('keyword_rank'))}, vector rank {_rank(parts.get('vector_rank'))}, "
-        f"similarity {closeness}, keywords {parts.get('keyword_share', 0):.0%}"
+        f"similarity {closeness}, keywords {parts.get('keyword_share', 0):.0%}{timing}"
     )
 
 

@@ -19,7 +19,12 @@ from mind_core.errors import InvalidInputError
 from mind_core.home import MindHome
 from mind_core.text_table import OUTPUT_FORMATS
 
-ROOT_OPTION = click.option("--root", metavar="DIR", help="Snapshot folder (default: <MIND_HOME>/snapshots).")
+ROOT_OPTION = click.option(
+    "--root",
+    metavar="DIR|URL",
+    help="Snapshot folder or fsspec URL, e.g. s3://bucket/snapshots "
+    "(default: $MIND_HARVEST_SNAPSHOT_URL, else <MIND_HOME>/snapshots).",
+)
 FORMAT_OPTION = click.option(
     "--format",
     "output_format",
@@ -151,7 +156,7 @@ def analytics_sql(args: CommandArgs) -> int:
 
 
 @analytics.command("report", epilog=example("mind analytics report --out report/"))
-@click.option("--out", required=True, metavar="DIR", help="Folder for the report.")
+@click.option("--out", required=True, metavar="DIR|URL", help="Folder or fsspec URL for the report.")
 @ROOT_OPTION
 @common_options
 @mind_command

@@ -25,44 +25,26 @@ from pathlib import Path
 from typing import Any
 
 import fsspec
-from fsspec.core import url_to_fs
 
-from mind_core.errors import MindError
+from mind_core import fs_url
 
 STAGING_URL_ENV = "MIND_HARVEST_STAGING_URL"
 STAGING_DIR = "staging"
 SCAN_SUFFIX = ".parquet"
 VECTORS_SUFFIX = ".vectors"
 
-# What fsspec and its backends raise for a store that is not there: OSError (and its
-# FileNotFoundError, PermissionError), ValueError ("Protocol not known"), ImportError (the
-# backend package is not installed).
-UNREACHABLE = (OSError, ValueError, ImportError)
 
-
-class StagingStoreError(MindError):
+class StagingStoreError(fs_url.UnreachableLocationError):
     """The staging store cannot be read or written."""
 
-    def __init__(self, url: str, reason: str) -> None:
-        super().__init__(f"staging store {url} is unreachable: {reason}")
-        self.url = url
-        self.reason = reason
-
-
-def reason_of(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    what = "staging store"
 
 
 @contextmanager
 def reaching(url: str) -> Iterator[None]:
     """Turn the errors of a store that is not there into ``StagingStoreError(url, reason)``."""
-    try:
+    with fs_url.reaching(url, StagingStoreError):
         yield
-    except StagingStoreError:
-        raise
-    except UNREACHABLE as exc:
-        raise StagingStoreError(url, reason_of(exc)) from exc
 
 
 def default_staging_url(home_root: str | Path) -> str:
@@ -75,8 +57,7 @@ def default_staging_url(home_root: str | Path) -> str:
 
 def filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
     """The fsspec file system of ``url`` and the path within it."""
-    with reaching(url):
-        return url_to_fs(url)
+    return fs_url.filesystem(url, StagingStoreError)
 
 
 class StagingStore:

@@ -58,9 +58,13 @@ def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
         context_windows=[2],
         entity_weights=[],
         feedback_weights=[],
+        time_weights=[],
+        when_weights=[],
+        time_scales=[1.0],
     )
     settings = sc.grid(args)
-    assert settings[0] == sc.DEFAULT and len(settings) == len(set(settings)) == 4
+    # the defaults (time boost on), the two context weights without it, the two ablations
+    assert settings[0] == sc.DEFAULT and len(settings) == len(set(settings)) == 5
     assert SearchConfig(context_weight=0.0) in settings and RRF in settings
 
 
@@ -72,13 +76,19 @@ def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
         context_windows=[2],
         entity_weights=[0.1],
         feedback_weights=[0.2],
+        time_weights=[0.3],
+        when_weights=[],
+        time_scales=[1.0],
     )
     settings = sc.grid(args)
-    assert SearchConfig(entity_weight=0.1, feedback_weight=0.2) in settings
-    assert len(settings) == 6  # 2 x 2 method settings (one is the defaults) + 2 ablations
+    assert SearchConfig(entity_weight=0.1, feedback_weight=0.2, time_weight=0.3) in settings
+    assert len(settings) == 11  # the defaults, 2 x 2 x 2 method settings, 2 ablations
     entity = SearchConfig(entity_weight=0.1)
     # the entity lane wins on every conversation, so with it on the folds do better than off
     table = {sc.DEFAULT: rows("a", [0.0]) + rows("b", [0.0]), entity: rows("a", [1.0]) + rows("b", [1.0])}
     ablation = sc.ablation(table, ["a", "b"])
     assert (ablation["entity lane"]["on"], ablation["entity lane"]["off"]) == (100.0, 0.0)
     assert "RM3 feedback" not in ablation  # never on in this table: nothing to compare
+    folds = ablation["entity lane"]["per_fold"]
+    assert [(f["held_out"], f["on"], f["off"]) for f in folds] == [("a", 100.0, 0.0), ("b", 100.0, 0.0)]
+    assert folds[0]["by_category_on"] == {"1": 100.0} and folds[0]["by_category_off"] == {"1": 0.0}

@@ -1,11 +1,16 @@
 """The harvest split by what each stage needs: chunked embedding on any worker, writes at home."""
 
+import uuid
+
 import dagster as dg
+import fsspec
 
 from mind_core.harvest.pipeline import harvest as engine_harvest
 from mind_core.harvest.pipeline import register_source
+from mind_core.harvest.staging import staged_scan_info
 from mind_core.mind import Mind
-from pipelines.definitions import defs
+from pipelines.assets import harvest_items
+from pipelines.definitions import STEP_OUTPUTS_URL_ENV, default_resources, defs
 from pipelines.resources import MindHomeResource
 from pipelines.routing import QUEUE_TAG, STAGE_TAG
 from tests.exports import write_chatgpt_export
@@ -100,3 +105,55 @@ def test_every_step_names_its_queue():
     for name in ("iframe_imports", "cognified_frames", "vector_index"):
         assert stages[name] == ("writing", "home")
     assert ops["embed_vector_chunk"].retry_policy.max_retries == 3
+
+
+def test_the_harvest_jobs_runs_carry_the_source_so_the_scan_opens_no_mind(
+    tmp_path, home, instance, resources, monkeypatch
+):
+    """The run config is made where the code location runs (the home node); a worker without any
+    mind scans from it into the shared staging store, and skips an unchanged source."""
+    key = register(home, "alpha", "chatgpt", write_chatgpt_export(tmp_path / "e" / "c.json", 2, 3), "gpt")
+    add_partitions(instance, key)
+    monkeypatch.setenv("MIND_HOME", str(home.root))
+    job = defs.resolve_job_def("harvest_job")
+    registered = resources["mind_home"].registered_source("alpha", "gpt")
+    made = job.partitioned_config.get_run_config_for_partition_key(key)
+    assert made["ops"]["harvest_items"]["config"] == {
+        "kind": "chatgpt", "source_path": registered.source_path, "last_fingerprint": None
+    }
+    staging_url = resources["mind_home"].staging().url
+    any_node = {**resources, "mind_home": MindHomeResource(root=str(tmp_path / "any-node"), staging_url=staging_url)}
+
+    without = dg.materialize([harvest_items], resources=any_node, instance=instance, partition_key=key,
+                             raise_on_error=False)
+    (failure,) = [e for e in without.all_events if e.is_step_failure]  # without it, the scan needs the mind
+    assert "no mind for workspace 'alpha'" in failure.step_failure_data.error.cause.message
+    scanned = dg.materialize([harvest_items], resources=any_node, instance=instance, partition_key=key, run_config=made)
+    assert scanned.success and materialized(scanned)["harvest_items"]["items"] == 2
+    assert staged_scan_info(resources["mind_home"].scan_url("alpha", "gpt")).items == 2
+    assert not (tmp_path / "any-node").exists()
+
+    assert harvest(instance, resources, key).success  # at home: records the fingerprint
+    again = job.partitioned_config.get_run_config_for_partition_key(key)["ops"]["harvest_items"]["config"]
+    assert again["last_fingerprint"] == resources["mind_home"].registered_source("alpha", "gpt").last_fingerprint
+    assert again["last_fingerprint"]
+    unchanged = dg.materialize([harvest_items], resources=any_node, instance=instance, partition_key=key,
+                               run_config={"ops": {"harvest_items": {"config": again}}})
+    assert unchanged.success and "harvest_items" not in materialized(unchanged)
+
+
+def test_step_outputs_go_to_the_url_every_worker_reaches(tmp_path, home, instance, resources, monkeypatch):
+    """The values the chunk steps hand each other live under $MIND_HARVEST_STEP_OUTPUTS_URL
+    (fsspec's in-memory file system standing in for an object store), not in one machine's folder."""
+    folder = f"/step-outputs-{uuid.uuid4().hex}"
+    monkeypatch.setenv(STEP_OUTPUTS_URL_ENV, f"memory://{folder}")
+    io_manager = default_resources()["io_manager"]
+    key = register(home, "alpha", "chatgpt", write_chatgpt_export(tmp_path / "e" / "c.json", 2, 4), "gpt")
+    add_partitions(instance, key)
+    result = harvest(instance, {**resources, "io_manager": io_manager}, key, run_config=SMALL_CHUNKS)
+    assert result.success
+    memory = fsspec.filesystem("memory")
+    stored = {path.removeprefix(f"{folder}/{result.run_id}/") for path in memory.find(folder)}
+    memory.rm(folder, recursive=True)
+    assert {f"staged_vectors.plan_vector_chunks/result/chunk_{n}" for n in range(2)} <= stored
+    assert {f"staged_vectors.embed_vector_chunk[chunk_{n}]/result" for n in range(2)} <= stored
