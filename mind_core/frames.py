@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mind_core import vector_codes
 from mind_core.compaction import CompactionResult, compact
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError, NotFoundError
@@ -538,6 +537,10 @@ def scope_clauses(
 
 def delete_vector_rows(db: Database, frame_ids: Sequence[int]) -> None:
     """Delete the frame vectors and chunk vectors of these frames (vec0 has no cascades)."""
+    # imported here: vector_codes brings numpy, and this module is imported by what only validates
+    # requests (the query models, so `mind mcp` before its first tool call)
+    from mind_core import vector_codes
+
     rows = [(frame_id,) for frame_id in frame_ids]
     db.executemany("DELETE FROM memory_frames_vec WHERE rowid = ?", rows)
     vector_codes.remove(db, "memory_frames_vec", frame_ids)

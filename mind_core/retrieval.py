@@ -35,8 +35,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import httpx
-
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError, MindError
 from mind_core.frames import Frame
@@ -48,6 +46,8 @@ from mind_core.source_filter import SourceFilter
 from mind_core.timestamps import now_iso
 
 if TYPE_CHECKING:
+    import httpx
+
     from mind_core.mind import Mind
 
 log = logging.getLogger(__name__)
@@ -369,9 +369,13 @@ class HttpRetriever:
         self.name = name
         self.timeout = timeout
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        import httpx  # here, not at the top: most recalls have no external source to call
+
         self._client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
 
     def search(self, query: str, limit: int) -> list[dict[str, Any]]:
+        import httpx
+
         endpoint = f"{self.url}/search"
         try:
             response = self._client.post(endpoint, json={"query": query, "limit": limit})

@@ -41,6 +41,7 @@ from mind_core.db import Database, well_formed
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError
 from mind_core.frames import Frame, FrameStore, scope_clauses, time_bound
+from mind_core.keywords import NON_WORD, keyword_tokens
 from mind_core.limits import MAX_QUERY_CHARS
 from mind_core.scoring import (
     SCORING_PROFILES,
@@ -88,25 +89,6 @@ OPEN_WINDOW_SCALE_DAYS = 31.0
 # COMMON_WORD_SHARE of the frames), still ranked by every word (see ``keyword_match``).
 KEYWORD_SPLIT_FRAMES = 20_000
 COMMON_WORD_SHARE = 0.05
-
-FTS_STOP_WORDS = frozenset(
-    "the a an is are was were be been being have has had do does did will would could should may might shall "
-    "can to of in for on with at by from as into about this that these those it its my your our their what "
-    "which who whom how when where why all each every both some any no not and or but".split()
-)
-
-_NON_WORD = re.compile(r"[^\w]", re.UNICODE)
-
-
-def keyword_tokens(query: str) -> list[str]:
-    """Words of the query with punctuation stripped (Unicode letters kept), stop words and
-    words under 3 characters dropped, in order, without repeats."""
-    tokens: list[str] = []
-    for raw in query.split():
-        word = _NON_WORD.sub("", raw).replace("_", "")
-        if len(word) > 2 and word.lower() not in FTS_STOP_WORDS and word not in tokens:
-            tokens.append(word)
-    return tokens
 
 
 def any_of(tokens: list[str]) -> str:
@@ -343,7 +325,7 @@ class HybridSearch:
         until: str | None = None,
         source: SourceFilter | None = None,
     ) -> list[int]:
-        tokens = [t for t in (_NON_WORD.sub("", w) for w in query.split()) if t] or [query]
+        tokens = [t for t in (NON_WORD.sub("", w) for w in query.split()) if t] or [query]
         scope, scope_params = scope_clauses("", gop_id, since, until, source)
         clauses = ["(" + " OR ".join("content LIKE ? ESCAPE '\\'" for _ in tokens) + ")", *scope]
         params: list[Any] = [*(f"%{escape_like(t)}%" for t in tokens), *scope_params]
@@ -662,7 +644,7 @@ class HybridSearch:
             if frame is None:
                 continue
             words = [w.lower() for w in keyword_tokens(frame.content) if w.isalpha()]
-            counts = Counter(_NON_WORD.sub("", w) for w in frame.content.lower().split())
+            counts = Counter(NON_WORD.sub("", w) for w in frame.content.lower().split())
             total = sum(counts.values()) or 1
             for word in set(words) - asked:
                 weight[word] += counts.get(word, 1) / total * hit.score / best

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from mind_core.search import keyword_tokens
+from mind_core.keywords import keyword_tokens
 
 ELLIPSIS = "\u2026"
 DEFAULT_WIDTH = 160

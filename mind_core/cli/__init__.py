@@ -7,10 +7,16 @@ Errors are one line on stderr; ``--debug`` shows the traceback.
 
 Plugins add commands through the ``register_commands`` hook (``mind_core.plugins``); they are
 added to a fresh root group at each ``main`` call, so a plugin registered at run time counts.
+
+The root group imports a built-in command's module only when that command runs (or help lists
+it), and asks plugins for their commands only when a name is not built-in or help lists them: a
+command then loads what it uses and nothing more, which is what lets ``mind mcp`` answer an MCP
+client's ``initialize`` within a second of starting.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -25,15 +31,7 @@ from mind_core.cli.base import (
     EXIT_USAGE,
     report_error,
 )
-from mind_core.cli.harvest import harvest
-from mind_core.cli.kg import kg
-from mind_core.cli.maintenance import compact, doctor, reindex, stats
-from mind_core.cli.recall import recall
-from mind_core.cli.serve import mcp, serve
-from mind_core.cli.snapshot import analytics, snapshot
-from mind_core.cli.sources import sources
 from mind_core.errors import MindError
-from mind_core.text_table import format_table
 
 __all__ = [
     "EMBEDDER_ENV",
@@ -42,25 +40,60 @@ __all__ = [
     "EXIT_PROBLEMS",
     "EXIT_USAGE",
     "build_cli",
-    "format_table",
     "main",
 ]
 
 DISTRIBUTION = "mind-harvest"
-BUILT_IN_COMMANDS: tuple[click.Command, ...] = (
-    sources,
-    harvest,
-    recall,
-    stats,
-    doctor,
-    reindex,
-    compact,
-    kg,
-    serve,
-    mcp,
-    snapshot,
-    analytics,
-)
+# command name -> the module defining it (the click command is the module's attribute of that name)
+BUILT_IN_COMMANDS: dict[str, str] = {
+    "sources": "mind_core.cli.sources",
+    "harvest": "mind_core.cli.harvest",
+    "recall": "mind_core.cli.recall",
+    "stats": "mind_core.cli.maintenance",
+    "doctor": "mind_core.cli.maintenance",
+    "reindex": "mind_core.cli.maintenance",
+    "compact": "mind_core.cli.maintenance",
+    "kg": "mind_core.cli.kg",
+    "serve": "mind_core.cli.serve",
+    "mcp": "mind_core.cli.serve",
+    "snapshot": "mind_core.cli.snapshot",
+    "analytics": "mind_core.cli.snapshot",
+}
+
+
+class MindGroup(click.Group):
+    """The root group: built-in commands loaded by name, plugin commands added on first need."""
+
+    _plugins_added = False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._add_plugin_commands()
+        return sorted({*BUILT_IN_COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in BUILT_IN_COMMANDS:
+            command = getattr(importlib.import_module(BUILT_IN_COMMANDS[cmd_name]), cmd_name)
+            assert isinstance(command, click.Command)
+            return command
+        self._add_plugin_commands()
+        return super().get_command(ctx, cmd_name)
+
+    def _add_plugin_commands(self) -> None:
+        """Let each ``register_commands`` implementation add its commands. A plugin that fails or
+        tries to replace a built-in command is reported on stderr; the command line still works."""
+        if self._plugins_added:
+            return
+        self._plugins_added = True
+        from mind_core.plugins import get_plugin_manager
+
+        for impl in get_plugin_manager().hook.register_commands.get_hookimpls():
+            try:
+                impl.function(cli=self)
+            except Exception as exc:
+                print(f"warning: plugin {impl.plugin_name!r} could not add its commands: {exc}", file=sys.stderr)
+            for name in BUILT_IN_COMMANDS.keys() & self.commands.keys():
+                print(f"warning: plugin {impl.plugin_name!r} may not replace `mind {name}`", file=sys.stderr)
+                del self.commands[name]
 
 
 def build_cli() -> click.Group:
@@ -68,7 +101,7 @@ def build_cli() -> click.Group:
 
     @click.group(
         "mind",
-        cls=click.Group,
+        cls=MindGroup,
         epilog="\b\nExample:\n  mind sources add ~/Downloads/chatgpt-export.zip && mind harvest",
         context_settings={"help_option_names": ["-h", "--help"]},
     )
@@ -76,27 +109,7 @@ def build_cli() -> click.Group:
     def root() -> None:
         """Harvest your history into a searchable mind."""
 
-    for command in BUILT_IN_COMMANDS:
-        root.add_command(command)
-    add_plugin_commands(root)
     return root
-
-
-def add_plugin_commands(root: click.Group) -> None:
-    """Let each ``register_commands`` implementation add its commands. A plugin that fails or
-    tries to replace a built-in command is reported on stderr; the command line still works."""
-    from mind_core.plugins import get_plugin_manager
-
-    built_in = dict(root.commands)
-    for impl in get_plugin_manager().hook.register_commands.get_hookimpls():
-        try:
-            impl.function(cli=root)
-        except Exception as exc:
-            print(f"warning: plugin {impl.plugin_name!r} could not add its commands: {exc}", file=sys.stderr)
-        for name, command in built_in.items():
-            if root.commands.get(name) is not command:
-                print(f"warning: plugin {impl.plugin_name!r} may not replace `mind {name}`", file=sys.stderr)
-                root.add_command(command, name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

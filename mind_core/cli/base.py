@@ -55,6 +55,14 @@ COMMON_OPTIONS = (
 )
 
 
+EXTERNAL_URL_OPTION = click.option(
+    "--external-url",
+    metavar="URL",
+    help="External search service (POST {url}/search; or $MIND_HARVEST_EXTERNAL_URL; "
+    "token from $MIND_HARVEST_EXTERNAL_TOKEN).",
+)
+
+
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(COMMON_OPTIONS):
         func = option(func)

@@ -13,6 +13,7 @@ import click
 
 from mind_core.cli.base import (
     EXIT_OK,
+    EXTERNAL_URL_OPTION,
     CommandArgs,
     common_options,
     example,
@@ -24,13 +25,6 @@ from mind_core.errors import NotFoundError
 from mind_core.home import DEFAULT_WORKSPACE, PERSONAL, MindHome
 from mind_core.query.models import SCOPES
 from mind_core.scoring import SCORING_PROFILES
-
-EXTERNAL_URL_OPTION = click.option(
-    "--external-url",
-    metavar="URL",
-    help="External search service (POST {url}/search; or $MIND_HARVEST_EXTERNAL_URL; "
-    "token from $MIND_HARVEST_EXTERNAL_TOKEN).",
-)
 
 
 @click.command(

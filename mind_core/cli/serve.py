@@ -12,13 +12,13 @@ import click
 from mind_core.cli.base import (
     EXIT_FAILED,
     EXIT_OK,
+    EXTERNAL_URL_OPTION,
     CommandArgs,
     common_options,
     example,
     make_embedder,
     mind_command,
 )
-from mind_core.cli.recall import EXTERNAL_URL_OPTION
 from mind_core.home import MindHome
 
 
@@ -89,14 +89,18 @@ def mcp(args: CommandArgs) -> int:
 
     Tools recall and save memories, entities, relations, identity and awareness.
     """
-    from mind_core.query.mcp import EmbedderOnFirstUse, MindTools, build_mcp_server
-    from mind_core.retrieval import configured_retrievers
+    from mind_core.query.mcp import MindTools, OnFirstUse, build_mcp_server
+
+    def retrievers() -> list:
+        from mind_core.retrieval import configured_retrievers
+
+        return configured_retrievers(args.external_url)
 
     tools = MindTools(
         MindHome(args.home),
         args.workspace,
-        EmbedderOnFirstUse(lambda: make_embedder(args.embedder)),
-        configured_retrievers(args.external_url),
+        OnFirstUse(lambda: make_embedder(args.embedder)),
+        OnFirstUse(retrievers),
     )
     try:
         build_mcp_server(tools).run("stdio")

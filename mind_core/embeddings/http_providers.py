@@ -9,6 +9,10 @@ A rate limit (429) or a server error (5xx) is retried with exponential backoff a
 (tenacity), waiting at least what ``Retry-After`` asks: one busy reply must not end a harvest of
 50,000 messages. A server that cannot be reached is not retried, so a probe of a stopped Ollama
 still fails fast and the provider chain moves on.
+
+httpx and tenacity are imported by the methods that use them: every command builds its embedder
+through this module's provider chain, and most (a recall with the in-process model, ``mind mcp``,
+``stats``) never send an HTTP request, so they should not pay for loading either.
 """
 
 from __future__ import annotations
@@ -19,11 +23,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import numpy as np
-import tenacity
 
 from mind_core.embeddings.base import (
     EmbeddingError,
@@ -47,6 +49,10 @@ REMOTE_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_HTTP_BATCH = 64
 WIDTH_PROBE_TEXT = "mind-harvest embedding probe"
 _BODY_EXCERPT = 300
+
+if TYPE_CHECKING:
+    import httpx
+    import tenacity
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,8 @@ class HttpEmbedder:
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
+        import httpx
+
         self._client = httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(connect_timeout, timeout)),
             headers=headers,
@@ -199,6 +207,8 @@ class HttpEmbedder:
         self._client.close()
 
     def _wait_s(self, state: tenacity.RetryCallState) -> float:
+        import tenacity
+
         policy = self.retry
         backoff = tenacity.wait_random_exponential(multiplier=policy.initial_wait_s, max=policy.max_wait_s)
         wait = backoff(state)
@@ -217,6 +227,8 @@ class HttpEmbedder:
 
     def _post(self, body: dict[str, Any]) -> httpx.Response:
         """POST, retrying 429/5xx replies by ``self.retry``; the last such reply is returned."""
+        import tenacity
+
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(_RetryableReply),
             stop=tenacity.stop_after_attempt(self.retry.attempts),
@@ -230,6 +242,8 @@ class HttpEmbedder:
             return exc.response
 
     def _request(self, payload: str | list[str], expected: int) -> np.ndarray:
+        import httpx
+
         try:
             response = self._post(self._body(payload))
         except httpx.HTTPError as exc:

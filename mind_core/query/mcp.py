@@ -6,8 +6,10 @@ empty; writes create it. Minds stay open for the session and calls are serialize
 sync tools in worker threads; one SQLite connection per mind must not be shared concurrently).
 
 ``initialize`` does not wait for the embedding model: ``mind mcp`` builds the embedder when the
-first tool call opens a mind (``EmbedderOnFirstUse``), so a client sees the server (name, package
-version, tools) as soon as the process is up.
+first tool call opens a mind (``OnFirstUse``), so a client sees the server (name, package
+version, tools) as soon as the process is up. For the same reason this module imports only what
+the tool signatures need (the request and answer models); the engine (minds, search, retrieval,
+numpy, the HTTP client) is imported inside the tools, by the first call that uses it.
 
 Differences from the original server, on purpose:
 - ``save_memory`` runs cognify (frame, knowledge graph, entity links, vector), so saved memories
@@ -25,24 +27,29 @@ Differences from the original server, on purpose:
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from mind_core.embeddings.base import Embedder
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import ValidationError
+
 from mind_core.errors import InvalidInputError, MindError
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.identity import IDENTITY_FIELDS
-from mind_core.limits import DEFAULT_GRAPH_RESULTS, DEFAULT_RESULTS
-from mind_core.mind import Mind
-from mind_core.query.graph import graph_entities, graph_relations, neighbours
+from mind_core.limits import DEFAULT_ENTITY_RESULTS, DEFAULT_GRAPH_RESULTS, DEFAULT_RESULTS
 from mind_core.query.models import (
     EntitiesRequest,
+    EntityLimit,
     GraphEntitiesRequest,
     GraphEntitiesResponse,
+    GraphLimit,
     GraphRelationsRequest,
     GraphRelationsResponse,
     NeighboursRequest,
@@ -55,11 +62,15 @@ from mind_core.query.models import (
     SnippetChars,
     TimeBound,
     WorkspaceName,
+    describe_errors,
     package_version,
     parse_request,
 )
-from mind_core.query.service import find_entities
-from mind_core.retrieval import CombinedRetrieval, ExternalRetriever
+
+if TYPE_CHECKING:
+    from mind_core.embeddings.base import Embedder
+    from mind_core.mind import Mind
+    from mind_core.retrieval import ExternalRetriever
 
 log = logging.getLogger(__name__)
 
@@ -70,47 +81,63 @@ Category = Literal["task", "action", "pending", "flag"]
 CleanupMode = Literal["reconcile", "compact"]
 
 _T = TypeVar("_T", bound=Callable[..., Any])
+_V = TypeVar("_V")
 
 
-class EmbedderOnFirstUse:
-    """The embedder, built when a tool first opens a mind. Loading a model takes seconds (and,
-    in a background thread, slows the imports that stand between a client and its answer to
-    initialize), so initialize and tools/list never wait for it."""
+class OnFirstUse(Generic[_V]):
+    """A value built when a tool first needs it (or the warm-up builds it, whichever comes first).
+    ``mind mcp`` builds the embedder (loading a model takes seconds) and the external retrievers
+    (finding them loads every plugin) this way, so initialize and tools/list wait for neither."""
 
-    def __init__(self, make: Callable[[], Embedder | None]) -> None:
+    def __init__(self, make: Callable[[], _V]) -> None:
         self._make = make
         self._lock = threading.Lock()
         self._built = False
-        self._embedder: Embedder | None = None
+        self._value: _V | None = None
 
-    def get(self) -> Embedder | None:
+    def get(self) -> _V:
         with self._lock:
             if not self._built:
-                self._embedder = self._make()
+                self._value = self._make()
                 self._built = True
-            return self._embedder
+            return self._value  # type: ignore[return-value]
+
+
+def _built(value: OnFirstUse[_V] | _V) -> _V:
+    return value.get() if isinstance(value, OnFirstUse) else value
 
 
 class MindTools:
     """The tool bodies, over a mind home; plain methods, so they work without the SDK too.
 
-    ``embedder`` may be an EmbedderOnFirstUse: built when the first mind is opened."""
+    ``embedder`` and ``retrievers`` may be OnFirstUse: built when the first mind is opened, and
+    when the first recall asks, respectively."""
 
     def __init__(
         self,
         home: MindHome,
         default_workspace: str,
-        embedder: Embedder | EmbedderOnFirstUse | None,
-        retrievers: Sequence[ExternalRetriever] = (),
+        embedder: Embedder | OnFirstUse[Embedder | None] | None,
+        retrievers: Sequence[ExternalRetriever] | OnFirstUse[Sequence[ExternalRetriever]] = (),
     ) -> None:
         if default_workspace != PERSONAL:
             validate_workspace_name(default_workspace)
         self.home = home
         self.default_workspace = default_workspace
         self.embedder = embedder
-        self.retrievers = list(retrievers)
+        self.retrievers = retrievers if isinstance(retrievers, OnFirstUse) else list(retrievers)
         self._minds: dict[str, Mind] = {}
         self._lock = threading.RLock()
+
+    def warm_up(self) -> None:
+        """Import the engine and build the embedder (loading an in-process model) and the external
+        retrievers, so that a first tool call finds them ready; a call that comes first waits for
+        the same build (OnFirstUse), never for a second one."""
+        importlib.import_module("mind_core.mind")  # the engine: numpy, sqlite-vec, search, cognify
+        importlib.import_module("mind_core.retrieval")
+        _built(self.retrievers)
+        embedder = _built(self.embedder)
+        getattr(embedder, "max_seq_length", None)  # loads an in-process model; HTTP ones need nothing
 
     def close(self) -> None:
         with self._lock:
@@ -126,8 +153,9 @@ class MindTools:
         if mind is None:
             if not create and not path.is_file():
                 return None
-            embedder = self.embedder.get() if isinstance(self.embedder, EmbedderOnFirstUse) else self.embedder
-            mind = self._minds[key] = Mind.open(path, embedder=embedder)
+            from mind_core.mind import Mind
+
+            mind = self._minds[key] = Mind.open(path, embedder=_built(self.embedder))
         return mind
 
     def _writable(self, workspace: str | None) -> Mind:
@@ -156,6 +184,8 @@ class MindTools:
         Pass snippet_chars (e.g. 200) to get each text as a short snippet around the query's words;
         as_of to recall as of an instant (memories up to it); tags, sender (mail From or author) and
         source_kind (markdown, email, chatgpt ...) to keep only frames whose sources match."""
+        from mind_core.retrieval import CombinedRetrieval
+
         values = {"query": query, "limit": limit, "profile": profile, "workspace": workspace}
         values.update(scope="workspace" if scope == "current" else scope, since=since, until=until)
         values.update(as_of=as_of, tags=tags or [], sender=sender, source_kind=source_kind)
@@ -163,7 +193,7 @@ class MindTools:
         name = request.workspace or self.default_workspace
         ws = None if name == PERSONAL else self._mind(name, create=False)
         personal = self._mind(PERSONAL, create=False)
-        result = CombinedRetrieval(ws, personal, self.retrievers).recall(request)
+        result = CombinedRetrieval(ws, personal, _built(self.retrievers)).recall(request)
         return RecallResponse.from_retrieval(result, request)
 
     def save_memory(
@@ -184,9 +214,15 @@ class MindTools:
 
     # -- knowledge graph ------------------------------------------------------------------
     def search_entities(
-        self, query: str, limit: int = 20, entity_type: str | None = None, workspace: str | None = None
+        self,
+        query: str,
+        limit: EntityLimit = DEFAULT_ENTITY_RESULTS,
+        entity_type: str | None = None,
+        workspace: WorkspaceName | None = None,
     ) -> dict[str, Any]:
         """Entities whose name contains ``query`` (case-insensitive), optionally of one type."""
+        from mind_core.query.service import find_entities
+
         values = {"query": query, "limit": limit, "type": entity_type, "workspace": workspace}
         request = parse_request(EntitiesRequest, values)
         mind = self._mind(workspace, create=False)
@@ -199,12 +235,14 @@ class MindTools:
         entity_type: str | None = None,
         valid_at: TimeBound | None = None,
         known_at: TimeBound | None = None,
-        limit: int = DEFAULT_GRAPH_RESULTS,
+        limit: GraphLimit = DEFAULT_GRAPH_RESULTS,
         workspace: WorkspaceName | None = None,
     ) -> GraphEntitiesResponse:
         """Knowledge-graph entities (of one entity_type) on both time axes: valid_at keeps those that
         held at that ISO-8601 instant (valid time), known_at reads the graph as the mind believed it
         then (transaction time). The same answer as GET /kg/entities and `mind kg entities --json`."""
+        from mind_core.query.graph import graph_entities
+
         values = {"type": entity_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
         request = parse_request(GraphEntitiesRequest, {**values, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
@@ -215,11 +253,13 @@ class MindTools:
         relation_type: str | None = None,
         valid_at: TimeBound | None = None,
         known_at: TimeBound | None = None,
-        limit: int = DEFAULT_GRAPH_RESULTS,
+        limit: GraphLimit = DEFAULT_GRAPH_RESULTS,
         workspace: WorkspaceName | None = None,
     ) -> GraphRelationsResponse:
         """Knowledge-graph relations (of one relation_type, e.g. links_to, sent, replied_to) with
         the names of the entities they join, on both time axes as kg_entities."""
+        from mind_core.query.graph import graph_relations
+
         values = {"type": relation_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
         request = parse_request(GraphRelationsRequest, {**values, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
@@ -230,11 +270,13 @@ class MindTools:
         name: str,
         valid_at: TimeBound | None = None,
         known_at: TimeBound | None = None,
-        limit: int = DEFAULT_GRAPH_RESULTS,
+        limit: GraphLimit = DEFAULT_GRAPH_RESULTS,
         workspace: WorkspaceName | None = None,
     ) -> NeighboursResponse:
         """The relations of the entity called name (any case), in and out, with the entity at each
         relation's other end, on both time axes as kg_entities."""
+        from mind_core.query.graph import neighbours
+
         values = {"name": name, "valid_at": valid_at, "known_at": known_at, "limit": limit}
         request = parse_request(NeighboursRequest, {**values, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
@@ -373,7 +415,6 @@ TOOL_NAMES = (
 
 def _serialized(tools: MindTools, method: _T) -> _T:
     """One call at a time; errors we raise on purpose reach the client with their message."""
-    from mcp.server.mcpserver.exceptions import ToolError
 
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -386,11 +427,73 @@ def _serialized(tools: MindTools, method: _T) -> _T:
     return call  # type: ignore[return-value]
 
 
-def build_mcp_server(tools: MindTools) -> Any:
-    """An ``MCPServer`` exposing TOOL_NAMES; ``.run("stdio")`` serves it."""
-    from mcp.server.mcpserver import MCPServer
+def _readable(error: ToolError) -> str:
+    """What a refused call tells the client: the arguments' faults in the words of the HTTP API
+    (``describe_errors``), or the message of the error a tool raised on purpose, without the SDK's
+    "Error executing tool ..." prefix and pydantic's multi-line dump."""
+    cause = error.__cause__
+    while cause is not None:
+        if isinstance(cause, ValidationError):
+            return describe_errors(cause.errors())
+        if isinstance(cause, MindError):
+            return str(cause)
+        cause = cause.__cause__
+    return str(error)
 
-    server = MCPServer(
+
+class MindServer(MCPServer):
+    """The SDK's server, answering a refused tool call with one readable sentence (an error
+    result, ``isError``): an unknown argument is refused like the HTTP API's unknown parameter
+    instead of ignored, and a crash stays the SDK's generic message (details only in the log)."""
+
+    def __init__(self, *args: Any, parameters: Mapping[str, frozenset[str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._parameters = parameters
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        unknown = sorted(arguments.keys() - self._parameters.get(name, arguments.keys()))
+        if unknown:
+            return _error_result("; ".join(f"unknown parameter {key!r}" for key in unknown))
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            return _error_result(_readable(exc))
+
+
+class WarmUpWhenInitialized:
+    """Server middleware: once the client confirms the handshake (``notifications/initialized``),
+    ``warm`` runs in a background thread. Started any earlier, it would hold the interpreter while
+    the server still imports and answers initialize; started then, it overlaps the time a client
+    spends before its first tool call (often the whole wait for a user's question)."""
+
+    def __init__(self, warm: Callable[[], None]) -> None:
+        self._warm = warm
+        self._started = False
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "notifications/initialized" and not self._started:
+            self._started = True
+            threading.Thread(target=self._run, name="mind-mcp-warm-up", daemon=True).start()
+        return result
+
+    def _run(self) -> None:
+        try:
+            self._warm()
+        except Exception:  # the first tool call that needs the part that failed reports it
+            log.info("warming up for the first tool call failed", exc_info=True)
+
+
+def _error_result(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def build_mcp_server(tools: MindTools) -> MindServer:
+    """The MCP server exposing TOOL_NAMES; ``.run("stdio")`` serves it."""
+    methods = {name: getattr(tools, name) for name in TOOL_NAMES}
+    server = MindServer(
         SERVER_NAME,
         version=package_version(),
         instructions=(
@@ -398,9 +501,10 @@ def build_mcp_server(tools: MindTools) -> Any:
             "save_memory for facts worth keeping. Scores are 0..1."
         ),
         log_level="WARNING",
+        middleware=[WarmUpWhenInitialized(tools.warm_up)],
+        parameters={name: frozenset(inspect.signature(m).parameters) for name, m in methods.items()},
     )
-    for name in TOOL_NAMES:
-        method = getattr(tools, name)
+    for name, method in methods.items():
         server.add_tool(
             _serialized(tools, method), name=name, description=inspect.cleandoc(method.__doc__ or "")
         )

@@ -9,7 +9,9 @@ Every text input is made well-formed first: JSON may carry lone surrogates that 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
@@ -21,9 +23,11 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    GetCoreSchemaHandler,
     Tag,
     ValidationError,
 )
+from pydantic_core import PydanticCustomError, core_schema
 
 from mind_core import limits
 from mind_core.db import well_formed
@@ -58,7 +62,7 @@ def _well_formed(value: Any) -> Any:
 
 def _not_blank(value: str) -> str:
     if not value.strip():
-        raise ValueError("must not be empty")
+        raise ValueError("must not be blank")
     return value
 
 
@@ -67,8 +71,36 @@ def _workspace(value: str) -> str:
 
 
 def _instant(value: str) -> str:
-    time_bound(value, end=False)
+    try:
+        time_bound(value, end=False)
+    except InvalidInputError:
+        raise ValueError("must be an ISO-8601 date or date/time, e.g. 2024-05-01 or 2024-05-01T09:30:00Z") from None
     return value
+
+
+@dataclass(frozen=True)
+class Between:
+    """``Annotated`` metadata of an integer from ``low`` to ``high`` (both in the JSON schema).
+    Out of range, the one error names both bounds ("must be between 1 and 100"), where pydantic's
+    own ``ge``/``le`` errors name only the bound that was crossed."""
+
+    low: int
+    high: int
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        def in_range(value: Any, validate: Callable[[Any], int]) -> int:
+            try:
+                return validate(value)
+            except ValidationError as exc:
+                if any(e["type"] not in ("greater_than_equal", "less_than_equal") for e in exc.errors()):
+                    raise
+                raise PydanticCustomError(
+                    "out_of_range", "must be between {low} and {high}", {"low": self.low, "high": self.high}
+                ) from None
+
+        return core_schema.no_info_wrap_validator_function(
+            in_range, core_schema.int_schema(ge=self.low, le=self.high)
+        )
 
 
 Scope = Literal[SCOPES]  # type: ignore[valid-type]
@@ -97,12 +129,12 @@ SourceFilterText = Annotated[
     Field(min_length=1, max_length=limits.MAX_FILTER_CHARS),
     AfterValidator(_not_blank),
 ]
-ResultLimit = Annotated[int, Field(ge=1, le=limits.MAX_RESULTS, description="Results per mind.")]
+ResultLimit = Annotated[int, Between(1, limits.MAX_RESULTS), Field(description="Results per mind.")]
+EntityLimit = Annotated[int, Between(1, limits.MAX_ENTITY_RESULTS), Field(description="Entities to return.")]
 SnippetChars = Annotated[
     int,
+    Between(limits.MIN_SNIPPET_CHARS, limits.MAX_SNIPPET_CHARS),
     Field(
-        ge=limits.MIN_SNIPPET_CHARS,
-        le=limits.MAX_SNIPPET_CHARS,
         description="Return each result's text as a snippet of about this many characters around the "
         "query's words (saves tokens); default: the whole text.",
     ),
@@ -165,9 +197,7 @@ class EntitiesRequest(QueryRequest):
     type: Annotated[str, Field(max_length=limits.MAX_ENTITY_TYPE_CHARS)] | None = Field(
         None, description="Only entities of this type."
     )
-    limit: Annotated[int, Field(ge=1, le=limits.MAX_ENTITY_RESULTS)] = Field(
-        limits.DEFAULT_ENTITY_RESULTS, description="Entities to return."
-    )
+    limit: EntityLimit = limits.DEFAULT_ENTITY_RESULTS
 
 
 EntityTypeName = Annotated[
@@ -176,7 +206,7 @@ EntityTypeName = Annotated[
     Field(min_length=1, max_length=limits.MAX_ENTITY_TYPE_CHARS),
     AfterValidator(_not_blank),
 ]
-GraphLimit = Annotated[int, Field(ge=1, le=limits.MAX_GRAPH_RESULTS, description="Rows to return.")]
+GraphLimit = Annotated[int, Between(1, limits.MAX_GRAPH_RESULTS), Field(description="Rows to return.")]
 VALID_AT_HELP = "What held at this ISO-8601 instant (valid time); default: any time, ended facts included."
 KNOWN_AT_HELP = "As the mind believed it at this ISO-8601 instant (transaction time); default: now."
 
@@ -247,38 +277,74 @@ class NeighboursQuery(NeighboursRequest):
 
 
 # -- validation errors as one readable line -----------------------------------------------------
+def _shown(value: Any) -> str:
+    """A rejected value as a message quotes it: short, and as JSON would spell it."""
+    if isinstance(value, str):
+        return repr(value if len(value) <= 40 else value[:40] + "...")
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+# pydantic's error types for a value of the wrong type -> what the value must be
+_EXPECTED_TYPES = {
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+}
+
+
 def _describe(error: Mapping[str, Any]) -> str:
     where = ".".join(str(part) for part in error["loc"])
-    kind, ctx = error["type"], error.get("ctx") or {}
-    if not where:  # the value as a whole: a JSON body that is not an object
+    kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input")
+    if not where:
+        if isinstance(value, bytes | bytearray):
+            return "send the body as JSON (Content-Type: application/json)"
+        if kind == "missing":
+            return "a JSON object body is required"
         return "the body must be a JSON object"
-    messages = {
-        "missing": f"'{where}' is required",
-        "extra_forbidden": f"unknown parameter '{where}'",
-        "string_too_long": f"'{where}' is longer than {ctx.get('max_length')} characters",
-        "too_long": f"'{where}' is longer than {ctx.get('max_length')} characters",
-        "string_too_short": f"'{where}' must not be empty",
-        "too_short": f"'{where}' must not be empty",
-        "greater_than_equal": f"'{where}' must be at least {ctx.get('ge')}",
-        "less_than_equal": f"'{where}' must be at most {ctx.get('le')}",
-        "literal_error": f"unknown {where} {error.get('input')!r}; expected {ctx.get('expected')}",
-    }
-    if kind in messages:
-        return messages[kind]
-    if kind.startswith("int_"):
-        return f"'{where}' must be an integer"
-    if kind.startswith("bool_"):
-        return f"'{where}' must be true or false"
-    if kind.startswith("string_"):
-        return f"'{where}' must be a string"
+    got = f" (got {_shown(value)})"
+    if kind == "missing":
+        return f"{where} is required"
+    if kind == "extra_forbidden":
+        return f"unknown parameter {where!r}"
+    if kind == "out_of_range":
+        return f"{where} must be between {ctx['low']} and {ctx['high']}{got}"
+    if kind == "greater_than_equal":
+        return f"{where} must be at least {ctx['ge']}{got}"
+    if kind == "less_than_equal":
+        return f"{where} must be at most {ctx['le']}{got}"
+    if kind in ("string_too_long", "too_long") and isinstance(value, str):
+        return f"{where} is longer than {ctx['max_length']} characters (got {len(value)})"
+    if kind == "too_long":
+        return f"{where} has more than {ctx['max_length']} items (got {len(value)})"
+    if kind in ("string_too_short", "too_short"):
+        return f"{where} must not be empty"
+    if kind == "literal_error":
+        return f"{where} must be one of {ctx['expected']}{got}"
+    if kind in _EXPECTED_TYPES:
+        return f"{where} must be {_EXPECTED_TYPES[kind]}{got}"
     if kind == "value_error":
         reason = str(ctx.get("error") or error["msg"])
-        return f"'{where}' {reason}" if reason.startswith("must") else reason
-    return f"'{where}': {error['msg']}"
+        return f"{where} {reason}{got}" if reason.startswith("must") else reason
+    return f"{where}: {error['msg']}"
 
 
 def describe_errors(errors: Sequence[Mapping[str, Any]]) -> str:
-    """Pydantic's error list as one line a person can act on."""
+    """Pydantic's error list as one line a person can act on, each error naming the parameter and
+    its rule ("limit must be between 1 and 100 (got 0)"): the wording of HTTP 400 answers, MCP
+    tool errors and the command line alike."""
     return "; ".join(dict.fromkeys(_describe(e) for e in errors))
 
 

@@ -88,9 +88,9 @@ def test_errors_and_exit_codes(capsys, home):
     code, _, err = recall(capsys, home, "x", "--workspace", "../etc")
     assert code == EXIT_USAGE and "invalid workspace name" in err
     code, _, err = recall(capsys, home, "x", "--limit", "0")
-    assert code == EXIT_USAGE and "'limit' must be at least 1" in err
+    assert code == EXIT_USAGE and "limit must be between 1 and 100 (got 0)" in err
     code, _, err = recall(capsys, home, "x", "--since", "someday")
-    assert code == EXIT_USAGE and "invalid time bound" in err
+    assert code == EXIT_USAGE and "since must be an ISO-8601 date or date/time" in err
     code, out, _ = recall(capsys, home, "zzzqqq", "--scope", "workspace", "--workspace", "team")
     assert code == EXIT_OK and "no confident match for 'zzzqqq'" in out  # the closest, not a match
     code, out, _ = recall(capsys, MindHome(home.root / "empty"), "PostgreSQL")

@@ -3,10 +3,15 @@ the real `mind mcp` process."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
+import threading
 import time
 from importlib.metadata import version
 from pathlib import Path
+from types import SimpleNamespace
 
 import anyio
 import pytest
@@ -14,8 +19,8 @@ import pytest
 from mind_core.errors import InvalidInputError
 from mind_core.home import MindHome
 from mind_core.mind import Mind
-from mind_core.query.mcp import TOOL_NAMES, MindTools
-from mind_core.query.models import RecallResponse
+from mind_core.query.mcp import TOOL_NAMES, MindTools, OnFirstUse, WarmUpWhenInitialized
+from mind_core.query.models import RecallRequest, RecallResponse, parse_request
 from tests.fakes import HashingEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -139,6 +144,17 @@ async def _round_trip(home: Path) -> dict:
         seen["saved"] = saved.structured_content
         recalled = await session.call_tool("recall_memory", {"query": "Falcon budget", "limit": 3})
         seen["recalled"] = recalled.structured_content
+        filler = "Unrelated words about the weather and lunch plans. " * 20
+        long = await session.call_tool(
+            "save_memory",
+            {"content": f"{filler}Carol signed the Osprey lease. {filler}", "workspace": "personal"},
+        )
+        asked = {"query": "Osprey lease", "snippet_chars": 80, "scope": "personal"}
+        short = await session.call_tool("recall_memory", asked)
+        seen["snippets"] = {
+            r["metadata"]["frame_id"]: r["content"] for r in short.structured_content["results"]
+        }
+        seen["long_frame"] = long.structured_content["frame_id"]
         before = await session.call_tool("kg_entities", {"valid_at": "2000-01-01"})
         seen["kg_before"] = before.structured_content
         seen["kg_now"] = (await session.call_tool("kg_entities", {"limit": 50})).structured_content
@@ -184,8 +200,133 @@ def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
     assert "Traceback" not in seen["traversal"].content[0].text
     assert seen["identity"]["identity"]["name"] == "Mnemo"
     assert seen["cleanup"]["reconciled"]["fts_fixed"] == 0
+    snippet = seen["snippets"][seen["long_frame"]]  # of a 2,000-character text
+    assert len(snippet) <= 82 and "Osprey lease" in snippet
+    assert all(len(text) <= 82 for text in seen["snippets"].values())
     with Mind.open(MindHome(tmp_path / "home").workspace_path("team"), readonly=True) as mind:
         assert mind.frames.get_by_id(seen["saved"]["frame_id"]).access_count == 1  # recall touched it
+
+
+BAD_CALLS = [
+    ("recall_memory", {"query": "Falcon", "limit": 0}, "limit must be between 1 and 100 (got 0)"),
+    ("recall_memory", {"limit": 5}, "query is required"),
+    ("recall_memory", {"query": "   "}, "query must not be blank (got '   ')"),
+    ("recall_memory", {"query": ""}, "query must not be empty"),
+    ("recall_memory", {"query": "x" * 2_001}, "query is longer than 2000 characters (got 2001)"),
+    ("recall_memory", {"query": "Falcon", "limit": 5.5}, "limit must be an integer (got 5.5)"),
+    (
+        "recall_memory",
+        {"query": "Falcon", "snippet_chars": 5},
+        "snippet_chars must be between 20 and 2000 (got 5)",
+    ),
+    ("recall_memory", {"query": "Falcon", "tags": "a"}, "tags must be a list (got 'a')"),
+    ("recall_memory", {"query": "Falcon", "max_results": 3}, "unknown parameter 'max_results'"),
+    (
+        "recall_memory",
+        {"query": "Falcon", "since": "last tuesday"},
+        "since must be an ISO-8601 date or date/time, e.g. 2024-05-01 or 2024-05-01T09:30:00Z (got 'last tuesday')",
+    ),
+    ("search_entities", {"query": "Ali", "limit": 0}, "limit must be between 1 and 200 (got 0)"),
+    ("kg_entities", {"limit": 10_001}, "limit must be between 1 and 10000 (got 10001)"),
+    ("cleanup_frames", {"mode": "wipe"}, "mode must be one of 'reconcile' or 'compact' (got 'wipe')"),
+    (
+        "create_relation",
+        {"source_id": "a", "target_id": 1, "relation_type": "r"},
+        "source_id must be an integer (got 'a')",
+    ),
+    ("save_memory", {"content": " "}, "content must be a non-empty string"),
+]
+
+
+async def _refused_calls(home: Path) -> list:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mind_core.cli", "mcp", "--home", str(home), "--embedder", "mock"],
+        cwd=str(REPO),
+    )
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        return [await session.call_tool(name, arguments) for name, arguments, _ in BAD_CALLS]
+
+
+def test_refused_arguments_are_one_plain_sentence_over_stdio(tmp_path):
+    answers = anyio.run(_refused_calls, tmp_path / "home")
+    for (name, arguments, expected), answer in zip(BAD_CALLS, answers, strict=True):
+        assert answer.is_error, (name, arguments)
+        assert [block.text for block in answer.content] == [expected], (name, arguments)
+    assert not (tmp_path / "home").exists()  # no refused call wrote anything
+
+
+def test_mcp_and_the_other_surfaces_word_a_broken_rule_alike(tools):
+    """One validation layer: the request models' wording, whoever checks the argument first (the
+    SDK's argument model over stdio, or the shared request model)."""
+    with pytest.raises(InvalidInputError) as refused:
+        parse_request(RecallRequest, {"query": "Falcon", "limit": 0})
+    assert str(refused.value) == BAD_CALLS[0][2]
+    with pytest.raises(InvalidInputError) as refused:
+        tools.kg_entities(limit=10_001)
+    assert str(refused.value) == "limit must be between 1 and 10000 (got 10001)"
+
+
+# What answering initialize and tools/list must not wait for: the model runtimes, the engine
+# (numpy, the search and retrieval modules, sqlite-vec), the plugins, the HTTP clients of the
+# embedding providers and external sources, the HTTP service, Dagster and the analytics.
+NOT_AT_STARTUP = (
+    "onnxruntime",
+    "tokenizers",
+    "torch",
+    "sentence_transformers",
+    "dagster",
+    "pyarrow",
+    "duckdb",
+    "numpy",
+    "sqlite_vec",
+    "pluggy",
+    "httpx",
+    "tenacity",
+    "fastapi",
+    "mind_core.mind",
+    "mind_core.search",
+    "mind_core.retrieval",
+    "mind_core.plugins",
+)
+
+_SERVE_UNTIL_STARTED = """
+import anyio, json, sys
+from mind_core.cli import main
+from mind_core.query.mcp import MindServer
+
+def loaded():
+    return sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in {heavy!r}))
+
+def started(server, transport):
+    seen = {{"tools": [t.name for t in anyio.run(server.list_tools)], "at_start": loaded()}}
+    anyio.run(server.call_tool, "save_memory", {{"content": "Alice approved the Falcon budget"}})
+    seen["after_first_call"] = loaded()
+    print(json.dumps(seen))
+
+MindServer.run = started  # stop where `mind mcp` would start serving stdio
+sys.exit(main(["mcp", "--home", sys.argv[1], "--embedder", "mock"]))
+"""
+
+
+def test_mind_mcp_starts_without_the_engine_and_loads_it_on_the_first_call(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", _SERVE_UNTIL_STARTED.format(heavy=NOT_AT_STARTUP), str(tmp_path / "home")],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert set(seen["tools"]) == set(TOOL_NAMES)
+    assert seen["at_start"] == []
+    # the first call that opens a mind brings the engine in (and still no model runtime: mock)
+    assert {"numpy", "mind_core.mind", "mind_core.search"} <= set(seen["after_first_call"])
+    assert not {"torch", "dagster", "pyarrow"} & {m.split(".")[0] for m in seen["after_first_call"]}
 
 
 def test_recall_takes_the_as_of_instant_and_source_filters(tools):
@@ -197,3 +338,30 @@ def test_recall_takes_the_as_of_instant_and_source_filters(tools):
     assert tools.recall_memory("Falcon PostgreSQL", scope="current", tags=["meeting"]).workspace_results == []
     with pytest.raises(InvalidInputError):
         tools.recall_memory("Falcon", as_of="not a date")
+
+
+def test_warm_up_starts_once_the_client_is_initialized_and_builds_once(tmp_path):
+    built: list[str] = []
+    warmed = threading.Event()
+
+    def make_embedder() -> HashingEmbedder:
+        built.append("embedder")
+        return HashingEmbedder()
+
+    tools = MindTools(MindHome(tmp_path / "home"), "team", OnFirstUse(make_embedder), OnFirstUse(list))
+    middleware = WarmUpWhenInitialized(lambda: (tools.warm_up(), warmed.set()))
+
+    async def handshake(method: str) -> str:
+        async def call_next(ctx: SimpleNamespace) -> str:
+            return f"answered {ctx.method}"
+
+        return await middleware(SimpleNamespace(method=method), call_next)
+
+    assert anyio.run(handshake, "initialize") == "answered initialize"
+    assert not warmed.is_set() and built == []  # nothing competes with the answer to initialize
+    anyio.run(handshake, "notifications/initialized")
+    anyio.run(handshake, "notifications/initialized")
+    assert warmed.wait(60) and built == ["embedder"]
+    tools.save_memory("Alice approved the Falcon budget")  # the first call finds the embedder built
+    assert built == ["embedder"]
+    tools.close()
