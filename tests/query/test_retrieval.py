@@ -459,11 +459,12 @@ class SearchSpy:
         return self.inner.search(query, **kwargs)
 
 
-def test_linker_searches_with_limit_5_and_maps_frame_id_content_score(minds):
+def test_linker_searches_with_limit_5_without_time_boost_and_maps_frame_id_content_score(minds):
     mind = minds(["PostgreSQL migration plan", "PostgreSQL migration review", "Garden party"])
     spy = SearchSpy(mind.search)
     links = MemoryLinker(spy, threshold=0.0).find_related("PostgreSQL migration")
-    assert spy.calls == [{"query": "PostgreSQL migration", "limit": 5}]
+    # a frame's text is not a question: dates in it must not boost its neighbours in time
+    assert spy.calls == [{"query": "PostgreSQL migration", "limit": 5, "time_aware": False}]
     frames: dict[int, Frame] = mind.frames.get_many([link.frame_id for link in links])
     for link in links:
         assert link.content == frames[link.frame_id].content and 0.0 <= link.score <= 1.0
