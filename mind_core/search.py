@@ -52,7 +52,14 @@ from mind_core.scoring import (
     weighted_relevance,
 )
 from mind_core.source_filter import SourceFilter
-from mind_core.time_window import TimeWindow, asks_when, carries_date, may_name_a_time, question_window
+from mind_core.time_window import (
+    TimeWindow,
+    asks_when,
+    carries_date,
+    may_name_a_time,
+    question_window,
+    without_dates,
+)
 from mind_core.timestamps import parse_instant
 from mind_core.vector_index import PRESCAN_MIN_VECTORS, VectorIndex
 
@@ -71,6 +78,10 @@ FUSIONS = ("convex", "rrf")
 # gives unrelated text 0.1-0.3; on LoCoMo conv-26 the best frame of every one of the first 80
 # questions scored 0.40 or more (median 0.57) and seven nonsense queries 0.12-0.26.
 CONFIDENT_SIMILARITY = 0.33
+# In a mind of code and diffs nonsense reaches 0.31-0.34 ("zxqv blorft quuxle" 0.331 on kernel patch
+# mails), so a similarity between the two cuts counts only with keyword evidence: one of the
+# query's words in the frame, which a made-up word never is.
+CLEAR_SIMILARITY = 0.40
 # Pseudo-relevance feedback (RM3) on the keyword lane: the terms of the first pass's top frames.
 FEEDBACK_FRAMES = 10
 FEEDBACK_TERMS = 10
@@ -187,14 +198,18 @@ class SearchResult:
     score: float = 0.0
     similarity: float | None = None  # the frame's cosine similarity, when the vector lane found it
     keyword_share: float = 0.0  # the share of the query's keywords the frame contains
+    keyword_evidence: bool = False  # the frame holds one of the query's keywords made of letters
 
     @property
     def confident(self) -> bool:
         """Whether this frame matches the query well, not merely best among poor candidates:
-        its meaning is close (``CONFIDENT_SIMILARITY``), or it holds every keyword of the query.
+        its meaning is clearly close (``CLEAR_SIMILARITY``), or close (``CONFIDENT_SIMILARITY``)
+        and it holds one of the query's keywords, or it holds every keyword of the query.
         Normalized lane scores cannot say this: the best of unrelated frames is 1.0 in its lane."""
-        close = self.similarity is not None and self.similarity >= CONFIDENT_SIMILARITY
-        return close or self.keyword_share >= 1.0
+        similarity = self.similarity if self.similarity is not None else 0.0
+        if similarity >= CLEAR_SIMILARITY or self.keyword_share >= 1.0:
+            return True
+        return similarity >= CONFIDENT_SIMILARITY and self.keyword_evidence
 
     @property
     def match_score(self) -> float:
@@ -404,17 +419,25 @@ class HybridSearch:
             instant = time_bound(as_of, end=True)
             until = instant if until is None or time_bound(until, end=True) > instant else until
             now = asked_from = datetime.fromisoformat(instant.replace("Z", "+00:00"))
+        window = None
+        timed = self.config.fusion == "convex" and self.config.time_weight > 0
+        if time_aware and timed and may_name_a_time(query):
+            window = question_window(query, asked_from or self._latest_event_time())
+        # a window's own words are no topic: the keyword lane and the keyword share go without them
+        keywords = without_dates(query) if window is not None else query
         if self.config.fusion == "rrf":
             fused = self._fuse_rrf(query, limit, gop_id, since, until, source)
         else:
-            fused = self._fuse_convex(query, limit, gop_id, since, until, source, asked_from, time_aware)
+            fused = self._fuse_convex(
+                query, limit, gop_id, since, until, source, time_aware, window, keywords
+            )
         if not fused:
             return []
         pool = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))[: limit * RELEVANCE_POOL_FACTOR]
         frames = self.frames.get_many(pool)
         weights = SCORING_PROFILES[profile]
         best_relevance = max_relevance(weights)
-        words = [word.lower() for word in keyword_tokens(query)]
+        words = [word.lower() for word in keyword_tokens(keywords)]
         context = self._with_graph_distances(query, context or ScoringContext(), weights.contextual)
         results = []
         for frame_id in pool:
@@ -428,6 +451,7 @@ class HybridSearch:
             score = min(1.0, entry["match"] * relevance / best_relevance)
             text = frame.content.lower()
             share = sum(1 for word in words if word in text) / len(words) if words else 0.0
+            evidence = any(word in text for word in words if word.isalpha())
             details = None
             if explain:
                 details = {
@@ -451,6 +475,7 @@ class HybridSearch:
                     score=score,
                     similarity=entry.get("vector_similarity"),
                     keyword_share=share,
+                    keyword_evidence=evidence,
                 )
             )
         results.sort(key=lambda r: (r.score, r.final_score), reverse=True)
@@ -489,16 +514,20 @@ class HybridSearch:
         since: str | None,
         until: str | None,
         source: SourceFilter | None = None,
-        asked_from: datetime | None = None,
         time_aware: bool = True,
+        window: TimeWindow | None = None,
+        keywords: str | None = None,
     ) -> dict[int, dict[str, Any]]:
         """Normalized lane scores plus session-neighbour context, combined with fixed weights;
         every lane score stays within 0..1, so match is 1.0 only for the best of both lanes. The
-        time parts (``time_factors``) only lower the match of frames far from the asked time.
+        time parts (``time_factors``) only lower the match of frames far from the asked time
+        (``window``). The keyword lane and its feedback search ``keywords`` (the query without
+        its date phrases); the vector lane the whole query, whose dates shade its meaning only.
         Returns the best ``limit * RELEVANCE_POOL_FACTOR`` frames, the ones relevance reorders."""
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
-        keyword = self.keyword_hits(query, depth, gop_id, since, until, source)
+        keywords = query if keywords is None else keywords
+        keyword = self.keyword_hits(keywords, depth, gop_id, since, until, source) if keywords.strip() else []
         vector = self.vector_hits(query, depth, gop_id, since, until, source)
         own = {
             "keyword": normalize_by_max(keyword),
@@ -506,7 +535,7 @@ class HybridSearch:
         }
         expansion: list[str] = []
         if config.feedback_weight > 0 and keyword:
-            expansion = self.feedback_terms(query, keyword[:FEEDBACK_FRAMES])
+            expansion = self.feedback_terms(keywords, keyword[:FEEDBACK_FRAMES])
             expanded = normalize_by_max(self.keyword_hits(" ".join(expansion), depth, gop_id, since, until, source))
             original = own["keyword"]
             own["keyword"] = {
@@ -555,9 +584,10 @@ class HybridSearch:
             frame_id: sum(weight * lane_score(lane, frame_id) for lane, weight in weights.items())
             for frame_id in candidates.union(*neighbours.values())
         }
-        window, time_scores, when_scores = (None, {}, {})
+        time_scores, when_scores = {}, {}
+        asked_window = window
         if time_aware:
-            window, time_scores, when_scores = self.time_factors(query, list(match), asked_from)
+            window, time_scores, when_scores = self.time_factors(query, list(match), window)
         for frame_id in time_scores.keys() | when_scores.keys():
             match[frame_id] *= 1.0 - config.time_weight * (1.0 - time_scores.get(frame_id, 1.0))
             match[frame_id] *= 1.0 - config.when_weight * (1.0 - when_scores.get(frame_id, 1.0))
@@ -577,6 +607,8 @@ class HybridSearch:
             if window is not None:
                 entry["time_window"] = window.describe()
                 entry["time_score"] = time_scores.get(frame_id, 1.0)
+            elif asked_window is not None:
+                entry["time_window_ignored"] = asked_window.describe()
             if when_scores:
                 entry["when_score"] = when_scores.get(frame_id, 1.0)
             entry["match"] = match[frame_id]
@@ -584,20 +616,16 @@ class HybridSearch:
         return fused
 
     def time_factors(
-        self, query: str, frame_ids: list[int], asked_from: datetime | None
+        self, query: str, frame_ids: list[int], window: TimeWindow | None
     ) -> tuple[TimeWindow | None, dict[int, float], dict[int, float]]:
-        """The question's time window and, per frame, 0..1: how near its event time is to the
-        window (1 inside, ``exp(-distance / scale)`` outside), and for a "when" question whether its
-        text carries a date. A window that none of the frames is inside or within one scale of
-        names a time the candidates do not share (LoCoMo's "last year" is before the conversation
-        began) and is not used."""
+        """The question's time window (``window``, parsed by ``search``) if it is used and, per
+        frame, 0..1: how near its event time is to the window (1 inside, ``exp(-distance / scale)``
+        outside), and for a "when" question whether its text carries a date. A window that none of
+        the frames is inside or within one scale of names a time the candidates do not share
+        (LoCoMo's "last year" is before the conversation began) and is not used."""
         config = self.config
-        wants_window = config.time_weight > 0 and may_name_a_time(query)
         wants_when = config.when_weight > 0 and asks_when(query)
-        if not frame_ids or not (wants_window or wants_when):
-            return None, {}, {}
-        window = question_window(query, asked_from or self._latest_event_time()) if wants_window else None
-        if window is None and not wants_when:
+        if not frame_ids or (window is None and not wants_when):
             return None, {}, {}
         rows: list[Any] = []
         column = ", content" if wants_when else ""
@@ -623,9 +651,15 @@ class HybridSearch:
 
     def _latest_event_time(self) -> datetime:
         """The "now" of relative dates in a question: the mind's latest event time, never later
-        than the clock."""
+        than the clock. Frames dated by their file's time (``dated_by_file``) count only when no
+        other frame has a time: a vault of undated notes copied today would make "last week" the
+        week before the copy, not before the latest dated memory."""
         now = datetime.now(UTC)
-        latest = self.db.scalar("SELECT MAX(created_at) FROM memory_frames")
+        latest = self.db.scalar(
+            "SELECT COALESCE(MAX(CASE WHEN json_valid(metadata)"
+            " AND json_extract(metadata, '$.source.message.dated_by') = 'file' THEN NULL ELSE created_at END),"
+            " MAX(created_at)) FROM memory_frames"
+        )
         try:
             return min(parse_instant(latest), now) if latest else now
         except ValueError:

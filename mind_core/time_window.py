@@ -152,6 +152,15 @@ def question_window(question: str, now: datetime) -> TimeWindow | None:
     )
 
 
+def without_dates(question: str) -> str:
+    """The question with its date phrases cut out: what the keyword lane searches when a window
+    was read from it. A date's words ("June", "2010", "last", "week") are not a topic; as
+    keywords they match quoted mail headers and any note saying "last", far from the time asked."""
+    if not may_name_a_time(question):
+        return question
+    return " ".join(_PHRASE.sub(" ", question).split())
+
+
 def _phrase_window(match: re.Match[str], now: datetime) -> TimeWindow | None:
     text = " ".join(match.group(0).split())
     groups = match.groupdict()
