@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mind_core.compaction import CompactionResult, compact
@@ -108,9 +110,21 @@ def resolve_created_at(created_at: str | None, metadata: dict[str, Any], now: st
 
 
 def time_bound(value: str, *, end: bool) -> str:
-    """A since/until bound as a canonical instant; a date-only bound covers its whole day."""
+    """A since/until bound as a canonical instant. A date, a year-month ("2010-06") or a year
+    ("2010") covers its whole span: as a start its first instant, as an end its last, so
+    ``--since 2010 --until 2010`` is all of 2010."""
     text = value.strip()
     try:
+        if re.fullmatch(r"\d{4}(?:-\d{2})?", text):
+            start = datetime.strptime(text, "%Y-%m" if "-" in text else "%Y").replace(tzinfo=UTC)
+            if not end:
+                return normalize_iso(start.isoformat())
+            after = (
+                start.replace(year=start.year + 1)
+                if "-" not in text
+                else start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
+            )
+            return normalize_iso((after - timedelta(milliseconds=1)).isoformat())
         if len(text) == 10 and text[4] == "-" and text[7] == "-":
             return normalize_iso(text + ("T23:59:59.999Z" if end else "T00:00:00.000Z"))
         return normalize_iso(text)

@@ -26,6 +26,7 @@ from pydantic import (
     GetCoreSchemaHandler,
     Tag,
     ValidationError,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError, core_schema
 
@@ -74,8 +75,19 @@ def _instant(value: str) -> str:
     try:
         time_bound(value, end=False)
     except InvalidInputError:
-        raise ValueError("must be an ISO-8601 date or date/time, e.g. 2024-05-01 or 2024-05-01T09:30:00Z") from None
+        raise ValueError(
+            "must be an ISO-8601 date or date/time, e.g. 2024, 2024-05, 2024-05-01 or 2024-05-01T09:30:00Z"
+        ) from None
     return value
+
+
+def _ordered(since: str | None, until: str | None) -> None:
+    """An inverted range (``since`` after ``until``) is a usage error, not an empty answer that
+    looks like "nothing found"."""
+    if since is not None and until is not None and time_bound(since, end=False) > time_bound(until, end=True):
+        raise PydanticCustomError(
+            "inverted_range", "since {since} is after until {until}", {"since": since, "until": until}
+        )
 
 
 @dataclass(frozen=True)
@@ -120,7 +132,11 @@ WorkspaceName = Annotated[
 TimeBound = Annotated[
     str,
     BeforeValidator(_well_formed),
-    Field(max_length=limits.MAX_TIME_BOUND_CHARS, description="ISO-8601 date or date/time (event time)."),
+    Field(
+        max_length=limits.MAX_TIME_BOUND_CHARS,
+        description="ISO-8601 date or date/time (event time); a year (2024) or year-month (2024-05) is its whole "
+        "span: its first instant as a start, its last as an end.",
+    ),
     AfterValidator(_instant),
 ]
 SourceFilterText = Annotated[
@@ -170,6 +186,11 @@ class RecallRequest(QueryRequest):
         None, description="Recall as of this ISO-8601 instant: frames up to it, recency counted from it."
     )
 
+    @model_validator(mode="after")
+    def _range_in_order(self) -> RecallRequest:
+        _ordered(self.since, self.until)
+        return self
+
 
 class SearchRequest(QueryRequest):
     """Hybrid search (keyword + vector, RRF) in one mind."""
@@ -184,6 +205,11 @@ class SearchRequest(QueryRequest):
     session: Annotated[str, Field(max_length=limits.MAX_SESSION_ID_CHARS)] | None = Field(
         None, description="Only frames of this session (gop_id)."
     )
+
+    @model_validator(mode="after")
+    def _range_in_order(self) -> SearchRequest:
+        _ordered(self.since, self.until)
+        return self
 
 
 class EntitiesRequest(QueryRequest):
@@ -308,6 +334,8 @@ _EXPECTED_TYPES = {
 def _describe(error: Mapping[str, Any]) -> str:
     where = ".".join(str(part) for part in error["loc"])
     kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input")
+    if kind == "inverted_range":
+        return f"since {ctx['since']!r} is after until {ctx['until']!r}"
     if not where:
         if isinstance(value, bytes | bytearray):
             return "send the body as JSON (Content-Type: application/json)"

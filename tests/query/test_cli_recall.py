@@ -80,6 +80,18 @@ def test_time_bounds(capsys, home):
     assert len(data["workspace_results"]) == 2 and data["personal_results"] == []  # personal frame is new
     _, out, _ = recall(capsys, home, "PostgreSQL", "--since", "2025-01-01", "--json")
     assert json.loads(out)["workspace_results"] == []
+    # a year or a year-month is its whole span: the first instant as a start, the last as an end
+    _, out, _ = recall(capsys, home, "PostgreSQL", "--since", "2024", "--until", "2024", "--json")
+    assert len(json.loads(out)["workspace_results"]) == 2
+    _, out, _ = recall(capsys, home, "PostgreSQL", "--since", "2025-01", "--json")
+    assert json.loads(out)["workspace_results"] == []
+
+
+def test_an_inverted_time_range_is_a_usage_error(capsys, home):
+    code, _, err = recall(capsys, home, "PostgreSQL", "--since", "2011-01-01", "--until", "2010-01-01")
+    assert code == EXIT_USAGE and "since '2011-01-01' is after until '2010-01-01'" in err
+    code, _, err = recall(capsys, home, "PostgreSQL", "--since", "2010-06", "--until", "2010-05")
+    assert code == EXIT_USAGE and "is after until" in err
 
 
 def test_errors_and_exit_codes(capsys, home):

@@ -224,7 +224,13 @@ BAD_CALLS = [
     (
         "recall_memory",
         {"query": "Falcon", "since": "last tuesday"},
-        "since must be an ISO-8601 date or date/time, e.g. 2024-05-01 or 2024-05-01T09:30:00Z (got 'last tuesday')",
+        "since must be an ISO-8601 date or date/time, e.g. 2024, 2024-05, 2024-05-01 or 2024-05-01T09:30:00Z "
+        "(got 'last tuesday')",
+    ),
+    (
+        "recall_memory",
+        {"query": "Falcon", "since": "2011-01-01", "until": "2010-01-01"},
+        "since '2011-01-01' is after until '2010-01-01'",
     ),
     ("search_entities", {"query": "Ali", "limit": 0}, "limit must be between 1 and 200 (got 0)"),
     ("kg_entities", {"limit": 10_001}, "limit must be between 1 and 10000 (got 10001)"),

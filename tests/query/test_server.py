@@ -229,6 +229,7 @@ def test_concurrent_requests(client, base):
         {"query": "x", "profile": "loudest"},
         {"query": "x", "scope": "everything"},
         {"query": "x", "since": "last tuesday"},
+        {"query": "x", "since": "2011-01-01", "until": "2010-01-01"},
         {"query": "x", "explain": "maybe"},
         {"query": "x", "colour": "red"},
     ],
