@@ -34,7 +34,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from mind_core.db import Database, well_formed
@@ -60,7 +60,7 @@ from mind_core.time_window import (
     question_window,
     without_dates,
 )
-from mind_core.timestamps import parse_instant
+from mind_core.timestamps import format_utc, parse_instant
 from mind_core.vector_index import PRESCAN_MIN_VECTORS, VectorIndex
 
 if TYPE_CHECKING:
@@ -423,7 +423,11 @@ class HybridSearch:
         timed = self.config.fusion == "convex" and self.config.time_weight > 0
         if time_aware and timed and may_name_a_time(query):
             window = question_window(query, asked_from or self._latest_event_time())
-        # a window's own words are no topic: the keyword lane and the keyword share go without them
+        ignored = None
+        if window is not None and not self._memory_near(window):
+            ignored, window = window, None
+        # a window's own words are no topic: the keyword lane and the keyword share go without them;
+        # a window no memory is near is no time of this mind, so its words may be ("last year I ...")
         keywords = without_dates(query) if window is not None else query
         if self.config.fusion == "rrf":
             fused = self._fuse_rrf(query, limit, gop_id, since, until, source)
@@ -465,6 +469,8 @@ class HybridSearch:
                     "keyword_share": share,
                     "dated_by_file": dated_by_file(frame),
                 }
+                if ignored is not None:
+                    details["time_window_ignored"] = ignored.describe()
             results.append(
                 SearchResult(
                     frame,
@@ -648,6 +654,20 @@ class HybridSearch:
                 window = None
         when_scores = {row[0]: 1.0 if carries_date(row[2]) else 0.0 for row in rows} if wants_when else {}
         return window, time_scores, when_scores
+
+    def _memory_near(self, window: TimeWindow) -> bool:
+        """Whether any frame's event time is inside the window or within one decay scale of it
+        (as ``time_factors`` asks of the candidates)."""
+        scale = timedelta(days=max(window.length_days or OPEN_WINDOW_SCALE_DAYS, self.config.time_scale_days))
+        clauses, params = ["1"], []
+        if window.start is not None:
+            clauses.append("created_at >= ?")
+            params.append(format_utc(window.start - scale))
+        if window.end is not None:
+            clauses.append("created_at < ?")
+            params.append(format_utc(window.end + scale))
+        sql = f"SELECT EXISTS(SELECT 1 FROM memory_frames WHERE {' AND '.join(clauses)})"
+        return bool(self.db.scalar(sql, params))
 
     def _latest_event_time(self) -> datetime:
         """The "now" of relative dates in a question: the mind's latest event time, never later

@@ -151,7 +151,19 @@ def _event_time(value: str | None) -> str:
 
 
 def _rank(value: int | None) -> str:
-    return "-" if value is None else str(value)
+    """A lane rank as a person counts: explain's JSON ranks are 0-based, the screen's 1-based."""
+    return "-" if value is None else str(value + 1)
+
+
+def _lanes(parts: dict[str, Any]) -> str:
+    """Where the frame came from: its lane ranks, or its neighbouring turn when no lane found it
+    and only the session-neighbour credit brought it in."""
+    found = [parts.get(f"{lane}_rank") for lane in ("keyword", "vector", "entity")]
+    if all(rank is None for rank in found) and any(
+        parts.get(f"{lane}_context", 0) > 0 for lane in ("keyword", "vector", "entity")
+    ):
+        return "via neighbouring turn"
+    return f"keyword rank {_rank(parts.get('keyword_rank'))}, vector rank {_rank(parts.get('vector_rank'))}"
 
 
 def _explain_line(rank: int, result: Any) -> str:
@@ -167,12 +179,14 @@ def _explain_line(rank: int, result: Any) -> str:
     timing = ""
     if "time_score" in parts:
         timing += f", time {parts['time_score']:.2f} for {parts.get('time_window')}"
+    elif "time_window_ignored" in parts:
+        timing += f", time window {parts['time_window_ignored']} ignored: no memory near it"
     if "when_score" in parts:
         timing += f", dated text {parts['when_score']:.0f}"
     return (
         f"#{rank} score {result.score:.3f} = match {meta['match_score']:.3f} x relevance "
         f"{meta['relevance_score']:.3f} / {parts.get('max_relevance', 0):.2f} ({relevance}); "
-        f"keyword rank {_rank(parts.get('keyword_rank'))}, vector rank {_rank(parts.get('vector_rank'))}, "
+        f"{_lanes(parts)}, "
         f"similarity {closeness}, keywords {parts.get('keyword_share', 0):.0%}{timing}"
     )
 

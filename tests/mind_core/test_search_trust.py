@@ -6,8 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mind_core.cli.recall import format_recall
 from mind_core.mind import Mind
+from mind_core.retrieval import CombinedRetrieval
 from mind_core.search import CLEAR_SIMILARITY, CONFIDENT_SIMILARITY, SearchConfig
+from mind_core.snippets import bold_markdown
 from tests.fakes import HashingEmbedder
 
 PATCH_MAILS = [
@@ -108,6 +111,13 @@ def test_a_question_without_a_window_keeps_its_words_as_keywords():
     assert results[0].explain["keyword_rank"] == 0
 
 
+def test_the_words_of_a_window_no_memory_is_near_stay_keywords():
+    # 2019 is nine years from every memory: no time of this mind, so "last" may be the topic
+    results = dated_mind().search.search("the last stable release in 2019", explain=True)
+    assert results[0].frame.content == "Greg: the last stable release went out"
+    assert results[0].explain["keyword_rank"] == 0 and "time_window_ignored" in results[0].explain
+
+
 def test_a_window_far_from_every_candidate_is_reported_as_ignored():
     mind = dated_mind()
     results = mind.search.search("scheduler rework in May 2023", explain=True)
@@ -150,3 +160,26 @@ def test_a_mind_of_only_file_dated_notes_reads_relative_dates_from_them():
     results = mind.search.search("garden plan last week", explain=True)
     assert "2024-05-13..2024-05-20" in results[0].explain["time_window"]
     assert results[0].frame.content == "garden fence plan"
+
+
+# -- explain a person can read ------------------------------------------------------------------
+def explained(mind: Mind, query: str) -> list[str]:
+    result = CombinedRetrieval(mind, record_access_on_recall=False).search(query, explain=True, scope="workspace")
+    lines = [part for part in format_recall(result, True, bold_markdown) if isinstance(part, str)]
+    return [line for text in lines for line in text.splitlines() if line.startswith("#")]
+
+
+def test_explain_counts_ranks_from_one_and_names_an_ignored_window():
+    lines = explained(dated_mind(), "scheduler rework in May 2023")
+    assert "keyword rank 1," in lines[0]  # the JSON's keyword_rank 0
+    assert "time window 2023-05-01..2023-06-01 (May 2023) ignored: no memory near it" in lines[0]
+
+
+def test_explain_says_when_only_the_neighbouring_turn_brought_a_frame_in():
+    mind = Mind.open(":memory:", embedder=None)  # the keyword lane alone: no vector rank for every frame
+    mind.sessions.ensure("chat")
+    mind.frames.create_i_frame("chat", "Melanie: the pottery class was great", created_at="2023-06-01T10:00:00Z")
+    mind.frames.create_i_frame("chat", "Caroline: I loved the bowl you made", created_at="2023-06-01T10:01:00Z")
+    lines = explained(mind, "pottery class")
+    assert "keyword rank 1, vector rank -" in lines[0]
+    assert "via neighbouring turn" in lines[1] and "keyword rank" not in lines[1]
