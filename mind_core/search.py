@@ -33,6 +33,7 @@ import logging
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,7 @@ from mind_core.time_window import (
     TimeWindow,
     asks_when,
     carries_date,
+    date_phrases,
     may_name_a_time,
     question_window,
     without_dates,
@@ -293,9 +295,11 @@ class HybridSearch:
         since: str | None = None,
         until: str | None = None,
         source: SourceFilter | None = None,
+        phrases: Sequence[str] = (),
     ) -> list[LaneHit]:
-        """FTS5 matches in rank order with their BM25 score (FTS5's ``rank`` negated, >= 0)."""
-        if not fts_query(query):
+        """FTS5 matches in rank order with their BM25 score (FTS5's ``rank`` negated, >= 0);
+        ``phrases`` match as whole phrases besides the query's words."""
+        if not fts_query(query) and not any(phrase.strip() for phrase in phrases):
             return []
         scope, scope_params = scope_clauses("mf", gop_id, since, until, source)
         sql = (
@@ -304,22 +308,23 @@ class HybridSearch:
             f"WHERE {' AND '.join(['memory_frames_fts MATCH ?', *scope])} ORDER BY rank LIMIT ?"
         )
         try:
-            params: list[Any] = [self.keyword_match(query), *scope_params, limit]
+            params: list[Any] = [self.keyword_match(query, phrases), *scope_params, limit]
             return [LaneHit(row[0], max(0.0, -float(row[1]))) for row in self.db.query(sql, params)]
         except self.db.errors.Error as exc:
             log.warning("FTS query failed (%s); using the LIKE fallback", exc)
             ids = self.like_fallback_search(query, limit, gop_id, since, until, source)
             return [LaneHit(frame_id, 1.0) for frame_id in ids]
 
-    def keyword_match(self, query: str) -> str:
+    def keyword_match(self, query: str, phrases: Sequence[str] = ()) -> str:
         """The FTS5 expression of the keyword lane: :func:`fts_query`, except in a mind of at least
         ``keyword_split_frames`` frames when the query mixes rarer words with common ones (in more
         than COMMON_WORD_SHARE of the frames). Then it is ``(rarer) AND (every word)``: the frames
         are those holding a rarer word, and BM25 still counts every word, the rarer ones twice
         (FTS5 scores each phrase of the expression). A frame holding only common words is left
         out; such a frame ranks low anyway (a common word's IDF is small) and ranking all of
-        them is what made the lane slow. Measured: benchmarks/README.md (issue #19)."""
-        tokens = keyword_tokens(query)
+        them is what made the lane slow. Measured: benchmarks/README.md (issue #19). ``phrases``
+        count as one term each."""
+        tokens = keyword_tokens(query) + [p for p in (" ".join(p.split()) for p in phrases) if p]
         every = any_of(tokens)
         if len(tokens) < 2:
             return every
@@ -429,11 +434,12 @@ class HybridSearch:
         # a window's own words are no topic: the keyword lane and the keyword share go without them;
         # a window no memory is near is no time of this mind, so its words may be ("last year I ...")
         keywords = without_dates(query) if window is not None else query
+        phrases = date_phrases(query) if window is not None else []
         if self.config.fusion == "rrf":
             fused = self._fuse_rrf(query, limit, gop_id, since, until, source)
         else:
             fused = self._fuse_convex(
-                query, limit, gop_id, since, until, source, time_aware, window, keywords
+                query, limit, gop_id, since, until, source, time_aware, window, keywords, phrases
             )
         if not fused:
             return []
@@ -523,17 +529,19 @@ class HybridSearch:
         time_aware: bool = True,
         window: TimeWindow | None = None,
         keywords: str | None = None,
+        phrases: Sequence[str] = (),
     ) -> dict[int, dict[str, Any]]:
         """Normalized lane scores plus session-neighbour context, combined with fixed weights;
         every lane score stays within 0..1, so match is 1.0 only for the best of both lanes. The
         time parts (``time_factors``) only lower the match of frames far from the asked time
-        (``window``). The keyword lane and its feedback search ``keywords`` (the query without
-        its date phrases); the vector lane the whole query, whose dates shade its meaning only.
+        (``window``). The keyword lane searches ``keywords`` (the query without its date phrases)
+        and each of ``phrases`` (the date phrases) as a whole phrase; the vector lane the whole
+        query, whose dates shade its meaning only.
         Returns the best ``limit * RELEVANCE_POOL_FACTOR`` frames, the ones relevance reorders."""
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
         keywords = query if keywords is None else keywords
-        keyword = self.keyword_hits(keywords, depth, gop_id, since, until, source) if keywords.strip() else []
+        keyword = self.keyword_hits(keywords, depth, gop_id, since, until, source, phrases)
         vector = self.vector_hits(query, depth, gop_id, since, until, source)
         own = {
             "keyword": normalize_by_max(keyword),
@@ -541,7 +549,7 @@ class HybridSearch:
         }
         expansion: list[str] = []
         if config.feedback_weight > 0 and keyword:
-            expansion = self.feedback_terms(keywords, keyword[:FEEDBACK_FRAMES])
+            expansion = self.feedback_terms(query, keyword[:FEEDBACK_FRAMES])
             expanded = normalize_by_max(self.keyword_hits(" ".join(expansion), depth, gop_id, since, until, source))
             original = own["keyword"]
             own["keyword"] = {

@@ -153,12 +153,21 @@ def question_window(question: str, now: datetime) -> TimeWindow | None:
 
 
 def without_dates(question: str) -> str:
-    """The question with its date phrases cut out: what the keyword lane searches when a window
-    was read from it. A date's words ("June", "2010", "last", "week") are not a topic; as
-    keywords they match quoted mail headers and any note saying "last", far from the time asked."""
+    """The question with its date phrases cut out: what the keyword lane searches word by word
+    when a window was read from it. A date's words ("June", "2010", "last", "week") are not a
+    topic; as loose keywords they match quoted mail headers and any note saying "last"."""
     if not may_name_a_time(question):
         return question
     return " ".join(_PHRASE.sub(" ", question).split())
+
+
+def date_phrases(question: str) -> list[str]:
+    """The question's date phrases as runs of words ("last year", "June 2010"): searched as whole
+    phrases, they still find a turn that says "last year we went camping" but no longer a note
+    with "last" in it or a header of November 2010."""
+    if not may_name_a_time(question):
+        return []
+    return [" ".join(re.sub(r"[^\w]", " ", match.group(0)).split()) for match in _PHRASE.finditer(question)]
 
 
 def _phrase_window(match: re.Match[str], now: datetime) -> TimeWindow | None:

@@ -85,7 +85,7 @@ def dated_mind() -> Mind:
     mind.sessions.ensure("mails")
     texts = [
         ("2010-06-14T09:00:00Z", "Linus: merged the scheduler rework for the next release"),
-        ("2010-11-20T09:00:00Z", "> On 2 June 2010 Linus wrote: the scheduler rework is merged"),
+        ("2010-11-20T09:00:00Z", "> On Tue, 2 Nov 2010 Linus wrote: the scheduler rework is merged"),
         ("2010-11-21T09:00:00Z", "Greg: the last stable release went out"),
     ]
     frames = [mind.frames.create_i_frame("mails", text, created_at=when) for when, text in texts]
@@ -97,11 +97,24 @@ def test_the_words_of_a_parsed_date_do_not_feed_the_keyword_lane():
     mind = dated_mind()
     results = mind.search.search("what happened in June 2010", explain=True)
     by_text = {r.frame.content: r.explain for r in results}
-    quoted = by_text["> On 2 June 2010 Linus wrote: the scheduler rework is merged"]
-    assert quoted["keyword_rank"] is None  # "June" and "2010" of its quoted header no longer count
+    quoted = by_text["> On Tue, 2 Nov 2010 Linus wrote: the scheduler rework is merged"]
+    assert quoted["keyword_rank"] is None  # the "2010" of its quoted header no longer counts
     assert results[0].frame.content.startswith("Linus: merged")  # the one inside the window
     noted = mind.search.search("what was discussed last week", explain=True)
     assert all(r.explain["keyword_rank"] is None for r in noted)  # "last" is not a keyword
+
+
+def test_a_date_phrase_still_matches_as_a_whole_phrase():
+    mind = dated_mind()
+    mind.sessions.ensure("chat")
+    told = mind.frames.create_i_frame(
+        "chat", "Melanie: our camping trip last year was the best", created_at="2010-11-10T09:00:00Z"
+    )
+    mind.search.index_frames_batch([told])
+    results = mind.search.search("what did we see on the camping trip last year", explain=True)
+    assert results[0].frame.content == told.content
+    by_text = {r.frame.content: r.explain for r in results}
+    assert by_text["Greg: the last stable release went out"]["keyword_rank"] is None  # "last" alone
 
 
 def test_a_question_without_a_window_keeps_its_words_as_keywords():
