@@ -101,6 +101,12 @@ OPEN_WINDOW_SCALE_DAYS = 31.0
 # frames. There, the frames are those holding one of the query's rarer words (in at most
 # COMMON_WORD_SHARE of the frames), still ranked by every word (see ``keyword_match``).
 KEYWORD_SPLIT_FRAMES = 20_000
+# Words that ask about a time without naming a topic: a question of only these and a date ("what
+# happened in June 2010", "anything new last week") is answered by the frames of that time.
+QUESTION_FILLER = frozenset(
+    "what happened happen happens going discussed discuss talked talk said anything something "
+    "new news did was were any there".split()
+)
 COMMON_WORD_SHARE = 0.05
 
 
@@ -542,6 +548,10 @@ class HybridSearch:
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
         keywords = query if keywords is None else keywords
         keyword = self.keyword_hits(keywords, depth, gop_id, since, until, source, phrases)
+        topic = [w for w in keyword_tokens(keywords) if w.lower() not in QUESTION_FILLER]
+        from_window = window is not None and (not topic or not keyword)
+        if from_window and window is not None:  # only a date and filler: the keyword lane's place
+            keyword = self.window_hits(query, window, depth, gop_id, since, until, source)
         vector = self.vector_hits(query, depth, gop_id, since, until, source)
         own = {
             "keyword": normalize_by_max(keyword),
@@ -618,6 +628,8 @@ class HybridSearch:
                 entry["vector_similarity"] = similarity[frame_id]
             if expansion:
                 entry["feedback_terms"] = expansion
+            if from_window:
+                entry["keyword_lane"] = "time window"
             if window is not None:
                 entry["time_window"] = window.describe()
                 entry["time_score"] = time_scores.get(frame_id, 1.0)
@@ -628,6 +640,38 @@ class HybridSearch:
             entry["match"] = match[frame_id]
             fused[frame_id] = entry
         return fused
+
+    def window_hits(
+        self,
+        query: str,
+        window: TimeWindow,
+        limit: int,
+        gop_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        source: SourceFilter | None = None,
+    ) -> list[LaneHit]:
+        """The frames inside the window, for a question that is only a date and filler ("what
+        happened in June 2010"): every lane word was the date, so the keyword lane holds the
+        window's frames instead, each scoring 1; the nearest in meaning first (the vector lane
+        within the window), else the latest."""
+        first = format_utc(window.start) if window.start is not None else None
+        last = format_utc(window.end - timedelta(milliseconds=1)) if window.end is not None else None
+        if since is not None and (first is None or time_bound(since, end=False) > first):
+            first = time_bound(since, end=False)
+        if until is not None and (last is None or time_bound(until, end=True) < last):
+            last = time_bound(until, end=True)
+        if first is not None and last is not None and first > last:
+            return []
+        hits = self.vector_hits(query, limit, gop_id, first, last, source)
+        if not hits:
+            scope, params = scope_clauses("", gop_id, first, last, source)
+            where = f"WHERE {' AND '.join(scope)}" if scope else ""
+            rows = self.db.query(
+                f"SELECT id FROM memory_frames {where} ORDER BY created_at DESC, id LIMIT ?", [*params, limit]
+            )
+            hits = [LaneHit(row[0], 1.0) for row in rows]
+        return [LaneHit(hit.frame_id, 1.0) for hit in hits]
 
     def time_factors(
         self, query: str, frame_ids: list[int], window: TimeWindow | None

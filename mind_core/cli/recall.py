@@ -163,7 +163,8 @@ def _lanes(parts: dict[str, Any]) -> str:
         parts.get(f"{lane}_context", 0) > 0 for lane in ("keyword", "vector", "entity")
     ):
         return "via neighbouring turn"
-    return f"keyword rank {_rank(parts.get('keyword_rank'))}, vector rank {_rank(parts.get('vector_rank'))}"
+    keyword = "time window" if parts.get("keyword_lane") == "time window" else "keyword"
+    return f"{keyword} rank {_rank(parts.get('keyword_rank'))}, vector rank {_rank(parts.get('vector_rank'))}"
 
 
 def _explain_line(rank: int, result: Any) -> str:

@@ -104,6 +104,22 @@ def test_the_words_of_a_parsed_date_do_not_feed_the_keyword_lane():
     assert all(r.explain["keyword_rank"] is None for r in noted)  # "last" is not a keyword
 
 
+def test_a_question_of_only_a_date_finds_the_memories_of_that_time():
+    mind = dated_mind()
+    mind.sessions.ensure("later")
+    later = [
+        mind.frames.create_i_frame("later", f"Greg: review round {n}", created_at=f"2011-0{n}-01T09:00:00Z")
+        for n in range(1, 4)
+    ]
+    mind.search.index_frames_batch(later)
+    mind.search.config = SearchConfig(lane_depth=2)  # the vector lane alone would not reach June 2010
+    results = mind.search.search("what happened in June 2010", limit=1, explain=True)
+    assert results[0].frame.content.startswith("Linus: merged")
+    assert results[0].explain["keyword_lane"] == "time window" and results[0].explain["keyword_rank"] == 0
+    lines = explained(mind, "what happened in June 2010")
+    assert "time window rank 1," in lines[0]
+
+
 def test_a_date_phrase_still_matches_as_a_whole_phrase():
     mind = dated_mind()
     mind.sessions.ensure("chat")
