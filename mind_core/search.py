@@ -727,11 +727,15 @@ class HybridSearch:
         other frame has a time: a vault of undated notes copied today would make "last week" the
         week before the copy, not before the latest dated memory."""
         now = datetime.now(UTC)
-        latest = self.db.scalar(
-            "SELECT COALESCE(MAX(CASE WHEN json_valid(metadata)"
-            " AND json_extract(metadata, '$.source.message.dated_by') = 'file' THEN NULL ELSE created_at END),"
-            " MAX(created_at)) FROM memory_frames"
-        )
+        rows = self.db.query("SELECT id FROM memory_frames ORDER BY created_at DESC, id LIMIT 1")
+        newest = self.frames.get_many([rows[0][0]]).get(rows[0][0]) if rows else None
+        latest = newest.created_at if newest is not None else None
+        if newest is not None and dated_by_file(newest):  # only then read every frame's metadata
+            latest = self.db.scalar(
+                "SELECT COALESCE(MAX(CASE WHEN json_valid(metadata) AND"
+                " json_extract(metadata, '$.source.message.dated_by') = 'file' THEN NULL ELSE created_at END),"
+                " MAX(created_at)) FROM memory_frames"
+            )
         try:
             return min(parse_instant(latest), now) if latest else now
         except ValueError:
