@@ -60,6 +60,7 @@ def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
         feedback_weights=[],
         time_weights=[],
         when_weights=[],
+        speaker_weights=[],
         time_scales=[1.0],
     )
     settings = sc.grid(args)
@@ -78,6 +79,7 @@ def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
         feedback_weights=[0.2],
         time_weights=[0.3],
         when_weights=[],
+        speaker_weights=[],
         time_scales=[1.0],
     )
     settings = sc.grid(args)
