@@ -96,6 +96,19 @@ def _source_row(key: str, result: dg.ExecuteInProcessResult) -> tuple[Any, ...]:
     )
 
 
+def next_command(home_root: Path, cwd: Path | None = None) -> str:
+    """The recall a new user can paste next: the demo home and the venv's ``mind``, relative to
+    the working folder when they lie below it (``make run`` runs in the checkout)."""
+    cwd = (cwd or Path.cwd()).resolve()
+    mind = Path(sys.executable).with_name("mind")
+
+    def shown(path: Path) -> str:
+        path = path.resolve() if path.is_absolute() else path
+        return str(path.relative_to(cwd)) if path.is_relative_to(cwd) else str(path)
+
+    return f'MIND_HOME={shown(home_root)} {shown(mind)} recall "{SAMPLE_QUERY}" --workspace {WORKSPACE}'
+
+
 def main() -> int:
     began = time.perf_counter()
     logging.getLogger(SKIPPED_CHECK_NOTES).setLevel(logging.ERROR)
@@ -162,6 +175,7 @@ def main() -> int:
             text = " ".join(hit.frame.content.split())
             print(f"  {n}. [{hit.frame.created_at[:10]}] {text[:110]}{'…' if len(text) > 110 else ''}")
     print(f"\nfinished in {time.perf_counter() - began:.1f}s")
+    print(f"\nnext, ask the demo mind yourself:\n  {next_command(home.root)}")
     return 0 if all(r.success for r in runs) else 1
 
 
