@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import sys
 import traceback
@@ -78,9 +79,9 @@ def mind_command(func: Callable[[CommandArgs], int]) -> Callable[..., int]:
         try:
             return func(args)
         except (InvalidInputError, NotFoundError, LookupError) as exc:
-            return report_error(exc, EXIT_USAGE, args.debug)
+            return report_error(exc, EXIT_USAGE, args.debug, as_json=getattr(args, "json", False))
         except MindError as exc:
-            return report_error(exc, EXIT_FAILED, args.debug)
+            return report_error(exc, EXIT_FAILED, args.debug, as_json=getattr(args, "json", False))
         except BrokenPipeError:  # output piped into `head` and friends
             with contextlib.suppress(OSError):
                 sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stop the interpreter's flush from failing again
@@ -89,10 +90,15 @@ def mind_command(func: Callable[[CommandArgs], int]) -> Callable[..., int]:
     return callback
 
 
-def report_error(exc: BaseException, code: int, debug: bool = False) -> int:
-    if debug:
+def report_error(exc: BaseException | str, code: int, debug: bool = False, *, as_json: bool = False) -> int:
+    """One ``error:`` line on stderr; with ``--json``, ``{"error": ..., "exit_code": ...}`` on
+    stdout instead, where a program reading the command's JSON looks (the exit code is the same)."""
+    if debug and isinstance(exc, BaseException):
         traceback.print_exception(exc)
-    print(f"error: {exc}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"error": str(exc), "exit_code": code}))
+    else:
+        print(f"error: {exc}", file=sys.stderr)
     return code
 
 

@@ -1,6 +1,7 @@
 """The command line as a tool: version, help, plugin commands, progress and plain output."""
 
 import io
+import json
 from importlib.metadata import version
 
 import click
@@ -51,6 +52,26 @@ def test_bad_usage_is_exit_code_2_without_a_traceback(capsys):
     assert code == EXIT_USAGE and "No such option" in err and "Traceback" not in err
     code, _, err = run(capsys, "recall", "x", "--scope", "everything")
     assert code == EXIT_USAGE and "everything" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("recall", "xyz", "--limit", "0"), "limit must be between 1 and 100 (got 0)"),
+        (("recall", "xyz", "--scope", "everything"), "everything"),
+        (("stats", "--workspace", "nowhere"), "nowhere"),
+        (("harvest", "no-such-source"), "no-such-source"),
+        (("sources", "list", "--no-such-option"), "No such option"),
+    ],
+)
+def test_with_json_an_error_is_a_json_object_on_stdout_with_the_same_exit_code(tmp_path, capsys, argv, message):
+    home = ("--home", str(tmp_path / "home"))
+    plain_code, _, plain_err = run(capsys, *argv, *home)
+    code, out, err = run(capsys, *argv, *home, "--json")
+    assert code == plain_code != EXIT_OK and message in plain_err
+    answer = json.loads(out)
+    assert message in answer["error"] and answer["exit_code"] == code
+    assert "error:" not in err and "Traceback" not in err
 
 
 class GreetingPlugin:
