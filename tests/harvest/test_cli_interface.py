@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from mind_core.cli import EXIT_OK, EXIT_USAGE, build_cli, main
+from mind_core.cli.maintenance import status_text
 from mind_core.cli.output import StageProgress
 from mind_core.plugins import get_plugin_manager, hookimpl, register_plugin, source_kinds
 from mind_core.text_table import format_table, print_table
@@ -153,3 +154,10 @@ def test_tables_are_plain_text_off_a_terminal_and_rich_on_one(monkeypatch):
     plain_again = Terminal()
     print_table(headers, rows, stream=plain_again)
     assert plain_again.getvalue() == plain.getvalue()
+
+
+def test_a_status_line_renders_nested_values_as_key_value_pairs_not_a_python_repr():
+    line = status_text(
+        {"state": "ok", "exported_with": {"torch": "2.13.0+cpu", "onnx": "1.19.0"}, "files": ["a", "b"]}
+    )
+    assert line == "state ok, exported_with (torch=2.13.0+cpu, onnx=1.19.0), files a, b"
