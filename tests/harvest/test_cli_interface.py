@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 from importlib.metadata import version
 
 import click
@@ -161,3 +162,38 @@ def test_a_status_line_renders_nested_values_as_key_value_pairs_not_a_python_rep
         {"state": "ok", "exported_with": {"torch": "2.13.0+cpu", "onnx": "1.19.0"}, "files": ["a", "b"]}
     )
     assert line == "state ok, exported_with (torch=2.13.0+cpu, onnx=1.19.0), files a, b"
+
+
+@pytest.mark.parametrize(
+    ("command", "unused"),
+    [
+        (("analytics", "sql"), ("--embedder", "--workspace")),
+        (("analytics", "run"), ("--embedder", "--workspace")),
+        (("analytics", "list"), ("--embedder", "--workspace")),
+        (("analytics", "report"), ("--embedder", "--workspace")),
+        (("snapshot",), ("--embedder",)),
+        (("sources", "list"), ("--embedder",)),
+        (("sources", "add"), ("--embedder",)),
+    ],
+)
+def test_a_command_lists_only_the_options_it_uses(capsys, command, unused):
+    code, out, _ = run(capsys, *command, "--help")
+    assert code == EXIT_OK and "--home" in out
+    assert not [option for option in unused if option in out]
+
+
+def test_analytics_list_takes_the_snapshot_root_like_the_other_analytics_commands(tmp_path, capsys):
+    code, out, _ = run(capsys, "analytics", "list", "--root", str(tmp_path / "snapshots"))
+    assert code == EXIT_OK and "top_entities" in out
+    assert f"latest snapshots under {tmp_path / 'snapshots'}: none yet" in out
+
+
+def test_the_interval_default_the_help_shows_is_the_one_a_new_source_gets(tmp_path, capsys):
+    _, out, _ = run(capsys, "sources", "add", "--help")
+    shown = re.search(r"auto-sync harvests\s+\(default:\s+(\d+)\)", out)
+    assert shown
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 1, 1)
+    base = ("--home", str(tmp_path / "home"), "--json")
+    run(capsys, "sources", "add", "chatgpt", str(export), "--name", "gpt", "--auto-sync", *base)
+    _, out, _ = run(capsys, "sources", "list", *base)
+    assert json.loads(out)[0]["sync_interval_hours"] == int(shown.group(1))
