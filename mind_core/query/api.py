@@ -523,7 +523,12 @@ def create_app(service: QueryService) -> FastAPI:
         summary="One frame with its provenance and entities.",
     )
     def frame(
-        frame_id: Annotated[int, PathParam(ge=1, le=limits.MAX_FRAME_ID)],
+        frame_id: Annotated[
+            int,
+            PathParam(
+                ge=1, le=limits.MAX_FRAME_ID, description="The frame's id in its mind (a result's metadata.frame_id)."
+            ),
+        ],
         request: Annotated[models.WorkspaceQuery, Query()],
     ) -> Response:
         return JSONAnswer(service.frame(frame_id, request.workspace))

@@ -567,3 +567,25 @@ def test_mind_serve_command(tmp_path):
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=20) == 0
         process.stderr.close()
+
+
+def test_the_openapi_document_describes_every_parameter_and_answer_field(client, base):
+    spec = get(client, base + "/openapi.json").json()
+    undescribed = [
+        f"{path} {method} {parameter['name']}"
+        for path, methods in spec["paths"].items()
+        for method, operation in methods.items()
+        for parameter in operation.get("parameters", [])
+        if not parameter.get("description") and not parameter["schema"].get("description")
+    ]
+    assert undescribed == []
+    schemas = spec["components"]["schemas"]
+    for model in ("Entity", "Frame", "ErrorResponse", "Provenance", "MemoryMetadata", "MindStats"):
+        bare = [field for field, schema in schemas[model]["properties"].items() if not schema.get("description")]
+        assert bare == [], f"{model}: {bare}"
+
+
+def test_stats_gives_the_embedding_width_as_a_number(client, base):
+    minds = get(client, base + "/stats").json()["minds"]
+    widths = [m["embedding"]["embedding_dim"] for m in minds if m.get("embedding")]
+    assert widths and all(isinstance(width, int) and width > 0 for width in widths)
