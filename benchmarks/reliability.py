@@ -348,19 +348,20 @@ def _checkout(rev: str, folder: Path) -> Path:
     return folder
 
 
+# the figures a comparison round keeps (besides its errors), of which the medians are taken
+COMPARED_FIGURES = (
+    "requests_per_s",
+    "p50_ms",
+    "p95_ms",
+    "server_cpu_ms_per_request",
+    "bytes_per_answer",
+    "bytes_per_recall_answer",
+)
+
+
 def _round_figures(result: LoadResult) -> dict[str, Any]:
     out = result.summary()
-    keep = (
-        "requests_per_s",
-        "p50_ms",
-        "p95_ms",
-        "server_cpu_ms_per_request",
-        "bytes_per_answer",
-        "bytes_per_recall_answer",
-        "server_errors_5xx",
-        "problems",
-    )
-    return {key: out[key] for key in keep}
+    return {key: out[key] for key in (*COMPARED_FIGURES, "server_errors_5xx", "problems")}
 
 
 def compare_part(
@@ -438,15 +439,7 @@ def _compare_entry(rows: list[dict[str, Any]], tracebacks: int) -> dict[str, Any
     return {
         "rounds": rows,
         "median": {
-            key: round(statistics.median(row[key] for row in rows), 2)
-            for key in (
-                "requests_per_s",
-                "p50_ms",
-                "p95_ms",
-                "server_cpu_ms_per_request",
-                "bytes_per_answer",
-                "bytes_per_recall_answer",
-            )
+            key: round(statistics.median(row[key] for row in rows), 2) for key in COMPARED_FIGURES
         },
         "server_errors_5xx": sum(row["server_errors_5xx"] for row in rows),
         "problems": sum(row["problems"] for row in rows),

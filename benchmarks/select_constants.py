@@ -14,7 +14,7 @@ question is embedded once. Questions without resolvable evidence are excluded an
     .venv/bin/python benchmarks/select_constants.py [--data locomo realtalk] [--k 10]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
         [--context-windows 2] [--entity-weights ...] [--feedback-weights ...] [--time-weights ...]
-        [--when-weights ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
+        [--when-weights ...] [--speaker-weights ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
 """
 
@@ -63,6 +63,7 @@ def label(config: SearchConfig) -> str:
             ("feedback", config.feedback_weight),
             ("time", config.time_weight),
             ("when", config.when_weight),
+            ("speaker", config.speaker_weight),
         )
         if value
     )
@@ -76,10 +77,10 @@ def label(config: SearchConfig) -> str:
 
 def grid(args: argparse.Namespace) -> list[SearchConfig]:
     """The convex grid, crossed with the methods of issue #18 (entity lane, RM3 feedback, time
-    boost and "when" preference weights, 0 = off), plus the two ablations as candidates (no session context at the default
+    boost, "when" and speaker preference weights, 0 = off), plus the two ablations as candidates (no session context at the default
     vector weight, and the original RRF); the defaults first, so ties keep them."""
     settings = [DEFAULT]
-    for context_weight, vector_weight, depth, window, entity, feedback, time, when, scale in product(
+    for context_weight, vector_weight, depth, window, entity, feedback, time, when, speaker, scale in product(
         args.context_weights,
         args.vector_weights,
         args.lane_depths,
@@ -88,6 +89,7 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
         [0.0, *args.feedback_weights],
         [0.0, *args.time_weights],
         [0.0, *args.when_weights],
+        [0.0, *args.speaker_weights],
         args.time_scales,
     ):
         settings.append(
@@ -101,6 +103,7 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
                 feedback_weight=feedback,
                 time_weight=time,
                 when_weight=when,
+                speaker_weight=speaker,
                 time_scale_days=scale if time else DEFAULT.time_scale_days,
             )
         )
@@ -113,6 +116,7 @@ METHODS = {
     "RM3 feedback": "feedback_weight",
     "time boost": "time_weight",
     "when preference": "when_weight",
+    "speaker preference": "speaker_weight",
 }
 
 
@@ -343,6 +347,7 @@ def main() -> None:
     parser.add_argument("--feedback-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--time-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--when-weights", type=float, nargs="*", default=[0.2, 0.4])
+    parser.add_argument("--speaker-weights", type=float, nargs="*", default=[])
     parser.add_argument("--time-scales", type=float, nargs="+", default=[DEFAULT.time_scale_days])
     parser.add_argument(
         "--minds",

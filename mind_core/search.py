@@ -164,6 +164,7 @@ class SearchConfig:
     entity_weight: float = 0.0  # share of the match given to the entity lane
     time_weight: float = 0.6  # share of the match that depends on nearness to the question's dates
     when_weight: float = 0.0  # share that depends, for a "when" question, on a date in the frame's text
+    speaker_weight: float = 0.0  # share that depends, for a question naming a speaker, on who said the frame
     time_scale_days: float = 1.0  # the time boost's shortest decay scale: a day's window reaches the next day
     # from how many frames the keyword lane leaves frames holding only common words out, and the
     # vector lane pre-scans quantized vectors (benchmarks force these to 0 to measure the effect)
@@ -175,9 +176,11 @@ class SearchConfig:
             raise InvalidInputError(f"unknown fusion {self.fusion!r}; expected one of {', '.join(FUSIONS)}")
         if not 0.0 <= self.vector_weight <= 1.0:
             raise InvalidInputError(f"vector_weight must be within 0..1, got {self.vector_weight}")
-        shares = (self.feedback_weight, self.entity_weight, self.time_weight, self.when_weight)
+        shares = (self.feedback_weight, self.entity_weight, self.time_weight, self.when_weight, self.speaker_weight)
         if not all(0.0 <= share <= 1.0 for share in shares):
-            raise InvalidInputError("feedback_weight, entity_weight, time_weight, when_weight: within 0..1")
+            raise InvalidInputError(
+                "feedback_weight, entity_weight, time_weight, when_weight, speaker_weight: within 0..1"
+            )
         if self.time_scale_days <= 0:
             raise InvalidInputError(f"time_scale_days must be > 0, got {self.time_scale_days}")
         if self.lane_depth < 1 or self.context_window < 0 or not 0.0 <= self.context_weight <= 1.0:
@@ -615,6 +618,9 @@ class HybridSearch:
         for frame_id in time_scores.keys() | when_scores.keys():
             match[frame_id] *= 1.0 - config.time_weight * (1.0 - time_scores.get(frame_id, 1.0))
             match[frame_id] *= 1.0 - config.when_weight * (1.0 - when_scores.get(frame_id, 1.0))
+        speakers = self.speaker_scores(query, list(match)) if config.speaker_weight > 0 else {}
+        for frame_id, said_by_named in speakers.items():
+            match[frame_id] *= 1.0 - config.speaker_weight * (1.0 - said_by_named)
         pool = sorted(match, key=lambda fid: (-match[fid], fid))[: limit * RELEVANCE_POOL_FACTOR]
         fused: dict[int, dict[str, Any]] = {}
         for frame_id in pool:
@@ -637,6 +643,8 @@ class HybridSearch:
                 entry["time_window_ignored"] = asked_window.describe()
             if when_scores:
                 entry["when_score"] = when_scores.get(frame_id, 1.0)
+            if speakers:
+                entry["speaker_score"] = speakers.get(frame_id, 1.0)
             entry["match"] = match[frame_id]
             fused[frame_id] = entry
         return fused
@@ -720,6 +728,28 @@ class HybridSearch:
             params.append(format_utc(window.end + scale))
         sql = f"SELECT EXISTS(SELECT 1 FROM memory_frames WHERE {' AND '.join(clauses)})"
         return bool(self.db.scalar(sql, params))
+
+    def speaker_scores(self, query: str, frame_ids: list[int]) -> dict[int, float]:
+        """For a question that names some but not all of the candidates' speakers (the message
+        author a chat importer records as ``provenance.role``): 1 for a frame said by a named
+        speaker, 0 for one said by another. "What did Melanie paint?" is answered by Melanie's
+        turns, while the turns that say her name are mostly the other speaker addressing her.
+        A question naming no speaker, or every one, leaves all frames alone (empty)."""
+        roles: dict[int, str] = {}
+        for start in range(0, len(frame_ids), 500):
+            chunk = frame_ids[start : start + 500]
+            rows = self.db.query(
+                "SELECT id, json_extract(metadata, '$.provenance.role') FROM memory_frames "
+                f"WHERE id IN ({','.join('?' for _ in chunk)})",
+                chunk,
+            )
+            roles.update({row[0]: row[1].lower() for row in rows if isinstance(row[1], str) and row[1].strip()})
+        speakers = set(roles.values())
+        asked = query.lower()
+        named = {speaker for speaker in speakers if re.search(rf"\b{re.escape(speaker)}\b", asked)}
+        if not named or named == speakers:
+            return {}
+        return {frame_id: 1.0 if role in named else 0.0 for frame_id, role in roles.items()}
 
     def _latest_event_time(self) -> datetime:
         """The "now" of relative dates in a question: the mind's latest event time, never later

@@ -9,7 +9,7 @@ Every table of one snapshot is read inside one SQLite read transaction, so the f
 each other (an entity link never points at a frame the frames file lacks) even while a harvest
 writes the mind. Rows are streamed in record batches through a ``ParquetWriter``: memory follows
 the batch size, not the mind's size. A snapshot is staged completely under ``<root>/.staging``
-and only then swapped in, partition by partition, so re-running a date replaces it and a failed
+(removed again when no run stages there) and only then swapped in, partition by partition, so re-running a date replaces it and a failed
 run leaves the previous files untouched.
 
 The root is a local folder or an fsspec URL (``file://`` by default, ``s3://``, ``gs://`` ...
@@ -697,6 +697,14 @@ def _remove(fs: fsspec.AbstractFileSystem, path: str) -> None:
             fs.rm(path, recursive=True)
 
 
+def _remove_if_empty(fs: fsspec.AbstractFileSystem, path: str) -> None:
+    """Delete the staging folder once no snapshot stages in it, so a finished run leaves only the
+    tables in the root; one another run is staging in is not empty and stays."""
+    with contextlib.suppress(*fs_url.UNREACHABLE):
+        if fs.isdir(path) and not fs.ls(path):
+            fs.rmdir(path)
+
+
 @dataclass(frozen=True)
 class MindSnapshot:
     """One mind's snapshot, for logs and Dagster metadata.
@@ -785,6 +793,7 @@ def snapshot_mind(
         db.execute("COMMIT")
     except BaseException:
         _remove(fs, staging)
+        _remove_if_empty(fs, f"{root_dir}/{STAGING_DIR}")
         raise
     finally:
         db.close()
@@ -817,6 +826,7 @@ def snapshot_mind(
     finally:
         _remove(fs, staging)
         _remove(fs, trash)
+        _remove_if_empty(fs, f"{root_dir}/{STAGING_DIR}")
     return MindSnapshot(
         workspace=workspace,
         snapshot_date=day,

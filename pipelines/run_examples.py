@@ -26,6 +26,7 @@ import dagster as dg
 from mind_core.errors import FingerprintMismatchError
 from mind_core.harvest.catalog import read_catalog
 from mind_core.harvest.pipeline import register_source
+from mind_core.harvest.summary import SUMMARY_COLUMNS, SUMMARY_NUMERIC, SourceSummary, status_word
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from mind_core.text_table import format_table
@@ -81,19 +82,37 @@ def _metadata(result: dg.ExecuteInProcessResult) -> dict[str, dict[str, Any]]:
     }
 
 
-def _source_row(key: str, result: dg.ExecuteInProcessResult) -> tuple[Any, ...]:
+def _source_summary(key: str, result: dg.ExecuteInProcessResult) -> SourceSummary:
     meta = _metadata(result)
     if "harvest_items" not in meta:
-        return (key, "unchanged", "-", "-", "-", "-", "-")
-    return (
+        return SourceSummary(key, status_word("skipped"))
+    imported = meta.get("iframe_imports", {})
+    return SourceSummary(
         key,
-        "harvested" if result.success else "FAILED",
-        meta["harvest_items"]["items"],
-        meta.get("iframe_imports", {}).get("frames_new", 0),
-        meta.get("cognified_frames", {}).get("entity_mentions", 0),
-        sum(meta.get(asset, {}).get("vectors_written", 0) for asset in ("cognified_frames", "vector_index")),
-        meta["harvest_items"]["errors"],
+        status_word("ok") if result.success else "FAILED",
+        items=meta["harvest_items"]["items"],
+        new_frames=imported.get("frames_new", 0),
+        updated_frames=imported.get("frames_updated", 0),
+        unchanged_frames=imported.get("frames_unchanged", 0),
+        entity_mentions=meta.get("cognified_frames", {}).get("entity_mentions", 0),
+        vectors=sum(
+            meta.get(asset, {}).get("vectors_written", 0) for asset in ("cognified_frames", "vector_index")
+        ),
+        errors=meta["harvest_items"]["errors"],
     )
+
+
+def next_command(home_root: Path, cwd: Path | None = None) -> str:
+    """The recall a new user can paste next: the demo home and the venv's ``mind``, relative to
+    the working folder when they lie below it (``make run`` runs in the checkout)."""
+    cwd = (cwd or Path.cwd()).resolve()
+    mind = Path(sys.executable).with_name("mind")
+
+    def shown(path: Path) -> str:
+        path = path.resolve() if path.is_absolute() else path
+        return str(path.relative_to(cwd)) if path.is_relative_to(cwd) else str(path)
+
+    return f'MIND_HOME={shown(home_root)} {shown(mind)} recall "{SAMPLE_QUERY}" --workspace {WORKSPACE}'
 
 
 def main() -> int:
@@ -136,8 +155,9 @@ def main() -> int:
 
     print(
         format_table(
-            ("source", "status", "items", "new frames", "entity mentions", "vectors", "errors"),
-            [_source_row(key, result) for key, result in results.items()],
+            SUMMARY_COLUMNS,
+            [_source_summary(key, result).row() for key, result in results.items()],
+            SUMMARY_NUMERIC,
         )
     )
     with Mind.open(home.mind_path(WORKSPACE), embedder=embedder) as mind:
@@ -162,6 +182,7 @@ def main() -> int:
             text = " ".join(hit.frame.content.split())
             print(f"  {n}. [{hit.frame.created_at[:10]}] {text[:110]}{'…' if len(text) > 110 else ''}")
     print(f"\nfinished in {time.perf_counter() - began:.1f}s")
+    print(f"\nnext, ask the demo mind yourself:\n  {next_command(home.root)}")
     return 0 if all(r.success for r in runs) else 1
 
 

@@ -70,6 +70,9 @@ from plugins.mailbox_files import (
 )
 
 MAIL_SUFFIXES = frozenset({".eml", ".mbox", ".mbx", ".msg", ".mail"})  # claimed as mail by name
+# how far detection looks below a folder for a maildir or mail files: levels, and folders in all
+DETECT_DEPTH = 3
+DETECT_FOLDERS = 200
 # Formats whose first lines can look like headers (MultiMarkdown "Title: x", YAML) but are never mail.
 NOT_MAIL_SUFFIXES = frozenset({".md", ".markdown", ".yaml", ".yml", ".json", ".html", ".htm", ".csv", ".py"})
 MESSAGE_ID = re.compile(r"<([^<>\s]+)>")
@@ -121,19 +124,7 @@ class EmailSource:
         path = Path(path)
         if path.is_file():
             return path.suffix.lower() in MAIL_SUFFIXES or _sniff(path) in (FileKind.MBOX, FileKind.MESSAGE)
-        if not path.is_dir():
-            return False
-        if (path / "cur").is_dir() or (path / "new").is_dir():
-            return True
-        try:
-            files = sorted(
-                entry for entry in path.iterdir() if entry.is_file() and not entry.name.startswith(".")
-            )
-        except OSError:
-            return False
-        if any(entry.suffix.lower() in MAIL_SUFFIXES for entry in files):
-            return True
-        return any(_sniff(entry) in (FileKind.MBOX, FileKind.MESSAGE) for entry in files[:20])
+        return mail_depth(path) is not None
 
     def scan(self, path: Path) -> Iterator[ScanEvent]:
         root = Path(path)
@@ -151,6 +142,52 @@ class EmailSource:
 
     def fingerprint(self, path: Path) -> str:
         return file_fingerprint(Path(path))
+
+
+def mail_depth(folder: Path) -> int | None:
+    """How deep below ``folder`` the first maildir or folder of mail files is (0: the folder
+    itself), or None. Mail trees nest (notmuch's corpus keeps its maildirs in ``default/``), so
+    the search goes down ``DETECT_DEPTH`` levels, breadth first, through at most
+    ``DETECT_FOLDERS`` folders: a path that is no mail tree is given up on quickly."""
+    level = [Path(folder)] if Path(folder).is_dir() else []
+    seen = 0
+    for depth in range(DETECT_DEPTH + 1):
+        below: list[Path] = []
+        for current in level:
+            seen += 1
+            if seen > DETECT_FOLDERS:
+                return None
+            if _holds_mail(current):
+                return depth
+            below.extend(_subfolders(current))
+        level = below
+    return None
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    """The folders a mail tree may continue in: not hidden, not maildir ``tmp/``, no symlinks."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [
+        entry
+        for entry in entries
+        if not entry.name.startswith(".") and entry.name != "tmp" and not entry.is_symlink() and entry.is_dir()
+    ]
+
+
+def _holds_mail(folder: Path) -> bool:
+    """A maildir (``cur/`` or ``new/``), or a folder with mail files at its top."""
+    if (folder / "cur").is_dir() or (folder / "new").is_dir():
+        return True
+    try:
+        files = sorted(entry for entry in folder.iterdir() if entry.is_file() and not entry.name.startswith("."))
+    except OSError:
+        return False
+    if any(entry.suffix.lower() in MAIL_SUFFIXES for entry in files):
+        return True
+    return any(_sniff(entry) in (FileKind.MBOX, FileKind.MESSAGE) for entry in files[:20])
 
 
 def _sniff(path: Path) -> FileKind:
@@ -568,10 +605,15 @@ def register_sources(register: Any) -> None:
 @hookimpl
 def detect_sources(path: Path) -> dict[str, float]:
     """Sure when a file's first bytes are mail (or a folder is a maildir or holds such files); a
-    mail-like name alone is only plausible."""
+    mail-like name alone, or mail only in sub-folders, is plausible."""
     path = Path(path)
     if path.is_file():
         if _sniff(path) in (FileKind.MBOX, FileKind.MESSAGE):
             return {"email": 0.95}
         return {"email": 0.6 if path.suffix.lower() in MAIL_SUFFIXES else 0.0}
-    return {"email": 0.9 if EmailSource().detect(path) else 0.0}
+    depth = mail_depth(path)
+    if depth is None:
+        return {"email": 0.0}
+    # mail at the top is sure; mail found deeper is plausible (named when no kind is given, but
+    # never grounds to refuse another kind a user gave for the folder)
+    return {"email": 0.9 if depth == 0 else 0.7}

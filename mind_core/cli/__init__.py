@@ -120,11 +120,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = build_cli().main(args=args, prog_name="mind", standalone_mode=False)
     except click.ClickException as exc:
+        code = EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code
+        if "--json" in args:
+            return report_error(exc.format_message(), code, as_json=True)
         exc.show()
-        return EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code
+        return code
     except click.Abort:
         print("interrupted", file=sys.stderr)
         return EXIT_FAILED
     except MindError as exc:  # raised by a plugin's command
-        return report_error(exc, EXIT_FAILED, "--debug" in args)
+        return report_error(exc, EXIT_FAILED, "--debug" in args, as_json="--json" in args)
     return EXIT_OK if code is None else int(code)

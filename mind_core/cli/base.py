@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import sys
 import traceback
@@ -34,25 +35,32 @@ def example(*lines: str) -> str:
     return "\b\nExample:\n" + "\n".join(f"  {line}" for line in lines)
 
 
-COMMON_OPTIONS = (
-    click.option("--home", metavar="DIR", help="Mind home folder (default: $MIND_HOME or ~/.mind-harvest)."),
-    click.option(
-        "--workspace",
-        "-w",
-        default=DEFAULT_WORKSPACE,
-        show_default=True,
-        help="Workspace mind to use ('personal' for the personal mind).",
+# option name -> (its flags, its settings), in the order help lists them
+COMMON_OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
+    "home": (
+        ("--home",),
+        {"metavar": "DIR", "help": "Mind home folder (default: $MIND_HOME or ~/.mind-harvest)."},
     ),
-    click.option(
-        "--embedder",
-        metavar="PROVIDER",
-        help="Embedding provider: inprocess (default), auto, ollama, voyage, openai, litellm, mock "
-        f"(or ${EMBEDDER_ENV}).",
+    "workspace": (
+        ("--workspace", "-w"),
+        {
+            "default": DEFAULT_WORKSPACE,
+            "show_default": True,
+            "help": "Workspace mind to use ('personal' for the personal mind).",
+        },
     ),
-    click.option("--json", is_flag=True, help="Machine-readable JSON output instead of text."),
-    click.option("--debug", is_flag=True, help="Show tracebacks of errors."),
-    click.option("--quiet", "-q", is_flag=True, help="No progress output."),
-)
+    "embedder": (
+        ("--embedder",),
+        {
+            "metavar": "PROVIDER",
+            "help": "Embedding provider: inprocess (default), auto, ollama, voyage, openai, litellm, mock "
+            f"(or ${EMBEDDER_ENV}).",
+        },
+    ),
+    "json": (("--json",), {"is_flag": True, "help": "Machine-readable JSON output instead of text."}),
+    "debug": (("--debug",), {"is_flag": True, "help": "Show tracebacks of errors."}),
+    "quiet": (("--quiet", "-q"), {"is_flag": True, "help": "No progress output."}),
+}
 
 
 EXTERNAL_URL_OPTION = click.option(
@@ -64,9 +72,20 @@ EXTERNAL_URL_OPTION = click.option(
 
 
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    for option in reversed(COMMON_OPTIONS):
-        func = option(func)
-    return func
+    return common_options_hiding()(func)
+
+
+def common_options_hiding(*unused: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The common options, those named in ``unused`` (e.g. ``"embedder"``) hidden: help lists only
+    the options a command uses, while a script passing one set of options to every command (as
+    ``--embedder mock --workspace team``) still runs; the hidden ones are accepted and ignored."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        for name, (flags, settings) in reversed(COMMON_OPTIONS.items()):
+            func = click.option(*flags, **settings, hidden=name in unused)(func)
+        return func
+
+    return decorate
 
 
 def mind_command(func: Callable[[CommandArgs], int]) -> Callable[..., int]:
@@ -78,9 +97,9 @@ def mind_command(func: Callable[[CommandArgs], int]) -> Callable[..., int]:
         try:
             return func(args)
         except (InvalidInputError, NotFoundError, LookupError) as exc:
-            return report_error(exc, EXIT_USAGE, args.debug)
+            return report_error(exc, EXIT_USAGE, args.debug, as_json=getattr(args, "json", False))
         except MindError as exc:
-            return report_error(exc, EXIT_FAILED, args.debug)
+            return report_error(exc, EXIT_FAILED, args.debug, as_json=getattr(args, "json", False))
         except BrokenPipeError:  # output piped into `head` and friends
             with contextlib.suppress(OSError):
                 sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stop the interpreter's flush from failing again
@@ -89,10 +108,15 @@ def mind_command(func: Callable[[CommandArgs], int]) -> Callable[..., int]:
     return callback
 
 
-def report_error(exc: BaseException, code: int, debug: bool = False) -> int:
-    if debug:
+def report_error(exc: BaseException | str, code: int, debug: bool = False, *, as_json: bool = False) -> int:
+    """One ``error:`` line on stderr; with ``--json``, ``{"error": ..., "exit_code": ...}`` on
+    stdout instead, where a program reading the command's JSON looks (the exit code is the same)."""
+    if debug and isinstance(exc, BaseException):
         traceback.print_exception(exc)
-    print(f"error: {exc}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"error": str(exc), "exit_code": code}))
+    else:
+        print(f"error: {exc}", file=sys.stderr)
     return code
 
 

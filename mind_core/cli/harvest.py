@@ -20,23 +20,12 @@ from mind_core.cli.base import (
 )
 from mind_core.cli.output import StageProgress, TableView, emit
 from mind_core.errors import MindError
+from mind_core.harvest.summary import SUMMARY_COLUMNS, SUMMARY_NUMERIC, SourceSummary
 from mind_core.home import MindHome
 
-HARVEST_COLUMNS = (
-    "workspace",
-    "source",
-    "kind",
-    "status",
-    "items",
-    "new",
-    "updated",
-    "unchanged",
-    "entities",
-    "vectors",
-    "errors",
-    "time",
-)
-NUMERIC_COLUMNS = (False,) * 4 + (True,) * 8
+# the shared summary columns, with the workspace, the source's kind and the time around them
+HARVEST_COLUMNS = ("workspace", SUMMARY_COLUMNS[0], "kind", *SUMMARY_COLUMNS[1:], "time")
+NUMERIC_COLUMNS = (False, SUMMARY_NUMERIC[0], False, *SUMMARY_NUMERIC[1:], True)
 
 
 @click.command(
@@ -139,19 +128,6 @@ def harvest_sources(args: CommandArgs) -> tuple[list[dict[str, Any]], int]:
 
 
 def _report_row(report: dict[str, Any]) -> tuple[Any, ...]:
-    imported = report["imported"] or {}
+    source, *counts = SourceSummary.of_report(report).row()
     seconds = sum(report["stage_seconds"].values())
-    return (
-        report["workspace"],
-        report["source"],
-        report["kind"],
-        report["status"],
-        imported.get("items_seen", 0),
-        imported.get("frames_new", 0),
-        imported.get("frames_updated", 0),
-        imported.get("frames_unchanged", 0),
-        report["cognified"].get("entities", 0),
-        report["vectors_written"],
-        imported.get("error_count", 0),
-        f"{seconds:.1f}s",
-    )
+    return (report["workspace"], source, report["kind"], *counts, f"{seconds:.1f}s")

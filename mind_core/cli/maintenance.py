@@ -79,7 +79,7 @@ def doctor(args: CommandArgs) -> int:
     problems = [*report.problems, *(["sources"] if sources else [])]
     checks = [("frames", f"{report.frames:,}")]
     checks += [(f.check, "ok" if f.ok else f"{f.count:,} ({f.detail})") for f in report.findings]
-    checks.append(("onnx cache", _cache_text(onnx_cache)))
+    checks.append(("onnx cache", status_text(onnx_cache)))
     status = "ok" if not problems else "problems: " + ", ".join(problems)
     repaired_line = None
     if report.repaired is not None and report.after is not None:
@@ -96,7 +96,7 @@ def doctor(args: CommandArgs) -> int:
         lines = [f"{check}: {value}" for check, value in checks if check != "onnx cache"]
         if sources:
             lines.append("sources:\n" + "\n".join(f"  {p}" for p in sources))
-        lines.append(f"onnx cache: {_cache_text(onnx_cache)}")
+        lines.append(f"onnx cache: {status_text(onnx_cache)}")
         lines.append(f"status: {status}")
         if repaired_line:
             lines.append(f"repaired: {repaired_line}")
@@ -119,10 +119,21 @@ def doctor(args: CommandArgs) -> int:
     return EXIT_OK if report.healthy and not sources else EXIT_PROBLEMS
 
 
-def _cache_text(status: dict[str, Any] | str) -> str:
+def status_text(status: dict[str, Any] | str) -> str:
+    """A status mapping as one report line: ``key value`` pairs, nested mappings in parentheses."""
     if isinstance(status, str):
         return status
-    return ", ".join(f"{key} {value}" for key, value in status.items())
+    return ", ".join(f"{key} {_readable(value)}" for key, value in status.items())
+
+
+def _readable(value: Any) -> str:
+    """A nested value as a person reads it (``torch=2.13.0+cpu, onnx=1.19.0``), not as a Python
+    repr; ``--json`` keeps the structure."""
+    if isinstance(value, dict):
+        return "(" + ", ".join(f"{key}={_readable(item)}" for key, item in value.items()) + ")"
+    if isinstance(value, list | tuple):
+        return ", ".join(_readable(item) for item in value)
+    return str(value)
 
 
 def _onnx_cache_status(embedder: Any) -> dict[str, Any] | str:

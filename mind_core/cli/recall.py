@@ -78,7 +78,7 @@ def recall(args: CommandArgs) -> int:
     """
     from mind_core.query.models import RecallRequest, RecallResponse, parse_request
     from mind_core.retrieval import CombinedRetrieval, configured_retrievers
-    from mind_core.snippets import bold_ansi, bold_markdown
+    from mind_core.snippets import bold_ansi
 
     request = parse_request(
         RecallRequest,
@@ -106,7 +106,8 @@ def recall(args: CommandArgs) -> int:
             record_access_on_recall=not args.no_touch,
         )
         result = retrieval.recall(request)
-    mark = bold_ansi if sys.stdout.isatty() and not os.environ.get("NO_COLOR") else bold_markdown
+    # matches in bold on a terminal; piped or with NO_COLOR, plain text with no markers at all
+    mark = bold_ansi if sys.stdout.isatty() and not os.environ.get("NO_COLOR") else None
     emit(
         args,
         RecallResponse.from_retrieval(result, request).model_dump(mode="json"),
@@ -192,7 +193,9 @@ def _explain_line(rank: int, result: Any) -> str:
     )
 
 
-def format_recall(result: Any, explain: bool, mark: Callable[[str], str]) -> list[str | TableView]:
+def format_recall(
+    result: Any, explain: bool, mark: Callable[[str], str] | None = None
+) -> list[str | TableView]:
     """The recall as printable parts: a table of results (or why there is none) and notes."""
     from mind_core.snippets import make_snippet
 

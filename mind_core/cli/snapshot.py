@@ -10,7 +10,7 @@ import click
 from mind_core.cli.base import (
     EXIT_OK,
     CommandArgs,
-    common_options,
+    common_options_hiding,
     example,
     mind_command,
 )
@@ -42,7 +42,7 @@ FORMAT_OPTION = click.option(
     "--date", metavar="YYYY-MM-DD", help="Snapshot date (default: today, UTC); re-running replaces it."
 )
 @click.option("--embeddings", is_flag=True, help="Include the frame vectors.")
-@common_options
+@common_options_hiding("embedder")
 @mind_command
 def snapshot(args: CommandArgs) -> int:
     """Export minds to Parquet for analysts.
@@ -82,17 +82,29 @@ def _analytics_root(args: CommandArgs) -> Any:
 
 
 @analytics.command("list", epilog=example("mind analytics list --json"))
-@common_options
+@ROOT_OPTION
+@common_options_hiding("embedder", "workspace")
 @mind_command
 def analytics_list(args: CommandArgs) -> int:
-    """The named queries and their parameters."""
-    from mind_core.analytics import QUERIES
+    """The named queries and their parameters, and the latest snapshot of each workspace under
+    the snapshot root (what `run` and `sql` would read)."""
+    from mind_core.analytics import QUERIES, Analytics, NoSnapshotsError
 
-    data = {name: {"description": q.description, "params": q.params} for name, q in QUERIES.items()}
+    data: dict[str, Any] = {
+        name: {"description": q.description, "params": q.params} for name, q in QUERIES.items()
+    }
     lines = []
     for name, q in QUERIES.items():
         params = " (" + ", ".join(f"{k}={v}" for k, v in q.params.items()) + ")" if q.params else ""
         lines.append(f"{name}{params}\n    {q.description}")
+    root = _analytics_root(args)
+    try:
+        with Analytics(root) as engine:
+            _, latest = engine.sql("SELECT workspace, snapshot_date FROM latest_snapshots ORDER BY workspace")
+    except NoSnapshotsError:
+        latest = []
+    shown = ", ".join(f"{workspace} {day}" for workspace, day in latest) or "none yet (run `mind snapshot`)"
+    lines.append(f"\nlatest snapshots under {root}: {shown}")
     emit(args, data, "\n".join(lines))
     return EXIT_OK
 
@@ -125,7 +137,7 @@ def _print_rows(args: CommandArgs, columns: Sequence[str], rows: Sequence[Sequen
 )
 @FORMAT_OPTION
 @ROOT_OPTION
-@common_options
+@common_options_hiding("embedder", "workspace")
 @mind_command
 def analytics_run(args: CommandArgs) -> int:
     """Run a named query over the latest snapshots."""
@@ -143,7 +155,7 @@ def analytics_run(args: CommandArgs) -> int:
 @click.argument("query", metavar="SQL", help="Any read-only SQL over the snapshot views.")
 @FORMAT_OPTION
 @ROOT_OPTION
-@common_options
+@common_options_hiding("embedder", "workspace")
 @mind_command
 def analytics_sql(args: CommandArgs) -> int:
     """Any SQL over the snapshot views (frames, entities, relations, *_latest ...)."""
@@ -158,7 +170,7 @@ def analytics_sql(args: CommandArgs) -> int:
 @analytics.command("report", epilog=example("mind analytics report --out report/"))
 @click.option("--out", required=True, metavar="DIR|URL", help="Folder or fsspec URL for the report.")
 @ROOT_OPTION
-@common_options
+@common_options_hiding("embedder", "workspace")
 @mind_command
 def analytics_report(args: CommandArgs) -> int:
     """PNG charts and an index.html over the snapshots."""

@@ -7,7 +7,7 @@ import click
 from mind_core.cli.base import (
     EXIT_OK,
     CommandArgs,
-    common_options,
+    common_options_hiding,
     example,
     mind_command,
     open_mind,
@@ -49,8 +49,8 @@ def sources() -> None:
 @click.option(
     "--auto-sync", is_flag=True, help="Harvest it with `mind harvest --due` once its interval elapsed."
 )
-@click.option("--interval-hours", type=int, help="Hours between auto-sync harvests.")
-@common_options
+@click.option("--interval-hours", type=int, help="Hours between auto-sync harvests (default: 24).")
+@common_options_hiding("embedder")
 @mind_command
 def sources_add(args: CommandArgs) -> int:
     """Register a source: [KIND] PATH."""
@@ -80,7 +80,7 @@ def sources_add(args: CommandArgs) -> int:
 
 @sources.command("list", epilog=example("mind sources list --all-workspaces"))
 @click.option("--all-workspaces", is_flag=True, help="Sources of every workspace in the home.")
-@common_options
+@common_options_hiding("embedder")
 @mind_command
 def sources_list(args: CommandArgs) -> int:
     """List sources with their last harvest."""
@@ -130,7 +130,7 @@ def sources_list(args: CommandArgs) -> int:
 
 @sources.command("remove", epilog=example("mind sources remove gpt"))
 @click.argument("name", help="The source to unregister.")
-@common_options
+@common_options_hiding("embedder")
 @mind_command
 def sources_remove(args: CommandArgs) -> int:
     """Unregister a source (its frames stay in the mind)."""
@@ -156,8 +156,10 @@ def sources_remove(args: CommandArgs) -> int:
     default=None,
     help="Turn harvesting by `mind harvest --due` on or off.",
 )
-@click.option("--interval-hours", type=int, help="Hours between auto-sync harvests.")
-@common_options
+@click.option(
+    "--interval-hours", type=int, help="Hours between auto-sync harvests (default: the current interval)."
+)
+@common_options_hiding("embedder")
 @mind_command
 def sources_set(args: CommandArgs) -> int:
     """Change a source's path or sync schedule."""

@@ -115,7 +115,8 @@ def provenance(
         "role": message.role,
         "author": message.author,
         "timestamp": message.timestamp or item.timestamp,
-        "path": item.metadata.get("path"),
+        # the message's own file first: a mail thread's messages lie in several files
+        "path": message.metadata.get("path") or item.metadata.get("path"),
     }
 
 

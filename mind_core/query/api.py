@@ -145,11 +145,29 @@ async def json_body(request: Request) -> Any:
         raise InvalidInputError(f"the body is not valid JSON: {exc}") from None
 
 
-def invalid_input(exc: ValidationError, where: tuple[str, ...] = ()) -> InvalidInputError:
-    """Pydantic's errors as one readable line; ``where``: the parameter a bare value was for."""
-    return InvalidInputError(
-        models.describe_errors([{**e, "loc": (*where, *e["loc"])} for e in exc.errors()])
-    )
+class TypedText:
+    """A value from the URL, quoted in an error as the user typed it: ``?limit=0`` reads
+    ``(got 0)``, not ``(got '0')``, as the CLI and MCP (where it is a number) say it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def invalid_input(
+    exc: ValidationError, where: tuple[str, ...] = (), numeric: frozenset[str] = frozenset()
+) -> InvalidInputError:
+    """Pydantic's errors as one readable line; ``where``: the parameter a bare value was for;
+    ``numeric``: the URL parameters that take numbers (their text is shown unquoted)."""
+    errors = []
+    for error in exc.errors():
+        loc = (*where, *error["loc"])
+        if loc and loc[0] in numeric and isinstance(error.get("input"), str):
+            error = {**error, "input": TypedText(error["input"])}
+        errors.append({**error, "loc": loc})
+    return InvalidInputError(models.describe_errors(errors))
 
 
 @dataclass(frozen=True)
@@ -159,10 +177,12 @@ class EndpointInputs:
     (``Annotated[Model, Query()]``) or else from a JSON body."""
 
     path: dict[str, TypeAdapter[Any]]
+    numeric_path: frozenset[str] = frozenset()
     model_parameter: str | None = None
     model: type[BaseModel] | None = None
     from_body: bool = False
     list_fields: frozenset[str] = frozenset()
+    numeric_fields: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, endpoint: Callable[..., Any]) -> EndpointInputs:
@@ -180,6 +200,9 @@ class EndpointInputs:
                     "list_fields": frozenset(
                         field for field, info in base.model_fields.items() if _is_list(info.annotation)
                     ),
+                    "numeric_fields": frozenset(
+                        field for field, info in base.model_fields.items() if _is_numeric(info.annotation)
+                    ),
                 }
             elif any(isinstance(m, params.Path) for m in metadata):
                 path[name] = TypeAdapter(hint)
@@ -187,7 +210,8 @@ class EndpointInputs:
                 raise TypeError(
                     f"{endpoint.__name__}: '{name}' is neither a path parameter nor the request model"
                 )
-        return cls(path=path, **found)
+        numeric_path = frozenset(name for name in path if _is_numeric(hints[name]))
+        return cls(path=path, numeric_path=numeric_path, **found)
 
     async def arguments(self, request: Request) -> dict[str, Any]:
         """The endpoint's arguments from ``request``; InvalidInputError when they break the contract."""
@@ -196,7 +220,7 @@ class EndpointInputs:
             for name, adapter in self.path.items():
                 arguments[name] = adapter.validate_python(request.path_params[name])
         except ValidationError as exc:
-            raise invalid_input(exc, (name,)) from None
+            raise invalid_input(exc, (name,), frozenset({name} & self.numeric_path)) from None
         if self.model is not None and self.model_parameter is not None:
             if self.from_body:
                 values = await json_body(request)
@@ -209,8 +233,14 @@ class EndpointInputs:
             try:
                 arguments[self.model_parameter] = self.model.model_validate(values)
             except ValidationError as exc:
-                raise invalid_input(exc) from None
+                raise invalid_input(exc, numeric=frozenset() if self.from_body else self.numeric_fields) from None
         return arguments
+
+
+def _is_numeric(annotation: Any) -> bool:
+    base, *_ = get_args(annotation) if get_origin(annotation) is Annotated else (annotation,)
+    options = get_args(base) or (base,)
+    return any(isinstance(o, type) and issubclass(o, int | float) and o is not bool for o in options)
 
 
 def _is_list(annotation: Any) -> bool:
@@ -493,7 +523,12 @@ def create_app(service: QueryService) -> FastAPI:
         summary="One frame with its provenance and entities.",
     )
     def frame(
-        frame_id: Annotated[int, PathParam(ge=1, le=limits.MAX_FRAME_ID)],
+        frame_id: Annotated[
+            int,
+            PathParam(
+                ge=1, le=limits.MAX_FRAME_ID, description="The frame's id in its mind (a result's metadata.frame_id)."
+            ),
+        ],
         request: Annotated[models.WorkspaceQuery, Query()],
     ) -> Response:
         return JSONAnswer(service.frame(frame_id, request.workspace))

@@ -147,13 +147,14 @@ SourceFilterText = Annotated[
 ]
 ResultLimit = Annotated[int, Between(1, limits.MAX_RESULTS), Field(description="Results per mind.")]
 EntityLimit = Annotated[int, Between(1, limits.MAX_ENTITY_RESULTS), Field(description="Entities to return.")]
+SNIPPET_HELP = (
+    "Return each result's text as a snippet of about this many characters around the "
+    "query's words (saves tokens); default: the whole text."
+)
 SnippetChars = Annotated[
     int,
     Between(limits.MIN_SNIPPET_CHARS, limits.MAX_SNIPPET_CHARS),
-    Field(
-        description="Return each result's text as a snippet of about this many characters around the "
-        "query's words (saves tokens); default: the whole text.",
-    ),
+    Field(description=SNIPPET_HELP),
 ]
 
 
@@ -174,7 +175,7 @@ class RecallRequest(QueryRequest):
     since: TimeBound | None = Field(None, description="Only frames at or after this ISO-8601 date/time.")
     until: TimeBound | None = Field(None, description="Only frames at or before this ISO-8601 date/time.")
     explain: bool = Field(False, description="Include lane ranks and score parts.")
-    snippet_chars: SnippetChars | None = None
+    snippet_chars: SnippetChars | None = Field(None, description=SNIPPET_HELP)
     tags: list[SourceFilterText] = Field(
         [], max_length=limits.MAX_FILTER_TAGS, description="Only frames carrying every one of these tags."
     )
@@ -392,38 +393,38 @@ def parse_request(model: type[RequestT], values: Mapping[str, Any]) -> RequestT:
 class Provenance(BaseModel):
     """Where a frame came from; ``event_time`` is the message's own time (UTC)."""
 
-    source: str | None = None
-    plugin: str | None = None
-    item_kind: str | None = None
-    container: str | None = None
-    title: str | None = None
-    message_id: str | None = None
-    role: str | None = None
-    author: str | None = None
-    path: str | None = None
-    session: str | None = None
-    event_time: str | None = None
-    original_timestamp: str | None = None
+    source: str | None = Field(None, description="The registered source's name in its workspace.")
+    plugin: str | None = Field(None, description="The plugin that read it (chatgpt, markdown, email ...).")
+    item_kind: str | None = Field(None, description="What the plugin read: conversation, note, message ...")
+    container: str | None = Field(None, description="The conversation, note or mail thread it belongs to.")
+    title: str | None = Field(None, description="The container's title (chat title, note name, subject).")
+    message_id: str | None = Field(None, description="The message's id in its export.")
+    role: str | None = Field(None, description="user, assistant, author ... as the export says.")
+    author: str | None = Field(None, description="Who wrote it, when the export says.")
+    path: str | None = Field(None, description="The file it was read from.")
+    session: str | None = Field(None, description="The harvest session (conversation) it belongs to.")
+    event_time: str | None = Field(None, description="When the message was written (ISO-8601, UTC).")
+    original_timestamp: str | None = Field(None, description="The time as the export spelled it.")
     dated_by_file: bool = Field(
         False, description="The event time is the file's modification time: the note has no date of its own."
     )
 
 
 class MemoryMetadata(BaseModel):
-    frame_id: int
-    frame_type: str
-    importance: str
-    created_at: str
-    access_count: int
+    frame_id: int = Field(description="The frame's id in its mind (GET /frames/{frame_id}).")
+    frame_type: str = Field(description="I (a message), P (an update of base_frame_id) or B (a cross-reference).")
+    importance: str = Field(description="critical, important, normal, temporary or deprecated.")
+    created_at: str = Field(description="When the message was written (event time, ISO-8601).")
+    access_count: int = Field(description="How often recall returned it (recall with no_touch leaves it).")
     match_score: float = Field(
         description="0..1: 1.0 is the best match of both the keyword and the vector lane; one lane "
         "alone gives at most 0.5 (what the coverage and conflict thresholds compare)."
     )
     confident: bool = Field(description="The frame is close in meaning or holds every keyword of the query.")
-    rrf_score: float
-    relevance_score: float
-    final_score: float
-    provenance: Provenance
+    rrf_score: float = Field(description="The reciprocal-rank-fusion score of the lanes.")
+    relevance_score: float = Field(description="Recency, importance and access weighed by the profile.")
+    final_score: float = Field(description="The fused score times the relevance: the local order.")
+    provenance: Provenance = Field(description="Where the frame came from.")
     source: dict[str, Any] = Field(
         default_factory=dict,
         description="What the source's plugin read about the frame: its item (note frontmatter, tags, "
@@ -462,8 +463,8 @@ ResultMetadata = Annotated[
 
 class RecallResult(BaseModel):
     content: str = Field(description="The frame's text (a snippet when snippet_chars was given).")
-    source: Literal["workspace", "personal", "external"]
-    attribution: str
+    source: Literal["workspace", "personal", "external"] = Field(description="Which mind or service it came from.")
+    attribution: str = Field(description="Where it came from, as a person reads it (workspace/source: title).")
     score: float = Field(
         description="0..1, what the results are ordered by: a memory's match times its relevance, "
         "as a share of the most its profile gives; an external result's own score."
@@ -518,19 +519,21 @@ class RecallResponse(BaseModel):
 
 
 class Frame(BaseModel):
-    id: int
-    frame_type: str
-    gop_id: str
-    t: int
-    base_frame_id: int | None
-    content: str
-    importance: str
-    source: str
-    access_count: int
-    created_at: str
-    last_accessed: str
-    content_hash: str | None = None
-    metadata: dict[str, Any]
+    """A memory frame: one message or note section, as stored."""
+
+    id: int = Field(description="The frame's id in its mind.")
+    frame_type: str = Field(description="I (a message), P (an update of base_frame_id) or B (a cross-reference).")
+    gop_id: str = Field(description="The group of frames one message's versions share.")
+    t: int = Field(description="The frame's position in its group (0: the I-frame).")
+    base_frame_id: int | None = Field(description="The frame a P- or B-frame refers to (null for an I-frame).")
+    content: str = Field(description="The frame's text.")
+    importance: str = Field(description="critical, important, normal, temporary or deprecated.")
+    source: str = Field(description="The registered source it was harvested from.")
+    access_count: int = Field(description="How often recall returned it.")
+    created_at: str = Field(description="When the message was written (event time, ISO-8601).")
+    last_accessed: str = Field(description="When recall last returned it (or when it was stored).")
+    content_hash: str | None = Field(None, description="SHA-256 of the text: what re-harvests compare.")
+    metadata: dict[str, Any] = Field(description="The plugin's provenance and source fields.")
 
 
 class SearchHit(BaseModel):
@@ -551,15 +554,15 @@ class SearchResponse(BaseModel):
 
 
 class EntityRef(BaseModel):
-    id: int
-    type: str
-    name: str
+    id: int = Field(description="The entity's id in the mind's knowledge graph.")
+    type: str = Field(description="person, project, organization, topic ...")
+    name: str = Field(description="The entity's name.")
 
 
 class FrameResponse(BaseModel):
     frame: Frame
-    provenance: Provenance
-    entities: list[EntityRef]
+    provenance: Provenance = Field(description="Where the frame came from.")
+    entities: list[EntityRef] = Field(description="The entities the frame mentions.")
 
 
 class Source(BaseModel):
@@ -585,13 +588,15 @@ class SourcesResponse(BaseModel):
 
 
 class Entity(BaseModel):
-    id: int
-    entity_type: str
-    name: str
-    properties: dict[str, Any]
-    valid_from: str
-    valid_to: str | None
-    recorded_at: str
+    """One version of a knowledge-graph entity, on both time axes."""
+
+    id: int = Field(description="The entity's id in the mind's knowledge graph.")
+    entity_type: str = Field(description="person, project, organization, topic ...")
+    name: str = Field(description="The entity's name.")
+    properties: dict[str, Any] = Field(description="What cognify learned about it (aliases, e-mail ...).")
+    valid_from: str = Field(description="Since when it holds in the world (valid time, ISO-8601).")
+    valid_to: str | None = Field(description="Until when it held; null: it still holds.")
+    recorded_at: str = Field(description="When the mind learned this version (transaction time).")
 
 
 class EntitiesResponse(BaseModel):
@@ -644,16 +649,26 @@ class NeighboursResponse(GraphAnswer):
     neighbours: list[Neighbour]
 
 
+class EmbeddingSpace(BaseModel):
+    """The embedder a mind's vectors were made with (keys added by newer versions pass through)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    embedding_provider: str = Field(description="inprocess, ollama, voyage, openai, litellm or mock.")
+    embedding_model: str = Field(description="The model's name.")
+    embedding_dim: int = Field(description="The vectors' width.")
+
+
 class MindStats(BaseModel):
-    workspace: str
-    frames: int
-    by_type: dict[str, int]
-    sessions: int
-    entities: int
+    workspace: str = Field(description="The workspace (personal: the personal mind).")
+    frames: int = Field(description="Memory frames.")
+    by_type: dict[str, int] = Field(description="Frames per frame type (I, P, B).")
+    sessions: int = Field(description="Harvested conversations and threads.")
+    entities: int = Field(description="Knowledge-graph entities.")
     relations: int = Field(description="Active (current) relations.")
     vectors: int = Field(description="Frames with a vector.")
-    sources: int
-    embedding: dict[str, str] | None = Field(description="The embedder the vectors were made with.")
+    sources: int = Field(description="Registered harvest sources.")
+    embedding: EmbeddingSpace | None = Field(description="The embedder the vectors were made with.")
 
 
 class UnreadableMind(BaseModel):
@@ -679,5 +694,5 @@ class HealthResponse(BaseModel):
 
 
 class ErrorResponse(BaseModel):
-    error: str
+    error: str = Field(description="What was wrong, in one line naming the parameter and its rule.")
     error_id: str | None = Field(None, description="Names the server log entry of an unexpected error.")

@@ -60,6 +60,7 @@ def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
         feedback_weights=[],
         time_weights=[],
         when_weights=[],
+        speaker_weights=[],
         time_scales=[1.0],
     )
     settings = sc.grid(args)
@@ -78,6 +79,7 @@ def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
         feedback_weights=[0.2],
         time_weights=[0.3],
         when_weights=[],
+        speaker_weights=[],
         time_scales=[1.0],
     )
     settings = sc.grid(args)
@@ -92,3 +94,24 @@ def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
     folds = ablation["entity lane"]["per_fold"]
     assert [(f["held_out"], f["on"], f["off"]) for f in folds] == [("a", 100.0, 0.0), ("b", 100.0, 0.0)]
     assert folds[0]["by_category_on"] == {"1": 100.0} and folds[0]["by_category_off"] == {"1": 0.0}
+
+
+def test_the_speaker_preference_is_crossed_labelled_and_ablated():
+    args = argparse.Namespace(
+        context_weights=[0.4],
+        vector_weights=[0.5],
+        lane_depths=[100],
+        context_windows=[2],
+        entity_weights=[],
+        feedback_weights=[],
+        time_weights=[],
+        when_weights=[],
+        speaker_weights=[0.2],
+        time_scales=[1.0],
+    )
+    settings = sc.grid(args)
+    speaker = SearchConfig(time_weight=0.0, speaker_weight=0.2)
+    assert speaker in settings and "speaker 0.2" in sc.label(speaker)
+    table = {sc.DEFAULT: rows("a", [1.0]) + rows("b", [1.0]), speaker: rows("a", [0.0]) + rows("b", [1.0])}
+    ablation = sc.ablation(table, ["a", "b"])["speaker preference"]
+    assert (ablation["on"], ablation["off"]) == (50.0, 100.0)

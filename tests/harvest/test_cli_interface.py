@@ -1,6 +1,8 @@
 """The command line as a tool: version, help, plugin commands, progress and plain output."""
 
 import io
+import json
+import re
 from importlib.metadata import version
 
 import click
@@ -8,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from mind_core.cli import EXIT_OK, EXIT_USAGE, build_cli, main
+from mind_core.cli.maintenance import status_text
 from mind_core.cli.output import StageProgress
 from mind_core.plugins import get_plugin_manager, hookimpl, register_plugin, source_kinds
 from mind_core.text_table import format_table, print_table
@@ -51,6 +54,26 @@ def test_bad_usage_is_exit_code_2_without_a_traceback(capsys):
     assert code == EXIT_USAGE and "No such option" in err and "Traceback" not in err
     code, _, err = run(capsys, "recall", "x", "--scope", "everything")
     assert code == EXIT_USAGE and "everything" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("recall", "xyz", "--limit", "0"), "limit must be between 1 and 100 (got 0)"),
+        (("recall", "xyz", "--scope", "everything"), "everything"),
+        (("stats", "--workspace", "nowhere"), "nowhere"),
+        (("harvest", "no-such-source"), "no-such-source"),
+        (("sources", "list", "--no-such-option"), "No such option"),
+    ],
+)
+def test_with_json_an_error_is_a_json_object_on_stdout_with_the_same_exit_code(tmp_path, capsys, argv, message):
+    home = ("--home", str(tmp_path / "home"))
+    plain_code, _, plain_err = run(capsys, *argv, *home)
+    code, out, err = run(capsys, *argv, *home, "--json")
+    assert code == plain_code != EXIT_OK and message in plain_err
+    answer = json.loads(out)
+    assert message in answer["error"] and answer["exit_code"] == code
+    assert "error:" not in err and "Traceback" not in err
 
 
 class GreetingPlugin:
@@ -132,3 +155,45 @@ def test_tables_are_plain_text_off_a_terminal_and_rich_on_one(monkeypatch):
     plain_again = Terminal()
     print_table(headers, rows, stream=plain_again)
     assert plain_again.getvalue() == plain.getvalue()
+
+
+def test_a_status_line_renders_nested_values_as_key_value_pairs_not_a_python_repr():
+    line = status_text(
+        {"state": "ok", "exported_with": {"torch": "2.13.0+cpu", "onnx": "1.19.0"}, "files": ["a", "b"]}
+    )
+    assert line == "state ok, exported_with (torch=2.13.0+cpu, onnx=1.19.0), files a, b"
+
+
+@pytest.mark.parametrize(
+    ("command", "unused"),
+    [
+        (("analytics", "sql"), ("--embedder", "--workspace")),
+        (("analytics", "run"), ("--embedder", "--workspace")),
+        (("analytics", "list"), ("--embedder", "--workspace")),
+        (("analytics", "report"), ("--embedder", "--workspace")),
+        (("snapshot",), ("--embedder",)),
+        (("sources", "list"), ("--embedder",)),
+        (("sources", "add"), ("--embedder",)),
+    ],
+)
+def test_a_command_lists_only_the_options_it_uses(capsys, command, unused):
+    code, out, _ = run(capsys, *command, "--help")
+    assert code == EXIT_OK and "--home" in out
+    assert not [option for option in unused if option in out]
+
+
+def test_analytics_list_takes_the_snapshot_root_like_the_other_analytics_commands(tmp_path, capsys):
+    code, out, _ = run(capsys, "analytics", "list", "--root", str(tmp_path / "snapshots"))
+    assert code == EXIT_OK and "top_entities" in out
+    assert f"latest snapshots under {tmp_path / 'snapshots'}: none yet" in out
+
+
+def test_the_interval_default_the_help_shows_is_the_one_a_new_source_gets(tmp_path, capsys):
+    _, out, _ = run(capsys, "sources", "add", "--help")
+    shown = re.search(r"auto-sync harvests\s+\(default:\s+(\d+)\)", out)
+    assert shown
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 1, 1)
+    base = ("--home", str(tmp_path / "home"), "--json")
+    run(capsys, "sources", "add", "chatgpt", str(export), "--name", "gpt", "--auto-sync", *base)
+    _, out, _ = run(capsys, "sources", "list", *base)
+    assert json.loads(out)[0]["sync_interval_hours"] == int(shown.group(1))

@@ -85,7 +85,7 @@ def test_commands_that_need_no_vector_load_no_model(tmp_path: Path) -> None:
         {"MIND_HARVEST_ONNX_CACHE": str(tmp_path / "no-cache-yet"), inprocess_module.BACKEND_ENV: ""},
     )
     assert result["codes"] == [0, 0, 0, 0, 0], result["outputs"]
-    assert "skipped" in result["outputs"][3]
+    assert "unchanged" in result["outputs"][3]
     assert "missing" in result["outputs"][2]  # doctor reports the (not yet exported) ONNX cache
     assert result["loaded"] == []
     assert not list((tmp_path / "no-cache-yet").glob("all-MiniLM-*"))  # nothing was exported

@@ -217,7 +217,51 @@ def test_feedback_terms_come_from_the_top_frames_not_the_query():
         assert not {"grand", "canyon"} & set(terms)
 
 
-@pytest.mark.parametrize("kwargs", [{"entity_weight": 1.5}, {"feedback_weight": -0.1}])
+@pytest.mark.parametrize("kwargs", [{"entity_weight": 1.5}, {"feedback_weight": -0.1}, {"speaker_weight": 1.2}])
 def test_method_weights_outside_zero_to_one_are_refused(kwargs):
     with pytest.raises(InvalidInputError):
         SearchConfig(**kwargs)
+
+
+def build_speakers(config: SearchConfig) -> tuple[Mind, dict[str, int]]:
+    """Two speakers; Caroline's turns say "Melanie" (she addresses her), Melanie's own do not."""
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    mind.search.config = config
+    turns = {
+        "asks": ("Caroline", "Caroline: Melanie, what did you paint this weekend?"),
+        "answers": ("Melanie", "Melanie: a sunset over the lake, my first painting in oils"),
+        "praises": ("Caroline", "Caroline: Melanie, your painting is lovely"),
+        "unrelated": ("Melanie", "Melanie: traffic on the bridge was terrible"),
+    }
+    mind.sessions.ensure("chat")
+    ids = {
+        name: mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}}).id
+        for name, (role, text) in turns.items()
+    }
+    mind.search.index_frames_batch(mind.frames.get_many(list(ids.values())).values())
+    return mind, ids
+
+
+def test_the_speaker_preference_favours_the_named_speakers_turns():
+    query = "What painting did Melanie make?"
+    mind, ids = build_speakers(SearchConfig(speaker_weight=0.5))
+    with mind:
+        preferred = {r.frame.id: r for r in mind.search.search(query, limit=4, explain=True)}
+        assert preferred[ids["answers"]].explain["speaker_score"] == 1.0
+        assert preferred[ids["praises"]].explain["speaker_score"] == 0.0
+        assert preferred[ids["answers"]].match_score > preferred[ids["praises"]].match_score
+    mind, ids = build_speakers(SearchConfig())
+    with mind:
+        plain = {r.frame.id: r for r in mind.search.search(query, limit=4, explain=True)}
+        assert "speaker_score" not in plain[ids["answers"]].explain  # off by default
+        assert plain[ids["praises"]].match_score > preferred[ids["praises"]].match_score
+
+
+def test_a_question_naming_no_speaker_or_every_speaker_leaves_the_match_alone():
+    mind, ids = build_speakers(SearchConfig(speaker_weight=0.5))
+    with mind:
+        frame_ids = list(ids.values())
+        assert mind.search.speaker_scores("what was painted?", frame_ids) == {}
+        assert mind.search.speaker_scores("What do Caroline and Melanie both paint?", frame_ids) == {}
+        scores = mind.search.speaker_scores("What is Melanie's favourite painting?", frame_ids)
+        assert scores == {ids["asks"]: 0.0, ids["answers"]: 1.0, ids["praises"]: 0.0, ids["unrelated"]: 1.0}

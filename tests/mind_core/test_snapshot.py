@@ -185,9 +185,18 @@ def test_resnapshot_same_date_replaces_partition(mind_copy: Path, tmp_path: Path
     dataset = pq.read_table(root / "frames")  # every partition under the table, as analysts read it
     assert dataset.num_rows == second.rows["frames"]
     assert len(set(dataset.column("id").to_pylist())) == dataset.num_rows
-    assert not any((root / ".staging").iterdir())
+    assert not (root / ".staging").exists()  # nothing left behind, not even the empty folder
     snapshot_mind(mind_copy, root, "ws", "2024-03-11")
     assert pq.read_table(root / "frames").num_rows == 2 * second.rows["frames"]
+
+
+def test_a_snapshot_leaves_the_staging_folder_of_a_run_still_staging(built: tuple[Path, dict], tmp_path: Path) -> None:
+    path, _ = built
+    other_run = tmp_path / ".staging" / "another-run" / "frames"
+    other_run.mkdir(parents=True)
+    snapshot_mind(path, tmp_path, "ws", DAY)
+    assert [p.name for p in (tmp_path / ".staging").iterdir()] == ["another-run"]
+    assert other_run.is_dir()
 
 
 def test_failed_snapshot_keeps_the_previous_partition(built: tuple[Path, dict], tmp_path: Path) -> None:
@@ -202,7 +211,7 @@ def test_failed_snapshot_keeps_the_previous_partition(built: tuple[Path, dict], 
         snapshot_mind(path, tmp_path, "ws", DAY, progress=fail)
     assert read(tmp_path, "frames").num_rows == before.rows["frames"]
     assert read(tmp_path, "entities").num_rows == before.rows["entities"]
-    assert not any((tmp_path / ".staging").iterdir())
+    assert not (tmp_path / ".staging").exists()
 
 
 def test_all_tables_come_from_one_read_transaction(mind_copy: Path, tmp_path: Path) -> None:

@@ -546,3 +546,53 @@ def test_example_mailbox() -> None:
     assert "would like to move the billing database" not in thread.messages[1].text
     assert thread.messages[1].text.startswith("Done: the initial copy")
     assert "Database engineer" not in thread.messages[1].text  # the signature
+
+
+def write_maildir_message(folder: Path, name: str, subject: str) -> Path:
+    (folder / "cur").mkdir(parents=True, exist_ok=True)
+    (folder / "new").mkdir(exist_ok=True)
+    message = folder / "cur" / name
+    message.write_text(
+        f"From: Alice <alice@example.org>\nTo: bob@example.org\nSubject: {subject}\n"
+        f"Message-ID: <{name}@example.org>\nDate: Tue, 05 Mar 2024 10:00:00 +0000\n\n"
+        "The billing database moves to PostgreSQL in June.\n"
+    )
+    return message
+
+
+def test_a_maildir_tree_below_the_path_is_detected_within_bounds(tmp_path: Path) -> None:
+    write_maildir_message(tmp_path / "mail" / "archive" / "2024" / "inbox", "1.host:2,S", "Cut-over")
+    (tmp_path / "mail" / "notes").mkdir()
+    ranked = plugins.rank_sources(tmp_path / "mail")
+    assert ranked[0].kind == "email" and plugins.PLAUSIBLE <= ranked[0].confidence < plugins.CONFIDENT
+    assert plugins.rank_sources(tmp_path / "mail" / "archive" / "2024" / "inbox")[0].confidence >= plugins.CONFIDENT
+    too_deep = tmp_path / "deep" / "a" / "b" / "c" / "d"
+    write_maildir_message(too_deep, "2.host:2,S", "Too deep")
+    assert not EmailSource().detect(tmp_path / "deep")
+    (tmp_path / "empty" / "x").mkdir(parents=True)
+    assert not EmailSource().detect(tmp_path / "empty")
+
+
+def test_the_notmuch_corpus_folder_is_detected_by_its_maildirs_below(shared_data: Path) -> None:
+    assert plugins.detect_source(shared_data / "email" / "notmuch-corpus").kind == "email"
+
+
+def test_an_email_frame_names_its_file_in_its_provenance(tmp_path: Path, capsys) -> None:
+    from mind_core.cli import main
+    from mind_core.home import MindHome
+    from mind_core.mind import Mind
+
+    tree = tmp_path / "mail"
+    write_maildir_message(tree / "work" / "inbox", "1.host:2,S", "Cut-over")
+    base = ["--home", str(tmp_path / "home"), "--embedder", "mock", "-q"]
+    assert main(["sources", "add", str(tree), "--name", "mail", *base]) == 0
+    assert main(["harvest", *base]) == 0
+    capsys.readouterr()
+    with Mind.open(MindHome(tmp_path / "home").mind_path("default"), readonly=True) as mind:
+        paths = [
+            row[0]
+            for row in mind.db.execute(
+                "SELECT json_extract(metadata, '$.provenance.path') FROM memory_frames"
+            ).fetchall()
+        ]
+    assert paths == ["work/inbox/cur/1.host:2,S"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -32,14 +33,22 @@ def recall(capsys, home, *argv):
     return code, out.out, out.err
 
 
-def test_table_with_highlighted_snippets(capsys, home):
+def test_piped_recall_is_plain_text_without_markers(capsys, home):
     code, out, _ = recall(capsys, home, "PostgreSQL", "migration")
     lines = out.splitlines()
     assert code == EXIT_OK and lines[0].split() == ["#", "score", "time", "from", "snippet"]
     assert f"workspace/gpt: {CONVERSATION_TITLE}" in out and "personal/user_stated" in out
-    assert "**PostgreSQL** **migration** plan was approved" in out  # not a TTY: markdown bold
+    assert "PostgreSQL migration plan was approved" in out  # not a TTY: no bold of any kind
     assert "2024-03-05 13:02" in out  # event time in UTC
-    assert "\033[1m" not in out
+    assert "\033[1m" not in out and "**" not in out
+
+
+def test_recall_on_a_terminal_marks_the_matches_in_bold(capsys, home, monkeypatch):
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    code, out, _ = recall(capsys, home, "PostgreSQL", "migration")
+    assert code == EXIT_OK and "\033[1mPostgreSQL\033[0m" in out and "\033[1mmigration\033[0m" in out
+    assert "**" not in out
 
 
 def test_json_for_scripts(capsys, home):

@@ -239,6 +239,18 @@ def test_invalid_recall_input_is_a_400(client, base, params):
     assert response.status_code == 400 and response.json()["error"]
 
 
+def test_a_query_string_number_is_quoted_as_typed_like_the_cli_and_mcp_say_it(client, base):
+    answer = get(client, base + "/recall", query="x", limit="0").json()
+    assert answer["error"] == "limit must be between 1 and 100 (got 0)"
+    assert get(client, base + "/recall", query="x", limit="ten").json()["error"].endswith("(got ten)")
+    # a text parameter keeps its quotes, as on the other surfaces
+    assert get(client, base + "/recall", query="x", scope="all2").json()["error"].endswith("(got 'all2')")
+    assert no_trace(client.get(base + "/frames/0")).json()["error"].endswith("(got 0)")
+    # a JSON body says what was sent: a string "5" where a number belongs
+    posted = no_trace(client.post(base + "/recall", json={"query": "x", "limit": "0"}))
+    assert posted.status_code == 400 and "(got '0')" in posted.json()["error"]
+
+
 def test_lone_surrogates_and_deep_nesting(client, base):
     json_type = {"Content-Type": "application/json"}
     posted = no_trace(
@@ -556,3 +568,25 @@ def test_mind_serve_command(tmp_path):
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=20) == 0
         process.stderr.close()
+
+
+def test_the_openapi_document_describes_every_parameter_and_answer_field(client, base):
+    spec = get(client, base + "/openapi.json").json()
+    undescribed = [
+        f"{path} {method} {parameter['name']}"
+        for path, methods in spec["paths"].items()
+        for method, operation in methods.items()
+        for parameter in operation.get("parameters", [])
+        if not parameter.get("description") and not parameter["schema"].get("description")
+    ]
+    assert undescribed == []
+    schemas = spec["components"]["schemas"]
+    for model in ("Entity", "Frame", "ErrorResponse", "Provenance", "MemoryMetadata", "MindStats"):
+        bare = [field for field, schema in schemas[model]["properties"].items() if not schema.get("description")]
+        assert bare == [], f"{model}: {bare}"
+
+
+def test_stats_gives_the_embedding_width_as_a_number(client, base):
+    minds = get(client, base + "/stats").json()["minds"]
+    widths = [m["embedding"]["embedding_dim"] for m in minds if m.get("embedding")]
+    assert widths and all(isinstance(width, int) and width > 0 for width in widths)
