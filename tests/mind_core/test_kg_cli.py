@@ -29,7 +29,8 @@ def run(capsys, home: MindHome, *argv: str) -> tuple[int, object]:
     code = main([*argv, "--home", str(home.root), "--embedder", "mock", "--json"])
     out = capsys.readouterr()
     assert "Traceback" not in out.err
-    return code, json.loads(out.out) if code == EXIT_OK else out.err
+    answer = json.loads(out.out)  # with --json an error is an {"error", "exit_code"} object too
+    return code, answer if code == EXIT_OK else answer["error"]
 
 
 def test_kg_entities_on_the_valid_time_axis(capsys, home: MindHome) -> None:
