@@ -53,6 +53,10 @@ def compute_temporal_score(timestamp: str, now: datetime | None = None) -> float
     return 0.5 ** (days / HALF_LIFE_DAYS)
 
 
+# where a frame's metadata records what dated it, for SQL's json_extract (``dated_by_file``'s rule)
+DATED_BY_JSON_PATH = "$.source.message.dated_by"
+
+
 def dated_by_file(frame: Frame) -> bool:
     """A frame whose source had no date of its own (a note without a frontmatter date or a dated
     name): its event time is the file's modification time, which a copy or a sync rewrites."""

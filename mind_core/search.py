@@ -45,6 +45,7 @@ from mind_core.frames import Frame, FrameStore, scope_clauses, time_bound
 from mind_core.keywords import NON_WORD, keyword_tokens
 from mind_core.limits import MAX_QUERY_CHARS
 from mind_core.scoring import (
+    DATED_BY_JSON_PATH,
     SCORING_PROFILES,
     ScoringContext,
     dated_by_file,
@@ -763,8 +764,9 @@ class HybridSearch:
         if newest is not None and dated_by_file(newest):  # only then read every frame's metadata
             latest = self.db.scalar(
                 "SELECT COALESCE(MAX(CASE WHEN json_valid(metadata) AND"
-                " json_extract(metadata, '$.source.message.dated_by') = 'file' THEN NULL ELSE created_at END),"
-                " MAX(created_at)) FROM memory_frames"
+                " json_extract(metadata, ?) = 'file' THEN NULL ELSE created_at END),"
+                " MAX(created_at)) FROM memory_frames",
+                [DATED_BY_JSON_PATH],
             )
         try:
             return min(parse_instant(latest), now) if latest else now
