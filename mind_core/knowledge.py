@@ -289,6 +289,11 @@ def _earlier(first: str, second: str) -> bool:
         return False
 
 
+def _not_before(end: str, start: str) -> str:
+    """An ending no earlier than the start (a fact dated after the deletion ends as it begins)."""
+    return start if _earlier(end, start) else end
+
+
 def _holds_at(valid_from: str, valid_to: str | None, at: str) -> bool:
     try:
         return normalize_iso(valid_from) <= at and (valid_to is None or normalize_iso(valid_to) > at)
@@ -840,11 +845,13 @@ class KnowledgeGraph:
         *,
         ids: Iterable[int] | None = None,
         name: str | None = None,
+        include_ended: bool = True,
     ) -> list[Entity]:
         """Entities as the mind believed them at ``known_at`` (transaction time; None = now)
-        whose validity contains ``valid_at`` (valid time; None = any time, retired included);
+        whose validity contains ``valid_at`` (valid time; None = any time, retired included,
+        unless ``include_ended`` is False: then only those not ended by ``known_at``);
         ``ids`` and ``name`` (ASCII case-insensitive) narrow them down in the query itself."""
-        filters = []
+        filters = [] if include_ended else [self._not_ended(known_at)]
         if entity_type is not None:
             filters.append(_RowFilter("entity_type = ?", (entity_type,), lambda r: r["entity_type"] == entity_type))
         if ids is not None:
@@ -865,9 +872,11 @@ class KnowledgeGraph:
         entity_id: int | None = None,
         relation_type: str | None = None,
         limit: int = 500,
+        *,
+        include_ended: bool = True,
     ) -> list[Relation]:
         """Relations on both axes, as ``entities_as_of``; ``entity_id`` keeps those touching it."""
-        filters = []
+        filters = [] if include_ended else [self._not_ended(known_at)]
         if entity_id is not None:
             touching = _require_id(entity_id, "entity_id")
             filters.append(
@@ -883,6 +892,15 @@ class KnowledgeGraph:
             )
         found = [_relation(r) for r in self._as_of("relation", valid_at, known_at, filters)]
         return sorted(found, key=lambda r: r.id)[: _require_count(limit, "limit")]
+
+    def _not_ended(self, known_at: str | None) -> _RowFilter:
+        """Rows whose validity had not ended by ``known_at`` (None = now): the current facts."""
+        at = self.clock() if known_at is None else _instant(known_at, "known_at")
+        return _RowFilter(
+            "(valid_to IS NULL OR julianday(valid_to) > julianday(?))",
+            (at,),
+            lambda r: r["valid_to"] is None or _earlier(at, r["valid_to"]),
+        )
 
     def _as_of(
         self, kind: str, valid_at: str | None, known_at: str | None, filters: Sequence[_RowFilter] = ()
@@ -1013,6 +1031,95 @@ class KnowledgeGraph:
                 f"cannot link entities {ids} to frame {frame_id}: unknown entity or frame"
             ) from exc
         return self.db.conn.total_changes - before
+
+    def link_relations_to_frames(self, links: Iterable[tuple[int, int]]) -> int:
+        """Record that frames state relations, from ``(relation id, frame id)`` pairs; returns how
+        many links are new. A relation is current while some frame states it."""
+        rows = list(dict.fromkeys((_require_id(r, "relation_id"), _require_id(f, "frame_id")) for r, f in links))
+        if not rows:
+            return 0
+        before = self.db.conn.total_changes
+        try:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO kg_relation_frames (relation_id, frame_id) VALUES (?, ?)", rows
+            )
+        except self.db.errors.IntegrityError as exc:
+            raise NotFoundError(f"cannot link relations to frames {rows[:3]}: unknown relation or frame") from exc
+        return self.db.conn.total_changes - before
+
+    def frames_for_relation(self, relation_id: int) -> list[int]:
+        rows = self.db.query(
+            "SELECT frame_id FROM kg_relation_frames WHERE relation_id = ? ORDER BY frame_id",
+            (_require_id(relation_id, "relation_id"),),
+        )
+        return [r["frame_id"] for r in rows]
+
+    def move_evidence(self, from_frame_ids: Sequence[int], to_frame_id: int) -> None:
+        """What these frames state is now stated by ``to_frame_id`` (their text was folded into it)."""
+        ids = json.dumps([_require_id(i, "frame_id") for i in from_frame_ids])
+        target = _require_id(to_frame_id, "frame_id")
+        for table, column in (("kg_entity_frames", "entity_id"), ("kg_relation_frames", "relation_id")):
+            self.db.execute(
+                f"INSERT OR IGNORE INTO {table} ({column}, frame_id) SELECT {column}, ? FROM {table}"
+                " WHERE frame_id IN (SELECT value FROM json_each(?))",
+                (target, ids),
+            )
+
+    def note_evidence_lost(self, frame_ids: Sequence[int]) -> None:
+        """Remember, with the time, the facts these frames state, before the frames are deleted.
+
+        They are not ended here: a harvest deletes the frames of vanished items before it learns
+        from its new ones, and a section whose heading was renamed is a new frame stating the same
+        facts. ``end_facts_without_evidence``, run after the knowledge step, ends what has none left.
+        """
+        ids = json.dumps([_require_id(i, "frame_id") for i in frame_ids])
+        now = self.clock()
+        for kind, table, column in (
+            ("entity", "kg_entity_frames", "entity_id"),
+            ("relation", "kg_relation_frames", "relation_id"),
+        ):
+            self.db.execute(
+                f"INSERT OR IGNORE INTO kg_evidence_lost (kind, row_id, lost_at) SELECT DISTINCT ?, {column}, ?"
+                f" FROM {table} WHERE frame_id IN (SELECT value FROM json_each(?))",
+                (kind, now, ids),
+            )
+
+    def end_facts_without_evidence(self) -> dict[str, int]:
+        """End the current facts that lost evidence (``note_evidence_lost``) and have none left,
+        valid until the instant they lost it; a relation touching an entity so ended ends with it
+        (a link to a deleted note no longer resolves). The previous versions are kept, as on every
+        ending; facts that still have evidence stay as they are. Returns what was ended."""
+        ended = {"entities": 0, "relations": 0}
+        with self.db.transaction():
+            lost_entities = self.db.query(
+                "SELECT e.id, e.valid_from, l.lost_at FROM kg_evidence_lost l JOIN knowledge_entities e"
+                " ON l.kind = 'entity' AND e.id = l.row_id WHERE e.valid_to IS NULL"
+                " AND NOT EXISTS (SELECT 1 FROM kg_entity_frames b WHERE b.entity_id = e.id) ORDER BY e.id"
+            )
+            ended_at: dict[int, str] = {}
+            for row in lost_entities:
+                end = _not_before(row["lost_at"], row["valid_from"])
+                ended["entities"] += self._retire("entity", row["id"], end)
+                ended_at[row["id"]] = row["lost_at"]
+            lost_relations = self.db.query(
+                "SELECT r.id, r.valid_from, l.lost_at FROM kg_evidence_lost l JOIN knowledge_relations r"
+                " ON l.kind = 'relation' AND r.id = l.row_id WHERE r.valid_to IS NULL"
+                " AND NOT EXISTS (SELECT 1 FROM kg_relation_frames b WHERE b.relation_id = r.id)"
+            )
+            ends = {row["id"]: (row["valid_from"], row["lost_at"]) for row in lost_relations}
+            for chunk in _chunks(sorted(ended_at)):
+                marks = _placeholders(len(chunk))
+                for row in self.db.query(
+                    "SELECT id, valid_from, source_id, target_id FROM knowledge_relations WHERE valid_to IS NULL"
+                    f" AND (source_id IN ({marks}) OR target_id IN ({marks}))",
+                    (*chunk, *chunk),
+                ):
+                    end = ended_at.get(row["source_id"]) or ended_at[row["target_id"]]
+                    ends.setdefault(row["id"], (row["valid_from"], end))
+            for relation_id, (valid_from, lost_at) in sorted(ends.items()):
+                ended["relations"] += self._retire("relation", relation_id, _not_before(lost_at, valid_from))
+            self.db.execute("DELETE FROM kg_evidence_lost")
+        return ended
 
     def entities_for_frame(self, frame_id: int) -> list[Entity]:
         rows = self.db.query(

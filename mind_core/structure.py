@@ -536,18 +536,22 @@ def _merged_properties(current: dict[str, Any], stated: dict[str, Any]) -> dict[
 
 
 def _write_link(knowledge: KnowledgeGraph, source_id: int, target_id: int, link: Link) -> int:
+    """Write one relation the structure states, with every frame stating it as its evidence;
+    returns 1 when the relation is new."""
     first = min(link.frames.values())
     existing = knowledge.find_relation(source_id, target_id, link.relation_type)
     if existing is not None:
         knowledge.extend_validity_back("relation", existing.id, first)
+        knowledge.link_relations_to_frames((existing.id, frame_id) for frame_id in link.frames)
         return 0
     frames = sorted(link.frames)[:MAX_EVIDENCE_FRAMES]
     properties = {**link.properties, "extractor": STRUCTURE_EXTRACTOR, "frames": frames}
     try:
-        knowledge.create_relation(
+        relation = knowledge.create_relation(
             source_id, target_id, link.relation_type, STRUCTURE_CONFIDENCE, properties, valid_from=first
         )
     except InvalidInputError as exc:
         log.warning("structure: relation %s %d->%d skipped: %s", link.relation_type, source_id, target_id, exc)
         return 0
+    knowledge.link_relations_to_frames((relation.id, frame_id) for frame_id in link.frames)
     return 1

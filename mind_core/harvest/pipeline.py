@@ -209,7 +209,8 @@ def cognify_frames(
     """Entities, relations and entity-frame links for these frames (and their vectors); with
     ``source``, also what the source's structure states (``mind_core.structure``; idempotent, so
     it runs even when no frame is pending), counted as ``structure_entities`` /
-    ``structure_relations`` created."""
+    ``structure_relations`` created. Then the facts that lost their last evidence (frames a prune
+    deleted) are ended, counted as ``entities_ended`` / ``relations_ended``."""
     result: dict[str, Any] = (
         dict(mind.cognify.cognify_batch(frame_ids, progress=progress))
         if frame_ids else {"processed": 0, "entities": 0, "relations": 0}
@@ -218,6 +219,9 @@ def cognify_frames(
         learned = learn_structure(mind.db, mind.knowledge, source)
         result["structure_entities"] = learned["entities"]
         result["structure_relations"] = learned["relations"]
+    # after the new frames' knowledge, so a fact restated by a new frame (a renamed section) stays
+    ended = mind.knowledge.end_facts_without_evidence()
+    result["entities_ended"], result["relations_ended"] = ended["entities"], ended["relations"]
     return result
 
 
