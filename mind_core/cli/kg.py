@@ -133,7 +133,7 @@ def kg_neighbours(args: CommandArgs) -> int:
         ("entity", "relation", "dir", "neighbour", "type", "conf", "valid from", "valid to"),
         [
             (
-                f"{n.entity_id} {n.entity_type} {n.entity}",
+                f"#{n.entity_id} {n.entity_type} {n.entity}",
                 n.relation.relation_type,
                 n.direction,
                 n.neighbour,
