@@ -27,11 +27,11 @@ def _axes(request: models.GraphRequest) -> dict[str, Any]:
     }
 
 
-def _strength(relation: Relation) -> tuple[bool, float, int, int]:
+def _strength(relation: Relation) -> tuple[bool, float, int]:
     """Stated or typed relations first, co-occurrences after; then confidence, then sightings."""
     count = relation.properties.get("count")
     sightings = count if isinstance(count, int) and not isinstance(count, bool) else 1
-    return relation.relation_type == CO_OCCURS_WITH, -relation.confidence, -sightings, relation.id
+    return relation.relation_type == CO_OCCURS_WITH, -relation.confidence, -sightings
 
 
 def _entity(entity: Entity) -> models.Entity:
@@ -107,8 +107,8 @@ def neighbours(
         )
     )
     if knowledge is None or not matches:
-        hint = "" if axes["include_ended"] else "; ended ones are left out (--include-ended / include_ended)"
-        raise NotFoundError(f"no entity named {request.name!r} (as known at {request.known_at or 'now'}{hint})")
+        hint = "" if axes["include_ended"] else "; ended entities are left out unless include_ended (--include-ended)"
+        raise NotFoundError(f"no entity named {request.name!r} (as known at {request.known_at or 'now'}){hint}")
     matches.sort(key=lambda e: e.id)
     # every relation of every match, the strongest first across them, then cut to the limit
     ranked = sorted(
@@ -117,7 +117,7 @@ def neighbours(
             for entity in matches
             for relation in knowledge.relations_as_of(**axes, entity_id=entity.id, limit=2**31)
         ),
-        key=lambda pair: (*_strength(pair[0]), pair[1].id),
+        key=lambda pair: (*_strength(pair[0]), pair[1].id, pair[0].id),  # equals: by entity, then relation
     )[: request.limit]
     entities = _known_entities(knowledge, _ends([relation for relation, _ in ranked]), request.known_at)
     found: list[models.Neighbour] = []
