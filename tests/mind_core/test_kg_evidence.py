@@ -170,6 +170,7 @@ def test_an_earlier_mind_gets_its_relation_evidence_from_what_it_holds(tmp_path:
         stated = {r[0] for r in db.query("SELECT id FROM knowledge_relations")}
     finally:
         db.close()
+    assert {relation_id for relation_id, _ in recorded} == stated  # every relation learned has its frames
     assert recorded <= backfilled and {relation_id for relation_id, _ in backfilled} == stated
 
 
