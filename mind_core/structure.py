@@ -22,9 +22,14 @@ frames (``valid_from``); ``recorded_at`` stays the time the mind learned them.
   note at its own last edit. The earliest of these endings wins; removing the evidence later
   does not reopen the entity (its versions keep what was believed).
 - Email: one ``person`` entity per address, named by the display name its headers give it most
-  often (the address when there is none), so two addresses are one person only when the headers
-  give them the same name; one ``thread`` entity per thread (its first subject); ``sent`` (a
-  thread's opening mail), ``replied_to`` (a reply), ``to`` and ``cc`` from the person to the thread.
+  often (the address when there is none), as the text extractor would name it ("Dr. Mark K.
+  Joseph (lab)" is "Mark K. Joseph"), so two addresses are one person only when the headers give
+  them the same name (up to case and punctuation); an address that a message's list headers name
+  (the plugin's ``mailing_lists``, and Gmane's rewrites of a known list's host) or that is shaped
+  like a list is a ``mailing_list`` entity, a role mailbox (``noreply@``, ``postmaster@``) an
+  ``organization`` (``mind_core.addresses``); one ``thread`` entity per thread (its first
+  subject); ``sent`` (a thread's opening mail), ``replied_to`` (a reply), ``to`` and ``cc`` from
+  the person, list or mailbox to the thread.
 - Chats: one ``conversation`` entity per conversation (its title); the named author of a turn is
   a ``person`` and the model that answered a ``model`` entity, each ``sent`` to the conversation.
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import itertools
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from mind_core.db import Database
@@ -12,6 +14,7 @@ from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph
 from mind_core.mind import Mind
 from mind_core.person_resolution import resolve_people
 from mind_core.schema import ensure_schema
+from mind_core.timestamps import format_utc
 
 LIST_HEADERS = "List-Id: notmuch <notmuch.notmuchmail.org>\nList-Post: <mailto:notmuch@notmuchmail.org>\n"
 
@@ -51,6 +54,21 @@ def test_a_first_name_joins_its_sender_and_a_list_is_no_person(tmp_path: Path) -
         assert resolve_people(mind.db, mind.knowledge) == []  # a second run finds nothing
 
 
+def test_headers_name_people_as_text_does_and_mailboxes_are_no_people(tmp_path: Path) -> None:
+    mail(tmp_path, "a.eml", '"Dr. Mark K. Joseph (lab)" <izzy@scr.example>',
+         "Aneesh Kumar K. V <aneesh@ibm.example>, Mail Delivery Subsystem <MAILER-DAEMON@mx.example>",
+         "A note.", 17, "Cc: linux-arm-kernel@lists.infradead.org, ppp-request@zzz.example\n")
+    mail(tmp_path, "b.eml", "Aneesh Kumar K.V <aneesh@gmane.example>", "Russell King <linux@arm.linux.org.uk>",
+         "Another note.", 18)
+    with harvested(tmp_path) as mind:
+        people = active(mind, "person")
+        assert {"Mark K. Joseph", "Russell King"} <= set(people)
+        [aneesh] = [name for name in people if name.startswith("Aneesh")]  # two spellings, one person
+        assert sorted(people[aneesh]["addresses"]) == ["aneesh@gmane.example", "aneesh@ibm.example"]
+        assert set(active(mind, "mailing_list")) == {"linux-arm-kernel@lists.infradead.org", "ppp-request@zzz.example"}
+        assert set(active(mind, "organization")) == {"Mail Delivery Subsystem"}
+
+
 def test_two_people_sharing_a_first_name_stay_apart(tmp_path: Path) -> None:
     mail(tmp_path, "a.eml", "Carl Worth <cworth@cworth.org>", "Keith Packard <keithp@keithp.com>",
          "The patch is pushed now.\n\n-Carl", 17)
@@ -77,7 +95,8 @@ def test_a_mention_with_no_sender_of_that_name_needs_a_single_full_name(tmp_path
 def test_merge_entity_carries_links_and_relations_over(tmp_path: Path) -> None:
     db = Database(":memory:")
     ensure_schema(db, dimensions=8)
-    kg = KnowledgeGraph(db)
+    ticks = itertools.count()  # transaction time that moves on each call, so before_merge is its own instant
+    kg = KnowledgeGraph(db, clock=lambda: format_utc(datetime(2025, 1, 1, tzinfo=UTC) + timedelta(seconds=next(ticks))))
     carl = kg.create_entity("person", "Carl Worth", {"extractor": "structure"}, valid_from="2009-11-20T00:00:00Z")
     mention = kg.create_entity("person", "Carl", {"extractors": ["rules"]}, valid_from="2009-11-17T00:00:00Z")
     git = kg.create_entity("technology", "Git")
@@ -110,6 +129,8 @@ def test_notmuch_corpus_people_lists_and_first_names(shared_data: Path) -> None:
             a for properties in lists.values() for a in properties["addresses"]
         }
         assert "Carl" not in people and "Carl" in people["Carl Worth"]["aliases"]
+        gmane_lists = {a for a in addresses if a.endswith("-u79uwxl29ty76z2rm5mhxa@public.gmane.org")}
+        assert gmane_lists == set()  # Gmane's rewrites of vger's lists are lists too
         for full_name, properties in people.items():  # every merged first name is that person's
             for alias in properties.get("aliases", []):
                 assert len(alias.split()) > 1 or full_name.split()[0] == alias
