@@ -7,9 +7,9 @@ mail), an active ``person`` that only text extraction found (no source stated it
 ``structure`` extractor, no address) is merged (``KnowledgeGraph.merge_entity``) when:
 
 1. its name is, up to case and punctuation, the name of exactly one person, mailing list or
-   organization a source states ("Aneesh Kumar K. V" is the sender "Aneesh Kumar K.V", "SoCal
-   Raves" quoted from a header the list ``scr@socal-raves.org``), or is it but for middle
-   initials ("Barry A. Warsaw" is the sender "Barry Warsaw");
+   organization a source states ("Aneesh Kumar K. V" is the sender "Aneesh Kumar K.V"; "Mail
+   Delivery Subsystem" quoted from a bounce is the ``mailer-daemon@`` mailbox), or is it but
+   for middle initials ("Barry A. Warsaw" is the sender "Barry Warsaw");
 2. its name is one word, a first name, and every frame that mentions it points to one and the
    same person: the persons of that frame (its sender, its recipients, full names in its text)
    whose first name it is, exactly one; when the frame has none, the only person in the mind
@@ -92,7 +92,7 @@ def _first_name_target(
     frames: dict[int, list[int]],
     full_names: dict[str, list[Entity]],
 ) -> Entity | None:
-    """The one person every frame mentioning ``mention`` points to, or None (see rule 1)."""
+    """The one person every frame mentioning ``mention`` points to, or None (see rule 2)."""
     candidates = {e.id: e for e in full_names.get(_first_name(mention.name), [])}
     if not frames or not candidates:
         return None
@@ -112,7 +112,7 @@ def _first_name_target(
 
 
 def _key_without_initials(name: str) -> str:
-    """The name key of a name without its middle initials: "Barry A. Warsaw" -> "barrywarsaw"."""
+    """The name key of a name without its middle initials: "Barry A. Warsaw" -> "barry warsaw"."""
     words = name.split()
     if len(words) < 3:
         return name_key(name)
@@ -120,8 +120,7 @@ def _key_without_initials(name: str) -> str:
     return name_key(" ".join([words[0], *middle, words[-1]]))
 
 
-def knowledge_inactive(db: Database, entity_id: int) -> bool:
-    return db.scalar("SELECT valid_to IS NOT NULL FROM knowledge_entities WHERE id = ?", (entity_id,)) == 1
+NAME_RULES = (("same name", name_key), ("same name but initials", _key_without_initials))
 
 
 def resolve_people(db: Database, knowledge: KnowledgeGraph) -> list[Merge]:
@@ -132,20 +131,20 @@ def resolve_people(db: Database, knowledge: KnowledgeGraph) -> list[Merge]:
         persons = _active(db, ("person",))
         mentions = [p for p in persons if not _stated(p)]
         stated = [e for e in (*persons, *_active(db, STATED_GROUP_TYPES)) if _stated(e)]
-        for rule, key in (("same name", name_key), ("same name but initials", _key_without_initials)):
+        merged: set[int] = set()
+        for rule, key in NAME_RULES:
             named: dict[str, list[Entity]] = defaultdict(list)
             for entity in stated:
                 named[key(entity.name)].append(entity)
             for mention in mentions:
                 found = named.get(key(mention.name), [])
-                if len(found) == 1 and not knowledge_inactive(db, mention.id):
-                    if knowledge.merge_entity(mention.id, found[0].id):
-                        merges.append(Merge(mention.name, found[0].name, rule))
-        gone = {m.id for m in mentions if knowledge_inactive(db, m.id)}
-        first_names = [m for m in mentions if len(m.name.split()) == 1 and m.id not in gone]
+                if mention.id not in merged and len(found) == 1 and knowledge.merge_entity(mention.id, found[0].id):
+                    merged.add(mention.id)
+                    merges.append(Merge(mention.name, found[0].name, rule))
+        first_names = [m for m in mentions if len(m.name.split()) == 1 and m.id not in merged]
         full_names: dict[str, list[Entity]] = defaultdict(list)
         for person in persons:
-            if len(person.name.split()) > 1 and person.id not in gone:
+            if len(person.name.split()) > 1 and person.id not in merged:
                 full_names[_first_name(person.name)].append(person)
         frames = _persons_by_frame(db, [m.id for m in first_names])
         for mention in first_names:
