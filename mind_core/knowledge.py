@@ -136,6 +136,11 @@ def credit_extractors(properties: Mapping[str, Any], found_by: Iterable[str]) ->
 _NOT_MERGED = f"NOT (json_valid(properties) AND json_type(properties, '$.{MERGED_INTO}') IS NOT NULL)"
 
 
+def _aliases(properties: str | None) -> list[str]:
+    aliases = load_properties(properties).get("aliases")
+    return [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else []
+
+
 def _count(properties: Mapping[str, Any]) -> int:
     """A relation's sightings (``properties.count``; 1 when missing or malformed)."""
     count = properties.get("count")
@@ -928,10 +933,12 @@ class KnowledgeGraph:
         *,
         ids: Iterable[int] | None = None,
         name: str | None = None,
+        alias: str | None = None,
     ) -> list[Entity]:
         """Entities as the mind believed them at ``known_at`` (transaction time; None = now)
         whose validity contains ``valid_at`` (valid time; None = any time, retired included);
-        ``ids`` and ``name`` (ASCII case-insensitive) narrow them down in the query itself."""
+        ``ids``, ``name`` and ``alias`` (one of ``properties.aliases``; names ASCII
+        case-insensitive) narrow them down in the query itself."""
         filters = []
         if entity_type is not None:
             filters.append(_RowFilter("entity_type = ?", (entity_type,), lambda r: r["entity_type"] == entity_type))
@@ -943,6 +950,16 @@ class KnowledgeGraph:
         if name is not None:
             folded = _ascii_lower(_require_text(name, "name"))
             filters.append(_RowFilter("lower(name) = ?", (folded,), lambda r: _ascii_lower(r["name"]) == folded))
+        if alias is not None:
+            wanted_alias = _ascii_lower(_require_text(alias, "alias"))
+            filters.append(
+                _RowFilter(
+                    "json_valid(properties) AND EXISTS (SELECT 1 FROM json_each(properties, '$.aliases') a"
+                    " WHERE a.type = 'text' AND lower(a.value) = ?)",
+                    (wanted_alias,),
+                    lambda r: wanted_alias in {_ascii_lower(a) for a in _aliases(r["properties"])},
+                )
+            )
         found = [_entity(r) for r in self._as_of("entity", valid_at, known_at, filters)]
         return sorted(found, key=lambda e: (e.name.lower(), e.id))[: _require_count(limit, "limit")]
 

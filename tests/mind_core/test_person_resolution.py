@@ -13,6 +13,8 @@ from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph
 from mind_core.mind import Mind
 from mind_core.person_resolution import resolve_people
+from mind_core.query.graph import neighbours
+from mind_core.query.models import NeighboursRequest
 from mind_core.schema import ensure_schema
 from mind_core.timestamps import format_utc
 
@@ -52,6 +54,8 @@ def test_a_first_name_joins_its_sender_and_a_list_is_no_person(tmp_path: Path) -
         merged = mind.knowledge.entities_as_of(name="Carl")
         assert merged == []  # held at no time: no valid-time listing shows it
         assert resolve_people(mind.db, mind.knowledge) == []  # a second run finds nothing
+        answer = neighbours(mind.knowledge, NeighboursRequest(name="carl"))  # found by its alias
+        assert [e.name for e in answer.entities] == ["Carl Worth"] and answer.neighbours
 
 
 def test_headers_name_people_as_text_does_and_mailboxes_are_no_people(tmp_path: Path) -> None:
