@@ -168,6 +168,9 @@ class SearchConfig:
     when_weight: float = 0.0  # share that depends, for a "when" question, on a date in the frame's text
     speaker_weight: float = 0.0  # share that depends, for a question naming a speaker, on who said the frame
     time_scale_days: float = 1.0  # the time boost's shortest decay scale: a day's window reaches the next day
+    # how much of the shown score the relevance profile (recency, importance, graph nearness,
+    # popularity) may take away from the match: 1 = all of it, 0 = relevance only breaks ties
+    relevance_share: float = 1.0
     # from how many frames the keyword lane leaves frames holding only common words out, and the
     # vector lane pre-scans quantized vectors (benchmarks force these to 0 to measure the effect)
     keyword_split_frames: int = KEYWORD_SPLIT_FRAMES
@@ -178,10 +181,18 @@ class SearchConfig:
             raise InvalidInputError(f"unknown fusion {self.fusion!r}; expected one of {', '.join(FUSIONS)}")
         if not 0.0 <= self.vector_weight <= 1.0:
             raise InvalidInputError(f"vector_weight must be within 0..1, got {self.vector_weight}")
-        shares = (self.feedback_weight, self.entity_weight, self.time_weight, self.when_weight, self.speaker_weight)
+        shares = (
+            self.feedback_weight,
+            self.entity_weight,
+            self.time_weight,
+            self.when_weight,
+            self.speaker_weight,
+            self.relevance_share,
+        )
         if not all(0.0 <= share <= 1.0 for share in shares):
             raise InvalidInputError(
-                "feedback_weight, entity_weight, time_weight, when_weight, speaker_weight: within 0..1"
+                "feedback_weight, entity_weight, time_weight, when_weight, speaker_weight, relevance_share: "
+                "within 0..1"
             )
         if self.time_scale_days <= 0:
             raise InvalidInputError(f"time_scale_days must be > 0, got {self.time_scale_days}")
@@ -464,7 +475,8 @@ class HybridSearch:
             components = relevance_components(frame, context, now)
             relevance = weighted_relevance(components, weights)
             # at most the match: relevance is a share of the most a profile gives (capped there)
-            score = entry["match"] * min(1.0, relevance / best_relevance)
+            shortfall = 1.0 - min(1.0, relevance / best_relevance)
+            score = entry["match"] * (1.0 - self.config.relevance_share * shortfall)
             text = frame.content.lower()
             share = sum(1 for word in words if word in text) / len(words) if words else 0.0
             evidence = any(word in text for word in words if word.isalpha())
