@@ -95,16 +95,17 @@ def neighbours(
     knowledge: KnowledgeGraph | None, request: models.NeighboursRequest
 ) -> models.NeighboursResponse:
     """The relations of every entity named ``request.name`` (ASCII case ignored, any type), on both axes,
-    each row naming the entity it belongs to; the strongest first (``_strength``), so a person's
-    replies come before the names that merely appeared beside theirs. NotFoundError when the mind
-    knew no entity of that name at ``known_at``."""
+    or, when none is, of every entity with that name among its ``aliases`` (a first name merged
+    into the full one, a note's alias). Each row names the entity it belongs to; the strongest
+    come first (``_strength``), so a person's replies come before the names that merely appeared
+    beside theirs. NotFoundError when the mind knew neither at ``known_at``."""
     axes = _axes(request)
+    current = {"known_at": request.known_at, "limit": 2**31, "include_ended": axes["include_ended"]}
     matches = (
         []
         if knowledge is None
-        else knowledge.entities_as_of(
-            known_at=request.known_at, limit=2**31, name=request.name.strip(), include_ended=axes["include_ended"]
-        )
+        else knowledge.entities_as_of(**current, name=request.name.strip())
+        or knowledge.entities_as_of(**current, alias=request.name.strip())
     )
     if knowledge is None or not matches:
         hint = "" if axes["include_ended"] else "; ended entities are left out unless include_ended (--include-ended)"

@@ -203,3 +203,19 @@ def test_the_cli_shows_current_notes_and_the_pruned_one_as_history(capsys, tmp_p
     held = ended["Movie Template"]["valid_from"]
     before = cli(capsys, home, "kg", "entities", "-w", "personal", "--type", "note", "--valid-at", held)
     assert "Movie Template" in {e["name"] for e in before["entities"]}
+
+
+def test_a_merged_mention_hands_its_relations_evidence_on(fake_embedder: HashingEmbedder) -> None:
+    with Mind.open(":memory:", embedder=fake_embedder) as mind:
+        said = mind.cognify.cognify("Alice Johnson reviewed the PostgreSQL migration.")
+        kg = mind.knowledge
+        mention, postgres = kg.find_entity("person", "Alice Johnson"), kg.find_entity("technology", "PostgreSQL")
+        assert mention is not None and postgres is not None
+        person = kg.create_entity("person", "Alice M. Johnson")
+        assert kg.merge_entity(mention.id, person.id)
+        carried = kg.find_relation(person.id, postgres.id, "co_occurs_with")
+        assert carried is not None and kg.frames_for_relation(carried.id) == [said.frame_id]
+        mind.frames.delete(said.frame_id)
+        kg.end_facts_without_evidence()
+        assert kg.get_relation(carried.id).valid_to is not None
+        assert kg.get_entity(person.id).valid_to is not None  # its only evidence was that frame
