@@ -206,7 +206,7 @@ class QueryServer:
                 # the sockets, so the event loop thread, which every request passes through,
                 # gives up and retakes the GIL less often while the worker threads hold it. At an
                 # equal offered rate beside the standard loop: p95 0.82x, CPU per request 0.91x,
-                # closed loop 1.12x the requests/s (alternating rounds, load average 6-10)
+                # closed loop 1.03-1.12x the requests/s (alternating rounds, load average 6-10)
                 loop="auto",
                 access_log=False,
                 # no proxy in front to trust: X-Forwarded-For must not change who the client is
