@@ -43,7 +43,16 @@ from tests.reliability.hostile import (
     harvest_corpus,
     tree_state,
 )
-from tests.reliability.load import LoadResult, Server, build_home, request_mix, run_load, serve_under_load
+from tests.reliability.load import (
+    LoadResult,
+    Server,
+    build_home,
+    cpu_alone,
+    kinds_alone,
+    request_mix,
+    run_load,
+    serve_under_load,
+)
 from tests.reliability.properties import (
     build_query_fixture,
     check_parser_on_mutations,
@@ -364,8 +373,34 @@ def _round_figures(result: LoadResult) -> dict[str, Any]:
     return {key: out[key] for key in (*COMPARED_FIGURES, "server_errors_5xx", "problems")}
 
 
+def _alone_part(
+    servers: dict[str, Server], baseline: str, frame_ids: list[int], count: int, rounds: int, seed: int
+) -> dict[str, Any]:
+    """Each kind of request alone, ``count`` in a row, both servers taking turns (ABBA): the
+    server CPU per request of the engine and the HTTP layer together, without the queueing and
+    GIL contention of the load rounds. The refusals reach no mind: they are the HTTP layer's
+    cost alone; beside them, the in-process engine's cost is the rest of a kind's."""
+    names = list(servers)
+    rows: dict[str, dict[str, list[float]]] = {}
+    for number in range(rounds):
+        for name in names if number % 2 == 0 else names[::-1]:
+            makers = kinds_alone(random.Random(seed + number), frame_ids)
+            for kind, make in makers.items():
+                rows.setdefault(kind, {n: [] for n in names})[name].append(
+                    cpu_alone(servers[name], make, count)
+                )
+    out: dict[str, Any] = {}
+    print(f"  server CPU ms per request, each kind alone ({count} in a row, median of {rounds} rounds):")
+    print(f"    {'kind':<30} {'current':>8} {baseline:>8}  ratio")
+    for kind, by_server in rows.items():
+        current, old = (statistics.median(by_server[n]) for n in names)
+        out[kind] = {"current": round(current, 3), baseline: round(old, 3), "ratio": round(current / old, 3)}
+        print(f"    {kind:<30} {current:8.3f} {old:8.3f}  {current / old:5.2f}")
+    return out
+
+
 def compare_part(
-    root: Path, baseline: str, requests: int, clients: int, rounds: int, seed: int
+    root: Path, baseline: str, requests: int, clients: int, rounds: int, seed: int, alone_count: int
 ) -> dict[str, Any]:
     """This tree's service and ``baseline``'s over the same home and the same request mix, round
     by round in alternating order (ABBA...), so a change in the machine's load hits both: the
@@ -373,7 +408,9 @@ def compare_part(
     CPU per request is the figure they disturb least. The rounds are a closed loop (each client
     sends again as soon as it has an answer), then half as many at one equal offered rate (3/4
     of the slower server's), where latency compares like with like: in a closed loop the faster
-    a server's cheap answers, the more of its clients wait on expensive ones at any moment."""
+    a server's cheap answers, the more of its clients wait on expensive ones at any moment.
+    Last, each kind of request alone (``_alone_part``), which parts the HTTP layer's cost from
+    the engine's."""
     began = section(
         f"query service against {baseline}: {rounds} rounds each of {requests} mixed requests from "
         f"{clients} clients, alternating"
@@ -406,6 +443,7 @@ def compare_part(
             for name in names if number % 2 == 0 else names[::-1]:
                 paced_rows[name].append(_round_figures(run_load(servers[name], mix, clients, rate)))
                 print(f"  at {rate:.0f}/s, round {number + 1} {name:<8} {paced_rows[name][-1]}", flush=True)
+        alone = _alone_part(servers, baseline, frame_ids, alone_count, 2, seed)
     finally:
         for name, server in servers.items():
             tracebacks[name] = server.stop().count("Traceback")
@@ -431,6 +469,7 @@ def compare_part(
     }
     print(f"  at {rate:.0f}/s current / {baseline}: {equal['current_over_baseline']}")
     summary["equal_rate"] = equal
+    summary["alone_cpu_ms_per_request"] = alone
     summary["seconds"] = round(time.perf_counter() - began, 1)
     return summary
 
@@ -484,6 +523,7 @@ def main() -> None:
         "requests": 200 if args.quick else 1000,
         "rounds": 2 if args.quick else 3,
         "compare_rounds": 2 if args.quick else 8,
+        "alone_requests": 20 if args.quick else 50,
     }
     parts = set(
         args.only
@@ -515,7 +555,13 @@ def main() -> None:
             results["load"] = load_part(root / "load", size["requests"], 16, size["rounds"], args.seed)
         if "compare" in parts:
             results["compare"] = compare_part(
-                root / "compare", args.baseline, size["requests"], 16, size["compare_rounds"], args.seed
+                root / "compare",
+                args.baseline,
+                size["requests"],
+                16,
+                size["compare_rounds"],
+                args.seed,
+                size["alone_requests"],
             )
     results["seconds"] = round(time.perf_counter() - began, 1)
     print(f"\nfinished in {results['seconds']} s")

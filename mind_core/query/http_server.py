@@ -202,9 +202,12 @@ class QueryServer:
                 http=JSONHttpToolsProtocol,
                 ws="none",
                 lifespan="off",
-                # the standard event loop, not uvloop even where it is installed: the same
-                # end-of-input semantics everywhere, and less CPU per request in our load runs
-                loop="asyncio",
+                # uvloop where installed (every platform but Windows): libuv reads and writes
+                # the sockets, so the event loop thread, which every request passes through,
+                # gives up and retakes the GIL less often while the worker threads hold it. At an
+                # equal offered rate beside the standard loop: p95 0.82x, CPU per request 0.91x,
+                # closed loop 1.03-1.12x the requests/s (alternating rounds, load average 6-10)
+                loop="auto",
                 access_log=False,
                 # no proxy in front to trust: X-Forwarded-For must not change who the client is
                 proxy_headers=False,

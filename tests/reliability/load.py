@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,26 +89,54 @@ def _post(kind: str, path: str, body: bytes, content_type: str = "application/js
     return Request(kind, "POST", path, body, {"Content-Type": content_type})
 
 
+def _words(rng: random.Random, n: int = 2) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def valid_requests(rng: random.Random, frame_ids: list[int]) -> dict[str, Callable[[], Request]]:
+    """The valid calls of the mix by name, each a maker of one request."""
+    return {
+        "GET /recall": lambda: _get("valid", "/recall", query=_words(rng), limit=rng.randint(1, 20)),
+        "POST /recall": lambda: _post(
+            "valid",
+            "/recall",
+            json.dumps(
+                {"query": _words(rng, 3), "scope": rng.choice(["all", "personal", "workspace"])}
+            ).encode(),
+        ),
+        "GET /search": lambda: _get("valid", "/search", query=_words(rng), workspace=WORKSPACE, explain="true"),
+        "GET /entities": lambda: _get(
+            "valid", "/entities", query=rng.choice(["Al", "Ber", "a", "Falcon"]), limit=5
+        ),
+        "GET /frames/{id}": lambda: _get("valid", f"/frames/{rng.choice(frame_ids)}", workspace=WORKSPACE),
+        "GET /stats": lambda: _get("valid", "/stats"),
+        "GET /sources": lambda: _get("valid", "/sources", workspace=WORKSPACE),
+        "GET /health": lambda: _get("valid", "/health"),
+        "GET /openapi.json": lambda: _get("valid", "/openapi.json"),
+    }
+
+
+def kinds_alone(rng: random.Random, frame_ids: list[int]) -> dict[str, Callable[[], Request]]:
+    """What ``cpu_alone`` measures: every valid call, and two refusals that reach no mind (the
+    cost of the HTTP layer alone)."""
+    return {
+        **valid_requests(rng, frame_ids),
+        "refused: invalid limit (400)": lambda: _get(
+            "invalid-params", "/recall", query=_words(rng), limit="abc"
+        ),
+        "refused: unknown route (404)": lambda: Request("unknown", "GET", "/nope"),
+    }
+
+
 def request_mix(rng: random.Random, count: int, frame_ids: list[int]) -> list[Request]:
     """``count`` requests: about half valid, the rest hostile, shuffled."""
 
     def words(n: int = 2) -> str:
-        return " ".join(rng.choice(WORDS) for _ in range(n))
+        return _words(rng, n)
 
+    valid = list(valid_requests(rng, frame_ids).values())
     makers = [
-        lambda: _get("valid", "/recall", query=words(), limit=rng.randint(1, 20)),
-        lambda: _post(
-            "valid",
-            "/recall",
-            json.dumps({"query": words(3), "scope": rng.choice(["all", "personal", "workspace"])}).encode(),
-        ),
-        lambda: _get("valid", "/search", query=words(), workspace=WORKSPACE, explain="true"),
-        lambda: _get("valid", "/entities", query=rng.choice(["Al", "Ber", "a", "Falcon"]), limit=5),
-        lambda: _get("valid", f"/frames/{rng.choice(frame_ids)}", workspace=WORKSPACE),
-        lambda: _get("valid", "/stats"),
-        lambda: _get("valid", "/sources", workspace=WORKSPACE),
-        lambda: _get("valid", "/health"),
-        lambda: _get("valid", "/openapi.json"),
+        *valid,
         lambda: _post(
             "malformed-json",
             "/recall",
@@ -193,8 +222,8 @@ def request_mix(rng: random.Random, count: int, frame_ids: list[int]) -> list[Re
         ),
         lambda: _post("deep-json", "/search", b"[" * 30_000 + b"]" * 30_000),
     ]
-    valid = makers[:9]
-    return [rng.choice(valid)() if rng.random() < 0.45 else rng.choice(makers[9:])() for _ in range(count)]
+    hostile = makers[len(valid) :]
+    return [rng.choice(valid)() if rng.random() < 0.45 else rng.choice(hostile)() for _ in range(count)]
 
 
 def check_answer(kind: str, status: int | None, body: bytes) -> Answer:
@@ -387,6 +416,18 @@ class Server:
         times = psutil.Process(self.proc.pid).cpu_times()
         return times.user + times.system
 
+    def thread_cpu_ns(self) -> dict[int, int]:
+        """Each live thread's time on a CPU in nanoseconds (``/proc/<pid>/task/*/schedstat``):
+        precise, where the process's CPU times count 10 ms clock ticks, too coarse for a few
+        cheap requests. Linux only."""
+        times = {}
+        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
+            try:
+                times[int(task.name)] = int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass  # the thread ended while being read
+        return times
+
     def stop(self) -> str:
         self.proc.terminate()
         try:
@@ -466,6 +507,27 @@ def run_load(server: Server, requests: list[Request], clients: int, rate: float 
         answer_bytes=sum(a.size for a in answers),
         recall_answer_sizes=[a.size for a in answers if a.route == "/recall" and a.status == 200],
     )
+
+
+def cpu_alone(server: Server, make: Callable[[], Request], count: int, warm_up: int = 5) -> float:
+    """Server CPU milliseconds per request of ``count`` requests made by ``make``, sent one after
+    another on one keep-alive connection: what one kind costs with nothing else in the server
+    (no queueing, no other thread wanting the GIL). A thread that ends during the measurement
+    would take its time with it; none does, since the connection stays open until the end."""
+    holder: list[http.client.HTTPConnection | None] = [None]
+    try:
+        for _ in range(warm_up):
+            _send_http(holder, server.port, make())
+        before = server.thread_cpu_ns()
+        for _ in range(count):
+            answer = _send_http(holder, server.port, make())
+            if answer.problem is not None:
+                raise RuntimeError(f"{answer.kind} request broke a rule: {answer.problem}")
+        after = server.thread_cpu_ns()
+    finally:
+        if holder[0] is not None:
+            holder[0].close()
+    return sum(ns - before.get(tid, 0) for tid, ns in after.items()) / count / 1e6
 
 
 def serve_under_load(
