@@ -3,7 +3,8 @@
 Exit codes: 0 success (items skipped for bad input are reported, not fatal); 1 a command failed
 at run time (a harvested source missing, failed or empty, or a prune refused); 2 bad usage or
 input (unknown kind, missing path, invalid name); 3 ``doctor`` found problems it did not repair.
-Errors are one line on stderr; ``--debug`` shows the traceback.
+Errors are one ``error:`` line on stderr, click's usage errors too (with a ``try 'mind COMMAND
+--help'`` line under them instead of click's usage block); ``--debug`` shows the traceback.
 
 Plugins add commands through the ``register_commands`` hook (``mind_core.plugins``); they are
 added to a fresh root group at each ``main`` call, so a plugin registered at run time counts.

@@ -7,7 +7,8 @@ deleted frames adds a ``pruned frames`` column. ``--json`` keeps the engine's ow
 
 An unchanged source was not read (its files' fingerprint is the last harvest's), so its per-run
 counts would all be 0 while it holds thousands of frames: its row says ``-`` for what was not
-read and counts the frames it holds as its unchanged frames, which they are.
+read (items, errors), 0 for what was written, and counts the frames it holds as its unchanged
+frames, which they are.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ OPTIONAL_COLUMNS = ("pruned frames",)
 # the engine's statuses as the table says them; partial / failed / empty / missing read as they are
 STATUS_WORDS = {"ok": "harvested", "skipped": "unchanged"}
 UNCHANGED_NOTE = (
-    "unchanged: the files are as at the last harvest, so they were not read again (--force reads "
-    "them); its unchanged frames are the frames it holds"
+    "unchanged: the files are as at the last harvest, so they were not read again (items and "
+    "errors '-'; --force reads them); its unchanged frames are all the frames it holds"
 )
 
 
@@ -54,7 +55,8 @@ class SourceSummary:
     def unchanged(cls, source: str, frames_held: int | None) -> SourceSummary:
         """A source whose files did not change: nothing read, nothing written; it holds its frames."""
         held = "-" if frames_held is None else frames_held
-        return cls(source, status_word("skipped"), new_frames=0, updated_frames=0, unchanged_frames=held)
+        written = {"new_frames": 0, "updated_frames": 0, "entity_mentions": 0, "vectors": 0}
+        return cls(source, status_word("skipped"), unchanged_frames=held, **written)
 
     @classmethod
     def of_report(cls, report: dict[str, Any]) -> SourceSummary:
