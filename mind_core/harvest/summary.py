@@ -23,7 +23,7 @@ OPTIONAL_COLUMNS = ("pruned frames",)
 STATUS_WORDS = {"ok": "harvested", "skipped": "unchanged"}
 UNCHANGED_NOTE = (
     "unchanged: the files are as at the last harvest, so they were not read again (items and "
-    "errors '-'; --force reads them); its unchanged frames are all the frames it holds"
+    "errors '-'; `mind harvest --force` reads them); its unchanged frames are all the frames it holds"
 )
 
 
