@@ -14,7 +14,7 @@ question is embedded once. Questions without resolvable evidence are excluded an
     .venv/bin/python benchmarks/select_constants.py [--data locomo realtalk] [--k 10]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
         [--context-windows 2] [--entity-weights ...] [--feedback-weights ...] [--time-weights ...]
-        [--when-weights ...] [--speaker-weights ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
+        [--when-weights ...] [--speaker-weights ...] [--relevance-shares ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
 """
 
@@ -69,6 +69,8 @@ def label(config: SearchConfig) -> str:
     )
     if config.time_weight:
         methods += f" (scale {config.time_scale_days:g} d)"
+    if config.relevance_share != 1.0:
+        methods += f", relevance {config.relevance_share:g}"
     return (
         f"context {config.context_weight:g} x {config.context_window}, vector {config.vector_weight:g}, "
         f"depth {config.lane_depth}{methods}"
@@ -80,7 +82,7 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
     boost, "when" and speaker preference weights, 0 = off), plus the two ablations as candidates (no session context at the default
     vector weight, and the original RRF); the defaults first, so ties keep them."""
     settings = [DEFAULT]
-    for context_weight, vector_weight, depth, window, entity, feedback, time, when, speaker, scale in product(
+    for context_weight, vector_weight, depth, window, entity, feedback, time, when, speaker, scale, share in product(
         args.context_weights,
         args.vector_weights,
         args.lane_depths,
@@ -91,6 +93,7 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
         [0.0, *args.when_weights],
         [0.0, *args.speaker_weights],
         args.time_scales,
+        args.relevance_shares,
     ):
         settings.append(
             replace(
@@ -105,6 +108,7 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
                 when_weight=when,
                 speaker_weight=speaker,
                 time_scale_days=scale if time else DEFAULT.time_scale_days,
+                relevance_share=share,
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -348,6 +352,13 @@ def main() -> None:
     parser.add_argument("--time-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--when-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--speaker-weights", type=float, nargs="*", default=[])
+    parser.add_argument(
+        "--relevance-shares",
+        type=float,
+        nargs="+",
+        default=[DEFAULT.relevance_share],
+        help="how much of the score relevance may take from the match (1 = all, 0 = ties only)",
+    )
     parser.add_argument("--time-scales", type=float, nargs="+", default=[DEFAULT.time_scale_days])
     parser.add_argument(
         "--minds",

@@ -253,9 +253,12 @@ class CognifyPipeline:
                 ]
                 links += [(entity_id, frame.id) for entity_id in ids]
                 outcome[frame.id] = _FrameOutcome(len(ids), 0)
-            for frame_id in self._write_relations(sightings):
-                outcome[frame_id].relations_created += 1
-            self._write_links([f for f in pending if COGNIFIED_KEY in f.metadata], links)
+            recognified = [f for f in pending if COGNIFIED_KEY in f.metadata]
+            self._write_links(recognified, links)
+            stated = self._write_relations(sightings)
+            for frame_id, _, created in stated:
+                outcome[frame_id].relations_created += int(created)
+            self.knowledge.link_relations_to_frames((relation_id, frame_id) for frame_id, relation_id, _ in stated)
             self.db.executemany(
                 "UPDATE memory_frames SET metadata = json_set("
                 "CASE WHEN json_valid(metadata) THEN metadata ELSE '{}' END, '$." + COGNIFIED_KEY + "', ?)"
@@ -344,8 +347,9 @@ class CognifyPipeline:
         if credited is not None:
             self.knowledge.update_entity(entity_id, properties=credited)
 
-    def _write_relations(self, sightings: Sequence[tuple[int, RelationSighting]]) -> list[int]:
-        """Upsert all relation sightings of a batch; returns the frame id of each created relation.
+    def _write_relations(self, sightings: Sequence[tuple[int, RelationSighting]]) -> list[tuple[int, int, bool]]:
+        """Upsert all relation sightings of a batch; returns ``(frame id, relation id, created)``
+        for each sighting written (the frame is the relation's evidence).
 
         A sighting the validation schema rejects is logged with its frame and skipped.
         """
@@ -354,7 +358,7 @@ class CognifyPipeline:
             [s for _, s in sightings], on_invalid=lambda _, exc: rejected.append(exc)
         )
         errors = iter(rejected)
-        created: list[int] = []
+        written: list[tuple[int, int, bool]] = []
         for (frame_id, sighting), result in zip(sightings, results, strict=True):
             if result is None:
                 log.warning(
@@ -365,16 +369,15 @@ class CognifyPipeline:
                     sighting.target_id,
                     next(errors),
                 )
-            elif result[1]:
-                created.append(frame_id)
-        return created
+            else:
+                written.append((frame_id, *result))
+        return written
 
     def _write_links(self, recognified: Sequence[Frame], links: Sequence[tuple[int, int]]) -> None:
-        """Link entities to frames; a frame re-extracted after a content change loses its old links."""
-        if recognified:
-            self.db.executemany(
-                "DELETE FROM kg_entity_frames WHERE frame_id = ?", [(f.id,) for f in recognified]
-            )
+        """Link entities to frames; a frame re-extracted after a content change loses its old links
+        (to entities and relations)."""
+        for table in ("kg_entity_frames", "kg_relation_frames"):
+            self.db.executemany(f"DELETE FROM {table} WHERE frame_id = ?", [(f.id,) for f in recognified])
         self.db.executemany(
             "INSERT OR IGNORE INTO kg_entity_frames (entity_id, frame_id) VALUES (?, ?)", links
         )

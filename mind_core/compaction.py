@@ -3,12 +3,16 @@
 Unlike the original, every removal goes through ``FrameStore.delete`` (FTS, vectors and entity
 links go with the frame, references are nulled first, so no foreign-key failure), and the merged
 I-frame's vector is dropped so the next reconcile re-embeds it instead of serving a stale one.
+The knowledge a pruned frame alone stated is ended (kept as history); what a folded P-frame stated
+is now stated by its I-frame.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from mind_core.knowledge import KnowledgeGraph
 
 if TYPE_CHECKING:
     from mind_core.frames import FrameStore
@@ -38,6 +42,7 @@ def compact(
     frames: FrameStore, max_temp_age_days: int = 30, max_deprecated_age_days: int = 90
 ) -> CompactionResult:
     db = frames.db
+    knowledge = KnowledgeGraph(db)
     merged_count = 0
     with db.transaction():
         temporary_pruned = _prune(frames, "temporary", max_temp_age_days)
@@ -58,7 +63,9 @@ def compact(
             to_merge = pframes[: len(pframes) - P_FRAMES_KEPT]
             merged = MERGE_SEPARATOR.join([latest.content, *(p.content for p in to_merge)])
             frames.update(latest.id, merged)
+            knowledge.move_evidence([p.id for p in to_merge], latest.id)
             for pframe in to_merge:
                 frames.delete(pframe.id)
             merged_count += len(to_merge)
+        knowledge.end_facts_without_evidence()
     return CompactionResult(temporary_pruned, deprecated_pruned, merged_count)

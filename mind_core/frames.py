@@ -18,6 +18,7 @@ from typing import Any
 from mind_core.compaction import CompactionResult, compact
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError, NotFoundError
+from mind_core.knowledge import KnowledgeGraph
 from mind_core.schema import content_hash
 from mind_core.source_filter import SourceFilter
 from mind_core.timestamps import is_valid_iso_timestamp, normalize_iso, now_iso
@@ -419,14 +420,20 @@ class FrameStore:
             return self.get_by_id(frame_id)
 
     def delete(self, frame_id: int) -> bool:
-        """Remove a frame with its FTS row, vectors and entity links; references to it become NULL."""
+        """Remove a frame with its FTS row, vectors and knowledge links; references to it become NULL.
+
+        The facts it stated are noted as having lost evidence; those left with none are ended (not
+        deleted) by ``KnowledgeGraph.end_facts_without_evidence`` after the knowledge step.
+        """
         with self.db.transaction():
+            KnowledgeGraph(self.db).note_evidence_lost([frame_id])
             self.db.execute(
                 "UPDATE memory_frames SET base_frame_id = NULL WHERE base_frame_id = ?", (frame_id,)
             )
             drop_vectors(self.db, [frame_id])
             self.db.execute("DELETE FROM memory_frames_fts WHERE rowid = ?", (frame_id,))
             self.db.execute("DELETE FROM kg_entity_frames WHERE frame_id = ?", (frame_id,))
+            self.db.execute("DELETE FROM kg_relation_frames WHERE frame_id = ?", (frame_id,))
             return self.db.execute("DELETE FROM memory_frames WHERE id = ?", (frame_id,)).rowcount > 0
 
     def compact(self, max_temp_age_days: int = 30, max_deprecated_age_days: int = 90) -> CompactionResult:

@@ -41,6 +41,9 @@ CO_OCCURS_WITH = "co_occurs_with"
 # Relation types whose direction carries no meaning: one row stands for both directions.
 UNDIRECTED_RELATION_TYPES = frozenset({CO_OCCURS_WITH})
 
+# The property of an entity or relation merged into another (``merge_entity``): the other's id.
+MERGED_INTO = "merged_into"
+
 # Bound parameter lists well below SQLite's limit; frontiers and id lists are chunked by this.
 _CHUNK = 500
 # Longest entity name (in words) that find_entities_in_text can recognise.
@@ -128,6 +131,20 @@ def credit_extractors(properties: Mapping[str, Any], found_by: Iterable[str]) ->
         known = [properties["extractor"]]
     added = [name for name in dict.fromkeys(found_by) if name not in known]
     return {**properties, "extractors": known + added} if added else None
+
+
+_NOT_MERGED = f"NOT (json_valid(properties) AND json_type(properties, '$.{MERGED_INTO}') IS NOT NULL)"
+
+
+def _aliases(properties: str | None) -> list[str]:
+    aliases = load_properties(properties).get("aliases")
+    return [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else []
+
+
+def _count(properties: Mapping[str, Any]) -> int:
+    """A relation's sightings (``properties.count``; 1 when missing or malformed)."""
+    count = properties.get("count")
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
 
 
 def _entity(row: Any) -> Entity:
@@ -289,6 +306,11 @@ def _earlier(first: str, second: str) -> bool:
         return False
 
 
+def _not_before(end: str, start: str) -> str:
+    """An ending no earlier than the start (a fact dated after the deletion ends as it begins)."""
+    return start if _earlier(end, start) else end
+
+
 def _holds_at(valid_from: str, valid_to: str | None, at: str) -> bool:
     try:
         return normalize_iso(valid_from) <= at and (valid_to is None or normalize_iso(valid_to) > at)
@@ -430,6 +452,88 @@ class KnowledgeGraph:
         Its relations stay as they are, as in the original; retire them explicitly if needed.
         """
         return self._retire("entity", self._entity_by_id(entity_id).id)
+
+    def merge_entity(self, duplicate_id: int, into_id: int) -> bool:
+        """Record that two entities are one: ``duplicate_id`` (a first-name mention, a second
+        spelling) is ``into_id``. A correction of belief, not an event: the duplicate is ended at
+        its own ``valid_from`` (it never held) with ``properties.merged_into``, so no valid-time
+        query shows it and ``known_at`` before the merge still does (its versions are kept).
+        Its frame links move to ``into_id``, which takes its name into ``aliases``, its earlier
+        ``valid_from`` and its ``extractors``; each of its active relations is carried over (a
+        relation ``into_id`` already has gains its ``count``; one between the two ends with it)
+        and ended the same way, the frames stating it now stating the carried one. False when the
+        duplicate was no longer active."""
+        duplicate = self._entity_by_id(_require_id(duplicate_id, "duplicate_id"))
+        into = self._entity_by_id(_require_id(into_id, "into_id"))
+        if duplicate.id == into.id:
+            raise InvalidInputError("an entity cannot be merged into itself")
+        if not duplicate.active or not into.active:
+            return False
+        with self.db.transaction():
+            self.db.execute(
+                "INSERT OR IGNORE INTO kg_entity_frames (entity_id, frame_id)"
+                " SELECT ?, frame_id FROM kg_entity_frames WHERE entity_id = ?",
+                (into.id, duplicate.id),
+            )
+            self.db.execute("DELETE FROM kg_entity_frames WHERE entity_id = ?", (duplicate.id,))
+            for relation in self._active_relations_touching(duplicate.id):
+                self._carry_relation(relation, duplicate.id, into.id)
+            properties = dict(into.properties)
+            aliases = [a for a in properties.get("aliases", []) if isinstance(a, str)]
+            if duplicate.name not in aliases and duplicate.name.lower() != into.name.lower():
+                properties["aliases"] = [*aliases, duplicate.name]
+            properties = credit_extractors(properties, duplicate.properties.get("extractors") or ()) or properties
+            if properties != into.properties:
+                self.update_entity(into.id, properties=properties)
+            self.extend_validity_back("entity", into.id, duplicate.valid_from)
+            self.update_entity(duplicate.id, properties={**duplicate.properties, MERGED_INTO: into.id})
+            self._retire("entity", duplicate.id, duplicate.valid_from)
+        return True
+
+    def _active_relations_touching(self, entity_id: int) -> list[Relation]:
+        rows = self.db.query(
+            "SELECT * FROM knowledge_relations WHERE (source_id = ? OR target_id = ?) AND valid_to IS NULL ORDER BY id",
+            (entity_id, entity_id),
+        )
+        return [_relation(r) for r in rows]
+
+    def _carry_relation(self, relation: Relation, duplicate_id: int, into_id: int) -> None:
+        """``relation`` of the duplicate as a relation of ``into_id``, then ended as never held."""
+        source = into_id if relation.source_id == duplicate_id else relation.source_id
+        target = into_id if relation.target_id == duplicate_id else relation.target_id
+        carried_to: int | None = None
+        if source != target:
+            held = self.find_relation(source, target, relation.relation_type)
+            if held is None:
+                carried_to = self.create_relation(
+                    source,
+                    target,
+                    relation.relation_type,
+                    relation.confidence,
+                    relation.properties,
+                    valid_from=relation.valid_from,
+                ).id
+            else:
+                carried_to = held.id
+                properties = dict(held.properties)
+                properties["count"] = _count(held.properties) + _count(relation.properties)
+                self.db.execute(
+                    "UPDATE knowledge_relations SET properties = ?, confidence = ? WHERE id = ?",
+                    (_dump_properties(properties), max(held.confidence, relation.confidence), held.id),
+                )
+                self.extend_validity_back("relation", held.id, relation.valid_from)
+            self.db.execute(  # the frames stating it now state the carried relation
+                "INSERT OR IGNORE INTO kg_relation_frames (relation_id, frame_id)"
+                " SELECT ?, frame_id FROM kg_relation_frames WHERE relation_id = ?",
+                (carried_to, relation.id),
+            )
+        now = self.clock()
+        self._keep_version("relation", relation.id, now)
+        self.db.execute(
+            "UPDATE knowledge_relations SET properties = ?, recorded_at = ? WHERE id = ?",
+            (_dump_properties({**relation.properties, MERGED_INTO: carried_to}), now, relation.id),
+        )
+        self._retire("relation", relation.id, relation.valid_from)
 
     def get_entities_by_type(self, entity_type: str, limit: int = 500) -> list[Entity]:
         if not entity_type:
@@ -840,11 +944,15 @@ class KnowledgeGraph:
         *,
         ids: Iterable[int] | None = None,
         name: str | None = None,
+        alias: str | None = None,
+        include_ended: bool = True,
     ) -> list[Entity]:
         """Entities as the mind believed them at ``known_at`` (transaction time; None = now)
-        whose validity contains ``valid_at`` (valid time; None = any time, retired included);
-        ``ids`` and ``name`` (ASCII case-insensitive) narrow them down in the query itself."""
-        filters = []
+        whose validity contains ``valid_at`` (valid time; None = any time, retired included,
+        unless ``include_ended`` is False: then only those not ended by ``known_at``);
+        ``ids``, ``name`` and ``alias`` (one of ``properties.aliases``; names ASCII
+        case-insensitive) narrow them down in the query itself."""
+        filters = [] if include_ended else [self._not_ended(known_at)]
         if entity_type is not None:
             filters.append(_RowFilter("entity_type = ?", (entity_type,), lambda r: r["entity_type"] == entity_type))
         if ids is not None:
@@ -855,6 +963,16 @@ class KnowledgeGraph:
         if name is not None:
             folded = _ascii_lower(_require_text(name, "name"))
             filters.append(_RowFilter("lower(name) = ?", (folded,), lambda r: _ascii_lower(r["name"]) == folded))
+        if alias is not None:
+            wanted_alias = _ascii_lower(_require_text(alias, "alias"))
+            filters.append(
+                _RowFilter(
+                    "json_valid(properties) AND EXISTS (SELECT 1 FROM json_each(properties, '$.aliases') a"
+                    " WHERE a.type = 'text' AND lower(a.value) = ?)",
+                    (wanted_alias,),
+                    lambda r: wanted_alias in {_ascii_lower(a) for a in _aliases(r["properties"])},
+                )
+            )
         found = [_entity(r) for r in self._as_of("entity", valid_at, known_at, filters)]
         return sorted(found, key=lambda e: (e.name.lower(), e.id))[: _require_count(limit, "limit")]
 
@@ -865,9 +983,11 @@ class KnowledgeGraph:
         entity_id: int | None = None,
         relation_type: str | None = None,
         limit: int = 500,
+        *,
+        include_ended: bool = True,
     ) -> list[Relation]:
         """Relations on both axes, as ``entities_as_of``; ``entity_id`` keeps those touching it."""
-        filters = []
+        filters = [] if include_ended else [self._not_ended(known_at)]
         if entity_id is not None:
             touching = _require_id(entity_id, "entity_id")
             filters.append(
@@ -884,12 +1004,22 @@ class KnowledgeGraph:
         found = [_relation(r) for r in self._as_of("relation", valid_at, known_at, filters)]
         return sorted(found, key=lambda r: r.id)[: _require_count(limit, "limit")]
 
+    def _not_ended(self, known_at: str | None) -> _RowFilter:
+        """Rows whose validity had not ended by ``known_at`` (None = now): the current facts."""
+        at = self.clock() if known_at is None else _instant(known_at, "known_at")
+        return _RowFilter(
+            "(valid_to IS NULL OR julianday(valid_to) > julianday(?))",
+            (at,),
+            lambda r: r["valid_to"] is None or _earlier(at, r["valid_to"]),
+        )
+
     def _as_of(
         self, kind: str, valid_at: str | None, known_at: str | None, filters: Sequence[_RowFilter] = ()
     ) -> list[dict[str, Any]]:
         table = _TABLES[kind]
         at = None if valid_at is None else _instant(valid_at, "valid_at")
-        clauses: list[str] = [f.sql for f in filters]
+        # a row merged into another never held; before the merge its versions still show it
+        clauses: list[str] = [_NOT_MERGED, *(f.sql for f in filters)]
         params: list[Any] = [p for f in filters for p in f.params]
         if at is not None:  # the live rows are filtered in SQL; the (fewer) versions below in Python
             clauses.append(
@@ -1013,6 +1143,95 @@ class KnowledgeGraph:
                 f"cannot link entities {ids} to frame {frame_id}: unknown entity or frame"
             ) from exc
         return self.db.conn.total_changes - before
+
+    def link_relations_to_frames(self, links: Iterable[tuple[int, int]]) -> int:
+        """Record that frames state relations, from ``(relation id, frame id)`` pairs; returns how
+        many links are new. A relation is current while some frame states it."""
+        rows = list(dict.fromkeys((_require_id(r, "relation_id"), _require_id(f, "frame_id")) for r, f in links))
+        if not rows:
+            return 0
+        before = self.db.conn.total_changes
+        try:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO kg_relation_frames (relation_id, frame_id) VALUES (?, ?)", rows
+            )
+        except self.db.errors.IntegrityError as exc:
+            raise NotFoundError(f"cannot link relations to frames {rows[:3]}: unknown relation or frame") from exc
+        return self.db.conn.total_changes - before
+
+    def frames_for_relation(self, relation_id: int) -> list[int]:
+        rows = self.db.query(
+            "SELECT frame_id FROM kg_relation_frames WHERE relation_id = ? ORDER BY frame_id",
+            (_require_id(relation_id, "relation_id"),),
+        )
+        return [r["frame_id"] for r in rows]
+
+    def move_evidence(self, from_frame_ids: Sequence[int], to_frame_id: int) -> None:
+        """What these frames state is now stated by ``to_frame_id`` (their text was folded into it)."""
+        ids = json.dumps([_require_id(i, "frame_id") for i in from_frame_ids])
+        target = _require_id(to_frame_id, "frame_id")
+        for table, column in (("kg_entity_frames", "entity_id"), ("kg_relation_frames", "relation_id")):
+            self.db.execute(
+                f"INSERT OR IGNORE INTO {table} ({column}, frame_id) SELECT {column}, ? FROM {table}"
+                " WHERE frame_id IN (SELECT value FROM json_each(?))",
+                (target, ids),
+            )
+
+    def note_evidence_lost(self, frame_ids: Sequence[int]) -> None:
+        """Remember, with the time, the facts these frames state, before the frames are deleted.
+
+        They are not ended here: a harvest deletes the frames of vanished items before it learns
+        from its new ones, and a section whose heading was renamed is a new frame stating the same
+        facts. ``end_facts_without_evidence``, run after the knowledge step, ends what has none left.
+        """
+        ids = json.dumps([_require_id(i, "frame_id") for i in frame_ids])
+        now = self.clock()
+        for kind, table, column in (
+            ("entity", "kg_entity_frames", "entity_id"),
+            ("relation", "kg_relation_frames", "relation_id"),
+        ):
+            self.db.execute(
+                f"INSERT OR IGNORE INTO kg_evidence_lost (kind, row_id, lost_at) SELECT DISTINCT ?, {column}, ?"
+                f" FROM {table} WHERE frame_id IN (SELECT value FROM json_each(?))",
+                (kind, now, ids),
+            )
+
+    def end_facts_without_evidence(self) -> dict[str, int]:
+        """End the current facts that lost evidence (``note_evidence_lost``) and have none left,
+        valid until the instant they lost it; a relation touching an entity so ended ends with it
+        (a link to a deleted note no longer resolves). The previous versions are kept, as on every
+        ending; facts that still have evidence stay as they are. Returns what was ended."""
+        ended = {"entities": 0, "relations": 0}
+        with self.db.transaction():
+            lost_entities = self.db.query(
+                "SELECT e.id, e.valid_from, l.lost_at FROM kg_evidence_lost l JOIN knowledge_entities e"
+                " ON l.kind = 'entity' AND e.id = l.row_id WHERE e.valid_to IS NULL"
+                " AND NOT EXISTS (SELECT 1 FROM kg_entity_frames b WHERE b.entity_id = e.id) ORDER BY e.id"
+            )
+            ended_at: dict[int, str] = {}
+            for row in lost_entities:
+                end = _not_before(row["lost_at"], row["valid_from"])
+                ended["entities"] += self._retire("entity", row["id"], end)
+                ended_at[row["id"]] = row["lost_at"]
+            lost_relations = self.db.query(
+                "SELECT r.id, r.valid_from, l.lost_at FROM kg_evidence_lost l JOIN knowledge_relations r"
+                " ON l.kind = 'relation' AND r.id = l.row_id WHERE r.valid_to IS NULL"
+                " AND NOT EXISTS (SELECT 1 FROM kg_relation_frames b WHERE b.relation_id = r.id)"
+            )
+            ends = {row["id"]: (row["valid_from"], row["lost_at"]) for row in lost_relations}
+            for chunk in _chunks(sorted(ended_at)):
+                marks = _placeholders(len(chunk))
+                for row in self.db.query(
+                    "SELECT id, valid_from, source_id, target_id FROM knowledge_relations WHERE valid_to IS NULL"
+                    f" AND (source_id IN ({marks}) OR target_id IN ({marks}))",
+                    (*chunk, *chunk),
+                ):
+                    end = ended_at.get(row["source_id"]) or ended_at[row["target_id"]]
+                    ends.setdefault(row["id"], (row["valid_from"], end))
+            for relation_id, (valid_from, lost_at) in sorted(ends.items()):
+                ended["relations"] += self._retire("relation", relation_id, _not_before(lost_at, valid_from))
+            self.db.execute("DELETE FROM kg_evidence_lost")
+        return ended
 
     def entities_for_frame(self, frame_id: int) -> list[Entity]:
         rows = self.db.query(

@@ -242,6 +242,35 @@ def _vector_codes(db: Database) -> None:
         vector_codes.rebuild(db, table)
 
 
+# -- 0010 (new-user report 5): the evidence of relations, and facts whose evidence was deleted ------
+# ``kg_relation_frames`` is to relations what ``kg_entity_frames`` is to entities: the frames that
+# state the relation. ``kg_evidence_lost`` holds the entities and relations that lost evidence
+# when frames were deleted (a prune, compaction), until the harvest's knowledge step ends those
+# left with none (``KnowledgeGraph.end_facts_without_evidence``); ``lost_at`` is when. Earlier
+# minds kept no relation evidence: it is taken from the frames naming both ends (how cognify finds
+# relations) and from the frame ids a structure relation keeps in its properties.
+_KNOWLEDGE_EVIDENCE_SQL = """
+CREATE TABLE IF NOT EXISTS kg_relation_frames (
+  relation_id INTEGER NOT NULL REFERENCES knowledge_relations(id) ON DELETE CASCADE,
+  frame_id INTEGER NOT NULL REFERENCES memory_frames(id) ON DELETE CASCADE,
+  PRIMARY KEY (relation_id, frame_id));
+CREATE INDEX IF NOT EXISTS idx_kg_relation_frames_frame ON kg_relation_frames (frame_id);
+CREATE TABLE IF NOT EXISTS kg_evidence_lost (
+  kind TEXT NOT NULL CHECK (kind IN ('entity', 'relation')),
+  row_id INTEGER NOT NULL,
+  lost_at TEXT NOT NULL,
+  PRIMARY KEY (kind, row_id));
+INSERT OR IGNORE INTO kg_relation_frames (relation_id, frame_id)
+  SELECT r.id, j.value FROM knowledge_relations r,
+    json_each(CASE WHEN json_valid(r.properties) THEN r.properties ELSE '{}' END, '$.frames') j
+  WHERE j.type = 'integer' AND j.value IN (SELECT id FROM memory_frames);
+INSERT OR IGNORE INTO kg_relation_frames (relation_id, frame_id)
+  SELECT r.id, a.frame_id FROM knowledge_relations r
+  JOIN kg_entity_frames a ON a.entity_id = r.source_id
+  JOIN kg_entity_frames b ON b.frame_id = a.frame_id AND b.entity_id = r.target_id
+"""
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_original_schema", _original_schema),
     Migration("0002_frame_columns", _frame_columns),
@@ -256,6 +285,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0007_source_identity_and_outcome", _SOURCE_IDENTITY_OUTCOME_SQL),
     Migration("0008_knowledge_versions", _KNOWLEDGE_VERSIONS_SQL),
     Migration("0009_vector_codes", _vector_codes),
+    Migration("0010_knowledge_evidence", _KNOWLEDGE_EVIDENCE_SQL),
 )
 
 

@@ -30,6 +30,12 @@ TIME_AXES_OPTIONS = (
         "--known-at", metavar="WHEN", help="As the mind believed it at this instant (transaction time)."
     ),
     click.option(
+        "--include-ended",
+        is_flag=True,
+        help="Also what has ended (a note deleted from its vault, a project marked done); "
+        "by default only what holds now (or at --known-at). --valid-at includes it anyway.",
+    ),
+    click.option(
         "--limit", type=int, default=DEFAULT_GRAPH_RESULTS, show_default=True, help="At most this many rows."
     ),
 )
@@ -46,7 +52,14 @@ def _graph_request(model: type[RequestT], args: CommandArgs, **values: Any) -> R
     from mind_core.query.models import parse_request
 
     return parse_request(
-        model, {"valid_at": args.valid_at, "known_at": args.known_at, "limit": args.limit, **values}
+        model,
+        {
+            "valid_at": args.valid_at,
+            "known_at": args.known_at,
+            "include_ended": args.include_ended,
+            "limit": args.limit,
+            **values,
+        },
     )
 
 
@@ -121,7 +134,12 @@ def kg_relations(args: CommandArgs) -> int:
 @common_options_hiding("embedder")
 @mind_command
 def kg_neighbours(args: CommandArgs) -> int:
-    """An entity's relations, in and out, with the entities at their other end."""
+    """An entity's relations, in and out, with the entities at their other end.
+
+    Every entity of that name answers (a person and a concept may share one); each row names its
+    entity (id, type, name). Stated and typed relations come first, then co-occurrences, each by
+    confidence and sightings.
+    """
     from mind_core.query.graph import neighbours
     from mind_core.query.models import NeighboursRequest
 
@@ -129,13 +147,15 @@ def kg_neighbours(args: CommandArgs) -> int:
     with open_mind(args, embed=False, readonly=True) as mind:
         answer = neighbours(mind.knowledge, request)
     table = TableView(
-        ("relation", "dir", "neighbour", "type", "valid from", "valid to"),
+        ("entity", "relation", "dir", "neighbour", "type", "conf", "valid from", "valid to"),
         [
             (
+                f"#{n.entity_id} {n.entity_type} {n.entity}",
                 n.relation.relation_type,
                 n.direction,
                 n.neighbour,
                 n.neighbour_type,
+                f"{n.relation.confidence:.2f}",
                 n.relation.valid_from,
                 n.relation.valid_to or "",
             )

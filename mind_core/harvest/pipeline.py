@@ -27,6 +27,7 @@ from mind_core.harvest.ownership import forget_ledger, frames_held
 from mind_core.harvest.paths import is_clean, stored_text
 from mind_core.harvest.stores import FAILING_STATUSES, HarvestSource, HarvestSourceStore
 from mind_core.mind import Mind
+from mind_core.person_resolution import resolve_people
 from mind_core.plugins import CONFIDENT, PLAUSIBLE, get_source, rank_sources, source_kinds
 from mind_core.reconcile import (
     ReconcileResult,
@@ -233,7 +234,10 @@ def cognify_frames(
     """Entities, relations and entity-frame links for these frames (and their vectors); with
     ``source``, also what the source's structure states (``mind_core.structure``; idempotent, so
     it runs even when no frame is pending), counted as ``structure_entities`` /
-    ``structure_relations`` created."""
+    ``structure_relations`` created, then the person mentions that name a known person merged
+    into it (``mind_core.person_resolution``), counted as ``people_merged``. Last, the facts that
+    lost their last evidence (frames a prune deleted) are ended, counted as ``entities_ended`` /
+    ``relations_ended``."""
     result: dict[str, Any] = (
         dict(mind.cognify.cognify_batch(frame_ids, progress=progress))
         if frame_ids else {"processed": 0, "entities": 0, "relations": 0}
@@ -242,6 +246,10 @@ def cognify_frames(
         learned = learn_structure(mind.db, mind.knowledge, source)
         result["structure_entities"] = learned["entities"]
         result["structure_relations"] = learned["relations"]
+        result["people_merged"] = len(resolve_people(mind.db, mind.knowledge))
+    # after the new frames' knowledge, so a fact restated by a new frame (a renamed section) stays
+    ended = mind.knowledge.end_facts_without_evidence()
+    result["entities_ended"], result["relations_ended"] = ended["entities"], ended["relations"]
     return result
 
 

@@ -4,18 +4,34 @@ model out (``mind_core.query.models``), so the three surfaces return the same JS
 
 Entities are named as the mind believed them at ``known_at``; ``valid_at`` restricts the entities
 or relations asked for, not the names of the entities at a relation's ends (an entity that
-ended keeps its name).
+ended keeps its name). Without ``valid_at`` the answer holds the current facts, those not ended
+(by ``known_at``, or now); ``include_ended`` adds the ended ones, the graph's history.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from mind_core.errors import NotFoundError
-from mind_core.knowledge import Entity, KnowledgeGraph, Relation
+from mind_core.knowledge import CO_OCCURS_WITH, Entity, KnowledgeGraph, Relation
 from mind_core.query import models
 
 
-def _axes(request: models.GraphRequest) -> dict[str, str | None]:
-    return {"valid_at": request.valid_at, "known_at": request.known_at}
+def _axes(request: models.GraphRequest) -> dict[str, Any]:
+    """The time axes as the knowledge graph takes them: without ``valid_at``, only the facts not
+    ended unless ``include_ended`` (with it, ``valid_at`` alone says which held)."""
+    return {
+        "valid_at": request.valid_at,
+        "known_at": request.known_at,
+        "include_ended": request.include_ended or request.valid_at is not None,
+    }
+
+
+def _strength(relation: Relation) -> tuple[bool, float, int]:
+    """Stated or typed relations first, co-occurrences after; then confidence, then sightings."""
+    count = relation.properties.get("count")
+    sightings = count if isinstance(count, int) and not isinstance(count, bool) else 1
+    return relation.relation_type == CO_OCCURS_WITH, -relation.confidence, -sightings
 
 
 def _entity(entity: Entity) -> models.Entity:
@@ -78,42 +94,53 @@ def graph_relations(
 def neighbours(
     knowledge: KnowledgeGraph | None, request: models.NeighboursRequest
 ) -> models.NeighboursResponse:
-    """The relations of every entity named ``request.name`` (ASCII case ignored, any type), on both axes;
-    NotFoundError when the mind knew no entity of that name at ``known_at``."""
+    """The relations of every entity named ``request.name`` (ASCII case ignored, any type), on both axes,
+    or, when none is, of every entity with that name among its ``aliases`` (a first name merged
+    into the full one, a note's alias). Each row names the entity it belongs to; the strongest
+    come first (``_strength``), so a person's replies come before the names that merely appeared
+    beside theirs. NotFoundError when the mind knew neither at ``known_at``."""
+    axes = _axes(request)
+    current = {"known_at": request.known_at, "limit": 2**31, "include_ended": axes["include_ended"]}
     matches = (
         []
         if knowledge is None
-        else knowledge.entities_as_of(known_at=request.known_at, limit=2**31, name=request.name.strip())
+        else knowledge.entities_as_of(**current, name=request.name.strip())
+        or knowledge.entities_as_of(**current, alias=request.name.strip())
     )
     if knowledge is None or not matches:
-        raise NotFoundError(f"no entity named {request.name!r} (as known at {request.known_at or 'now'})")
+        hint = "" if axes["include_ended"] else "; ended entities are left out unless include_ended (--include-ended)"
+        raise NotFoundError(f"no entity named {request.name!r} (as known at {request.known_at or 'now'}){hint}")
     matches.sort(key=lambda e: e.id)
-    relations = {
-        entity.id: knowledge.relations_as_of(**_axes(request), entity_id=entity.id, limit=request.limit)
-        for entity in matches
-    }
-    entities = _known_entities(
-        knowledge, {i for found in relations.values() for i in _ends(found)}, request.known_at
-    )
+    # every relation of every match, the strongest first across them, then cut to the limit
+    ranked = sorted(
+        (
+            (relation, entity)
+            for entity in matches
+            for relation in knowledge.relations_as_of(**axes, entity_id=entity.id, limit=2**31)
+        ),
+        key=lambda pair: (*_strength(pair[0]), pair[1].id, pair[0].id),  # equals: by entity, then relation
+    )[: request.limit]
+    entities = _known_entities(knowledge, _ends([relation for relation, _ in ranked]), request.known_at)
     found: list[models.Neighbour] = []
-    for entity in matches:
-        for relation in relations[entity.id]:
-            outgoing = relation.source_id == entity.id
-            other_id = relation.target_id if outgoing else relation.source_id
-            other = entities.get(other_id)
-            found.append(
-                models.Neighbour(
-                    entity_id=entity.id,
-                    direction="out" if outgoing else "in",
-                    neighbour_id=other_id,
-                    neighbour=other.name if other else None,
-                    neighbour_type=other.entity_type if other else None,
-                    relation=_relation(relation, entities),
-                )
+    for relation, entity in ranked:
+        outgoing = relation.source_id == entity.id
+        other_id = relation.target_id if outgoing else relation.source_id
+        other = entities.get(other_id)
+        found.append(
+            models.Neighbour(
+                entity_id=entity.id,
+                entity_type=entity.entity_type,
+                entity=entity.name,
+                direction="out" if outgoing else "in",
+                neighbour_id=other_id,
+                neighbour=other.name if other else None,
+                neighbour_type=other.entity_type if other else None,
+                relation=_relation(relation, entities),
             )
+        )
     return models.NeighboursResponse(
-        **_axes(request),
+        **axes,
         name=request.name,
         entities=[_entity(e) for e in matches],
-        neighbours=found[: request.limit],
+        neighbours=found,
     )

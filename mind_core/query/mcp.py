@@ -237,13 +237,15 @@ class MindTools:
         known_at: TimeBound | None = None,
         limit: GraphLimit = DEFAULT_GRAPH_RESULTS,
         workspace: WorkspaceName | None = None,
+        include_ended: bool = False,
     ) -> GraphEntitiesResponse:
         """Knowledge-graph entities (of one entity_type) on both time axes: valid_at keeps those that
         held at that ISO-8601 instant (valid time), known_at reads the graph as the mind believed it
-        then (transaction time). The same answer as GET /kg/entities and `mind kg entities --json`."""
+        then (transaction time). Without valid_at only the current ones (not ended), unless
+        include_ended. The same answer as GET /kg/entities and `mind kg entities --json`."""
         from mind_core.query.graph import graph_entities
 
-        values = {"type": entity_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
+        values = {"type": entity_type, "valid_at": valid_at, "known_at": known_at, "limit": limit, "include_ended": include_ended}
         request = parse_request(GraphEntitiesRequest, {**values, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
         return graph_entities(mind.knowledge if mind else None, request)
@@ -255,12 +257,13 @@ class MindTools:
         known_at: TimeBound | None = None,
         limit: GraphLimit = DEFAULT_GRAPH_RESULTS,
         workspace: WorkspaceName | None = None,
+        include_ended: bool = False,
     ) -> GraphRelationsResponse:
         """Knowledge-graph relations (of one relation_type, e.g. links_to, sent, replied_to) with
         the names of the entities they join, on both time axes as kg_entities."""
         from mind_core.query.graph import graph_relations
 
-        values = {"type": relation_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
+        values = {"type": relation_type, "valid_at": valid_at, "known_at": known_at, "limit": limit, "include_ended": include_ended}
         request = parse_request(GraphRelationsRequest, {**values, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
         return graph_relations(mind.knowledge if mind else None, request)
@@ -272,12 +275,14 @@ class MindTools:
         known_at: TimeBound | None = None,
         limit: GraphLimit = DEFAULT_GRAPH_RESULTS,
         workspace: WorkspaceName | None = None,
+        include_ended: bool = False,
     ) -> NeighboursResponse:
         """The relations of the entity called name (any case), in and out, with the entity at each
-        relation's other end, on both time axes as kg_entities."""
+        relation's other end, on both time axes as kg_entities; each row names the entity it belongs
+        to (a person and a concept may share a name), typed relations before co-occurrences."""
         from mind_core.query.graph import neighbours
 
-        values = {"name": name, "valid_at": valid_at, "known_at": known_at, "limit": limit}
+        values = {"name": name, "valid_at": valid_at, "known_at": known_at, "limit": limit, "include_ended": include_ended}
         request = parse_request(NeighboursRequest, {**values, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
         return neighbours(mind.knowledge if mind else None, request)

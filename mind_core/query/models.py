@@ -234,8 +234,12 @@ EntityTypeName = Annotated[
     AfterValidator(_not_blank),
 ]
 GraphLimit = Annotated[int, Between(1, limits.MAX_GRAPH_RESULTS), Field(description="Rows to return.")]
-VALID_AT_HELP = "What held at this ISO-8601 instant (valid time); default: any time, ended facts included."
+VALID_AT_HELP = "What held at this ISO-8601 instant (valid time); default: the current facts (see include_ended)."
 KNOWN_AT_HELP = "As the mind believed it at this ISO-8601 instant (transaction time); default: now."
+INCLUDE_ENDED_HELP = (
+    "Without valid_at: also the facts that have ended (their history: a note deleted from its vault, "
+    "a project marked done); default: only those not ended (by known_at, or now)."
+)
 
 
 class GraphRequest(QueryRequest):
@@ -245,6 +249,7 @@ class GraphRequest(QueryRequest):
     workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
     valid_at: TimeBound | None = Field(None, description=VALID_AT_HELP)
     known_at: TimeBound | None = Field(None, description=KNOWN_AT_HELP)
+    include_ended: bool = Field(False, description=INCLUDE_ENDED_HELP)
     limit: GraphLimit = limits.DEFAULT_GRAPH_RESULTS
 
 
@@ -608,6 +613,7 @@ class GraphAnswer(BaseModel):
 
     valid_at: str | None
     known_at: str | None
+    include_ended: bool = Field(False, description="Ended facts included (asked for, or by valid_at).")
 
 
 class GraphEntitiesResponse(GraphAnswer):
@@ -635,7 +641,12 @@ class GraphRelationsResponse(GraphAnswer):
 
 
 class Neighbour(BaseModel):
+    """One relation of an entity named so; ordered per entity (by id), typed relations before
+    co-occurrences, then by confidence and sightings."""
+
     entity_id: int = Field(description="The entity asked about (one of the entities named so).")
+    entity_type: str = Field(description="That entity's type: two entities may share a name.")
+    entity: str = Field(description="That entity's name.")
     direction: Literal["out", "in"] = Field(description="out: the entity is the relation's source.")
     neighbour_id: int
     neighbour: str | None = Field(description="The entity at the relation's other end.")

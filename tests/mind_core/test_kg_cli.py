@@ -81,3 +81,34 @@ def test_a_type_no_entity_or_relation_has_is_refused_with_the_types_there_are(ca
     assert code == EXIT_OK and answer["entities"] == []
     code, error = run(capsys, home, "kg", "relations", "--type", "replied")
     assert code == EXIT_USAGE and "replied_to" in error.split("known types: ")[1].split(", ")
+
+
+def test_neighbours_name_their_entity_and_put_stated_relations_first(capsys, home: MindHome) -> None:
+    """Two entities share a name (new-user report 8): every row says which one it belongs to, and
+    a person's stated relations (confidence 1.0) come before mere co-occurrences (0.8)."""
+    with Mind.open(home.workspace_path("default")) as mind:
+        kg = mind.knowledge
+        person = kg.find_entity("person", "Bob Smith")
+        postgres = kg.find_entity("technology", "PostgreSQL")
+        assert person is not None and postgres is not None
+        concept = kg.create_entity("concept", "Bob Smith")
+        kg.create_relation(concept.id, postgres.id, "co_occurs_with", 0.8)
+        kg.create_relation(concept.id, postgres.id, "mentions", 0.5)
+    code, answer = run(capsys, home, "kg", "neighbours", "Bob", "Smith")
+    assert code == EXIT_OK
+    assert [(e["id"], e["entity_type"]) for e in answer["entities"]] == [(person.id, "person"), (concept.id, "concept")]
+    rows = answer["neighbours"]
+    owners = {(n["entity_id"], n["entity_type"], n["entity"]) for n in rows}
+    assert owners == {(person.id, "person", "Bob Smith"), (concept.id, "concept", "Bob Smith")}
+    kinds = [n["relation"]["relation_type"] == "co_occurs_with" for n in rows]
+    assert kinds == sorted(kinds) and True in kinds and False in kinds  # typed relations, then co-occurrences
+    for group in (False, True):
+        confidences = [n["relation"]["confidence"] for n, k in zip(rows, kinds, strict=True) if k is group]
+        assert confidences == sorted(confidences, reverse=True)
+    assert ("mentions", concept.id) in {(n["relation"]["relation_type"], n["entity_id"]) for n in rows}
+
+    assert main(["kg", "neighbours", "Bob", "Smith", "--home", str(home.root)]) == EXIT_OK
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:2] == ["entity", "relation"]
+    assert any(line.startswith(f"#{person.id} person Bob Smith") and " replied_to " in line for line in table)
+    assert any(line.startswith(f"#{concept.id} concept Bob Smith") and " mentions " in line for line in table)

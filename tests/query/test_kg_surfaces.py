@@ -154,3 +154,16 @@ def test_the_openapi_document_describes_the_graph_routes(base) -> None:
         assert schema["$ref"].rsplit("/", 1)[1] == answer and "known_at" in schemas[answer]["properties"]
     neighbour = schemas["Neighbour"]["properties"]
     assert {"direction", "neighbour", "relation"} <= set(neighbour)
+
+
+def test_ended_facts_are_left_out_unless_asked_for_alike_on_every_surface(capsys, home, base, tools) -> None:
+    current = http(base, "/kg/entities", type="person").json()
+    assert current == tools.kg_entities("person").model_dump(mode="json")
+    assert current == cli(capsys, home, "kg", "entities", "--type", "person")
+    assert "Carol Diaz" not in {e["name"] for e in current["entities"]}  # ended 30 June 2024
+    history = http(base, "/kg/entities", type="person", include_ended="true").json()
+    assert history == tools.kg_entities("person", include_ended=True).model_dump(mode="json")
+    assert history == cli(capsys, home, "kg", "entities", "--type", "person", "--include-ended")
+    assert "Carol Diaz" in {e["name"] for e in history["entities"]} and history["include_ended"] is True
+    assert http(base, "/kg/neighbours", name="Carol Diaz").status_code == 404
+    assert http(base, "/kg/neighbours", name="Carol Diaz", include_ended="true").json()["neighbours"]
