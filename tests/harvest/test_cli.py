@@ -6,6 +6,7 @@ from pathlib import Path
 from mind_core.cli import EXIT_OK, EXIT_USAGE, main
 from mind_core.harvest.importer import frame_content
 from mind_core.harvest.items import HarvestItem
+from mind_core.harvest.pipeline import default_source_name
 from mind_core.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.plugins import get_source
 from mind_core.schema import content_hash
@@ -259,3 +260,13 @@ def test_a_source_added_without_a_name_is_named_after_its_path(tmp_path, capsys)
     assert "a source named 'chatgpt-export' (the name derived from 'chatgpt-export.json')" in err
     assert "--name NAME" in err
     assert run(capsys, "sources", "add", str(clash), "--name", "gpt-other", *base)[0] == EXIT_OK
+
+
+def test_the_derived_source_name_is_the_path_s_last_part_as_a_slug(tmp_path):
+    mailbox = tmp_path / "Work Inbox.mbox"
+    mailbox.write_text("")
+    notes = tmp_path / "Notizen Über v1.2"
+    notes.mkdir()
+    assert default_source_name(mailbox, "email") == "work-inbox"  # a file's extension dropped
+    assert default_source_name(notes, "markdown") == "notizen-uber-v1-2"  # a folder's name whole
+    assert default_source_name(tmp_path / "日本語", "markdown") == "markdown"  # nothing left: the kind
