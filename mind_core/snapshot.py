@@ -858,11 +858,7 @@ def write_snapshot(
             raise NotFoundError(f"no mind for workspace {workspace!r} at {path}")
         targets = {workspace: path}
     else:
-        targets = {}
-        if home.personal_path.is_file():
-            targets[PERSONAL] = home.personal_path
-        for name in home.workspaces():
-            targets[name] = home.workspace_path(name)
+        targets = {name: home.mind_path(name) for name in home.minds()}
         if not targets:
             raise NotFoundError(f"no minds in {home.root}: harvest something first")
     minds = {

@@ -25,14 +25,26 @@ import dagster as dg
 
 from mind_core.errors import FingerprintMismatchError
 from mind_core.harvest.catalog import read_catalog
+from mind_core.harvest.ownership import frames_held
 from mind_core.harvest.pipeline import register_source
-from mind_core.harvest.summary import SUMMARY_COLUMNS, SUMMARY_NUMERIC, SourceSummary, status_word
+from mind_core.harvest.summary import (
+    SourceSummary,
+    is_numeric,
+    status_word,
+    summary_columns,
+    summary_notes,
+)
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from mind_core.text_table import format_table
 from pipelines.definitions import defs
 from pipelines.instance import prepare_dagster_home
-from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
+from pipelines.partitions import (
+    harvest_sources,
+    mind_workspaces,
+    parse_source_partition_key,
+    source_partition_key,
+)
 from pipelines.resources import EmbedderResource
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -82,10 +94,11 @@ def _metadata(result: dg.ExecuteInProcessResult) -> dict[str, dict[str, Any]]:
     }
 
 
-def _source_summary(key: str, result: dg.ExecuteInProcessResult) -> SourceSummary:
+def _source_summary(key: str, result: dg.ExecuteInProcessResult, held: int) -> SourceSummary:
+    """The table row of one source's harvest run; ``held``: the frames the source holds."""
     meta = _metadata(result)
     if "harvest_items" not in meta:
-        return SourceSummary(key, status_word("skipped"))
+        return SourceSummary.unchanged(key, held)
     imported = meta.get("iframe_imports", {})
     return SourceSummary(
         key,
@@ -94,6 +107,7 @@ def _source_summary(key: str, result: dg.ExecuteInProcessResult) -> SourceSummar
         new_frames=imported.get("frames_new", 0),
         updated_frames=imported.get("frames_updated", 0),
         unchanged_frames=imported.get("frames_unchanged", 0),
+        pruned_frames=imported.get("pruned", 0),
         entity_mentions=meta.get("cognified_frames", {}).get("entity_mentions", 0),
         vectors=sum(
             meta.get(asset, {}).get("vectors_written", 0) for asset in ("cognified_frames", "vector_index")
@@ -153,14 +167,15 @@ def main() -> int:
     runs = [*results.values(), upkeep, snapshot]
     checks = [c for r in runs for c in r.get_asset_check_evaluations()]
 
-    print(
-        format_table(
-            SUMMARY_COLUMNS,
-            [_source_summary(key, result).row() for key, result in results.items()],
-            SUMMARY_NUMERIC,
-        )
-    )
     with Mind.open(home.mind_path(WORKSPACE), embedder=embedder) as mind:
+        summaries = [
+            _source_summary(key, result, frames_held(mind.db, parse_source_partition_key(key).source))
+            for key, result in results.items()
+        ]
+        columns = summary_columns(summaries)
+        print(format_table(columns, [s.row(columns) for s in summaries], [is_numeric(c) for c in columns]))
+        for note in summary_notes(summaries):
+            print(f"\n{note}")
         totals = {
             "frames": mind.frames.get_stats()["total"],
             "sessions": mind.db.scalar("SELECT COUNT(*) FROM sessions"),

@@ -20,7 +20,7 @@ WORKSPACE_FILE = Path(__file__).resolve().parents[1] / "workspace.yaml"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pipelines.ui", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m pipelines.ui", description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1", help="address the UI listens on (default: loopback)")
     parser.add_argument("--port", type=int, default=3000, help="port of the UI (default: 3000)")
     args = parser.parse_args(argv)

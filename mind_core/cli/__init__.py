@@ -3,7 +3,8 @@
 Exit codes: 0 success (items skipped for bad input are reported, not fatal); 1 a command failed
 at run time (a harvested source missing, failed or empty, or a prune refused); 2 bad usage or
 input (unknown kind, missing path, invalid name); 3 ``doctor`` found problems it did not repair.
-Errors are one line on stderr; ``--debug`` shows the traceback.
+Errors are one ``error:`` line on stderr, click's usage errors too (with a ``try 'mind COMMAND
+--help'`` line under them instead of click's usage block); ``--debug`` shows the traceback.
 
 Plugins add commands through the ``register_commands`` hook (``mind_core.plugins``); they are
 added to a fresh root group at each ``main`` call, so a plugin registered at run time counts.
@@ -112,6 +113,15 @@ def build_cli() -> click.Group:
     return root
 
 
+def usage_message(exc: click.ClickException) -> str:
+    """Click's message in the words of our own errors: a lower-case start (``invalid value for
+    '--profile': ...``), so every error reads as one ``error: ...`` line."""
+    message = exc.format_message()
+    if message[:2].istitle():
+        message = message[0].lower() + message[1:]
+    return message
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``mind`` with ``argv`` (default: the process's arguments); returns the exit code."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -119,11 +129,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         code = build_cli().main(args=args, prog_name="mind", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:  # `mind` or `mind kg` alone: the help
+        exc.show()
+        return EXIT_USAGE
     except click.ClickException as exc:
         code = EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code
-        if "--json" in args:
-            return report_error(exc.format_message(), code, as_json=True)
-        exc.show()
+        report_error(usage_message(exc), code, as_json="--json" in args)
+        if isinstance(exc, click.UsageError) and "--json" not in args:
+            command = exc.ctx.command_path if exc.ctx is not None else "mind"
+            print(f"try '{command} --help'", file=sys.stderr)
         return code
     except click.Abort:
         print("interrupted", file=sys.stderr)

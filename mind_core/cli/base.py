@@ -71,6 +71,11 @@ EXTERNAL_URL_OPTION = click.option(
 )
 
 
+ALL_WORKSPACES_OPTION = click.option(
+    "--all-workspaces", is_flag=True, help="Every mind in the home, the personal mind included."
+)
+
+
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return common_options_hiding()(func)
 
@@ -168,6 +173,8 @@ def open_mind(
 
 
 def selected_workspaces(args: CommandArgs) -> list[str]:
+    """The minds a command with ``--all-workspaces`` covers: every mind of the home (the personal
+    one included, ``MindHome.minds``), or the one ``--workspace`` names."""
     if args.all_workspaces:
-        return MindHome(args.home).workspaces()
+        return MindHome(args.home).minds()
     return [args.workspace]

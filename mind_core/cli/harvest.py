@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from mind_core.cli.base import (
+    ALL_WORKSPACES_OPTION,
     EXIT_FAILED,
     EXIT_OK,
     CommandArgs,
@@ -20,12 +21,8 @@ from mind_core.cli.base import (
 )
 from mind_core.cli.output import StageProgress, TableView, emit
 from mind_core.errors import MindError
-from mind_core.harvest.summary import SUMMARY_COLUMNS, SUMMARY_NUMERIC, SourceSummary
+from mind_core.harvest.summary import SourceSummary, is_numeric, summary_columns, summary_notes
 from mind_core.home import MindHome
-
-# the shared summary columns, with the workspace, the source's kind and the time around them
-HARVEST_COLUMNS = ("workspace", SUMMARY_COLUMNS[0], "kind", *SUMMARY_COLUMNS[1:], "time")
-NUMERIC_COLUMNS = (False, SUMMARY_NUMERIC[0], False, *SUMMARY_NUMERIC[1:], True)
 
 
 @click.command(
@@ -43,7 +40,7 @@ NUMERIC_COLUMNS = (False, SUMMARY_NUMERIC[0], False, *SUMMARY_NUMERIC[1:], True)
     is_flag=True,
     help="Let --prune delete when the scan found nothing or more than half of the source's frames are gone.",
 )
-@click.option("--all-workspaces", is_flag=True, help="Harvest the sources of every workspace in the home.")
+@ALL_WORKSPACES_OPTION
 @common_options
 @mind_command
 def harvest(args: CommandArgs) -> int:
@@ -65,11 +62,10 @@ def harvest(args: CommandArgs) -> int:
             outcome_lines.append(f"  {r['workspace']}/{r['source']}: {r['status']}: {r['reason']}")
         if prune_refused:
             outcome_lines.append(f"  {r['workspace']}/{r['source']}: prune refused: {prune_refused}")
-    parts: list[str | TableView] = [
-        TableView(HARVEST_COLUMNS, [_report_row(r) for r in reports], NUMERIC_COLUMNS)
-        if reports
-        else "nothing to harvest"
-    ]
+    parts: list[str | TableView] = [_harvest_table(reports)] if reports else ["nothing to harvest"]
+    notes = summary_notes([SourceSummary.of_report(r) for r in reports])
+    if notes:
+        parts.append("\n" + "\n".join(notes))
     error_lines = [
         f"  {r['source']}: {e}" for r in reports for e in (r["imported"] or {}).get("errors", [])[:10]
     ]
@@ -84,7 +80,7 @@ def harvest(args: CommandArgs) -> int:
 def harvest_sources(args: CommandArgs) -> tuple[list[dict[str, Any]], int]:
     """Each selected source's report, and how many sources raised (one broken source does not
     stop the others)."""
-    from mind_core.harvest.pipeline import due_sources
+    from mind_core.harvest.pipeline import due_sources, get_registered
     from mind_core.harvest.pipeline import harvest as harvest_source
     from mind_core.harvest.stores import HarvestSourceStore
     from mind_core.plugins import announce_harvest
@@ -94,7 +90,7 @@ def harvest_sources(args: CommandArgs) -> tuple[list[dict[str, Any]], int]:
     for workspace in selected_workspaces(args):
         with open_mind(args, workspace, write=True) as mind:
             if args.names:
-                names = list(args.names)
+                names = [get_registered(mind, n, f"workspace {workspace!r}").source for n in args.names]
             elif args.due:
                 names = [s.source for s in due_sources(mind)]
             else:
@@ -127,7 +123,13 @@ def harvest_sources(args: CommandArgs) -> tuple[list[dict[str, Any]], int]:
     return reports, failures
 
 
-def _report_row(report: dict[str, Any]) -> tuple[Any, ...]:
-    source, *counts = SourceSummary.of_report(report).row()
-    seconds = sum(report["stage_seconds"].values())
-    return (report["workspace"], source, report["kind"], *counts, f"{seconds:.1f}s")
+def _harvest_table(reports: list[dict[str, Any]]) -> TableView:
+    """The shared summary columns, with the workspace, the source's kind and the time around them."""
+    summaries = [SourceSummary.of_report(r) for r in reports]
+    source, *counts = summary_columns(summaries)
+    headers = ("workspace", source, "kind", *counts, "time")
+    rows = [
+        (r["workspace"], s.source, r["kind"], *s.row(counts), f"{sum(r['stage_seconds'].values()):.1f}s")
+        for r, s in zip(reports, summaries, strict=True)
+    ]
+    return TableView(headers, rows, [is_numeric(h) and h not in ("workspace", "kind") for h in headers])

@@ -10,12 +10,13 @@ import click
 from mind_core.cli.base import (
     EXIT_OK,
     CommandArgs,
-    common_options,
+    common_options_hiding,
     example,
     mind_command,
     open_mind,
 )
 from mind_core.cli.output import TableView, emit
+from mind_core.errors import InvalidInputError
 from mind_core.limits import DEFAULT_GRAPH_RESULTS
 
 if TYPE_CHECKING:
@@ -67,18 +68,33 @@ def kg() -> None:
     """The knowledge graph, on both time axes."""
 
 
+def _require_known_type(value: str | None, known: set[str], what: str) -> None:
+    """A --type no entity or relation has would answer an empty table, a typo (``persons``) with
+    it: refused, listing the types there are."""
+    if value is not None and known and value not in known:
+        raise InvalidInputError(f"unknown {what} type {value!r} (--type); known types: {', '.join(sorted(known))}")
+
+
+def _types_in_mind(mind: Any, table: str, column: str) -> set[str]:
+    """Every type the mind's graph holds, ended versions included (--valid-at may ask for them)."""
+    return {row[0] for row in mind.db.query(f"SELECT DISTINCT {column} FROM {table}")}
+
+
 @kg.command("entities", epilog=example("mind kg entities --type person --known-at 2024-06-01"))
-@click.option("--type", metavar="TYPE", help="Only entities of this type (person, project, ...).")
+@click.option("--type", metavar="TYPE", help="Only entities of this type (person, project, note ...).")
 @time_axes_options
-@common_options
+@common_options_hiding("embedder")
 @mind_command
 def kg_entities(args: CommandArgs) -> int:
     """Entities (of one --type), as they held and as they were known."""
+    from mind_core.extract import ENTITY_TYPES
     from mind_core.query.graph import graph_entities
     from mind_core.query.models import GraphEntitiesRequest
 
     request = _graph_request(GraphEntitiesRequest, args, type=args.type)
     with open_mind(args, embed=False, readonly=True) as mind:
+        known = {*ENTITY_TYPES, *_types_in_mind(mind, "knowledge_entities", "entity_type")}
+        _require_known_type(args.type, known, "entity")
         answer = graph_entities(mind.knowledge, request)
     table = TableView(
         ("id", "type", "name", "valid from", "valid to"),
@@ -89,9 +105,9 @@ def kg_entities(args: CommandArgs) -> int:
 
 
 @kg.command("relations", epilog=example("mind kg relations --type works_on --valid-at 2024-03-01"))
-@click.option("--type", metavar="TYPE", help="Only relations of this type.")
+@click.option("--type", metavar="TYPE", help="Only relations of this type (replied_to, links_to ...).")
 @time_axes_options
-@common_options
+@common_options_hiding("embedder")
 @mind_command
 def kg_relations(args: CommandArgs) -> int:
     """Relations (of one --type), with the entities they join."""
@@ -100,6 +116,7 @@ def kg_relations(args: CommandArgs) -> int:
 
     request = _graph_request(GraphRelationsRequest, args, type=args.type)
     with open_mind(args, embed=False, readonly=True) as mind:
+        _require_known_type(args.type, _types_in_mind(mind, "knowledge_relations", "relation_type"), "relation")
         answer = graph_relations(mind.knowledge, request)
     table = TableView(
         ("source", "relation", "target", "valid from", "valid to"),
@@ -114,7 +131,7 @@ def kg_relations(args: CommandArgs) -> int:
     "name", nargs=-1, required=True, metavar="NAME...", help="The entity's name (words are joined)."
 )
 @time_axes_options
-@common_options
+@common_options_hiding("embedder")
 @mind_command
 def kg_neighbours(args: CommandArgs) -> int:
     """An entity's relations, in and out, with the entities at their other end.

@@ -12,6 +12,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from mind_core.cli.base import (
+    ALL_WORKSPACES_OPTION,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_PROBLEMS,
@@ -20,14 +21,16 @@ from mind_core.cli.base import (
     example,
     mind_command,
     open_mind,
+    selected_workspaces,
 )
 from mind_core.cli.output import StageProgress, TableView, emit
+from mind_core.errors import NotFoundError
 from mind_core.home import MindHome
 from mind_core.text_table import rich_table, styled_output
 
 
 @click.command("stats", epilog=example("mind stats --all-workspaces --json"))
-@click.option("--all-workspaces", is_flag=True, help="Every mind in the home, personal included.")
+@ALL_WORKSPACES_OPTION
 @common_options
 @mind_command
 def stats(args: CommandArgs) -> int:
@@ -58,21 +61,75 @@ def stats(args: CommandArgs) -> int:
     return EXIT_FAILED if broken else EXIT_OK
 
 
-@click.command("doctor", epilog=example("mind doctor --repair"))
+@click.command("doctor", epilog=example("mind doctor --repair", "mind doctor --all-workspaces"))
 @click.option(
     "--repair", is_flag=True, help="Repair what can be repaired (indexes, orphans), then check again."
 )
+@ALL_WORKSPACES_OPTION
 @common_options
 @mind_command
 def doctor(args: CommandArgs) -> int:
     """Check (and repair) a mind.
 
     Checks the full-text and vector indexes, orphans, the embedder's model cache and the
-    sources' last harvests; exit code 3 when problems are left unrepaired.
+    sources' last harvests; exit code 3 when problems are left unrepaired (in any mind checked).
     """
+    workspaces = selected_workspaces(args)
+    if not workspaces:
+        raise NotFoundError(f"no minds in {MindHome(args.home).root}: harvest something first")
+    checked = [_doctor_mind(args, workspace) for workspace in workspaces]
+    if args.json:
+        emit(args, [c.data for c in checked] if args.all_workspaces else checked[0].data)
+    elif not styled_output():
+        emit(args, None, "\n\n".join(c.plain() for c in checked))
+    else:
+        for c in checked:
+            Console().print(c.panel())
+    return EXIT_OK if all(c.healthy for c in checked) else EXIT_PROBLEMS
+
+
+@dataclasses.dataclass
+class DoctorCheck:
+    """What ``mind doctor`` found in one mind, as JSON, plain lines and a rich panel."""
+
+    workspace: str
+    data: dict[str, Any]
+    checks: list[tuple[str, str]]
+    source_problems: list[Any]
+    status: str
+    repaired: str | None
+    healthy: bool
+
+    def plain(self) -> str:
+        lines = [f"workspace: {self.workspace}"]
+        lines += [f"{check}: {value}" for check, value in self.checks if check != "onnx cache"]
+        if self.source_problems:
+            lines.append("sources:\n" + "\n".join(f"  {p}" for p in self.source_problems))
+        lines.append(f"onnx cache: {dict(self.checks)['onnx cache']}")
+        lines.append(f"status: {self.status}")
+        if self.repaired:
+            lines.append(f"repaired: {self.repaired}")
+        return "\n".join(lines)
+
+    def panel(self) -> Panel:
+        table = rich_table(("check", "result"), self.checks)
+        for problem in self.source_problems:
+            table.add_row("source", Text(str(problem), style="red"))
+        if self.repaired:
+            table.add_row("repaired", self.repaired)
+        colour = "green" if self.status == "ok" else "red"
+        return Panel(
+            table,
+            title=f"mind doctor: {self.workspace}",
+            subtitle=f"[{colour}]status: {self.status}[/{colour}]",
+            expand=False,
+        )
+
+
+def _doctor_mind(args: CommandArgs, workspace: str) -> DoctorCheck:
     from mind_core.harvest.health import source_problems
 
-    with open_mind(args, write=args.repair, readonly=not args.repair) as mind:
+    with open_mind(args, workspace, write=args.repair, readonly=not args.repair) as mind:
         report = mind.doctor(repair=args.repair)
         sources = source_problems(mind.db)
         onnx_cache = _onnx_cache_status(mind.embedder)
@@ -80,7 +137,6 @@ def doctor(args: CommandArgs) -> int:
     checks = [("frames", f"{report.frames:,}")]
     checks += [(f.check, "ok" if f.ok else f"{f.count:,} ({f.detail})") for f in report.findings]
     checks.append(("onnx cache", status_text(onnx_cache)))
-    status = "ok" if not problems else "problems: " + ", ".join(problems)
     repaired_line = None
     if report.repaired is not None and report.after is not None:
         repaired = report.repaired
@@ -89,34 +145,23 @@ def doctor(args: CommandArgs) -> int:
             f"{repaired.orphans_removed:,} orphans; after: "
             + ("ok" if report.after.ok else "problems: " + ", ".join(report.after.problems))
         )
-    data = {**report.to_dict(), "sources": [p.to_dict() for p in sources], "onnx_cache": onnx_cache}
+    data = {
+        "workspace": workspace,
+        **report.to_dict(),
+        "sources": [p.to_dict() for p in sources],
+        "onnx_cache": onnx_cache,
+    }
     if sources:
         data["ok"], data["problems"] = False, problems
-    if args.json or not styled_output():
-        lines = [f"{check}: {value}" for check, value in checks if check != "onnx cache"]
-        if sources:
-            lines.append("sources:\n" + "\n".join(f"  {p}" for p in sources))
-        lines.append(f"onnx cache: {status_text(onnx_cache)}")
-        lines.append(f"status: {status}")
-        if repaired_line:
-            lines.append(f"repaired: {repaired_line}")
-        emit(args, data, "\n".join(lines))
-    else:
-        table = rich_table(("check", "result"), checks)
-        for problem in sources:
-            table.add_row("source", Text(str(problem), style="red"))
-        if repaired_line:
-            table.add_row("repaired", repaired_line)
-        colour = "green" if not problems else "red"
-        Console().print(
-            Panel(
-                table,
-                title=f"mind doctor: {args.workspace}",
-                subtitle=f"[{colour}]status: {status}[/{colour}]",
-                expand=False,
-            )
-        )
-    return EXIT_OK if report.healthy and not sources else EXIT_PROBLEMS
+    return DoctorCheck(
+        workspace=workspace,
+        data=data,
+        checks=checks,
+        source_problems=sources,
+        status="ok" if not problems else "problems: " + ", ".join(problems),
+        repaired=repaired_line,
+        healthy=report.healthy and not sources,
+    )
 
 
 def status_text(status: dict[str, Any] | str) -> str:

@@ -65,7 +65,8 @@ from mind_core.scoring import SCORING_PROFILES
 @click.option(
     "--source-kind",
     metavar="KIND",
-    help="Only frames of this plugin (markdown, email, chatgpt ...) or item kind.",
+    callback=lambda ctx, param, value: _known_source_kind(value),
+    help="Only frames of this plugin (markdown, email, chatgpt ...) or item kind (note, conversation ...).",
 )
 @click.option("--keyword-only", is_flag=True, help="Full-text lane only: no embedding model is loaded.")
 @EXTERNAL_URL_OPTION
@@ -114,6 +115,20 @@ def recall(args: CommandArgs) -> int:
         *format_recall(result, args.explain, mark),
     )
     return EXIT_OK
+
+
+def _known_source_kind(value: str | None) -> str | None:
+    """A --source-kind that names no installed plugin and no item kind would match nothing: it is
+    refused with the kinds that exist, not answered with an empty recall."""
+    if value is None:
+        return None
+    from mind_core.harvest.items import ITEM_KINDS
+    from mind_core.plugins import source_kinds
+
+    known = sorted({*source_kinds(), *ITEM_KINDS})
+    if value.strip() not in known:
+        raise click.BadParameter(f"unknown kind {value!r}; known kinds: {', '.join(known)}")
+    return value
 
 
 def _recall_minds(args: CommandArgs, stack: contextlib.ExitStack) -> tuple[Any, Any]:

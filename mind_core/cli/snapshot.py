@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from mind_core.cli.base import (
+    ALL_WORKSPACES_OPTION,
     EXIT_OK,
     CommandArgs,
     common_options_hiding,
@@ -36,7 +37,7 @@ FORMAT_OPTION = click.option(
 
 
 @click.command("snapshot", epilog=example("mind snapshot --all-workspaces --date 2024-05-01"))
-@click.option("--all-workspaces", is_flag=True, help="Every mind in the home, personal included.")
+@ALL_WORKSPACES_OPTION
 @ROOT_OPTION
 @click.option(
     "--date", metavar="YYYY-MM-DD", help="Snapshot date (default: today, UTC); re-running replaces it."

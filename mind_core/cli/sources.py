@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from mind_core.cli.base import (
+    ALL_WORKSPACES_OPTION,
     EXIT_OK,
     CommandArgs,
     common_options_hiding,
@@ -15,6 +18,9 @@ from mind_core.cli.base import (
 )
 from mind_core.cli.output import TableView, emit
 from mind_core.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from mind_core.harvest.stores import HarvestSource
 
 
 class SourcesAddCommand(click.Command):
@@ -43,7 +49,11 @@ def sources() -> None:
 )
 @click.argument("kind_or_path", metavar="[KIND]", help="The source kind (omit it to detect it from PATH).")
 @click.argument("path", metavar="PATH", required=False, help="The export file or folder to harvest.")
-@click.option("--name", help="The source's name in the workspace (default: derived from PATH).")
+@click.option(
+    "--name",
+    help="The source's name in the workspace (default: PATH's last part, extension dropped, "
+    "lower-cased, other characters as '-': chatgpt-export for ~/Downloads/chatgpt-export.zip).",
+)
 @click.option("--replace", is_flag=True, help="Re-point an existing name (its ledger starts over).")
 @click.option("--kind-anyway", is_flag=True, help="Keep KIND even though PATH looks like another kind.")
 @click.option(
@@ -79,18 +89,24 @@ def sources_add(args: CommandArgs) -> int:
 
 
 @sources.command("list", epilog=example("mind sources list --all-workspaces"))
-@click.option("--all-workspaces", is_flag=True, help="Sources of every workspace in the home.")
+@ALL_WORKSPACES_OPTION
 @common_options_hiding("embedder")
 @mind_command
 def sources_list(args: CommandArgs) -> int:
-    """List sources with their last harvest."""
+    """List sources with their last harvest.
+
+    The table's "last items" and "last errors" count the last harvest that read the files; "frames
+    held" is what the source holds now. --json names the same counts last_harvest_items,
+    last_harvest_errors and frames_held, and the counts summed over every harvest
+    items_imported_total and frames_created_total.
+    """
     from mind_core.harvest.stores import HarvestSourceStore
 
     rows, data, notes = [], [], []
     for workspace in selected_workspaces(args):
         with open_mind(args, workspace, embed=False) as mind:
             for s in HarvestSourceStore(mind.db).get_all():
-                data.append({"workspace": workspace, **s.__dict__})
+                data.append(source_listing(workspace, s))
                 interval = f"every {s.sync_interval_hours}h" if s.auto_sync else "manual"
                 rows.append(
                     (
@@ -116,9 +132,9 @@ def sources_list(args: CommandArgs) -> int:
         "status",
         "sync",
         "last harvest",
-        "items",
-        "frames",
-        "errors",
+        "last items",
+        "frames held",
+        "last errors",
         "path",
     )
     parts: list[str | TableView] = [TableView(headers, rows) if rows else "no sources registered"]
@@ -126,6 +142,24 @@ def sources_list(args: CommandArgs) -> int:
         parts.append("\n" + "\n".join(notes))
     emit(args, data, *parts)
     return EXIT_OK
+
+
+# stored counter -> the key `sources list --json` gives it: which counts one harvest, which all
+LISTED_COUNTERS = {
+    "last_items": "last_harvest_items",
+    "last_errors": "last_harvest_errors",
+    "last_frames": "frames_held",
+    "items_imported": "items_imported_total",
+    "frames_created": "frames_created_total",
+}
+
+
+def source_listing(workspace: str, source: HarvestSource) -> dict[str, Any]:
+    """One source as ``sources list --json`` gives it, its counters named for what they count."""
+    listing = {"workspace": workspace}
+    for key, value in source.__dict__.items():
+        listing[LISTED_COUNTERS.get(key, key)] = value
+    return listing
 
 
 @sources.command("remove", epilog=example("mind sources remove gpt"))
@@ -167,7 +201,7 @@ def sources_set(args: CommandArgs) -> int:
     from mind_core.harvest.stores import HarvestSourceStore
 
     with open_mind(args, embed=False) as mind:
-        source = get_registered(mind, args.name)
+        source = get_registered(mind, args.name, f"workspace {args.workspace!r}")
         if args.path:
             source = register_source(
                 mind, source.kind, args.path, args.name, replace=True, kind_anyway=args.kind_anyway

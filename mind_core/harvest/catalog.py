@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mind_core.db import Database
 from mind_core.harvest.stores import HarvestSource, HarvestSourceStore
-from mind_core.home import PERSONAL, MindHome
+from mind_core.home import MindHome
 
 
 @dataclass(frozen=True)
@@ -32,12 +32,7 @@ class HomeCatalog:
 
 def home_minds(home: MindHome) -> dict[str, Path]:
     """Every mind file of the home: the personal mind (when it exists) and each workspace mind."""
-    minds: dict[str, Path] = {}
-    if home.personal_path.is_file():
-        minds[PERSONAL] = home.personal_path
-    for name in home.workspaces():
-        minds[name] = home.workspace_path(name)
-    return minds
+    return {name: home.mind_path(name) for name in home.minds()}
 
 
 def read_catalog(home: MindHome, now: str | None = None) -> HomeCatalog:

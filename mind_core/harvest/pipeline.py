@@ -10,7 +10,9 @@ other files, starts a new ledger, so the new files never take over the old files
 
 from __future__ import annotations
 
+import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -46,6 +48,17 @@ def validate_source_name(name: str) -> str:
             f"invalid source name {name!r}: use 1-64 letters, digits, '-', '_' or '.' (not starting with '.')"
         )
     return name
+
+
+def default_source_name(path: Path, kind: str) -> str:
+    """The name of a source added without ``--name``: the last part of its path, a file's
+    extension dropped, in lower case, accents dropped and every run of other characters than
+    letters, digits, ``_`` and ``-`` as one ``-`` (``~/Downloads/chatgpt-export.zip`` ->
+    ``chatgpt-export``, ``~/Mail/Work Inbox.mbox`` -> ``work-inbox``); the kind when nothing is left."""
+    stem = path.stem if path.is_file() else path.name
+    ascii_stem = unicodedata.normalize("NFKD", stem).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9_-]+", "-", ascii_stem.lower())[:64].strip("-_")
+    return slug or kind
 
 
 def resolve_source_path(path: str | Path) -> Path:
@@ -97,7 +110,8 @@ def register_source(
     replace: bool = False,
     kind_anyway: bool = False,
 ) -> HarvestSource:
-    """Add a source to this mind's registry (``kind`` None: detected from the path).
+    """Add a source to this mind's registry (``kind`` None: detected from the path; ``name``
+    None: ``default_source_name``).
 
     Adding a name that exists with the same kind and path changes nothing; with another kind or
     path it is refused unless ``replace``, which starts the source's ledger over (its old frames
@@ -107,9 +121,16 @@ def register_source(
     kind = choose_kind(resolved, kind, kind_anyway=kind_anyway)
     plugin = get_source(kind)
     store = HarvestSourceStore(mind.db)
-    name = validate_source_name(name or kind)
+    derived = name is None
+    name = validate_source_name(default_source_name(resolved, kind) if name is None else name)
     existing = store.get_by_source(name)
     same = existing is not None and existing.kind == kind and existing.source_path == str(resolved)
+    if existing is not None and not same and not replace and derived:
+        raise InvalidInputError(
+            f"a source named {name!r} (the name derived from {resolved.name!r}) already exists "
+            f"({existing.kind} at {existing.source_path}); give this one its own name with --name NAME, "
+            f"or pass --replace to point {name!r} at {resolved} (its ledger starts over)"
+        )
     if existing is not None and not same and not replace:
         raise InvalidInputError(
             f"a source named {name!r} already exists ({existing.kind} at {existing.source_path}); "
@@ -139,11 +160,12 @@ def remove_source(mind: Mind, name: str) -> bool:
         return HarvestSourceStore(mind.db).remove(name)
 
 
-def get_registered(mind: Mind, name: str) -> HarvestSource:
+def get_registered(mind: Mind, name: str, where: str = "this mind") -> HarvestSource:
+    """The registered source ``name``; ``where`` names the mind in the error (``workspace 'team'``)."""
     source = HarvestSourceStore(mind.db).get_by_source(name)
     if source is None:
         known = ", ".join(s.source for s in HarvestSourceStore(mind.db).get_all()) or "none"
-        raise NotFoundError(f"no source named {name!r} in this mind (registered: {known})")
+        raise NotFoundError(f"no source named {name!r} in {where} (registered: {known})")
     if not source.kind or not source.source_path:
         raise InvalidInputError(f"source {name!r} has no kind or path; re-add it with `mind sources add`")
     return source
@@ -188,6 +210,7 @@ class HarvestReport:
     vectors_written: int = 0
     reconciled: ReconcileResult = field(default_factory=ReconcileResult)
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    frames_held: int | None = None  # the frames the source holds after this harvest (also when skipped)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -201,6 +224,7 @@ class HarvestReport:
             "vectors_written": self.vectors_written,
             "reconciled": asdict(self.reconciled),
             "stage_seconds": self.stage_seconds,
+            "frames_held": self.frames_held,
         }
 
 
@@ -288,7 +312,7 @@ def harvest(
         outcome = missing_outcome(source.source_path, frames_held(mind.db, name))  # type: ignore[arg-type]
         with mind.db.transaction():
             HarvestSourceStore(mind.db).record_outcome(name, outcome)
-        report.status, report.reason = outcome.status, outcome.reason
+        report.status, report.reason, report.frames_held = outcome.status, outcome.reason, outcome.frames
         return report
     began = time.perf_counter()
     fingerprint = source_fingerprint(source)
@@ -296,6 +320,7 @@ def harvest(
     if not force and not prune and fingerprint == source.last_fingerprint:
         report.status = "skipped"
         report.skipped, report.reason = True, "unchanged since the last sync (same file fingerprint)"
+        report.frames_held = frames_held(mind.db, name)
         return report
 
     def stage_progress(stage: str) -> Progress | None:
@@ -334,6 +359,7 @@ def harvest(
     report.reconciled = reconcile_after_harvest(mind)
     report.stage_seconds["reconcile"] = time.perf_counter() - began
     complete_harvest(mind, name, fingerprint)
+    report.frames_held = frames_held(mind.db, name)
     return report
 
 

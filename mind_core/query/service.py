@@ -329,9 +329,7 @@ class QueryService:
         with its error instead of failing the others."""
         if workspace is not None:
             return models.StatsResponse(minds=[self._stats_of(workspace)])
-        home = self.config.home
-        names = ([PERSONAL] if home.personal_path.is_file() else []) + home.workspaces()
-        return models.StatsResponse(minds=[self._stats_of(name) for name in names])
+        return models.StatsResponse(minds=[self._stats_of(name) for name in self.config.home.minds()])
 
     def _stats_of(self, workspace: str) -> models.MindStats | models.UnreadableMind:
         try:

@@ -6,6 +6,7 @@ from pathlib import Path
 from mind_core.cli import EXIT_OK, EXIT_USAGE, main
 from mind_core.harvest.importer import frame_content
 from mind_core.harvest.items import HarvestItem
+from mind_core.harvest.pipeline import default_source_name
 from mind_core.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.plugins import get_source
 from mind_core.schema import content_hash
@@ -169,3 +170,103 @@ def test_a_cli_harvest_waits_for_the_mind_s_other_writer(tmp_path, capsys):
     holder.join(30)
     assert code == EXIT_OK and json.loads(out)[0]["imported"]["frames_new"] == 10
     assert "waiting for the other writer" in err and finished_after_release
+
+
+def test_all_workspaces_covers_every_mind_of_the_home_the_personal_one_included(tmp_path, capsys):
+    home = MindHome(tmp_path / "home")
+    base = ["--home", str(home.root), "--embedder", "mock", "-q", "--json"]
+    for workspace, conversations in (("personal", 1), ("team", 2)):
+        export = write_chatgpt_export(tmp_path / workspace / "conversations.json", conversations, 2)
+        run(capsys, "sources", "add", "chatgpt", str(export), "--name", "gpt", "-w", workspace, *base)
+    assert home.minds() == ["personal", "team"]
+    code, out, _ = run(capsys, "harvest", "--all-workspaces", *base)
+    harvested = {(r["workspace"], r["imported"]["frames_new"]) for r in json.loads(out)}
+    assert code == EXIT_OK and harvested == {("personal", 2), ("team", 4)}
+    code, out, _ = run(capsys, "sources", "list", "--all-workspaces", *base)
+    assert {s["workspace"] for s in json.loads(out)} == {"personal", "team"}
+    code, out, _ = run(capsys, "stats", "--all-workspaces", *base)
+    assert [m["workspace"] for m in json.loads(out)] == ["personal", "team"]
+    code, out, _ = run(capsys, "doctor", "--all-workspaces", *base)
+    assert code == EXIT_OK and [d["workspace"] for d in json.loads(out)] == ["personal", "team"]
+
+
+def test_doctor_and_a_missing_source_name_the_workspace(tmp_path, capsys):
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 1, 2)
+    base = ["--home", str(tmp_path / "home"), "--embedder", "mock", "-q", "-w", "team"]
+    run(capsys, "sources", "add", "chatgpt", str(export), "--name", "gpt", *base)
+    code, out, _ = run(capsys, "doctor", *base)
+    assert code == EXIT_OK and out.splitlines()[0] == "workspace: team"
+    code, _, err = run(capsys, "harvest", "nosuch", *base)
+    assert code == EXIT_USAGE
+    assert "error: no source named 'nosuch' in workspace 'team' (registered: gpt)\n" in err
+    code, _, err = run(capsys, "sources", "set", "nosuch", "--auto-sync", *base)
+    assert code == EXIT_USAGE and "in workspace 'team'" in err
+
+
+def test_a_prune_that_deleted_frames_shows_them_in_the_table(tmp_path, capsys):
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 4, 5)
+    base = ["--home", str(tmp_path / "home"), "--embedder", "mock", "-q"]
+    run(capsys, "sources", "add", "chatgpt", str(export), "--name", "gpt", *base)
+    code, out, _ = run(capsys, "harvest", *base)
+    assert code == EXIT_OK and "pruned" not in out  # nothing pruned: no column for it
+    write_chatgpt_export(export, 3, 5)  # the same first three conversations: the fourth is gone
+    code, out, _ = run(capsys, "harvest", "gpt", "--prune", *base)
+    row = report_row(out, "gpt")
+    assert code == EXIT_OK and row["pruned frames"] == "5" and row["unchanged frames"] == "15"
+
+
+def test_an_unchanged_source_shows_the_frames_it_holds_not_zero_counts(tmp_path, capsys):
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 2, 5)
+    base = ["--home", str(tmp_path / "home"), "--embedder", "mock", "-q"]
+    run(capsys, "sources", "add", "chatgpt", str(export), "--name", "gpt", *base)
+    run(capsys, "harvest", *base)
+    code, out, _ = run(capsys, "harvest", *base)
+    row = report_row(out, "gpt")
+    assert code == EXIT_OK and row["status"] == "unchanged"
+    assert (row["items"], row["new frames"], row["unchanged frames"], row["errors"]) == ("-", "0", "10", "-")
+    assert "unchanged: the files are as at the last harvest" in out
+    code, out, _ = run(capsys, "harvest", *base, "--json")
+    assert json.loads(out)[0]["frames_held"] == 10
+
+
+def test_sources_list_names_per_harvest_and_cumulative_counts_apart(tmp_path, capsys):
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 2, 3)
+    base = ["--home", str(tmp_path / "home"), "--embedder", "mock", "-q"]
+    run(capsys, "sources", "add", "chatgpt", str(export), "--name", "gpt", *base)
+    run(capsys, "harvest", *base)
+    write_chatgpt_export(export, 3, 3)  # one conversation more
+    run(capsys, "harvest", *base)
+    _, out, _ = run(capsys, "sources", "list", *base, "--json")
+    listed = json.loads(out)[0]
+    assert (listed["last_harvest_items"], listed["items_imported_total"]) == (3, 5)
+    assert (listed["frames_held"], listed["frames_created_total"], listed["last_harvest_errors"]) == (9, 9, 0)
+    assert not {"last_items", "items_imported", "last_frames"} & listed.keys()
+    _, out, _ = run(capsys, "sources", "list", *base)
+    assert re.split(r"\s{2,}", out.splitlines()[0].strip())[6:9] == ["last items", "frames held", "last errors"]
+
+
+def test_a_source_added_without_a_name_is_named_after_its_path(tmp_path, capsys):
+    base = ["--home", str(tmp_path / "home"), "--embedder", "mock", "-q"]
+    first = write_chatgpt_export(tmp_path / "Work Chats" / "conversations.json", 1, 2)
+    second = write_chatgpt_export(tmp_path / "chatgpt-export.json", 1, 2, seed=3)
+    code, out, _ = run(capsys, "sources", "add", "chatgpt", str(first.parent), *base)
+    assert code == EXIT_OK and "added source 'work-chats' (chatgpt)" in out
+    code, out, _ = run(capsys, "sources", "add", str(second), *base)  # the same kind, detected
+    assert code == EXIT_OK and "added source 'chatgpt-export' (chatgpt, detected)" in out
+    assert run(capsys, "sources", "add", str(second), *base)[0] == EXIT_OK  # the same path again: no change
+    clash = write_chatgpt_export(tmp_path / "other" / "chatgpt-export.json", 1, 2, seed=5)
+    code, _, err = run(capsys, "sources", "add", str(clash), *base)
+    assert code == EXIT_USAGE and err.count("\n") == 1
+    assert "a source named 'chatgpt-export' (the name derived from 'chatgpt-export.json')" in err
+    assert "--name NAME" in err
+    assert run(capsys, "sources", "add", str(clash), "--name", "gpt-other", *base)[0] == EXIT_OK
+
+
+def test_the_derived_source_name_is_the_path_s_last_part_as_a_slug(tmp_path):
+    mailbox = tmp_path / "Work Inbox.mbox"
+    mailbox.write_text("")
+    notes = tmp_path / "Notizen Über v1.2"
+    notes.mkdir()
+    assert default_source_name(mailbox, "email") == "work-inbox"  # a file's extension dropped
+    assert default_source_name(notes, "markdown") == "notizen-uber-v1-2"  # a folder's name whole
+    assert default_source_name(tmp_path / "日本語", "markdown") == "markdown"  # nothing left: the kind

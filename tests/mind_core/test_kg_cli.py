@@ -73,6 +73,16 @@ def test_recall_as_of_sees_only_what_was_there(capsys, home: MindHome) -> None:
     assert times and all(t <= "2024-03-11T12:00:00.000Z" for t in times) and len(times) < len(now["results"])
 
 
+def test_a_type_no_entity_or_relation_has_is_refused_with_the_types_there_are(capsys, home: MindHome) -> None:
+    code, error = run(capsys, home, "kg", "entities", "--type", "persons")
+    assert code == EXIT_USAGE and error.startswith("unknown entity type 'persons' (--type); known types: ")
+    assert {"person", "project", "thread"} <= set(error.split("known types: ")[1].split(", "))
+    code, answer = run(capsys, home, "kg", "entities", "--type", "tool")  # known, none in this mind
+    assert code == EXIT_OK and answer["entities"] == []
+    code, error = run(capsys, home, "kg", "relations", "--type", "replied")
+    assert code == EXIT_USAGE and "replied_to" in error.split("known types: ")[1].split(", ")
+
+
 def test_neighbours_name_their_entity_and_put_stated_relations_first(capsys, home: MindHome) -> None:
     """Two entities share a name (new-user report 8): every row says which one it belongs to, and
     a person's stated relations (confidence 1.0) come before mere co-occurrences (0.8)."""

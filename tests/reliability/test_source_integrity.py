@@ -75,7 +75,7 @@ def test_an_explicit_kind_that_contradicts_the_files_is_refused(mind_cli, inputs
     code, _, err = mind_cli("sources", "add", "markdown", str(inputs["email"]))
     assert code == EXIT_USAGE and "not markdown" in err
     code, _, _ = mind_cli("sources", "add", "chatgpt", str(inputs["claude"]), "--kind-anyway")
-    assert code == EXIT_OK and listed(mind_cli, "chatgpt")["kind"] == "chatgpt"
+    assert code == EXIT_OK and listed(mind_cli, "claude")["kind"] == "chatgpt"  # named after its folder
 
 
 def test_a_path_that_is_not_utf8_is_one_clean_error(mind_cli, tmp_path):
