@@ -425,6 +425,11 @@ MATCH_SCORE_HELP = (
     "keyword and the vector lane; one lane alone gives at most 0.5 (what the coverage and conflict "
     "thresholds compare)."
 )
+def _absent(value: Any) -> bool:
+    """An explanation nobody asked for is left out of the answer, not sent as null."""
+    return value is None
+
+
 EXPLAIN_HELP = (
     "With explain=true: the lane ranks (0-based; null: not found by that lane), the fusion, rrf_score "
     "(the fused lane score), relevance (its components and the profile's weights), relevance_score, "
@@ -498,7 +503,7 @@ class RecallResult(BaseModel):
         description="A memory's frame (id, type, importance, event time, match_score, confident, provenance, "
         "source_fields); an external result's document (retriever, id, type, title, url)."
     )
-    explain: dict[str, Any] | None = Field(None, description=EXPLAIN_HELP)
+    explain: dict[str, Any] | None = Field(None, description=EXPLAIN_HELP, exclude_if=_absent)
 
 
 CONFIDENT_HELP = (
@@ -570,7 +575,7 @@ class SearchHit(BaseModel):
     match_score: float = Field(description=MATCH_SCORE_HELP)
     confident: bool = Field(description="The frame is close in meaning or holds every keyword of the query.")
     provenance: Provenance = Field(description="Where the frame came from.")
-    explain: dict[str, Any] | None = Field(None, description=EXPLAIN_HELP)
+    explain: dict[str, Any] | None = Field(None, description=EXPLAIN_HELP, exclude_if=_absent)
 
 
 class SearchResponse(BaseModel):

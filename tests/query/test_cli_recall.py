@@ -73,6 +73,10 @@ def test_json_for_scripts(capsys, home):
         "confident",
     }
     assert not {"rrf_score", "relevance_score", "final_score"} & set(top["metadata"])
+    assert "explain" not in top  # only when asked for
+    _, out, _ = recall(capsys, home, "PostgreSQL", "--json", "--explain")
+    explained = json.loads(out)["results"][0]["explain"]
+    assert {"rrf_score", "relevance_score", "final_score", "max_relevance", "relevance"} <= set(explained)
 
 
 def test_limit_is_the_number_of_results_across_both_minds(capsys, home):

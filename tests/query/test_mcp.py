@@ -174,6 +174,7 @@ async def _round_trip(home: Path) -> dict:
         seen["saved"] = saved.structured_content
         recalled = await session.call_tool("recall_memory", {"query": "Falcon budget", "limit": 3})
         seen["recalled"] = recalled.structured_content
+        seen["recalled_text"] = [block.text for block in recalled.content]
         missing = await session.call_tool("recall_memory", {"query": "Falcon", "workspace": "nosuch"})
         seen["missing"] = missing
         filler = "Unrelated words about the weather and lunch plans. " * 20
@@ -218,6 +219,8 @@ def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
     ]
     assert seen["saved"]["workspace"] == "team" and seen["saved"]["frame_id"] >= 1
     assert set(seen["recalled"]) >= {"results", "confident"} and "workspace_results" not in seen["recalled"]
+    [text] = seen["recalled_text"]  # the same answer once more, for clients without structured output
+    assert json.loads(text) == seen["recalled"] and "\n" not in text and '": ' not in text  # compact
     top = seen["recalled"]["results"][0]
     assert top["content"] == "Bob Smith approved the Falcon budget" and top["workspace"] == "team"
     assert top["metadata"]["frame_id"] == seen["saved"]["frame_id"] and 0 < top["score"] <= 1
