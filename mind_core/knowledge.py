@@ -41,6 +41,9 @@ CO_OCCURS_WITH = "co_occurs_with"
 # Relation types whose direction carries no meaning: one row stands for both directions.
 UNDIRECTED_RELATION_TYPES = frozenset({CO_OCCURS_WITH})
 
+# The property of an entity or relation merged into another (``merge_entity``): the other's id.
+MERGED_INTO = "merged_into"
+
 # Bound parameter lists well below SQLite's limit; frontiers and id lists are chunked by this.
 _CHUNK = 500
 # Longest entity name (in words) that find_entities_in_text can recognise.
@@ -128,6 +131,20 @@ def credit_extractors(properties: Mapping[str, Any], found_by: Iterable[str]) ->
         known = [properties["extractor"]]
     added = [name for name in dict.fromkeys(found_by) if name not in known]
     return {**properties, "extractors": known + added} if added else None
+
+
+_NOT_MERGED = f"NOT (json_valid(properties) AND json_type(properties, '$.{MERGED_INTO}') IS NOT NULL)"
+
+
+def _aliases(properties: str | None) -> list[str]:
+    aliases = load_properties(properties).get("aliases")
+    return [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else []
+
+
+def _count(properties: Mapping[str, Any]) -> int:
+    """A relation's sightings (``properties.count``; 1 when missing or malformed)."""
+    count = properties.get("count")
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
 
 
 def _entity(row: Any) -> Entity:
@@ -430,6 +447,82 @@ class KnowledgeGraph:
         Its relations stay as they are, as in the original; retire them explicitly if needed.
         """
         return self._retire("entity", self._entity_by_id(entity_id).id)
+
+    def merge_entity(self, duplicate_id: int, into_id: int) -> bool:
+        """Record that two entities are one: ``duplicate_id`` (a first-name mention, a second
+        spelling) is ``into_id``. A correction of belief, not an event: the duplicate is ended at
+        its own ``valid_from`` (it never held) with ``properties.merged_into``, so no valid-time
+        query shows it and ``known_at`` before the merge still does (its versions are kept).
+        Its frame links move to ``into_id``, which takes its name into ``aliases``, its earlier
+        ``valid_from`` and its ``extractors``; each of its active relations is carried over (a
+        relation ``into_id`` already has gains its ``count``; one between the two ends with it)
+        and ended the same way. False when the duplicate was no longer active."""
+        duplicate = self._entity_by_id(_require_id(duplicate_id, "duplicate_id"))
+        into = self._entity_by_id(_require_id(into_id, "into_id"))
+        if duplicate.id == into.id:
+            raise InvalidInputError("an entity cannot be merged into itself")
+        if not duplicate.active or not into.active:
+            return False
+        with self.db.transaction():
+            self.db.execute(
+                "INSERT OR IGNORE INTO kg_entity_frames (entity_id, frame_id)"
+                " SELECT ?, frame_id FROM kg_entity_frames WHERE entity_id = ?",
+                (into.id, duplicate.id),
+            )
+            self.db.execute("DELETE FROM kg_entity_frames WHERE entity_id = ?", (duplicate.id,))
+            for relation in self._active_relations_touching(duplicate.id):
+                self._carry_relation(relation, duplicate.id, into.id)
+            properties = dict(into.properties)
+            aliases = [a for a in properties.get("aliases", []) if isinstance(a, str)]
+            if duplicate.name not in aliases and duplicate.name.lower() != into.name.lower():
+                properties["aliases"] = [*aliases, duplicate.name]
+            properties = credit_extractors(properties, duplicate.properties.get("extractors") or ()) or properties
+            if properties != into.properties:
+                self.update_entity(into.id, properties=properties)
+            self.extend_validity_back("entity", into.id, duplicate.valid_from)
+            self.update_entity(duplicate.id, properties={**duplicate.properties, MERGED_INTO: into.id})
+            self._retire("entity", duplicate.id, duplicate.valid_from)
+        return True
+
+    def _active_relations_touching(self, entity_id: int) -> list[Relation]:
+        rows = self.db.query(
+            "SELECT * FROM knowledge_relations WHERE (source_id = ? OR target_id = ?) AND valid_to IS NULL ORDER BY id",
+            (entity_id, entity_id),
+        )
+        return [_relation(r) for r in rows]
+
+    def _carry_relation(self, relation: Relation, duplicate_id: int, into_id: int) -> None:
+        """``relation`` of the duplicate as a relation of ``into_id``, then ended as never held."""
+        source = into_id if relation.source_id == duplicate_id else relation.source_id
+        target = into_id if relation.target_id == duplicate_id else relation.target_id
+        carried_to: int | None = None
+        if source != target:
+            held = self.find_relation(source, target, relation.relation_type)
+            if held is None:
+                carried_to = self.create_relation(
+                    source,
+                    target,
+                    relation.relation_type,
+                    relation.confidence,
+                    relation.properties,
+                    valid_from=relation.valid_from,
+                ).id
+            else:
+                carried_to = held.id
+                properties = dict(held.properties)
+                properties["count"] = _count(held.properties) + _count(relation.properties)
+                self.db.execute(
+                    "UPDATE knowledge_relations SET properties = ?, confidence = ? WHERE id = ?",
+                    (_dump_properties(properties), max(held.confidence, relation.confidence), held.id),
+                )
+                self.extend_validity_back("relation", held.id, relation.valid_from)
+        now = self.clock()
+        self._keep_version("relation", relation.id, now)
+        self.db.execute(
+            "UPDATE knowledge_relations SET properties = ?, recorded_at = ? WHERE id = ?",
+            (_dump_properties({**relation.properties, MERGED_INTO: carried_to}), now, relation.id),
+        )
+        self._retire("relation", relation.id, relation.valid_from)
 
     def get_entities_by_type(self, entity_type: str, limit: int = 500) -> list[Entity]:
         if not entity_type:
@@ -840,10 +933,12 @@ class KnowledgeGraph:
         *,
         ids: Iterable[int] | None = None,
         name: str | None = None,
+        alias: str | None = None,
     ) -> list[Entity]:
         """Entities as the mind believed them at ``known_at`` (transaction time; None = now)
         whose validity contains ``valid_at`` (valid time; None = any time, retired included);
-        ``ids`` and ``name`` (ASCII case-insensitive) narrow them down in the query itself."""
+        ``ids``, ``name`` and ``alias`` (one of ``properties.aliases``; names ASCII
+        case-insensitive) narrow them down in the query itself."""
         filters = []
         if entity_type is not None:
             filters.append(_RowFilter("entity_type = ?", (entity_type,), lambda r: r["entity_type"] == entity_type))
@@ -855,6 +950,16 @@ class KnowledgeGraph:
         if name is not None:
             folded = _ascii_lower(_require_text(name, "name"))
             filters.append(_RowFilter("lower(name) = ?", (folded,), lambda r: _ascii_lower(r["name"]) == folded))
+        if alias is not None:
+            wanted_alias = _ascii_lower(_require_text(alias, "alias"))
+            filters.append(
+                _RowFilter(
+                    "json_valid(properties) AND EXISTS (SELECT 1 FROM json_each(properties, '$.aliases') a"
+                    " WHERE a.type = 'text' AND lower(a.value) = ?)",
+                    (wanted_alias,),
+                    lambda r: wanted_alias in {_ascii_lower(a) for a in _aliases(r["properties"])},
+                )
+            )
         found = [_entity(r) for r in self._as_of("entity", valid_at, known_at, filters)]
         return sorted(found, key=lambda e: (e.name.lower(), e.id))[: _require_count(limit, "limit")]
 
@@ -889,7 +994,8 @@ class KnowledgeGraph:
     ) -> list[dict[str, Any]]:
         table = _TABLES[kind]
         at = None if valid_at is None else _instant(valid_at, "valid_at")
-        clauses: list[str] = [f.sql for f in filters]
+        # a row merged into another never held; before the merge its versions still show it
+        clauses: list[str] = [_NOT_MERGED, *(f.sql for f in filters)]
         params: list[Any] = [p for f in filters for p in f.params]
         if at is not None:  # the live rows are filtered in SQL; the (fewer) versions below in Python
             clauses.append(

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 
+from mind_core.addresses import ROLE_LOCAL_PARTS
+
 PERSON_CONTEXT_CONFIDENCE = 0.9
 _WORD = r"[^\W\d_][\w'’.-]*"
 _NAME = rf"{_WORD}(?:[ \t]+{_WORD}){{0,4}}"
@@ -39,12 +41,8 @@ _SIGN_OFF = re.compile(
     r"([A-Z][a-z]+)[ \t]*\Z",
     re.MULTILINE,
 )
+_COMMENT = re.compile(r"\s*\([^()]*\)\s*$")  # "Jean Delvare (PC drivers, core)"
 TITLES = frozenset("dr dr. mr mr. mrs mrs. ms ms. prof prof. sir dott. dott.ssa".split())
-ROLE_ADDRESSES = frozenset(
-    "info noreply no-reply donotreply do-not-reply support sales admin news newsletter marketing hello"
-    " contact team office billing service notifications notification mailer-daemon postmaster webmaster"
-    " help orders purchasing".split()
-)
 NOT_NAMES = frozenset(
     "user assistant system tool human ai bot model subject date from to cc bcc re fwd fw note notes"
     " warning tip info example status cause action attachments attachment update edit summary question"
@@ -67,6 +65,15 @@ def _clean(name: str) -> str | None:
     return " ".join(words)
 
 
+def person_display_name(name: str) -> str:
+    """A mail display name as the text extractor would name the person, so the header's
+    "Dr. Mark K. Joseph" and the body's "Mark K. Joseph" are one name: a trailing "(comment)",
+    a title and lower-case leading words dropped. A display name that does not read as a
+    person's name ("Discussion about the AUR") is kept as given."""
+    bare = _COMMENT.sub("", name).strip()
+    return _clean(bare) or bare or name
+
+
 def people_in_context(text: str) -> tuple[dict[str, str], dict[str, str]]:
     """``({lower name: name} of people, {lower name: name} of organizations)`` the text's cues name."""
     people: dict[str, str] = {}
@@ -75,7 +82,7 @@ def people_in_context(text: str) -> tuple[dict[str, str], dict[str, str]]:
         name = _clean(match.group(1))
         if name is None or len(name.split()) < 2:
             continue  # a single word before an address is as often a shop or a bot as a person
-        target = organizations if match.group(2).lower() in ROLE_ADDRESSES else people
+        target = organizations if match.group(2).lower() in ROLE_LOCAL_PARTS else people
         target.setdefault(name.lower(), name)
     speaker = _SPEAKER.match(text)
     if speaker:

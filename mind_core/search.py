@@ -29,6 +29,7 @@ tokens joined with OR; a failure of either lane degrades to the other, never to 
 
 from __future__ import annotations
 
+import heapq
 import logging
 import math
 import re
@@ -74,7 +75,7 @@ log = logging.getLogger(__name__)
 RRF_K = 60
 MAX_RRF_SCORE = 2.0 / RRF_K  # rank 0 in both lanes
 LANE_DEPTH_FACTOR = 2  # rrf: each lane returns limit * 2 candidates, as the original
-RELEVANCE_POOL_FACTOR = 2 * LANE_DEPTH_FACTOR  # fused candidates that relevance may reorder
+RELEVANCE_BATCH_FACTOR = 2 * LANE_DEPTH_FACTOR  # candidates scored for relevance at a time, per result
 GRAPH_MAX_DEPTH = 3
 FUSIONS = ("convex", "rrf")
 # The best frame's cosine similarity from which a search counts as a confident match. MiniLM
@@ -453,22 +454,17 @@ class HybridSearch:
             )
         if not fused:
             return []
-        pool = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))[: limit * RELEVANCE_POOL_FACTOR]
-        frames = self.frames.get_many(pool)
         weights = SCORING_PROFILES[profile]
         best_relevance = max_relevance(weights)
         words = [word.lower() for word in keyword_tokens(keywords)]
         context = self._with_graph_distances(query, context or ScoringContext(), weights.contextual)
-        results = []
-        for frame_id in pool:
-            frame = frames.get(frame_id)
-            if frame is None:  # deleted, or an orphaned index row
-                continue
-            entry = fused[frame_id]
+
+        def scored(frame: Frame, entry: dict[str, Any]) -> SearchResult:
             rrf_score = entry["match"] * MAX_RRF_SCORE
             components = relevance_components(frame, context, now)
             relevance = weighted_relevance(components, weights)
-            score = min(1.0, entry["match"] * relevance / best_relevance)
+            # at most the match: relevance is a share of the most a profile gives (capped there)
+            score = entry["match"] * min(1.0, relevance / best_relevance)
             text = frame.content.lower()
             share = sum(1 for word in words if word in text) / len(words) if words else 0.0
             evidence = any(word in text for word in words if word.isalpha())
@@ -487,19 +483,35 @@ class HybridSearch:
                 }
                 if ignored is not None:
                     details["time_window_ignored"] = ignored.describe()
-            results.append(
-                SearchResult(
-                    frame,
-                    rrf_score,
-                    relevance,
-                    rrf_score * relevance,
-                    details,
-                    score=score,
-                    similarity=entry.get("vector_similarity"),
-                    keyword_share=share,
-                    keyword_evidence=evidence,
-                )
+            return SearchResult(
+                frame,
+                rrf_score,
+                relevance,
+                rrf_score * relevance,
+                details,
+                score=score,
+                similarity=entry.get("vector_similarity"),
+                keyword_share=share,
+                keyword_evidence=evidence,
             )
+
+        # Relevance reorders the candidates, so the answer is the best ``limit`` of all of them by
+        # score, whatever the limit: a longer list extends a shorter one, never reorders its head.
+        # A score never exceeds its match, so candidates are scored in match order, a batch at a
+        # time, until the limit-th score beats every match still unscored.
+        ranked = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))
+        batch = limit * RELEVANCE_BATCH_FACTOR
+        results: list[SearchResult] = []
+        for start in range(0, len(ranked), batch):
+            chunk = ranked[start : start + batch]
+            frames = self.frames.get_many(chunk)
+            # a frame missing here was deleted, or its index row is an orphan
+            results.extend(scored(frames[fid], fused[fid]) for fid in chunk if fid in frames)
+            unscored = start + batch
+            if unscored < len(ranked) and len(results) >= limit:
+                limit_th = heapq.nlargest(limit, (r.score for r in results))[-1]
+                if limit_th > fused[ranked[unscored]]["match"]:
+                    break
         results.sort(key=lambda r: (r.score, r.final_score), reverse=True)
         return results[:limit]
 
@@ -547,7 +559,7 @@ class HybridSearch:
         (``window``). The keyword lane searches ``keywords`` (the query without its date phrases)
         and each of ``phrases`` (the date phrases) as a whole phrase; the vector lane the whole
         query, whose dates shade its meaning only.
-        Returns the best ``limit * RELEVANCE_POOL_FACTOR`` frames, the ones relevance reorders."""
+        Returns every candidate, for relevance to reorder."""
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
         keywords = query if keywords is None else keywords
@@ -622,9 +634,8 @@ class HybridSearch:
         speakers = self.speaker_scores(query, list(match)) if config.speaker_weight > 0 else {}
         for frame_id, said_by_named in speakers.items():
             match[frame_id] *= 1.0 - config.speaker_weight * (1.0 - said_by_named)
-        pool = sorted(match, key=lambda fid: (-match[fid], fid))[: limit * RELEVANCE_POOL_FACTOR]
         fused: dict[int, dict[str, Any]] = {}
-        for frame_id in pool:
+        for frame_id in match:
             entry: dict[str, Any] = {}
             for lane in own:
                 alone = own[lane].get(frame_id, 0.0)

@@ -22,9 +22,14 @@ frames (``valid_from``); ``recorded_at`` stays the time the mind learned them.
   note at its own last edit. The earliest of these endings wins; removing the evidence later
   does not reopen the entity (its versions keep what was believed).
 - Email: one ``person`` entity per address, named by the display name its headers give it most
-  often (the address when there is none), so two addresses are one person only when the headers
-  give them the same name; one ``thread`` entity per thread (its first subject); ``sent`` (a
-  thread's opening mail), ``replied_to`` (a reply), ``to`` and ``cc`` from the person to the thread.
+  often (the address when there is none), as the text extractor would name it ("Dr. Mark K.
+  Joseph (lab)" is "Mark K. Joseph"), so two addresses are one person only when the headers give
+  them the same name (up to case and punctuation); an address that a message's list headers name
+  (the plugin's ``mailing_lists``, and Gmane's rewrites of a known list's host) or that is shaped
+  like a list is a ``mailing_list`` entity, a role mailbox (``noreply@``, ``postmaster@``) an
+  ``organization`` (``mind_core.addresses``); one ``thread`` entity per thread (its first
+  subject); ``sent`` (a thread's opening mail), ``replied_to`` (a reply), ``to`` and ``cc`` from
+  the person, list or mailbox to the thread.
 - Chats: one ``conversation`` entity per conversation (its title); the named author of a turn is
   a ``person`` and the model that answered a ``model`` entity, each ``sent`` to the conversation.
 
@@ -42,9 +47,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mind_core.addresses import address_kind
 from mind_core.db import Database
 from mind_core.errors import InvalidInputError
 from mind_core.knowledge import Entity, KnowledgeGraph, credit_extractors
+from mind_core.person_context import person_display_name
 from mind_core.timestamps import normalize_iso
 
 log = logging.getLogger(__name__)
@@ -74,8 +81,12 @@ ENDED_STATUSES = frozenset({"done", "completed", "complete", "closed", "finished
 # name, or a list of them); the replaced note's validity ends when the replacing note was created.
 SUPERSEDES_KEYS = ("supersedes", "replaces")
 SUPERSEDED_BY_KEYS = ("superseded_by", "superseded-by", "replaced_by", "replaced-by")
+# What a mail address's kind (mind_core.addresses, or the plugin's list headers) makes it in the graph.
+ADDRESS_ENTITY_TYPES = {"person": "person", "list": "mailing_list", "role": "organization"}
+GMANE_HOST = "public.gmane.org"
 MAX_EVIDENCE_FRAMES = 50  # frame ids kept in a relation's properties (all of them link to entities)
 _ADDRESS = re.compile(r"^(.*?)\s*<([^<>]+)>$")
+_NAME_WORD = re.compile(r"[^\W_]+")
 _WIKILINK_VALUE = re.compile(r"\[\[([^\[\]]+)\]\]")
 
 
@@ -356,24 +367,69 @@ def split_address(value: str) -> tuple[str, str]:
     return ("", text.lower()) if "@" in text else (text, "")
 
 
+def name_key(name: str) -> str:
+    """What two spellings of one name share: its words, case-folded, without punctuation
+    ("Aneesh Kumar K. V" and "Aneesh Kumar K.V"; but "Anne P. Erson" is not "Anne Person")."""
+    return " ".join(_NAME_WORD.findall(name.casefold()))
+
+
+def _address_types(frames: list[FrameFacts]) -> dict[str, str]:
+    """The entity type of every address the frames name: ``mailing_list`` when a message's list
+    headers name it (``mailing_lists``, from the plugin) or its shape is a list's, ``organization``
+    for a role mailbox, else ``person`` (``mind_core.addresses``)."""
+    listed = {
+        address.strip().lower()
+        for frame in frames
+        for address in frame.message.get("mailing_lists") or ()
+        if isinstance(address, str)
+    }
+    list_hosts = {_gmane_host(address) for address in listed} - {None}
+    types: dict[str, str] = {}
+    for frame in frames:
+        for value in _people_values(frame.message):
+            address = split_address(value)[1]
+            if address and address not in types:
+                listed_here = address in listed or _gmane_host(address) in list_hosts
+                types[address] = ADDRESS_ENTITY_TYPES["list" if listed_here else address_kind(address)]
+    return types
+
+
+def _gmane_host(address: str) -> str | None:
+    """The code Gmane's archive puts for the original host in an address it rewrote
+    (``linux-cifs-u79uwxl29ty76z2rm5mhxa@public.gmane.org``: ``u79uwxl29ty76z2rm5mhxa`` is
+    vger.kernel.org), so one list known on a host makes its other rewritten addresses lists too."""
+    local, _, host = address.rpartition("@")
+    if host != GMANE_HOST or "-" not in local:
+        return None
+    return local.rsplit("-", 1)[1] or None
+
+
 def email_structure(frames: list[FrameFacts], structure: Structure) -> None:
+    types = _address_types(frames)
     names: dict[str, Counter[str]] = {}
+    spellings: dict[str, Counter[str]] = {}  # a person's name key -> the spellings its headers give
     for frame in frames:
         for value in _people_values(frame.message):
             name, address = split_address(value)
             if address:
                 counts = names.setdefault(address, Counter())
                 if name and name.lower() != address:
+                    if types[address] == "person":
+                        name = person_display_name(name)
+                        spellings.setdefault(name_key(name), Counter())[name] += 1
                     counts[name] += 1
 
-    def person(value: str, frame: FrameFacts) -> tuple[str, str] | None:
+    def party(value: str, frame: FrameFacts) -> tuple[str, str] | None:
         name, address = split_address(value)
+        entity_type = types.get(address, "person")
         if address:
             common = names.get(address)
             name = common.most_common(1)[0][0] if common else address
+            if entity_type == "person" and common:  # one spelling for all addresses of a name
+                name = spellings[name_key(name)].most_common(1)[0][0]
         if not name:
             return None
-        key = structure.fact("person", name, frame.id, frame.created_at)
+        key = structure.fact(entity_type, name, frame.id, frame.created_at)
         if address:
             known = structure.facts[key].properties.setdefault("addresses", [])
             if address not in known:
@@ -395,13 +451,13 @@ def email_structure(frames: list[FrameFacts], structure: Structure) -> None:
         structure.facts[thread].properties.setdefault("thread_root", root)
         for frame in group:
             message = frame.message
-            sender = person(message["from"], frame) if isinstance(message.get("from"), str) else None
+            sender = party(message["from"], frame) if isinstance(message.get("from"), str) else None
             if sender is not None:
                 kind = REPLIED_TO if message.get("in_reply_to") else SENT
                 structure.link(sender, thread, kind, frame.id, frame.created_at)
             for relation_type in (TO, CC):
                 for value in message.get(relation_type) or ():
-                    key = person(value, frame) if isinstance(value, str) else None
+                    key = party(value, frame) if isinstance(value, str) else None
                     if key is not None:
                         structure.link(key, thread, relation_type, frame.id, frame.created_at)
 

@@ -432,6 +432,7 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
             "relations_created": int(result.get("relations", 0)),
             "vectors_written": int(result.get("vectors", 0)),
             "structure_relations_created": int(result.get("structure_relations", 0)),
+            "people_merged": int(result.get("people_merged", 0)),
             "sessions_closed": sessions_closed,
             "cognify_seconds": round(seconds, 3),
             "frames_per_second": rate(int(result.get("processed", 0)), seconds),

@@ -45,6 +45,7 @@ from mind_core.harvest.items import (
 from mind_core.harvest.paths import stored_text
 from mind_core.plugins import hookimpl
 from plugins._bounded import MAX_LINE_BYTES, BoundedText, read_capped
+from plugins.mail_lists import list_addresses
 from plugins.mail_text import (
     decode_header_value,
     extract_body,
@@ -542,6 +543,8 @@ def _email_message(raw: bytes, record: MessageRecord) -> HarvestMessage:
     stripped = strip_replies(body.text, forwarded=is_forward(subject))
     senders = parse_addresses(_first(headers, "from"))
     author = format_person(*senders[0]) if senders else None
+    to = parse_addresses(", ".join(headers.get("to", [])))
+    cc = parse_addresses(", ".join(headers.get("cc", [])))
     timestamp, date_problem = parse_date(_first(headers, "date"))
     metadata: dict[str, Any] = {
         "message_id": normalize_message_id(_first(headers, "message-id")),
@@ -549,9 +552,10 @@ def _email_message(raw: bytes, record: MessageRecord) -> HarvestMessage:
         "references": list(record.references),
         "subject": subject,
         "from": author,
-        "to": [format_person(*p) for p in parse_addresses(", ".join(headers.get("to", [])))],
-        "cc": [format_person(*p) for p in parse_addresses(", ".join(headers.get("cc", [])))],
+        "to": [format_person(*p) for p in to],
+        "cc": [format_person(*p) for p in cc],
         "list_id": decode_header_value(_first(headers, "list-id")) or None,
+        "mailing_lists": list_addresses(headers, (address for _, address in (*senders, *to, *cc))),
         "date": _first(headers, "date"),
         "path": record.relpath,
         "content_type": body.content_type,

@@ -47,8 +47,22 @@ from plugins._bounded import MAX_LINE_BYTES, BoundedText, read_capped
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 SKIPPED_DIRS = frozenset({".obsidian", ".trash"})  # every other hidden folder is skipped too
-CREATED_KEYS = ("created", "date", "created_at", "date_created")
-UPDATED_KEYS = ("updated", "modified", "updated_at", "last_modified")
+# Frontmatter properties that date a note, in order of precedence (the first one holding a date
+# wins). Keys compare without case, spaces, "-" or "_": "Date Created" is "date_created" and
+# "createdAt" is "created_at". The note's own date: when it was written
+# (created, a clipping's clipped), else when what it is about began (an event or a trip's start),
+# else when its content was published (a clipped article, a podcast episode). These are the
+# names the shared vaults use (kepano's templates: created, date, start, published, clipped) and
+# the common spellings of Obsidian, Web Clipper, Dataview and static-site frontmatter.
+CREATED_KEYS = (
+    "created", "date", "created_at", "date_created", "creation_date", "created_on", "clipped",
+    "start", "start_date", "started",
+    "published", "date_published", "publish_date", "published_at", "pubdate",
+)
+UPDATED_KEYS = (
+    "updated", "modified", "updated_at", "last_modified", "date_modified", "modified_at", "last_updated",
+    "lastmod",
+)
 NAME_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")  # a daily note: "2024-05-01 standup.md"
 AUTHOR_KEYS = ("author", "authors")
 TAG_KEYS = ("tags", "tag")
@@ -365,11 +379,15 @@ def parse_wikilink(inner: str, embed: bool = False) -> LinkRef | None:
 
 def note_item(note: ParsedNote, relpath: str, mtime: float, created_epoch: float) -> HarvestItem:
     props = {str(k).lower(): v for k, v in note.properties.items()}
-    created = _first_instant(props, CREATED_KEYS)
-    updated = _first_instant(props, UPDATED_KEYS)
+    date_props = _date_properties(note.properties)
+    created_key, created = _first_instant(date_props, CREATED_KEYS)
+    updated_key, updated = _first_instant(date_props, UPDATED_KEYS)
     times_from = {
         "created": "frontmatter" if created else "file",
         "updated": "frontmatter" if updated else "file",
+    }
+    dated_by_property = {
+        time: key for time, key in (("created", created_key), ("updated", updated_key)) if key is not None
     }
     if created is None and (named := name_instant(relpath)):
         created, times_from["created"] = named, "name"
@@ -463,6 +481,8 @@ def note_item(note: ParsedNote, relpath: str, mtime: float, created_epoch: float
         "updated": updated,
         "times_from": times_from,
     }
+    if dated_by_property:
+        metadata["date_properties"] = dated_by_property
     if note.frontmatter_problem:
         metadata["frontmatter_error"] = note.frontmatter_problem
     return HarvestItem(
@@ -499,12 +519,29 @@ def name_instant(relpath: str) -> str | None:
         return None
 
 
-def _first_instant(props: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+def date_key(key: object) -> str:
+    """A property name as date keys compare: "Date Created", "date-created" -> "datecreated"."""
+    return re.sub(r"[\s_-]+", "", str(key)).lower()
+
+
+def _date_properties(properties: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    """``{date key: (property name as written, value)}``; the first spelling of a key wins."""
+    found: dict[str, tuple[str, Any]] = {}
+    for name, value in properties.items():
+        found.setdefault(date_key(name), (str(name), value))
+    return found
+
+
+def _first_instant(
+    props: dict[str, tuple[str, Any]], keys: tuple[str, ...]
+) -> tuple[str | None, str | None]:
+    """``(property name, instant)`` of the first key (in precedence order) holding a date."""
     for key in keys:
-        instant = property_instant(props.get(key))
+        name, value = props.get(date_key(key), (None, None))
+        instant = property_instant(value)
         if instant:
-            return instant
-    return None
+            return name, instant
+    return None, None
 
 
 def _author(props: dict[str, Any]) -> str | None:

@@ -25,6 +25,7 @@ from mind_core.harvest.ownership import forget_ledger, frames_held
 from mind_core.harvest.paths import is_clean, stored_text
 from mind_core.harvest.stores import FAILING_STATUSES, HarvestSource, HarvestSourceStore
 from mind_core.mind import Mind
+from mind_core.person_resolution import resolve_people
 from mind_core.plugins import CONFIDENT, PLAUSIBLE, get_source, rank_sources, source_kinds
 from mind_core.reconcile import (
     ReconcileResult,
@@ -209,7 +210,8 @@ def cognify_frames(
     """Entities, relations and entity-frame links for these frames (and their vectors); with
     ``source``, also what the source's structure states (``mind_core.structure``; idempotent, so
     it runs even when no frame is pending), counted as ``structure_entities`` /
-    ``structure_relations`` created."""
+    ``structure_relations`` created, then the person mentions that name a known person merged
+    into it (``mind_core.person_resolution``), counted as ``people_merged``."""
     result: dict[str, Any] = (
         dict(mind.cognify.cognify_batch(frame_ids, progress=progress))
         if frame_ids else {"processed": 0, "entities": 0, "relations": 0}
@@ -218,6 +220,7 @@ def cognify_frames(
         learned = learn_structure(mind.db, mind.knowledge, source)
         result["structure_entities"] = learned["entities"]
         result["structure_relations"] = learned["relations"]
+        result["people_merged"] = len(resolve_people(mind.db, mind.knowledge))
     return result
 
 

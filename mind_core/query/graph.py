@@ -78,12 +78,14 @@ def graph_relations(
 def neighbours(
     knowledge: KnowledgeGraph | None, request: models.NeighboursRequest
 ) -> models.NeighboursResponse:
-    """The relations of every entity named ``request.name`` (ASCII case ignored, any type), on both axes;
-    NotFoundError when the mind knew no entity of that name at ``known_at``."""
+    """The relations of every entity named ``request.name`` (ASCII case ignored, any type), on both axes,
+    or, when none is, of every entity with that name among its ``aliases`` (a first name merged
+    into the full one, a note's alias); NotFoundError when the mind knew neither at ``known_at``."""
     matches = (
         []
         if knowledge is None
         else knowledge.entities_as_of(known_at=request.known_at, limit=2**31, name=request.name.strip())
+        or knowledge.entities_as_of(known_at=request.known_at, limit=2**31, alias=request.name.strip())
     )
     if knowledge is None or not matches:
         raise NotFoundError(f"no entity named {request.name!r} (as known at {request.known_at or 'now'})")

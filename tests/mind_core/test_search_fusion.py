@@ -265,3 +265,29 @@ def test_a_question_naming_no_speaker_or_every_speaker_leaves_the_match_alone():
         assert mind.search.speaker_scores("What do Caroline and Melanie both paint?", frame_ids) == {}
         scores = mind.search.speaker_scores("What is Melanie's favourite painting?", frame_ids)
         assert scores == {ids["asks"]: 0.0, ids["answers"]: 1.0, ids["praises"]: 0.0, ids["unrelated"]: 1.0}
+
+
+def test_a_longer_limit_extends_the_list_and_never_reorders_its_head():
+    """Relevance (recency, importance) reorders the fused candidates; the answer is the best of
+    all of them by score, so the first result is the same at limit 1 as at limit 60."""
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    mind.sessions.ensure("garden")
+    importance = ("deprecated", "normal", "important", "critical")
+    frames = [
+        mind.frames.create_i_frame(
+            "garden",
+            f"note {n}: the tomatoes need water" + " and more words" * (n % 7),
+            importance=importance[n % 4],
+            created_at=f"{2000 + n % 25}-0{1 + n % 9}-1{n % 10}T10:00:00Z",
+        )
+        for n in range(60)
+    ]
+    mind.search.index_frames_batch(frames)
+    full = [(r.frame.id, r.score) for r in mind.search.search("water the tomatoes", limit=60)]
+    assert len(full) == 60
+    assert [score for _, score in full] == sorted((score for _, score in full), reverse=True)
+    matches = [r.rrf_score for r in mind.search.search("water the tomatoes", limit=60)]
+    assert matches != sorted(matches, reverse=True)  # relevance did reorder the match order
+    for limit in (1, 2, 3, 5, 10, 20):
+        head = [(r.frame.id, r.score) for r in mind.search.search("water the tomatoes", limit=limit)]
+        assert head == full[:limit]

@@ -596,3 +596,38 @@ def test_an_email_frame_names_its_file_in_its_provenance(tmp_path: Path, capsys)
             ).fetchall()
         ]
     assert paths == ["work/inbox/cur/1.host:2,S"]
+
+
+def test_list_headers_name_the_mailing_lists(tmp_path: Path) -> None:
+    (tmp_path / "post.eml").write_text(
+        "From: Carl Worth <cworth@cworth.org>\nTo: notmuch@notmuchmail.org\nCc: Keith <keithp@keithp.com>\n"
+        "Subject: [notmuch] hi\nMessage-ID: <a@x>\nDate: Tue, 17 Nov 2009 12:00:00 +0000\n"
+        'List-Id: "Use and development of the notmuch mail system." <notmuch.notmuchmail.org>\n'
+        "Sender: notmuch-bounces+keithp=keithp.com@notmuchmail.org\n\nText.\n"
+    )
+    (tmp_path / "vger.eml").write_text(
+        "From: Joe Perches <joe@perches.com>\nTo: Andrew Morton <akpm@linux-foundation.org>\n"
+        "Subject: patch\nMessage-ID: <b@x>\nDate: Tue, 17 Nov 2009 13:00:00 +0000\n"
+        "List-Post: <mailto:LKML@vger.kernel.org>\nX-Mailing-List: linux-cifs@vger.kernel.org archive/1\n\nText.\n"
+    )
+    (tmp_path / "plain.eml").write_text(
+        "From: Ann <ann@example.com>\nTo: owner-bob@example.com\nSubject: x\nMessage-ID: <c@x>\n"
+        "Date: Tue, 17 Nov 2009 14:00:00 +0000\nSender: owner-bob@example.com\n\nText.\n"
+    )
+    lists = {m.metadata["path"]: m.metadata["mailing_lists"] for m in messages_of(scan(tmp_path)[0])}
+    assert lists == {
+        "post.eml": ["notmuch@notmuchmail.org"],  # by List-Id and by the Mailman bounce Sender
+        "vger.eml": ["linux-cifs@vger.kernel.org", "lkml@vger.kernel.org"],  # named outright
+        "plain.eml": [],  # owner-bob@ names bob@, which is no address of the message
+    }
+
+
+def test_notmuch_list_mail_names_its_list(shared_data: Path) -> None:
+    items, _ = scan(shared_data / "email" / "notmuch-corpus")
+    posted = [m for m in messages_of(items) if "notmuch@notmuchmail.org" in m.metadata["mailing_lists"]]
+    with_header = [
+        path
+        for path in (shared_data / "email" / "notmuch-corpus").rglob("*")
+        if path.is_file() and "List-Post: <mailto:notmuch@notmuchmail.org>" in path.read_text(errors="replace")
+    ]
+    assert len(posted) == len(with_header) > 10

@@ -194,9 +194,13 @@ def test_kepano_dates_in_frontmatter_become_utc(shared_data: Path) -> None:
     dated = [item for item in items if item.metadata["times_from"]["created"] == "frontmatter"]
     assert dated
     for item in dated:
-        raw = str(item.metadata["frontmatter"].get("created", item.metadata["frontmatter"].get("date")))
+        raw = str(item.metadata["frontmatter"][item.metadata["date_properties"]["created"]])
         match = re.match(r"(\d{4}-\d{2}-\d{2})", raw)
         assert match and item.timestamp.startswith(match.group(1)) and item.timestamp.endswith("Z")
+    keys = {item.metadata["path"]: item.metadata["date_properties"]["created"] for item in dated}
+    assert keys["Notes/2023 Japan Trip.md"] == "start"
+    assert keys["Clippings/Buy wisely.md"] == "clipped"
+    assert keys["References/Well Made 145 Kevin Kelly.md"] == "published"
 
 
 # --- hand-made edge cases --------------------------------------------------------------------------
@@ -427,3 +431,41 @@ def test_a_note_says_where_its_date_came_from(tmp_path: Path) -> None:
     assert daily.metadata["times_from"]["created"] == "name"
     assert daily.metadata["created"].startswith("2024-05-01")
     assert {m.timestamp for m in daily.messages} == {daily.metadata["created"]}
+
+
+def test_common_frontmatter_date_keys_date_a_note(tmp_path: Path) -> None:
+    write(tmp_path, "trip.md", "---\nstart: 2023-09-12\nend: 2023-09-30\n---\n# Kyoto\nTemples.\n")
+    write(tmp_path, "clip.md", "---\nclipped: 2023-11-18\npublished: 2023-09-29\n---\nBuy wisely.\n")
+    write(tmp_path, "episode.md", "---\npublished: 2021-04-15\nlast: 2023-09-12\n---\nAn episode.\n")
+    write(tmp_path, "spelled.md", "---\nDate Created: 2022-01-02\nLast-Modified: 2022-03-04\n---\nText.\n")
+    write(tmp_path, "both.md", "---\npublished: 2020-01-01\nstart: 2021-01-01\ncreated: 2022-01-01\n---\nText.\n")
+    write(tmp_path, "undated.md", "---\nyear: 1982\nend: 2023-09-30\n---\nNo date of its own.\n")
+    items, errors = scan(tmp_path)
+    assert errors == []
+    by_path = {item.metadata["path"]: item for item in items}
+    created = {path: item.metadata["created"][:10] for path, item in by_path.items() if path != "undated.md"}
+    assert created == {
+        "trip.md": "2023-09-12",
+        "clip.md": "2023-11-18",  # clipped (when the note was made) before published
+        "episode.md": "2021-04-15",  # `last` (last listened) is no date of the note
+        "spelled.md": "2022-01-02",
+        "both.md": "2022-01-01",  # created, then start, then published
+    }
+    assert by_path["trip.md"].metadata["date_properties"] == {"created": "start"}
+    assert by_path["spelled.md"].metadata["date_properties"] == {
+        "created": "Date Created",
+        "updated": "Last-Modified",
+    }
+    assert by_path["spelled.md"].messages[0].timestamp == "2022-03-04T00:00:00.000Z"
+    for path, item in by_path.items():
+        expected = "file" if path == "undated.md" else "frontmatter"
+        assert {m.metadata["dated_by"] for m in item.messages} == {expected}, path
+        assert item.metadata["times_from"]["created"] == expected
+    assert "date_properties" not in by_path["undated.md"].metadata
+
+
+def test_a_start_date_beats_the_file_name_date(tmp_path: Path) -> None:
+    write(tmp_path, "2024-05-01 plan.md", "---\nstart: 2024-06-10\n---\nThe offsite.\n")
+    [item] = scan(tmp_path)[0]
+    assert item.timestamp == "2024-06-10T00:00:00.000Z"
+    assert item.metadata["times_from"]["created"] == "frontmatter"
