@@ -202,10 +202,11 @@ class MindTools:
         sender: str | None = None,
         source_kind: str | None = None,
     ) -> RecallResponse:
-        """Recall what the minds know about ``query``: workspace and personal memory, plus external
-        sources when local memory is thin. Scores are 0..1 (above 0.5: keyword and meaning agree).
-        limit is the number of results in the whole answer; each result names its workspace (the
-        mind, personal for the personal memory) and its source (the harvest source's name).
+        """Recall what the minds know about query: workspace and personal memory, plus external
+        sources when local memory is thin. limit is the number of results in the whole answer;
+        each result names its workspace (the mind; personal for the personal memory) and its
+        source (the harvest source's name). score (0..1) orders the results; metadata.match_score
+        above 0.5 means keyword and meaning agree; confident false means nothing matched well.
         Pass snippet_chars (e.g. 200) to get each text as a short snippet around the query's words;
         as_of to recall as of an instant (memories up to it); tags, sender (mail From or author) and
         source_kind (markdown, email, chatgpt ...) to keep only frames whose sources match."""
