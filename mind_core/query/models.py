@@ -398,7 +398,11 @@ def parse_request(model: type[RequestT], values: Mapping[str, Any]) -> RequestT:
 class Provenance(BaseModel):
     """Where a frame came from; ``event_time`` is the message's own time (UTC)."""
 
-    source: str | None = Field(None, description="The registered source's name in its workspace.")
+    source: str | None = Field(
+        None,
+        description="The registered harvest source's name in its workspace (a recall result's source); "
+        "for a frame not harvested, how it was learnt (user_stated ...).",
+    )
     plugin: str | None = Field(None, description="The plugin that read it (chatgpt, markdown, email ...).")
     item_kind: str | None = Field(None, description="What the plugin read: conversation, note, message ...")
     container: str | None = Field(None, description="The conversation, note or mail thread it belongs to.")
@@ -561,7 +565,11 @@ class Frame(BaseModel):
     base_frame_id: int | None = Field(description="The frame a P- or B-frame refers to (null for an I-frame).")
     content: str = Field(description="The frame's text.")
     importance: str = Field(description="critical, important, normal, temporary or deprecated.")
-    source: str = Field(description="The registered source it was harvested from.")
+    source: str = Field(
+        description="How the frame was learnt (the original's column): import for a harvested frame, "
+        "user_stated, tool_verified, agent_inferred or system; the harvest source's name is "
+        "provenance.source."
+    )
     access_count: int = Field(description="How often recall returned it.")
     created_at: str = Field(description="When the message was written (event time, ISO-8601).")
     last_accessed: str = Field(description="When recall last returned it (or when it was stored).")
