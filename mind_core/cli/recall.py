@@ -23,7 +23,7 @@ from mind_core.cli.base import (
 )
 from mind_core.cli.output import TableView, emit
 from mind_core.home import DEFAULT_WORKSPACE, MindHome
-from mind_core.query.models import SCOPES
+from mind_core.query.models import SCOPES, RecallRequest
 from mind_core.scoring import SCORING_PROFILES
 
 
@@ -82,7 +82,7 @@ def recall(args: CommandArgs) -> int:
 
     The workspace mind and the personal memory, ranked together.
     """
-    from mind_core.query.models import RecallRequest, RecallResponse, parse_request
+    from mind_core.query.models import RecallResponse, parse_request
     from mind_core.retrieval import CombinedRetrieval, configured_retrievers
     from mind_core.snippets import bold_ansi
 
@@ -123,7 +123,9 @@ def recall(args: CommandArgs) -> int:
     return EXIT_OK
 
 
-def _recall_minds(args: CommandArgs, request: Any, stack: contextlib.ExitStack) -> tuple[str, Any, Any]:
+def _recall_minds(
+    args: CommandArgs, request: RecallRequest, stack: contextlib.ExitStack
+) -> tuple[str, Any, Any]:
     """The workspace's name and the workspace and personal minds a recall reads
     (``recall_mind_paths``: a missing mind is skipped, except a workspace named other than the
     default)."""

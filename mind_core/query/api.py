@@ -5,8 +5,9 @@ reaches a client: an unexpected error is a generic 500 with an error id, and the
 the log under that id. Validation is the pydantic models' (``mind_core.query.models``), answered
 400 with one readable line. A bearer token, when configured, guards every route but /health,
 /openapi.json and /docs; only then does the OpenAPI document name a security scheme (Swagger
-UI's Authorize button and lock icons), so a server without a token does not ask for one. Swagger UI is served from the ``swagger_ui_bundle`` package's files,
-so /docs works without network access.
+UI's Authorize button and lock icons), so a server without a token does not ask for one.
+Swagger UI is served from the ``swagger_ui_bundle`` package's files, so /docs works without
+network access.
 """
 
 from __future__ import annotations
