@@ -152,7 +152,7 @@ def main() -> None:
         homes["onnx"] = homes["torch"]  # one fp32 space: torch and ONNX fp32 read the same mind
         recall = {}
         for backend in backends:
-            argv = [sys.executable, "-m", "mind_core.cli", "recall", COLD_QUERY, "--no-touch", "-q",
+            argv = [sys.executable, "-m", "mind_core.cli", "recall", COLD_QUERY, "-q",
                     "--home", str(homes[backend])]
             recall[backend] = [
                 timed_process(argv, child_env(**{BACKEND_ENV: backend})) for _ in range(args.cold)

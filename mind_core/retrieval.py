@@ -20,9 +20,20 @@ External sources. Plugins provide them through the ``register_retrievers`` hook;
 ``snippet`` and ``score`` are required per result; ``id``, ``title``, ``type`` and ``url`` are
 optional. A failing source never costs the local results: its error is reported instead.
 
-Recall counts as an access: returned frames are touched (access_count, last_accessed) in one
-short write transaction per mind. A mind opened read-only is touched only through an
-``access_writer`` the caller provides (``mind serve --record-access``), otherwise not at all.
+Limit. ``limit`` is the number of results in the answer, across the minds it reads: each mind
+is searched for ``limit`` candidates, and the merged list (``merged``) is cut to ``limit``; the
+per-mind lists keep only what the answer holds.
+
+Names. Every result names its ``workspace`` (the mind's name, ``personal`` for the personal
+mind, None for an external source) and its ``source`` (the harvest source's registered name,
+or the external source's name); ``attribution`` is the two with the title, as a person reads it.
+
+Access. A recall reads only, unless asked to record access (``record_access_on_recall``: ``mind
+recall --record-access``, ``mind serve --record-access``, ``mind mcp --record-access``): then the
+frames of the answer are touched (access_count, last_accessed) in one short write transaction
+per mind. Counting every recall as an access made the same query's scores drift from one recall
+to the next (popularity is part of relevance). A mind opened read-only is touched through an
+``access_writer`` the caller provides (the HTTP service's separate connection).
 """
 
 from __future__ import annotations
@@ -36,8 +47,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from mind_core.db import Database
-from mind_core.errors import InvalidInputError, MindError
+from mind_core.errors import InvalidInputError, MindError, NotFoundError
 from mind_core.frames import Frame
+from mind_core.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.limits import DEFAULT_RESULTS
 from mind_core.query.models import RecallRequest, parse_request
 from mind_core.scoring import dated_by_file
@@ -46,6 +58,8 @@ from mind_core.source_filter import SourceFilter
 from mind_core.timestamps import now_iso
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import httpx
 
     from mind_core.mind import Mind
@@ -93,7 +107,6 @@ CONFLICT_NOTE_EXTERNAL_AFFIRMATIVE = (
 )
 
 WORKSPACE, PERSONAL, EXTERNAL = "workspace", "personal", "external"
-ATTRIBUTIONS = {WORKSPACE: "[workspace memory]", PERSONAL: "[personal memory]"}
 UNKNOWN_EXTERNAL_ERROR = "Unknown external error"
 DEFAULT_EXTERNAL_NAME = "External"
 EXTERNAL_TIMEOUT_SECONDS = 5.0
@@ -108,9 +121,11 @@ AccessWriter = Callable[[str, Sequence[int]], None]
 # -- result shapes ------------------------------------------------------------------------------
 @dataclass
 class CombinedResult:
-    """One recalled item; ``source`` is workspace, personal or external."""
+    """One recalled item: ``workspace`` is the mind it came from (``personal`` for the personal
+    mind; None for an external source), ``source`` the harvest source (or external source) name."""
 
     content: str
+    workspace: str | None
     source: str
     attribution: str
     score: float
@@ -120,6 +135,7 @@ class CombinedResult:
     def to_dict(self) -> dict[str, Any]:
         data = {
             "content": self.content,
+            "workspace": self.workspace,
             "source": self.source,
             "attribution": self.attribution,
             "score": self.score,
@@ -149,22 +165,26 @@ class CombinedRetrievalResult:
         return any(r.metadata.get("confident") for r in self.workspace_results + self.personal_results)
 
     def merged(self) -> list[CombinedResult]:
-        """Local results in search order (final score: match x relevance profile) across both
-        minds, then external ones by their score: external sources are the fallback."""
-        local = sorted(
-            self.workspace_results + self.personal_results,
-            key=lambda r: (r.score, r.metadata.get("final_score", 0.0)),
-            reverse=True,
-        )
-        return local + sorted(self.external_results, key=lambda r: r.score, reverse=True)
+        """The answer in one list: local results that match well (``confident``) in score order
+        across both minds, then external ones by their score, then the other local results.
+        External sources are asked only when local memory is thin, so they come before local
+        results that are merely the least poor candidates (without an external answer, the
+        order is the score order)."""
+        local = sorted(self.workspace_results + self.personal_results, key=lambda r: r.score, reverse=True)
+        external = sorted(self.external_results, key=lambda r: r.score, reverse=True)
+        confident = [r for r in local if r.metadata.get("confident")]
+        return confident + external + [r for r in local if not r.metadata.get("confident")]
+
+    def keep_first(self, limit: int) -> None:
+        """Cut the answer to its first ``limit`` results; the per-mind lists keep what is left."""
+        kept = {id(r) for r in self.merged()[:limit]}
+        for results in (self.workspace_results, self.personal_results, self.external_results):
+            results[:] = [r for r in results if id(r) in kept]
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "query": self.query,
             "results": [r.to_dict() for r in self.merged()],
-            "workspace_results": [r.to_dict() for r in self.workspace_results],
-            "personal_results": [r.to_dict() for r in self.personal_results],
-            "external_results": [r.to_dict() for r in self.external_results],
             "external_available": self.external_available,
             "external_skipped": self.external_skipped,
             "external_error": self.external_error,
@@ -202,12 +222,43 @@ def frame_provenance(frame: Frame) -> dict[str, Any]:
     }
 
 
-def map_memory_result(result: SearchResult, source: str) -> CombinedResult:
+def memory_attribution(workspace: str, source: str, title: str | None) -> str:
+    """``workspace/source: title``: the mind, the harvest source and the conversation, note or
+    thread, as the recall table's ``from`` column shows them."""
+    return f"{workspace}/{source}" + (f": {title}" if title else "")
+
+
+def explained(result: SearchResult) -> dict[str, Any] | None:
+    """A hit's ``explain`` with every part of its score: an answer shows only ``score`` (the
+    order) and ``match_score`` (the match alone); the fused, relevance and final scores they are
+    made of belong to the explanation."""
+    if result.explain is None:
+        return None
+    parts = {"relevance_score": result.relevance_score, "final_score": result.final_score}
+    return {**result.explain, "rrf_score": result.rrf_score, **parts}
+
+
+def search_hit(result: SearchResult) -> dict[str, Any]:
+    """A search hit as the HTTP ``/search`` answer gives it (``SearchHit``)."""
+    return {
+        "frame": result.frame.to_dict(),
+        "score": result.score,
+        "match_score": result.match_score,
+        "confident": result.confident,
+        "provenance": frame_provenance(result.frame),
+        "explain": explained(result),
+    }
+
+
+def map_memory_result(result: SearchResult, workspace: str) -> CombinedResult:
+    """A search hit of the mind named ``workspace`` as a recall result."""
     frame = result.frame
+    provenance = frame_provenance(frame)
     return CombinedResult(
         content=frame.content,
-        source=source,
-        attribution=ATTRIBUTIONS[source],
+        workspace=workspace,
+        source=provenance["source"],
+        attribution=memory_attribution(workspace, provenance["source"], provenance["title"]),
         score=result.score,
         metadata={
             "match_score": result.match_score,
@@ -217,13 +268,10 @@ def map_memory_result(result: SearchResult, source: str) -> CombinedResult:
             "importance": frame.importance,
             "created_at": frame.created_at,
             "access_count": frame.access_count,
-            "rrf_score": result.rrf_score,
-            "relevance_score": result.relevance_score,
-            "final_score": result.final_score,
-            "provenance": frame_provenance(frame),
-            "source": frame.metadata.get("source") or {},
+            "provenance": provenance,
+            "source_fields": frame.metadata.get("source") or {},
         },
-        explain=result.explain,
+        explain=explained(result),
     )
 
 
@@ -335,7 +383,8 @@ def map_external_results(
         results.append(
             CombinedResult(
                 content=doc.snippet,
-                source=EXTERNAL,
+                workspace=None,
+                source=name,
                 attribution=format_external_attribution(name, doc.title, doc.type),
                 score=doc.score,
                 metadata={
@@ -473,8 +522,37 @@ def detect_conflict(workspace: Sequence[CombinedResult], external: Sequence[Comb
 
 
 # -- the engine -----------------------------------------------------------------------------------
+def no_such_workspace(home: MindHome, name: str) -> NotFoundError:
+    """The one error of every surface for a workspace without a mind (CLI exit 2, HTTP 404, MCP
+    tool error), naming the minds there are, so a typo is seen for one."""
+    minds = home.workspaces() + ([PERSONAL] if home.personal_path.is_file() else [])
+    return NotFoundError(f"no mind for workspace {name!r} (minds: {', '.join(minds) or 'none yet'})")
+
+
+def recall_mind_paths(
+    home: MindHome, workspace: str | None, default_workspace: str, scope: str
+) -> tuple[str, Path | None, Path | None]:
+    """Which minds a recall reads: the workspace's name and the paths of the workspace's mind and
+    of the personal mind (None: not read). With ``workspace`` personal the personal mind is the
+    workspace's, so ``scope`` workspace reads it too. A mind that does not exist is skipped,
+    unless the request names a workspace other than the surface's default (``no_such_workspace``)."""
+    name = workspace or default_workspace
+    personal = home.personal_path if home.personal_path.is_file() else None
+    if name == PERSONAL:
+        return (name, personal, None) if scope == WORKSPACE else (name, None, personal)
+    workspace_path = None
+    if scope != PERSONAL:
+        path = home.workspace_path(name)
+        if path.is_file():
+            workspace_path = path
+        elif name != default_workspace:
+            raise no_such_workspace(home, name)
+    return name, workspace_path, personal if scope != WORKSPACE else None
+
+
 class CombinedRetrieval:
-    """Workspace + personal memory, and external sources when local coverage is insufficient."""
+    """Workspace + personal memory, and external sources when local coverage is insufficient.
+    ``workspace_name`` is the name the workspace mind's results carry."""
 
     def __init__(
         self,
@@ -482,12 +560,14 @@ class CombinedRetrieval:
         personal: Mind | None = None,
         retrievers: Sequence[ExternalRetriever] = (),
         *,
-        record_access_on_recall: bool = True,
+        workspace_name: str = DEFAULT_WORKSPACE,
+        record_access_on_recall: bool = False,
         access_writer: AccessWriter | None = None,
     ) -> None:
         self.workspace = workspace
         self.personal = personal
         self.retrievers = list(retrievers)
+        self.workspace_name = workspace_name
         self.record_access_on_recall = record_access_on_recall
         self.access_writer = access_writer
 
@@ -531,7 +611,9 @@ class CombinedRetrieval:
             "as_of": as_of,
         }
         workspace_results = (
-            self._search_mind(self.workspace, WORKSPACE, query, options) if scope != PERSONAL else []
+            self._search_mind(self.workspace, self.workspace_name, query, options)
+            if scope != PERSONAL
+            else []
         )
         personal_results = (
             self._search_mind(self.personal, PERSONAL, query, options) if scope != WORKSPACE else []
@@ -542,9 +624,18 @@ class CombinedRetrieval:
             personal_results=personal_results,
             external_available=bool(self.retrievers),
         )
-        if not should_query_external(self.retrievers, scope, workspace_results + personal_results):
+        if should_query_external(self.retrievers, scope, workspace_results + personal_results):
+            self._ask_external(result, query, limit)
+        else:
             result.external_skipped = result.external_available
-            return result
+        result.keep_first(limit)
+        self._record_access(self.workspace, result.workspace_results)
+        self._record_access(self.personal, result.personal_results)
+        return result
+
+    def _ask_external(self, result: CombinedRetrievalResult, query: str, limit: int) -> None:
+        """External results (the best ``limit`` of all sources), their errors and the conflict
+        note, judged on every local result found (before the answer is cut to ``limit``)."""
         errors = []
         for retriever in self.retrievers:
             try:
@@ -560,18 +651,21 @@ class CombinedRetrieval:
         note = detect_conflict(result.workspace_results, result.external_results)
         result.has_conflict = note is not None
         result.conflict_note = note
-        return result
 
+    @staticmethod
     def _search_mind(
-        self, mind: Mind | None, source: str, query: str, options: dict[str, Any]
+        mind: Mind | None, name: str, query: str, options: dict[str, Any]
     ) -> list[CombinedResult]:
         if mind is None:
             return []
-        found = mind.search.search(query, **options)
-        if found and self.record_access_on_recall:
-            ids = [r.frame.id for r in found]
-            if not mind.db.readonly:
-                record_access(mind.db, ids)
-            elif self.access_writer is not None:
-                self.access_writer(mind.path, ids)
-        return [map_memory_result(r, source) for r in found]
+        return [map_memory_result(r, name) for r in mind.search.search(query, **options)]
+
+    def _record_access(self, mind: Mind | None, answered: Sequence[CombinedResult]) -> None:
+        """Touch the frames of the answer, when this recall records access."""
+        if mind is None or not answered or not self.record_access_on_recall:
+            return
+        ids = [r.metadata["frame_id"] for r in answered]
+        if not mind.db.readonly:
+            record_access(mind.db, ids)
+        elif self.access_writer is not None:
+            self.access_writer(mind.path, ids)

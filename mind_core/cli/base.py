@@ -69,6 +69,14 @@ EXTERNAL_URL_OPTION = click.option(
     help="External search service (POST {url}/search; or $MIND_HARVEST_EXTERNAL_URL; "
     "token from $MIND_HARVEST_EXTERNAL_TOKEN).",
 )
+# recall, serve and mcp read only by default: a recall counted as an access raised the
+# popularity of what it returned, so the same query scored differently the next time
+RECORD_ACCESS_OPTION = click.option(
+    "--record-access",
+    is_flag=True,
+    help="Count each recall as an access of the memories it returns (writes access counts, which "
+    "raise their popularity); default: read only.",
+)
 
 
 ALL_WORKSPACES_OPTION = click.option(

@@ -14,6 +14,7 @@ import click
 from mind_core.cli.base import (
     EXIT_OK,
     EXTERNAL_URL_OPTION,
+    RECORD_ACCESS_OPTION,
     CommandArgs,
     common_options,
     example,
@@ -21,9 +22,8 @@ from mind_core.cli.base import (
     mind_command,
 )
 from mind_core.cli.output import TableView, emit
-from mind_core.errors import NotFoundError
-from mind_core.home import DEFAULT_WORKSPACE, PERSONAL, MindHome
-from mind_core.query.models import SCOPES
+from mind_core.home import DEFAULT_WORKSPACE, MindHome
+from mind_core.query.models import SCOPES, RecallRequest
 from mind_core.scoring import SCORING_PROFILES
 
 
@@ -41,7 +41,13 @@ from mind_core.scoring import SCORING_PROFILES
     show_default=True,
     help="Which minds to read: the workspace, the personal mind, or both.",
 )
-@click.option("--limit", type=int, default=10, show_default=True, help="Results per mind (1-100).")
+@click.option(
+    "--limit",
+    type=int,
+    default=10,
+    show_default=True,
+    help="How many results to show (1-100), across the workspace and the personal mind together.",
+)
 @click.option(
     "--profile",
     type=click.Choice(tuple(SCORING_PROFILES)),
@@ -56,7 +62,6 @@ from mind_core.scoring import SCORING_PROFILES
 )
 @click.option("--until", metavar="WHEN", help="Only memories at or before this ISO date/time.")
 @click.option("--explain", is_flag=True, help="Show lane ranks and score parts.")
-@click.option("--no-touch", is_flag=True, help="Do not count this recall as an access.")
 @click.option("--tag", multiple=True, help="Only frames with this tag (repeatable; nested tags match).")
 @click.option("--from", "sender", metavar="TEXT", help="Only frames whose mail From or author contains this.")
 @click.option(
@@ -69,6 +74,7 @@ from mind_core.scoring import SCORING_PROFILES
     help="Only frames of this plugin (markdown, email, chatgpt ...) or item kind (note, conversation ...).",
 )
 @click.option("--keyword-only", is_flag=True, help="Full-text lane only: no embedding model is loaded.")
+@RECORD_ACCESS_OPTION
 @EXTERNAL_URL_OPTION
 @common_options
 @mind_command
@@ -77,7 +83,7 @@ def recall(args: CommandArgs) -> int:
 
     The workspace mind and the personal memory, ranked together.
     """
-    from mind_core.query.models import RecallRequest, RecallResponse, parse_request
+    from mind_core.query.models import RecallResponse, parse_request
     from mind_core.retrieval import CombinedRetrieval, configured_retrievers
     from mind_core.snippets import bold_ansi
 
@@ -99,12 +105,13 @@ def recall(args: CommandArgs) -> int:
         },
     )
     with contextlib.ExitStack() as stack:
-        workspace, personal = _recall_minds(args, stack)
+        name, workspace, personal = _recall_minds(args, request, stack)
         retrieval = CombinedRetrieval(
             workspace,
             personal,
             configured_retrievers(args.external_url),
-            record_access_on_recall=not args.no_touch,
+            workspace_name=name,
+            record_access_on_recall=args.record_access,
         )
         result = retrieval.recall(request)
     # matches in bold on a terminal; piped or with NO_COLOR, plain text with no markers at all
@@ -131,30 +138,30 @@ def _known_source_kind(value: str | None) -> str | None:
     return value
 
 
-def _recall_minds(args: CommandArgs, stack: contextlib.ExitStack) -> tuple[Any, Any]:
-    """The workspace and personal minds a recall reads; a missing mind is skipped, except a
-    workspace named explicitly (not the default)."""
+def _recall_minds(
+    args: CommandArgs, request: RecallRequest, stack: contextlib.ExitStack
+) -> tuple[str, Any, Any]:
+    """The workspace's name and the workspace and personal minds a recall reads
+    (``recall_mind_paths``: a missing mind is skipped, except a workspace named other than the
+    default)."""
     from mind_core.mind import Mind
+    from mind_core.retrieval import recall_mind_paths
 
     home = MindHome(args.home)
+    name, workspace_path, personal_path = recall_mind_paths(
+        home, request.workspace, DEFAULT_WORKSPACE, request.scope
+    )
     embedder = None if args.keyword_only else make_embedder(args.embedder)
 
-    def open_for_recall(path: Path) -> Any:
-        # Recall touches what it returns, which needs a writable mind (file and folder: WAL);
-        # a mind this user may only read is still recalled from, untouched.
-        writable = not args.no_touch and os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    def open_for_recall(path: Path | None) -> Any:
+        # Recording access writes to the mind (file and folder: WAL); a mind this user may only
+        # read is still recalled from, untouched.
+        if path is None:
+            return None
+        writable = args.record_access and os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
         return stack.enter_context(Mind.open(path, embedder=embedder, readonly=not writable))
 
-    workspace = personal = None
-    if args.scope != "personal" and args.workspace != PERSONAL:
-        path = home.workspace_path(args.workspace)
-        if path.is_file():
-            workspace = open_for_recall(path)
-        elif args.workspace != DEFAULT_WORKSPACE:
-            raise NotFoundError(f"no mind for workspace {args.workspace!r} in {home.root}")
-    if args.scope != "workspace" and home.personal_path.is_file():
-        personal = open_for_recall(home.personal_path)
-    return workspace, personal
+    return name, open_for_recall(workspace_path), open_for_recall(personal_path)
 
 
 def _event_time(value: str | None) -> str:
@@ -185,7 +192,7 @@ def _lanes(parts: dict[str, Any]) -> str:
 
 def _explain_line(rank: int, result: Any) -> str:
     meta, parts = result.metadata, result.explain or {}
-    if result.source == "external":
+    if result.workspace is None:
         return f"#{rank} external score {result.score:.3f} from {meta.get('retriever')}"
     weights = parts.get("weights", {})
     relevance = " + ".join(
@@ -202,7 +209,7 @@ def _explain_line(rank: int, result: Any) -> str:
         timing += f", dated text {parts['when_score']:.0f}"
     return (
         f"#{rank} score {result.score:.3f} = match {meta['match_score']:.3f} x relevance "
-        f"{meta['relevance_score']:.3f} / {parts.get('max_relevance', 0):.2f} ({relevance}); "
+        f"{parts.get('relevance_score', 0):.3f} / {parts.get('max_relevance', 0):.2f} ({relevance}); "
         f"{_lanes(parts)}, "
         f"similarity {closeness}, keywords {parts.get('keyword_share', 0):.0%}{timing}"
     )
@@ -212,6 +219,7 @@ def format_recall(
     result: Any, explain: bool, mark: Callable[[str], str] | None = None
 ) -> list[str | TableView]:
     """The recall as printable parts: a table of results (or why there is none) and notes."""
+    from mind_core.retrieval import memory_attribution
     from mind_core.snippets import make_snippet
 
     merged = result.merged()
@@ -222,11 +230,10 @@ def format_recall(
         rows = []
         for rank, r in enumerate(merged, 1):
             origin = r.metadata.get("provenance", {})
-            if r.source == "external":
+            if r.workspace is None:  # an external source's result
                 where = r.attribution
             else:
-                title = (origin.get("title") or "")[:30]
-                where = f"{r.source}/{origin.get('source')}" + (f": {title}" if title else "")
+                where = memory_attribution(r.workspace, r.source, (origin.get("title") or "")[:30])
             rows.append(
                 (
                     rank,

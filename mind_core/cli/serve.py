@@ -13,6 +13,7 @@ from mind_core.cli.base import (
     EXIT_FAILED,
     EXIT_OK,
     EXTERNAL_URL_OPTION,
+    RECORD_ACCESS_OPTION,
     CommandArgs,
     common_options,
     example,
@@ -31,7 +32,7 @@ from mind_core.home import MindHome
 )
 @click.option("--port", type=int, default=8787, show_default=True, help="Port to listen on.")
 @click.option("--token", help="Bearer token (or $MIND_HARVEST_SERVE_TOKEN); required off loopback.")
-@click.option("--record-access", is_flag=True, help="Count recalls as accesses (writes access counts).")
+@RECORD_ACCESS_OPTION
 @EXTERNAL_URL_OPTION
 @common_options
 @mind_command
@@ -81,6 +82,7 @@ def serve(args: CommandArgs) -> int:
 
 
 @click.command("mcp", epilog=example("mind mcp --workspace team"))
+@RECORD_ACCESS_OPTION
 @EXTERNAL_URL_OPTION
 @common_options
 @mind_command
@@ -101,6 +103,7 @@ def mcp(args: CommandArgs) -> int:
         args.workspace,
         OnFirstUse(lambda: make_embedder(args.embedder)),
         OnFirstUse(retrievers),
+        record_access=args.record_access,
     )
     try:
         build_mcp_server(tools).run("stdio")

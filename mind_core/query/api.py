@@ -4,8 +4,10 @@ Every answer is JSON (errors too: ``{"error": ..., "error_id": ...}``), and no s
 reaches a client: an unexpected error is a generic 500 with an error id, and the details go to
 the log under that id. Validation is the pydantic models' (``mind_core.query.models``), answered
 400 with one readable line. A bearer token, when configured, guards every route but /health,
-/openapi.json and /docs. Swagger UI is served from the ``swagger_ui_bundle`` package's files,
-so /docs works without network access.
+/openapi.json and /docs; only then does the OpenAPI document name a security scheme (Swagger
+UI's Authorize button and lock icons), so a server without a token does not ask for one.
+Swagger UI is served from the ``swagger_ui_bundle`` package's files, so /docs works without
+network access.
 """
 
 from __future__ import annotations
@@ -50,8 +52,9 @@ TITLE = "mind-harvest query service"
 DESCRIPTION = (
     "Recall and search over mind-harvest minds. Scores: a result's `score` (0..1) is what results are "
     "ordered by (match times relevance); `match_score` (0..1) is 1.0 for the best match of both the "
-    "keyword and the vector lane, at most 0.5 for one lane alone. `confident: false` means nothing "
-    "matched well."
+    "keyword and the vector lane, at most 0.5 for one lane alone; with `explain`, the parts of both. "
+    "`confident: false` means nothing matched well. Queries read only unless the server was started "
+    "with `--record-access`."
 )
 DOCS_ASSETS = "/docs/assets"
 OPENAPI_URL = "/openapi.json"
@@ -60,7 +63,7 @@ BEARER_SCHEME = "bearerAuth"
 BEARER_SECURITY_SCHEME = {
     "type": "http",
     "scheme": "bearer",
-    "description": "Required when the server was started with a token.",
+    "description": "This server was started with a token: send it as a bearer token.",
 }
 # what a route says in the OpenAPI document when it needs the token, and what ModelRoute enforces
 BEARER_REQUIRED: dict[str, Any] = {"security": [{BEARER_SCHEME: []}]}
@@ -77,12 +80,14 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": models.ErrorResponse, "description": description}
     for status, description in (
         (400, "Invalid input"),
-        (401, "A valid bearer token is required"),
         (404, "No such mind, frame, entity or endpoint"),
         (409, "The mind cannot be read (corrupt, not a mind, or another embedder's vectors)"),
         (413, "Request body too large"),
         (500, "Unexpected error (details in the server log under error_id)"),
     )
+}
+UNAUTHORIZED: dict[int | str, dict[str, Any]] = {
+    401: {"model": models.ErrorResponse, "description": "A valid bearer token is required"}
 }
 
 
@@ -439,6 +444,7 @@ def create_app(service: QueryService) -> FastAPI:
     )
 
     app.state.bearer_token = service.config.token
+    guarded = bool(service.config.token)
     app.state.endpoint_threads = anyio.CapacityLimiter(
         ENDPOINT_THREADS_WITH_EXTERNAL_SOURCES if service.config.retrievers else ENDPOINT_THREADS
     )
@@ -447,7 +453,7 @@ def create_app(service: QueryService) -> FastAPI:
         method: str, path: str, *, public: bool = False, **doc: Any
     ) -> Callable[[EndpointT], EndpointT]:
         """Register an endpoint on the app itself (an included router would add a layer of
-        route matching to every request); every route but the public ones needs the token."""
+        route matching to every request); with a token, every route but the public ones needs it."""
 
         def register(endpoint: EndpointT) -> EndpointT:
             app.router.add_api_route(
@@ -455,8 +461,8 @@ def create_app(service: QueryService) -> FastAPI:
                 endpoint,
                 methods=[method],
                 route_class_override=ModelRoute,
-                responses=None if public else ERROR_RESPONSES,
-                openapi_extra=None if public else BEARER_REQUIRED,
+                responses=None if public else {**ERROR_RESPONSES, **(UNAUTHORIZED if guarded else {})},
+                openapi_extra=BEARER_REQUIRED if guarded and not public else None,
                 **doc,
             )
             return endpoint
@@ -489,7 +495,7 @@ def create_app(service: QueryService) -> FastAPI:
         "/search",
         tags=["recall"],
         response_model=models.SearchResponse,
-        summary="Hybrid search (keyword + vector, RRF) in one mind.",
+        summary="Hybrid search in one mind: keyword and vector lanes fused (convex by default).",
     )
     def search_get(request: Annotated[models.SearchQuery, Query()]) -> Response:
         return JSONAnswer(service.search(request))
@@ -620,7 +626,7 @@ def create_app(service: QueryService) -> FastAPI:
     app.mount(DOCS_ASSETS, StaticFiles(directory=swagger_ui_path), name="swagger-ui-assets")
     _answer_errors_as_json(app)
     app.add_middleware(RequestGuard)
-    app.openapi = lambda: _openapi_document(app)  # type: ignore[method-assign]
+    app.openapi = lambda: _openapi_document(app, guarded)  # type: ignore[method-assign]
     return app
 
 
@@ -660,10 +666,11 @@ def _answer_errors_as_json(app: FastAPI) -> None:
     app.add_exception_handler(UnreadableMindError, answer(409))
 
 
-def _openapi_document(app: FastAPI) -> dict[str, Any]:
+def _openapi_document(app: FastAPI, guarded: bool) -> dict[str, Any]:
     """FastAPI's document of the routes, with two corrections: FastAPI documents invalid input
     as 422 with its own error shape, while this service answers it 400 with ``ErrorResponse``;
-    and the bearer scheme the guarded routes name (``BEARER_REQUIRED``) is defined."""
+    and, when a token is required (``guarded``), the bearer scheme the routes name
+    (``BEARER_REQUIRED``) is defined."""
     if app.openapi_schema is None:
         from fastapi.openapi.utils import get_openapi
 
@@ -676,6 +683,7 @@ def _openapi_document(app: FastAPI) -> dict[str, Any]:
         components = schema.setdefault("components", {})
         for name in ("HTTPValidationError", "ValidationError"):
             components.get("schemas", {}).pop(name, None)
-        components["securitySchemes"] = {BEARER_SCHEME: BEARER_SECURITY_SCHEME}
+        if guarded:
+            components["securitySchemes"] = {BEARER_SCHEME: BEARER_SECURITY_SCHEME}
         app.openapi_schema = schema
     return app.openapi_schema

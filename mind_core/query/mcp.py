@@ -1,9 +1,12 @@
 """``mind mcp``: the minds as MCP tools over stdio, with the original's tool names (reference §13).
 
 Tools act on the server's current workspace mind unless a call names another
-(``workspace="personal"`` is the personal mind). Reads of a mind that does not exist yet answer
-empty; writes create it. Minds stay open for the session and calls are serialized (the SDK runs
-sync tools in worker threads; one SQLite connection per mind must not be shared concurrently).
+(``workspace="personal"`` is the personal mind). Reads of the server's workspace or the personal
+mind before they exist answer empty, while a read naming any other workspace without a mind is an
+error (as the command line's exit 2 and the HTTP service's 404, in the same words); writes create
+the mind. Recalls read only, unless the server was started with ``--record-access``. Minds stay
+open for the session and calls are serialized (the SDK runs sync tools in worker threads; one
+SQLite connection per mind must not be shared concurrently).
 
 ``initialize`` does not wait for the embedding model: ``mind mcp`` builds the embedder when the
 first tool call opens a mind (``OnFirstUse``), so a client sees the server (name, package
@@ -17,10 +20,13 @@ Differences from the original server, on purpose:
 - ``recall_memory`` is CombinedRetrieval (workspace + personal + external, scopes all, personal,
   workspace; ``current`` is accepted for workspace) with scores on the 0..1 match scale; it takes
   the same RecallRequest as ``mind serve`` and ``mind recall --json`` and answers the same
-  RecallResponse, and ``snippet_chars`` cuts each text to a snippet to save tokens.
+  RecallResponse (each result once, naming its workspace and source), and ``snippet_chars`` cuts
+  each text to a snippet to save tokens.
 - ``kg_entities``, ``kg_relations`` and ``kg_neighbours`` (not in the original) read the knowledge
   graph on both time axes (``valid_at``, ``known_at``) and answer what ``/kg/...`` and
   ``mind kg ... --json`` answer.
+- ``list_sources`` (the original's ``harvest_sources``) lists the registered harvest sources; it
+  starts no harvest, so its name says what it does.
 - ``cleanup_frames`` offers only the non-destructive modes ``reconcile`` and ``compact``.
 """
 
@@ -29,6 +35,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import json
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -68,6 +75,8 @@ from mind_core.query.models import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from mind_core.embeddings.base import Embedder
     from mind_core.mind import Mind
     from mind_core.retrieval import ExternalRetriever
@@ -111,7 +120,8 @@ class MindTools:
     """The tool bodies, over a mind home; plain methods, so they work without the SDK too.
 
     ``embedder`` and ``retrievers`` may be OnFirstUse: built when the first mind is opened, and
-    when the first recall asks, respectively."""
+    when the first recall asks, respectively. ``record_access``: recalls count as accesses of the
+    frames they answer (``mind mcp --record-access``); otherwise they read only."""
 
     def __init__(
         self,
@@ -119,6 +129,8 @@ class MindTools:
         default_workspace: str,
         embedder: Embedder | OnFirstUse[Embedder | None] | None,
         retrievers: Sequence[ExternalRetriever] | OnFirstUse[Sequence[ExternalRetriever]] = (),
+        *,
+        record_access: bool = False,
     ) -> None:
         if default_workspace != PERSONAL:
             validate_workspace_name(default_workspace)
@@ -126,6 +138,7 @@ class MindTools:
         self.default_workspace = default_workspace
         self.embedder = embedder
         self.retrievers = retrievers if isinstance(retrievers, OnFirstUse) else list(retrievers)
+        self.record_access = record_access
         self._minds: dict[str, Mind] = {}
         self._lock = threading.RLock()
 
@@ -146,17 +159,27 @@ class MindTools:
             self._minds.clear()
 
     def _mind(self, workspace: str | None, *, create: bool) -> Mind | None:
+        """The mind of ``workspace`` (default: the server's), opened for the session; a read
+        (``create=False``) of one without a mind answers None for the server's workspace and the
+        personal mind, and is an error for any other workspace."""
         name = workspace or self.default_workspace
         path = self.home.mind_path(name)
         key = str(path)
         mind = self._minds.get(key)
         if mind is None:
             if not create and not path.is_file():
-                return None
+                if name in (self.default_workspace, PERSONAL):
+                    return None
+                from mind_core.retrieval import no_such_workspace
+
+                raise no_such_workspace(self.home, name)
             from mind_core.mind import Mind
 
             mind = self._minds[key] = Mind.open(path, embedder=_built(self.embedder))
         return mind
+
+    def _mind_at(self, path: Path | None, workspace: str) -> Mind | None:
+        return None if path is None else self._mind(workspace, create=False)
 
     def _writable(self, workspace: str | None) -> Mind:
         mind = self._mind(workspace, create=True)
@@ -179,22 +202,33 @@ class MindTools:
         sender: str | None = None,
         source_kind: str | None = None,
     ) -> RecallResponse:
-        """Recall what the minds know about ``query``: workspace and personal memory, plus external
-        sources when local memory is thin. Scores are 0..1 (above 0.5: keyword and meaning agree).
+        """Recall what the minds know about query: workspace and personal memory, plus external
+        sources when local memory is thin. limit is the number of results in the whole answer;
+        each result names its workspace (the mind; personal for the personal memory) and its
+        source (the harvest source's name). score (0..1) orders the results; metadata.match_score
+        above 0.5 means keyword and meaning agree; confident false means nothing matched well.
         Pass snippet_chars (e.g. 200) to get each text as a short snippet around the query's words;
         as_of to recall as of an instant (memories up to it); tags, sender (mail From or author) and
         source_kind (markdown, email, chatgpt ...) to keep only frames whose sources match."""
-        from mind_core.retrieval import CombinedRetrieval
+        from mind_core.retrieval import CombinedRetrieval, recall_mind_paths
 
         values = {"query": query, "limit": limit, "profile": profile, "workspace": workspace}
         values.update(scope="workspace" if scope == "current" else scope, since=since, until=until)
         values.update(as_of=as_of, tags=tags or [], sender=sender, source_kind=source_kind)
         request = parse_request(RecallRequest, {**values, "snippet_chars": snippet_chars})
-        name = request.workspace or self.default_workspace
-        ws = None if name == PERSONAL else self._mind(name, create=False)
-        personal = self._mind(PERSONAL, create=False)
-        result = CombinedRetrieval(ws, personal, _built(self.retrievers)).recall(request)
-        return RecallResponse.from_retrieval(result, request)
+        name, ws_path, personal_path = recall_mind_paths(
+            self.home, request.workspace, self.default_workspace, request.scope
+        )
+        ws = self._mind_at(ws_path, name)
+        personal = self._mind_at(personal_path, PERSONAL)
+        retrieval = CombinedRetrieval(
+            ws,
+            personal,
+            _built(self.retrievers),
+            workspace_name=name,
+            record_access_on_recall=self.record_access,
+        )
+        return RecallResponse.from_retrieval(retrieval.recall(request), request)
 
     def save_memory(
         self, content: str, importance: Importance = "normal", workspace: str | None = None
@@ -370,8 +404,9 @@ class MindTools:
         return {"removed": mind.awareness.clear(category) if mind else 0}
 
     # -- harvest and maintenance ----------------------------------------------------------
-    def harvest_sources(self, workspace: str | None = None) -> dict[str, Any]:
-        """Registered harvest sources with their last sync and counts."""
+    def list_sources(self, workspace: str | None = None) -> dict[str, Any]:
+        """List the mind's registered harvest sources (name, kind, path, last sync and counts);
+        starts no harvest."""
         from mind_core.harvest.stores import HarvestSourceStore
 
         mind = self._mind(workspace, create=False)
@@ -413,7 +448,7 @@ TOOL_NAMES = (
     "get_awareness",
     "set_awareness",
     "clear_awareness",
-    "harvest_sources",
+    "list_sources",
     "cleanup_frames",
 )
 
@@ -449,7 +484,10 @@ def _readable(error: ToolError) -> str:
 class MindServer(MCPServer):
     """The SDK's server, answering a refused tool call with one readable sentence (an error
     result, ``isError``): an unknown argument is refused like the HTTP API's unknown parameter
-    instead of ignored, and a crash stays the SDK's generic message (details only in the log)."""
+    instead of ignored, and a crash stays the SDK's generic message (details only in the log).
+    An answer's text block (what a client without structured output reads, beside
+    ``structuredContent``) is compact JSON: the SDK indents it, which made a recall's text a
+    third longer, every space a token a model pays for."""
 
     def __init__(self, *args: Any, parameters: Mapping[str, frozenset[str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -460,11 +498,14 @@ class MindServer(MCPServer):
         if unknown:
             return _error_result("; ".join(f"unknown parameter {key!r}" for key in unknown))
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
             raise
         except ToolError as exc:
             return _error_result(_readable(exc))
+        if isinstance(result, CallToolResult) and not result.is_error:
+            result.content = [_compact(block) for block in result.content]
+        return result
 
 
 class WarmUpWhenInitialized:
@@ -489,6 +530,17 @@ class WarmUpWhenInitialized:
             self._warm()
         except Exception:  # the first tool call that needs the part that failed reports it
             log.info("warming up for the first tool call failed", exc_info=True)
+
+
+def _compact(block: Any) -> Any:
+    """A text block holding JSON, without the indentation; any other block as it is."""
+    if not isinstance(block, TextContent):
+        return block
+    try:
+        data = json.loads(block.text)
+    except ValueError:
+        return block
+    return TextContent(type="text", text=json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
 
 def _error_result(message: str) -> CallToolResult:

@@ -145,7 +145,11 @@ SourceFilterText = Annotated[
     Field(min_length=1, max_length=limits.MAX_FILTER_CHARS),
     AfterValidator(_not_blank),
 ]
-ResultLimit = Annotated[int, Between(1, limits.MAX_RESULTS), Field(description="Results per mind.")]
+ResultLimit = Annotated[
+    int,
+    Between(1, limits.MAX_RESULTS),
+    Field(description="Results to answer, at most (a recall's whole answer, across the minds it reads)."),
+]
 EntityLimit = Annotated[int, Between(1, limits.MAX_ENTITY_RESULTS), Field(description="Entities to return.")]
 SNIPPET_HELP = (
     "Return each result's text as a snippet of about this many characters around the "
@@ -194,7 +198,8 @@ class RecallRequest(QueryRequest):
 
 
 class SearchRequest(QueryRequest):
-    """Hybrid search (keyword + vector, RRF) in one mind."""
+    """Hybrid search in one mind: the keyword (FTS5) and vector lanes fused (convex fusion by
+    default; ``explain`` names the fusion), ordered by score."""
 
     query: QueryText
     workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
@@ -398,7 +403,11 @@ def parse_request(model: type[RequestT], values: Mapping[str, Any]) -> RequestT:
 class Provenance(BaseModel):
     """Where a frame came from; ``event_time`` is the message's own time (UTC)."""
 
-    source: str | None = Field(None, description="The registered source's name in its workspace.")
+    source: str | None = Field(
+        None,
+        description="The registered harvest source's name in its workspace (a recall result's source); "
+        "for a frame not harvested, how it was learnt (user_stated ...).",
+    )
     plugin: str | None = Field(None, description="The plugin that read it (chatgpt, markdown, email ...).")
     item_kind: str | None = Field(None, description="What the plugin read: conversation, note, message ...")
     container: str | None = Field(None, description="The conversation, note or mail thread it belongs to.")
@@ -415,22 +424,40 @@ class Provenance(BaseModel):
     )
 
 
+SCORE_HELP = (
+    "0..1, what the results are ordered by: a memory's match times its relevance (recency, importance, "
+    "popularity), as a share of the most its profile gives; an external result's own score. The parts "
+    "(rrf_score, relevance_score, final_score, the relevance components) are in explain."
+)
+MATCH_SCORE_HELP = (
+    "0..1, how well the frame matches the query, relevance left out: 1.0 is the best match of both the "
+    "keyword and the vector lane; one lane alone gives at most 0.5 (what the coverage and conflict "
+    "thresholds compare)."
+)
+def _absent(value: Any) -> bool:
+    """An explanation nobody asked for is left out of the answer, not sent as null."""
+    return value is None
+
+
+EXPLAIN_HELP = (
+    "With explain=true: the lane ranks (0-based; null: not found by that lane), the fusion, rrf_score "
+    "(the fused lane score), relevance (its components and the profile's weights), relevance_score, "
+    "max_relevance, final_score (rrf_score x relevance_score), the similarity and the keyword share."
+)
+
+
 class MemoryMetadata(BaseModel):
     frame_id: int = Field(description="The frame's id in its mind (GET /frames/{frame_id}).")
     frame_type: str = Field(description="I (a message), P (an update of base_frame_id) or B (a cross-reference).")
     importance: str = Field(description="critical, important, normal, temporary or deprecated.")
     created_at: str = Field(description="When the message was written (event time, ISO-8601).")
-    access_count: int = Field(description="How often recall returned it (recall with no_touch leaves it).")
-    match_score: float = Field(
-        description="0..1: 1.0 is the best match of both the keyword and the vector lane; one lane "
-        "alone gives at most 0.5 (what the coverage and conflict thresholds compare)."
+    access_count: int = Field(
+        description="How often a recall that records access returned it (recalls read only by default)."
     )
+    match_score: float = Field(description=MATCH_SCORE_HELP)
     confident: bool = Field(description="The frame is close in meaning or holds every keyword of the query.")
-    rrf_score: float = Field(description="The reciprocal-rank-fusion score of the lanes.")
-    relevance_score: float = Field(description="Recency, importance and access weighed by the profile.")
-    final_score: float = Field(description="The fused score times the relevance: the local order.")
     provenance: Provenance = Field(description="Where the frame came from.")
-    source: dict[str, Any] = Field(
+    source_fields: dict[str, Any] = Field(
         default_factory=dict,
         description="What the source's plugin read about the frame: its item (note frontmatter, tags, "
         "links; mail headers; chat title) and its message (author, tags of the section).",
@@ -468,52 +495,62 @@ ResultMetadata = Annotated[
 
 class RecallResult(BaseModel):
     content: str = Field(description="The frame's text (a snippet when snippet_chars was given).")
-    source: Literal["workspace", "personal", "external"] = Field(description="Which mind or service it came from.")
-    attribution: str = Field(description="Where it came from, as a person reads it (workspace/source: title).")
-    score: float = Field(
-        description="0..1, what the results are ordered by: a memory's match times its relevance, "
-        "as a share of the most its profile gives; an external result's own score."
+    workspace: str | None = Field(
+        description="The mind it came from: the workspace's name, personal for the personal mind; "
+        "null for an external source's result."
     )
-    metadata: ResultMetadata
-    explain: dict[str, Any] | None = Field(None, description="Lane ranks and score parts (explain=true).")
+    source: str = Field(
+        description="The harvest source it was read from (its registered name, as `mind sources list` "
+        "shows it; user_stated for a memory saved directly), or the external source's name."
+    )
+    attribution: str = Field(
+        description="Where it came from, as a person reads it: workspace/source: title for a memory, "
+        "[NAME: type: title] for an external result."
+    )
+    score: float = Field(description=SCORE_HELP)
+    metadata: ResultMetadata = Field(
+        description="A memory's frame (id, type, importance, event time, match_score, confident, provenance, "
+        "source_fields); an external result's document (retriever, id, type, title, url)."
+    )
+    explain: dict[str, Any] | None = Field(None, description=EXPLAIN_HELP, exclude_if=_absent)
+
+
+CONFIDENT_HELP = (
+    "False when no memory in the answer matches the query well: the results are only the least poor "
+    "candidates (no close meaning, no frame with every keyword)."
+)
 
 
 class RecallResponse(BaseModel):
-    query: str
+    query: str = Field(description="The query as it was read.")
     results: list[RecallResult] = Field(
-        description="Every result in one list: local ones by final score, then external ones."
+        description="The answer, at most limit results across the minds read, each once: memories that "
+        "match well (metadata.confident) by score, then external results by their score, then the "
+        "other memories by score. A result's workspace says which mind it came from."
     )
-    workspace_results: list[RecallResult]
-    personal_results: list[RecallResult]
-    external_results: list[RecallResult]
-    external_available: bool
-    external_skipped: bool
-    external_error: str | None
-    has_conflict: bool
-    conflict_note: str | None
-    confident: bool = Field(
-        description="False when no memory matches the query well: the results are only the least "
-        "poor candidates (no close meaning, no frame with every keyword)."
+    external_available: bool = Field(description="An external source is configured.")
+    external_skipped: bool = Field(
+        description="External sources were not asked: local memory covered the query (or the scope "
+        "was not all)."
     )
+    external_error: str | None = Field(description="What failed when an external source was asked.")
+    has_conflict: bool = Field(
+        description="Workspace memory and external results disagree in status words (approved vs rejected)."
+    )
+    conflict_note: str | None = Field(description="The disagreement, as a sentence.")
+    confident: bool = Field(description=CONFIDENT_HELP)
 
     @classmethod
     def from_retrieval(cls, result: CombinedRetrievalResult, request: RecallRequest) -> RecallResponse:
         """The answer to ``request``; with ``snippet_chars``, each text cut to a snippet around
         the query's words (the window the command line's table shows)."""
-        # each result is validated once: ``results`` holds the same ones as the per-mind lists
-        validated = {
-            id(item): RecallResult.model_validate(item.to_dict())
-            for item in (*result.workspace_results, *result.personal_results, *result.external_results)
-        }
+        results = [RecallResult.model_validate(item.to_dict()) for item in result.merged()]
         if request.snippet_chars is not None:
-            for model in validated.values():
+            for model in results:
                 model.content = make_snippet(model.content, request.query, width=request.snippet_chars)
         return cls(
             query=result.query,
-            results=[validated[id(item)] for item in result.merged()],
-            workspace_results=[validated[id(item)] for item in result.workspace_results],
-            personal_results=[validated[id(item)] for item in result.personal_results],
-            external_results=[validated[id(item)] for item in result.external_results],
+            results=results,
             external_available=result.external_available,
             external_skipped=result.external_skipped,
             external_error=result.external_error,
@@ -533,7 +570,11 @@ class Frame(BaseModel):
     base_frame_id: int | None = Field(description="The frame a P- or B-frame refers to (null for an I-frame).")
     content: str = Field(description="The frame's text.")
     importance: str = Field(description="critical, important, normal, temporary or deprecated.")
-    source: str = Field(description="The registered source it was harvested from.")
+    source: str = Field(
+        description="How the frame was learnt (the original's column): import for a harvested frame, "
+        "user_stated, tool_verified, agent_inferred or system; the harvest source's name is "
+        "provenance.source."
+    )
     access_count: int = Field(description="How often recall returned it.")
     created_at: str = Field(description="When the message was written (event time, ISO-8601).")
     last_accessed: str = Field(description="When recall last returned it (or when it was stored).")
@@ -542,20 +583,18 @@ class Frame(BaseModel):
 
 
 class SearchHit(BaseModel):
-    frame: Frame
-    rrf_score: float
-    relevance_score: float
-    final_score: float
-    match_score: float = Field(description="0..1, the lanes' agreement, as a recall result's match_score.")
-    score: float = Field(description="0..1, what the hits are ordered by, as a recall result's score.")
+    frame: Frame = Field(description="The frame as stored.")
+    score: float = Field(description=SCORE_HELP)
+    match_score: float = Field(description=MATCH_SCORE_HELP)
     confident: bool = Field(description="The frame is close in meaning or holds every keyword of the query.")
-    provenance: Provenance
-    explain: dict[str, Any] | None = None
+    provenance: Provenance = Field(description="Where the frame came from.")
+    explain: dict[str, Any] | None = Field(None, description=EXPLAIN_HELP, exclude_if=_absent)
 
 
 class SearchResponse(BaseModel):
-    query: str
-    results: list[SearchHit]
+    query: str = Field(description="The query as it was read.")
+    results: list[SearchHit] = Field(description="At most limit hits, by score.")
+    confident: bool = Field(description=CONFIDENT_HELP)
 
 
 class EntityRef(BaseModel):

@@ -27,7 +27,15 @@ from mind_core.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.limits import MAX_ENTITY_RESULTS
 from mind_core.mind import Mind
 from mind_core.query import graph, models
-from mind_core.retrieval import CombinedRetrieval, ExternalRetriever, frame_provenance, record_access
+from mind_core.retrieval import (
+    CombinedRetrieval,
+    ExternalRetriever,
+    frame_provenance,
+    no_such_workspace,
+    recall_mind_paths,
+    record_access,
+    search_hit,
+)
 
 log = logging.getLogger(__name__)
 
@@ -234,7 +242,7 @@ class QueryService:
     def _mind(self, workspace: str | None) -> Iterator[Mind]:
         name, path = self._path(workspace)
         if not path.is_file():
-            raise NotFoundError(f"no mind for workspace {name!r}")
+            raise no_such_workspace(self.config.home, name)
         with self.pool.lease(path, name) as mind:
             yield mind
 
@@ -252,28 +260,22 @@ class QueryService:
         )
 
     def recall(self, request: models.RecallRequest) -> models.RecallResponse:
-        name, ws_path = self._path(request.workspace)
-        scope = request.scope
-        if name == PERSONAL:
-            ws_path = None  # type: ignore[assignment]
-        elif request.workspace is not None and not ws_path.is_file() and scope != PERSONAL:
-            raise NotFoundError(f"no mind for workspace {name!r}")
-        personal_path = self.config.home.personal_path
+        home, scope = self.config.home, request.scope
+        name, ws_path, personal_path = recall_mind_paths(
+            home, request.workspace, self.config.default_workspace, scope
+        )
         with contextlib.ExitStack() as stack:
-            ws_mind = (
-                stack.enter_context(self.pool.lease(ws_path, name))
-                if ws_path is not None and scope != PERSONAL and ws_path.is_file()
-                else None
-            )
+            ws_mind = stack.enter_context(self.pool.lease(ws_path, name)) if ws_path is not None else None
             personal_mind = (
                 stack.enter_context(self.pool.lease(personal_path, PERSONAL))
-                if scope != "workspace" and personal_path.is_file()
+                if personal_path is not None
                 else None
             )
             retrieval = CombinedRetrieval(
                 ws_mind,
                 personal_mind,
                 self.config.retrievers,
+                workspace_name=name,
                 record_access_on_recall=self.access is not None,
                 access_writer=self.access,
             )
@@ -284,8 +286,10 @@ class QueryService:
         options = request.model_dump(include={"limit", "profile", "since", "until", "explain"})
         with self._mind(request.workspace) as mind:
             found = mind.search.search(request.query, gop_id=request.session, **options)
-            hits = [{**r.to_dict(), "provenance": frame_provenance(r.frame)} for r in found]
-        return models.SearchResponse.model_validate({"query": request.query, "results": hits})
+            hits = [search_hit(r) for r in found]
+        confident = any(r.confident for r in found)
+        answer = {"query": request.query, "results": hits, "confident": confident}
+        return models.SearchResponse.model_validate(answer)
 
     def frame(self, frame_id: int, workspace: str | None) -> models.FrameResponse:
         with self._mind(workspace) as mind:

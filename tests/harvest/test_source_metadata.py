@@ -145,11 +145,11 @@ def test_recall_command_takes_the_filters(capsys, home: MindHome) -> None:
     out = capsys.readouterr().out
     results = json.loads(out)["results"]
     assert code == EXIT_OK and results
-    assert all(r["metadata"]["source"]["item"]["tags"] == ["meeting", "decision", "action"] for r in results)
+    assert all(r["metadata"]["source_fields"]["item"]["tags"] == ["meeting", "decision", "action"] for r in results)
     code = main(["recall", "--home", str(home.root), "--embedder", "mock", "--json", "PostgreSQL", "--from", "carol"])
     carol = json.loads(capsys.readouterr().out)["results"]
     assert code == EXIT_OK and carol
-    assert all(r["metadata"]["source"]["message"]["from"].startswith("Carol Diaz") for r in carol)
+    assert all(r["metadata"]["source_fields"]["message"]["from"].startswith("Carol Diaz") for r in carol)
 
 
 def test_snapshot_has_the_source_columns(home: MindHome, tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ def test_commands_that_need_no_vector_load_no_model(tmp_path: Path) -> None:
             ["stats", *base],
             ["doctor", *base],
             ["harvest", *base],  # unchanged since the harvest above: skipped
-            ["recall", "conversation", "--keyword-only", "--no-touch", *base],
+            ["recall", "conversation", "--keyword-only", *base],
         ],
         {"MIND_HARVEST_ONNX_CACHE": str(tmp_path / "no-cache-yet"), inprocess_module.BACKEND_ENV: ""},
     )
@@ -95,7 +95,7 @@ def test_commands_that_need_no_vector_load_no_model(tmp_path: Path) -> None:
 def test_recall_loads_onnx_runtime_and_never_torch(tmp_path: Path, onnx_cache: Path, real_embedder) -> None:
     home = harvested_home(tmp_path, real_embedder)
     result = run_cli(
-        [["recall", "conversation", "--no-touch", "--json", "--home", str(home), "-q"]],
+        [["recall", "conversation", "--json", "--home", str(home), "-q"]],
         {"MIND_HARVEST_ONNX_CACHE": str(onnx_cache), inprocess_module.BACKEND_ENV: real_embedder.backend},
     )
     assert result["codes"] == [0]

@@ -37,7 +37,7 @@ def test_piped_recall_is_plain_text_without_markers(capsys, home):
     code, out, _ = recall(capsys, home, "PostgreSQL", "migration")
     lines = out.splitlines()
     assert code == EXIT_OK and lines[0].split() == ["#", "score", "time", "from", "snippet"]
-    assert f"workspace/gpt: {CONVERSATION_TITLE}" in out and "personal/user_stated" in out
+    assert f"default/gpt: {CONVERSATION_TITLE}" in out and "personal/user_stated" in out
     assert "PostgreSQL migration plan was approved" in out  # not a TTY: no bold of any kind
     assert "2024-03-05 13:02" in out  # event time in UTC
     assert "\033[1m" not in out and "**" not in out
@@ -52,14 +52,42 @@ def test_recall_on_a_terminal_marks_the_matches_in_bold(capsys, home, monkeypatc
 
 
 def test_json_for_scripts(capsys, home):
-    code, out, _ = recall(capsys, home, "PostgreSQL", "--json", "--limit", "2")
+    code, out, _ = recall(capsys, home, "PostgreSQL", "--json")
     data = json.loads(out)
     assert code == EXIT_OK and data["query"] == "PostgreSQL"
-    assert len(data["workspace_results"]) == 2 and len(data["personal_results"]) == 1
-    assert [r["source"] for r in data["results"]].count("workspace") == 2
-    provenance = data["workspace_results"][0]["metadata"]["provenance"]
-    assert provenance["source"] == "gpt" and provenance["container"] == "conv-42"
+    assert [(r["workspace"], r["source"]) for r in data["results"]].count(("default", "gpt")) == 2
+    assert ("personal", "user_stated") in [(r["workspace"], r["source"]) for r in data["results"]]
+    top = next(r for r in data["results"] if r["workspace"] == "default")
+    assert top["metadata"]["provenance"]["source"] == "gpt" and top["metadata"]["provenance"]["container"] == "conv-42"
+    assert top["attribution"] == f"default/gpt: {CONVERSATION_TITLE}"
     assert data["external_available"] is False and data["has_conflict"] is False
+    # one list, each result once, and the score parts only under explain
+    assert set(data) == {
+        "query",
+        "results",
+        "external_available",
+        "external_skipped",
+        "external_error",
+        "has_conflict",
+        "conflict_note",
+        "confident",
+    }
+    assert not {"rrf_score", "relevance_score", "final_score"} & set(top["metadata"])
+    assert "explain" not in top  # only when asked for
+    _, out, _ = recall(capsys, home, "PostgreSQL", "--json", "--explain")
+    explained = json.loads(out)["results"][0]["explain"]
+    assert {"rrf_score", "relevance_score", "final_score", "max_relevance", "relevance"} <= set(explained)
+
+
+def test_limit_is_the_number_of_results_across_both_minds(capsys, home):
+    _, out, _ = recall(capsys, home, "PostgreSQL", "--json", "--limit", "3")
+    everything = json.loads(out)["results"]
+    assert len(everything) == 3 and {r["workspace"] for r in everything} == {"default", "personal"}
+    for limit in (1, 2):
+        _, out, _ = recall(capsys, home, "PostgreSQL", "--json", "--limit", str(limit))
+        assert json.loads(out)["results"] == everything[:limit]  # the first of the same answer
+    _, out, _ = recall(capsys, home, "PostgreSQL", "--limit", "2")
+    assert [line.split()[0] for line in out.splitlines() if line[:1].isdigit()] == ["1", "2"]
 
 
 def test_explain_shows_lane_ranks_and_score_parts(capsys, home):
@@ -70,30 +98,34 @@ def test_explain_shows_lane_ranks_and_score_parts(capsys, home):
     assert "temporal" in explain[0] and "importance" in explain[0] and "match" in explain[0]
 
 
+def workspaces(out: str) -> list[str]:
+    return [r["workspace"] for r in json.loads(out)["results"]]
+
+
 def test_scopes_and_workspaces(capsys, home):
     _, out, _ = recall(capsys, home, "PostgreSQL", "--scope", "personal", "--json")
-    data = json.loads(out)
-    assert data["workspace_results"] == [] and len(data["personal_results"]) == 1
+    assert workspaces(out) == ["personal"]
     _, out, _ = recall(capsys, home, "PostgreSQL", "--workspace", "team", "--scope", "workspace", "--json")
-    assert [r["content"] for r in json.loads(out)["workspace_results"]] == [
-        "Team decided: PostgreSQL for billing"
+    assert [(r["workspace"], r["content"]) for r in json.loads(out)["results"]] == [
+        ("team", "Team decided: PostgreSQL for billing")
     ]
-    _, out, _ = recall(capsys, home, "PostgreSQL", "--workspace", "personal", "--json")
-    data = json.loads(out)
-    assert data["workspace_results"] == [] and len(data["personal_results"]) == 1
+    _, out, _ = recall(capsys, home, "PostgreSQL", "--workspace", "team")
+    assert "team/user_stated" in out and "personal/user_stated" in out
+    for scope in ("all", "workspace", "personal"):  # the personal mind is that workspace's mind
+        _, out, _ = recall(capsys, home, "PostgreSQL", "--workspace", "personal", "--scope", scope, "--json")
+        assert workspaces(out) == ["personal"], scope
 
 
 def test_time_bounds(capsys, home):
     _, out, _ = recall(capsys, home, "PostgreSQL", "--until", "2024-12-31", "--json")
-    data = json.loads(out)
-    assert len(data["workspace_results"]) == 2 and data["personal_results"] == []  # personal frame is new
+    assert workspaces(out) == ["default", "default"]  # the personal frame is new
     _, out, _ = recall(capsys, home, "PostgreSQL", "--since", "2025-01-01", "--json")
-    assert json.loads(out)["workspace_results"] == []
+    assert "default" not in workspaces(out)
     # a year or a year-month is its whole span: the first instant as a start, the last as an end
     _, out, _ = recall(capsys, home, "PostgreSQL", "--since", "2024", "--until", "2024", "--json")
-    assert len(json.loads(out)["workspace_results"]) == 2
+    assert workspaces(out) == ["default", "default"]
     _, out, _ = recall(capsys, home, "PostgreSQL", "--since", "2025-01", "--json")
-    assert json.loads(out)["workspace_results"] == []
+    assert "default" not in workspaces(out)
 
 
 def test_an_inverted_time_range_is_a_usage_error(capsys, home):
@@ -105,7 +137,7 @@ def test_an_inverted_time_range_is_a_usage_error(capsys, home):
 
 def test_errors_and_exit_codes(capsys, home):
     code, _, err = recall(capsys, home, "x", "--workspace", "ghost")
-    assert code == EXIT_USAGE and "no mind for workspace 'ghost'" in err
+    assert code == EXIT_USAGE and err == "error: no mind for workspace 'ghost' (minds: default, team, personal)\n"
     code, _, err = recall(capsys, home, "x", "--workspace", "../etc")
     assert code == EXIT_USAGE and "invalid workspace name" in err
     code, _, err = recall(capsys, home, "x", "--limit", "0")
@@ -118,14 +150,18 @@ def test_errors_and_exit_codes(capsys, home):
     assert code == EXIT_OK and out.strip() == "no memories match 'PostgreSQL'"
 
 
-def test_recall_counts_as_access_unless_no_touch(capsys, home):
+def test_recall_reads_only_unless_asked_to_record_access(capsys, home):
     def counts():
         with Mind.open(home.personal_path, readonly=True) as mind:
             return mind.db.scalar("SELECT access_count FROM memory_frames")
 
-    recall(capsys, home, "PostgreSQL", "--scope", "personal", "--no-touch")
-    assert counts() == 0
-    recall(capsys, home, "PostgreSQL", "--scope", "personal")
+    def scores() -> list[float]:
+        _, out, _ = recall(capsys, home, "PostgreSQL", "--json")
+        return [r["score"] for r in json.loads(out)["results"]]
+
+    first = scores()
+    assert scores() == first and counts() == 0  # the same query scores the same the next time
+    recall(capsys, home, "PostgreSQL", "--scope", "personal", "--record-access")
     assert counts() == 1
 
 

@@ -136,8 +136,11 @@ def test_invalid_graph_queries_are_refused_alike(base, tools) -> None:
     assert missing.status_code == 404 and "no entity named 'Nobody Here'" in missing.json()["error"]
     with pytest.raises(NotFoundError):
         tools.kg_neighbours("Nobody Here")
-    assert http(base, "/kg/entities", workspace="elsewhere").status_code == 404
-    assert tools.kg_entities(workspace="elsewhere").entities == []  # MCP reads of a missing mind are empty
+    elsewhere = http(base, "/kg/entities", workspace="elsewhere")
+    assert elsewhere.status_code == 404
+    with pytest.raises(NotFoundError) as refused:  # MCP refuses a workspace without a mind alike
+        tools.kg_entities(workspace="elsewhere")
+    assert str(refused.value) == elsewhere.json()["error"]
 
 
 def test_the_openapi_document_describes_the_graph_routes(base) -> None:

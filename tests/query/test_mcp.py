@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import anyio
 import pytest
 
-from mind_core.errors import InvalidInputError
+from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from mind_core.query.mcp import TOOL_NAMES, MindTools, OnFirstUse, WarmUpWhenInitialized
@@ -44,17 +44,19 @@ def test_save_memory_cognifies_and_recall_finds_it(tools):
         "PostgreSQL",
     }
     recalled = tools.recall_memory("Falcon PostgreSQL migration", scope="current").model_dump()
-    top = recalled["workspace_results"][0]
+    top = recalled["results"][0]
     assert top["metadata"]["frame_id"] == saved["frame_id"] and top["metadata"]["match_score"] > 0.9
-    assert recalled["results"][0] == top and recalled["personal_results"] == []
+    assert (top["workspace"], top["source"]) == ("team", "user_stated")
+    assert all(r["workspace"] == "team" for r in recalled["results"])
 
 
 def test_reads_do_not_create_minds_and_writes_do(tools):
     home = tools.home
     assert tools.get_identity() == {"identity": None}
-    assert tools.get_awareness() == {"items": []} and tools.harvest_sources() == {"sources": []}
+    assert tools.get_awareness() == {"items": []} and tools.list_sources() == {"sources": []}
     assert tools.search_entities("x") == {"entities": []} and tools.clear_awareness() == {"removed": 0}
-    assert tools.recall_memory("anything").workspace_results == []
+    assert tools.recall_memory("anything").results == []
+    assert tools.recall_memory("anything", workspace="personal").results == []
     assert not home.workspace_path("team").exists() and not home.personal_path.exists()
     tools.set_identity(name="Mnemo", role="archivist", workspace="personal")
     assert home.personal_path.is_file() and not home.workspace_path("team").exists()
@@ -98,11 +100,9 @@ def test_knowledge_awareness_and_cleanup_tools(tools):
 def test_recall_as_short_snippets(tools):
     filler = "Unrelated words about the weather and lunch plans. " * 20
     tools.save_memory(filler + "Then Alice approved the Falcon budget on Monday. " + filler)
-    whole = tools.recall_memory("Falcon budget").workspace_results[0].content
-    cut = tools.recall_memory("Falcon budget", snippet_chars=80)
-    snippet = cut.workspace_results[0].content
+    whole = tools.recall_memory("Falcon budget").results[0].content
+    snippet = tools.recall_memory("Falcon budget", snippet_chars=80).results[0].content
     assert len(whole) > 1000 and len(snippet) <= 82 and "Falcon budget" in snippet
-    assert cut.results[0].content == snippet
     with pytest.raises(InvalidInputError, match="snippet_chars"):
         tools.recall_memory("Falcon", snippet_chars=5)
 
@@ -111,6 +111,36 @@ def test_recall_has_the_same_shape_as_http_and_cli(tools):
     tools.save_memory("Falcon budget approved")
     answer = tools.recall_memory("Falcon", snippet_chars=40)
     assert RecallResponse.model_validate(answer.model_dump(mode="json")) == answer
+
+
+def test_a_workspace_without_a_mind_is_an_error_like_on_the_other_surfaces(tools):
+    tools.save_memory("Falcon budget approved")  # the team mind
+    with pytest.raises(NotFoundError) as refused:
+        tools.recall_memory("Falcon", workspace="nosuch")
+    assert str(refused.value) == "no mind for workspace 'nosuch' (minds: team)"
+    for read in (
+        lambda: tools.kg_entities(workspace="nosuch"),
+        lambda: tools.list_sources(workspace="nosuch"),
+        lambda: tools.get_identity(workspace="nosuch"),
+    ):
+        with pytest.raises(NotFoundError, match="no mind for workspace 'nosuch'"):
+            read()
+    assert not tools.home.workspace_path("nosuch").exists()
+
+
+def test_recall_reads_only_unless_the_server_records_access(tmp_path):
+    def recalled_counts(tools: MindTools) -> list[int]:
+        tools.recall_memory("Falcon budget")
+        return [r.metadata.access_count for r in tools.recall_memory("Falcon budget").results]
+
+    home = MindHome(tmp_path / "home")
+    reading = MindTools(home, "team", HashingEmbedder())
+    reading.save_memory("Falcon budget approved")
+    assert recalled_counts(reading) == [0]
+    reading.close()
+    recording = MindTools(home, "team", HashingEmbedder(), record_access=True)
+    assert recalled_counts(recording) == [1]  # the first recall counted, the second shows it
+    recording.close()
 
 
 def test_bad_input_is_refused(tools):
@@ -144,6 +174,9 @@ async def _round_trip(home: Path) -> dict:
         seen["saved"] = saved.structured_content
         recalled = await session.call_tool("recall_memory", {"query": "Falcon budget", "limit": 3})
         seen["recalled"] = recalled.structured_content
+        seen["recalled_text"] = [block.text for block in recalled.content]
+        missing = await session.call_tool("recall_memory", {"query": "Falcon", "workspace": "nosuch"})
+        seen["missing"] = missing
         filler = "Unrelated words about the weather and lunch plans. " * 20
         long = await session.call_tool(
             "save_memory",
@@ -185,8 +218,11 @@ def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
         "workspace",
     ]
     assert seen["saved"]["workspace"] == "team" and seen["saved"]["frame_id"] >= 1
-    top = seen["recalled"]["workspace_results"][0]
-    assert top["content"] == "Bob Smith approved the Falcon budget"
+    assert set(seen["recalled"]) >= {"results", "confident"} and "workspace_results" not in seen["recalled"]
+    [text] = seen["recalled_text"]  # the same answer once more, for clients without structured output
+    assert json.loads(text) == seen["recalled"] and "\n" not in text and '": ' not in text  # compact
+    top = seen["recalled"]["results"][0]
+    assert top["content"] == "Bob Smith approved the Falcon budget" and top["workspace"] == "team"
     assert top["metadata"]["frame_id"] == seen["saved"]["frame_id"] and 0 < top["score"] <= 1
     assert top["metadata"]["provenance"]["event_time"] == top["metadata"]["created_at"]
     assert "Bob Smith" in {e["name"] for e in seen["kg_now"]["entities"]}
@@ -199,12 +235,16 @@ def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
     assert "invalid workspace name" in seen["traversal"].content[0].text
     assert "Traceback" not in seen["traversal"].content[0].text
     assert seen["identity"]["identity"]["name"] == "Mnemo"
+    assert seen["missing"].is_error
+    assert [block.text for block in seen["missing"].content] == [
+        "no mind for workspace 'nosuch' (minds: team)"  # asked before personal was written
+    ]
     assert seen["cleanup"]["reconciled"]["fts_fixed"] == 0
     snippet = seen["snippets"][seen["long_frame"]]  # of a 2,000-character text
     assert len(snippet) <= 82 and "Osprey lease" in snippet
     assert all(len(text) <= 82 for text in seen["snippets"].values())
     with Mind.open(MindHome(tmp_path / "home").workspace_path("team"), readonly=True) as mind:
-        assert mind.frames.get_by_id(seen["saved"]["frame_id"]).access_count == 1  # recall touched it
+        assert mind.frames.get_by_id(seen["saved"]["frame_id"]).access_count == 0  # recall read only
 
 
 BAD_CALLS = [
@@ -338,10 +378,10 @@ def test_mind_mcp_starts_without_the_engine_and_loads_it_on_the_first_call(tmp_p
 def test_recall_takes_the_as_of_instant_and_source_filters(tools):
     saved = tools.save_memory("Alice Johnson moved Project Falcon to PostgreSQL", "important")
     everything = tools.recall_memory("Falcon PostgreSQL", scope="current")
-    assert [r.metadata.frame_id for r in everything.workspace_results] == [saved["frame_id"]]
+    assert [r.metadata.frame_id for r in everything.results] == [saved["frame_id"]]
     before = tools.recall_memory("Falcon PostgreSQL", scope="current", as_of="2001-01-01")
-    assert before.workspace_results == []  # nothing was known yet
-    assert tools.recall_memory("Falcon PostgreSQL", scope="current", tags=["meeting"]).workspace_results == []
+    assert before.results == []  # nothing was known yet
+    assert tools.recall_memory("Falcon PostgreSQL", scope="current", tags=["meeting"]).results == []
     with pytest.raises(InvalidInputError):
         tools.recall_memory("Falcon", as_of="not a date")
 

@@ -10,8 +10,9 @@ import time
 import pytest
 
 from mind_core import plugins, retrieval
-from mind_core.errors import InvalidInputError
+from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.frames import Frame
+from mind_core.home import MindHome
 from mind_core.linker import MemoryLinker
 from mind_core.mind import Mind
 from mind_core.plugins import hookimpl
@@ -27,6 +28,7 @@ from mind_core.retrieval import (
     extract_polarity,
     format_external_attribution,
     has_sufficient_local_coverage,
+    recall_mind_paths,
     should_query_external,
 )
 from mind_core.timestamps import now_iso
@@ -81,17 +83,26 @@ def minds():
         mind.close()
 
 
-def result(score: float, content: str = "text", source: str = "workspace") -> CombinedResult:
-    return CombinedResult(content, source, "[workspace memory]", score)
+def result(score: float, content: str = "text") -> CombinedResult:
+    return CombinedResult(content, "default", "notes", "default/notes", score)
 
 
 # -- attribution, coverage and gating (combined-retrieval.test) --------------------------------------
-def test_attribution_strings(minds):
+def test_every_result_names_its_workspace_and_source(minds):
     ws = minds(["Falcon roadmap"])
     personal = minds(["Falcon notes of mine"])
-    found = CombinedRetrieval(ws, personal).search("Falcon")
-    assert [r.attribution for r in found.workspace_results] == ["[workspace memory]"]
-    assert [r.attribution for r in found.personal_results] == ["[personal memory]"]
+    found = CombinedRetrieval(ws, personal, workspace_name="team").search("Falcon")
+    assert [(r.workspace, r.source, r.attribution) for r in found.workspace_results] == [
+        ("team", "user_stated", "team/user_stated")
+    ]
+    assert [(r.workspace, r.source, r.attribution) for r in found.personal_results] == [
+        ("personal", "user_stated", "personal/user_stated")
+    ]
+    harvested = minds([])
+    harvest_conversation(harvested)
+    top = CombinedRetrieval(harvested, None).search("PostgreSQL migration").workspace_results[0]
+    assert (top.workspace, top.source) == ("default", "gpt")
+    assert top.attribution == f"default/gpt: {CONVERSATION_TITLE}"
     assert format_external_attribution("KVARK", "Project Status", "pdf") == "[KVARK: pdf: Project Status]"
     assert format_external_attribution("KVARK", "Title") == "[KVARK: Title]"
     assert format_external_attribution("Wiki", None) == "[Wiki: Untitled]"
@@ -220,7 +231,7 @@ def test_scope_routing(minds):
     both = engine.search("Falcon")
     assert len(both.workspace_results) == 1 and len(both.personal_results) == 1
     assert spy.calls == [("Falcon", 10)]
-    assert sorted(r.source for r in both.merged()) == ["personal", "workspace"]
+    assert sorted(r.workspace for r in both.merged()) == ["default", "personal"]
 
 
 def test_no_workspace_mind_and_zero_external_results(minds):
@@ -230,6 +241,48 @@ def test_no_workspace_mind_and_zero_external_results(minds):
     assert found.external_results == [] and found.external_error is None and not found.external_skipped
     nothing = CombinedRetrieval().search("Falcon")
     assert nothing.to_dict()["external_available"] is False and nothing.merged() == []
+
+
+def test_limit_is_the_number_of_results_in_the_answer(minds):
+    ws = minds([f"Falcon status report number {i}" for i in range(6)])
+    personal = minds([f"Falcon status notes of mine {i}" for i in range(6)])
+    engine = CombinedRetrieval(ws, personal)
+    everything = engine.search("Falcon status", limit=12).merged()
+    assert len(everything) == 12
+    for limit in (1, 3, 5):
+        found = engine.search("Falcon status", limit=limit)
+        answer = found.merged()
+        assert len(answer) == limit and [r.content for r in answer] == [r.content for r in everything[:limit]]
+        assert len(found.workspace_results) + len(found.personal_results) == limit  # lists within it
+
+
+def test_external_results_come_after_good_matches_and_before_the_least_poor(minds):
+    ws = minds(["Project Falcon budget approved", *FILLER])
+    docs = [{"snippet": f"Falcon wiki page {i}", "score": 0.9 - i / 10, "title": f"p{i}"} for i in range(3)]
+    found = CombinedRetrieval(ws, None, [SpyRetriever(docs)]).search("Project Falcon approved", limit=5)
+    answer = [(r.workspace, r.metadata.get("confident")) for r in found.merged()]
+    assert answer == [("default", True), (None, None), (None, None), (None, None), ("default", False)]
+    assert len(found.external_results) == 3 and len(found.workspace_results) == 2
+    cut = CombinedRetrieval(ws, None, [SpyRetriever(docs)]).search("Project Falcon approved", limit=2)
+    assert [r.workspace for r in cut.merged()] == ["default", None]
+
+
+def test_which_minds_a_recall_reads(tmp_path):
+    home = MindHome(tmp_path)
+    for path in (home.workspace_path("team"), home.personal_path):
+        Mind.open(path).close()
+    assert recall_mind_paths(home, None, "team", "all") == ("team", home.workspace_path("team"), home.personal_path)
+    assert recall_mind_paths(home, None, "team", "workspace") == ("team", home.workspace_path("team"), None)
+    assert recall_mind_paths(home, None, "team", "personal") == ("team", None, home.personal_path)
+    # the default workspace may not exist yet; a workspace named otherwise must
+    assert recall_mind_paths(home, None, "default", "all") == ("default", None, home.personal_path)
+    with pytest.raises(NotFoundError, match=r"^no mind for workspace 'ghost' \(minds: team, personal\)$"):
+        recall_mind_paths(home, "ghost", "team", "all")
+    assert recall_mind_paths(home, "ghost", "team", "personal") == ("ghost", None, home.personal_path)
+    # the personal mind is the personal workspace's mind, whatever the scope
+    for scope in ("all", "personal"):
+        assert recall_mind_paths(home, "personal", "team", scope) == ("personal", None, home.personal_path)
+    assert recall_mind_paths(home, "personal", "team", "workspace") == ("personal", home.personal_path, None)
 
 
 def test_limit_and_profile_pass_through(minds):
@@ -326,7 +379,7 @@ def test_external_round_trip_contract_and_bad_entries(minds):
         ("[KVARK: pdf: Project Status]", 0.8),
     ]
     top = found.external_results[1]
-    assert top.source == "external" and top.content == "Falcon is on track"
+    assert (top.workspace, top.source, top.content) == (None, "KVARK", "Falcon is on track")
     assert top.metadata["document_id"] == "d1" and top.metadata["document_type"] == "pdf"
     assert found.external_results[0].metadata["document_id"] == "7"
     assert found.external_error is None
@@ -391,25 +444,37 @@ def test_every_result_carries_its_provenance():
     mind.close()
 
 
-# -- recall counts as an access -------------------------------------------------------------------
+# -- access is recorded only when asked -------------------------------------------------------------
 def access(mind: Mind) -> dict[int, tuple[int, str]]:
     rows = mind.db.query("SELECT id, access_count, last_accessed FROM memory_frames")
     return {r["id"]: (r["access_count"], r["last_accessed"]) for r in rows}
 
 
-def test_recall_touches_the_frames_it_returns(minds):
+def test_recall_reads_only_by_default_and_scores_stay_put(minds):
     ws = minds(["Falcon budget", "Falcon launch", "Unrelated lunch note"])
     before = access(ws)
-    found = CombinedRetrieval(ws, None).search("Falcon", limit=2)
-    returned = {r.metadata["frame_id"] for r in found.workspace_results}
-    after = access(ws)
-    for frame_id, (count, seen) in after.items():
-        if frame_id in returned:
-            assert count == before[frame_id][0] + 1 and seen >= before[frame_id][1]
-        else:
-            assert (count, seen) == before[frame_id]
-    CombinedRetrieval(ws, None, record_access_on_recall=False).search("Falcon", limit=2)
-    assert access(ws) == after
+    first = CombinedRetrieval(ws, None).search("Falcon", limit=2)
+    again = CombinedRetrieval(ws, None).search("Falcon", limit=2)
+    assert access(ws) == before
+    assert [r.score for r in again.workspace_results] == [r.score for r in first.workspace_results]
+
+
+def test_recording_access_touches_the_frames_of_the_answer_only(minds):
+    ws = minds(["Falcon budget", "Falcon launch", "Unrelated lunch note"])
+    personal = minds(["Falcon notes of mine", "Falcon reading list"])
+    before = {"ws": access(ws), "personal": access(personal)}
+    found = CombinedRetrieval(ws, personal, record_access_on_recall=True).search("Falcon", limit=2)
+    returned = {
+        "ws": {r.metadata["frame_id"] for r in found.workspace_results},
+        "personal": {r.metadata["frame_id"] for r in found.personal_results},
+    }
+    assert sum(len(ids) for ids in returned.values()) == 2  # found in both minds, two answered
+    for name, mind in (("ws", ws), ("personal", personal)):
+        for frame_id, (count, seen) in access(mind).items():
+            if frame_id in returned[name]:
+                assert count == before[name][frame_id][0] + 1 and seen >= before[name][frame_id][1]
+            else:
+                assert (count, seen) == before[name][frame_id]
 
 
 def test_read_only_minds_are_touched_only_through_an_access_writer(tmp_path):
@@ -419,10 +484,11 @@ def test_read_only_minds_are_touched_only_through_an_access_writer(tmp_path):
         frame = mind.frames.create_i_frame("g", "Falcon budget")
         mind.search.index_frame(frame.id, frame.content)
     with Mind.open(path, embedder=HashingEmbedder(), readonly=True) as ro:
-        assert len(CombinedRetrieval(ro, None).search("Falcon").workspace_results) == 1
+        recording = CombinedRetrieval(ro, None, record_access_on_recall=True)
+        assert len(recording.search("Falcon").workspace_results) == 1
         assert ro.frames.get_by_id(frame.id).access_count == 0
         writer = AccessRecorder()
-        CombinedRetrieval(ro, None, access_writer=writer).search("Falcon")
+        CombinedRetrieval(ro, None, record_access_on_recall=True, access_writer=writer).search("Falcon")
         writer.close()
         assert ro.frames.get_by_id(frame.id).access_count == 1
 
@@ -438,7 +504,7 @@ def test_a_busy_mind_skips_the_touch_instead_of_hanging(tmp_path, monkeypatch):
         blocker.db.execute("BEGIN IMMEDIATE")
         try:
             started = time.perf_counter()
-            found = CombinedRetrieval(mind, None).search("Falcon")
+            found = CombinedRetrieval(mind, None, record_access_on_recall=True).search("Falcon")
             assert time.perf_counter() - started < 2
         finally:
             blocker.db.execute("ROLLBACK")
@@ -493,13 +559,14 @@ def test_shown_scores_are_the_order_and_stay_within_one(minds):
     merged = found.merged()
     scores = [r.score for r in merged]
     assert scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
-    finals = [r.metadata["final_score"] for r in merged]
+    finals = [r.explain["final_score"] for r in merged]
     assert finals == sorted(finals, reverse=True)
     top = merged[0]
     assert top.explain is not None and top.explain["score"] == top.score
     assert top.score == pytest.approx(
-        top.metadata["match_score"] * top.metadata["relevance_score"] / top.explain["max_relevance"]
+        top.metadata["match_score"] * top.explain["relevance_score"] / top.explain["max_relevance"]
     )
+    assert top.explain["final_score"] == pytest.approx(top.explain["rrf_score"] * top.explain["relevance_score"])
 
 
 def test_nonsense_is_not_a_confident_match(minds):

@@ -133,7 +133,7 @@ def test_health_and_openapi(client, base):
             for status, response in operation["responses"].items():
                 assert response["content"]["application/json"]["schema"], (path, status)
     answer = spec["paths"]["/recall"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
-    assert set(schemas[answer["$ref"].rsplit("/", 1)[1]]["properties"]) >= {"results", "workspace_results"}
+    assert set(schemas[answer["$ref"].rsplit("/", 1)[1]]["properties"]) >= {"results", "confident"}
     assert "400" in spec["paths"]["/recall"]["get"]["responses"]
 
 
@@ -155,32 +155,33 @@ def test_head_is_answered_without_a_body(client, base):
 
 def test_recall_get_and_post(client, base):
     found = get(client, base + "/recall", query="Falcon approved", limit=5).json()
-    assert set(found) >= {
+    assert set(found) == {
         "query",
-        "workspace_results",
-        "personal_results",
-        "external_results",
+        "results",
         "external_available",
         "external_skipped",
         "external_error",
         "has_conflict",
         "conflict_note",
+        "confident",
     }
-    assert found["workspace_results"] and found["personal_results"]
-    assert all(0 <= r["score"] <= 1 for r in found["workspace_results"] + found["personal_results"])
+    assert len(found["results"]) == 5  # limit is the whole answer, across both minds
+    assert {r["workspace"] for r in found["results"]} == {"team", "personal"}
+    assert all(0 <= r["score"] <= 1 for r in found["results"])
     posted = no_trace(
         client.post(base + "/recall", json={"query": "Falcon", "scope": "personal", "explain": True})
     )
-    data = posted.json()
-    assert (
-        data["workspace_results"] == [] and data["personal_results"][0]["attribution"] == "[personal memory]"
-    )
-    assert "keyword_rank" in data["personal_results"][0]["explain"]
+    mine = posted.json()["results"][0]
+    assert mine["workspace"] == "personal" and mine["source"] == "user_stated"
+    assert mine["attribution"] == "personal/user_stated"
+    assert "keyword_rank" in mine["explain"]
 
 
 def test_recall_provenance_round_trip(client, base):
     found = get(client, base + "/recall", query="PostgreSQL migration plan", scope="workspace").json()
-    top = found["workspace_results"][0]
+    top = found["results"][0]
+    assert (top["workspace"], top["source"]) == ("team", "gpt")
+    assert top["attribution"] == f"team/gpt: {CONVERSATION_TITLE}"
     provenance = top["metadata"]["provenance"]
     assert provenance["source"] == "gpt" and provenance["title"] == CONVERSATION_TITLE
     assert provenance["message_id"] == "m2" and provenance["event_time"] == "2024-03-05T13:02:00.000Z"
@@ -189,10 +190,13 @@ def test_recall_provenance_round_trip(client, base):
 
 
 def test_search_frame_sources_entities_stats(client, base):
-    results = get(client, base + "/search", query="Falcon", limit=2, explain="true").json()["results"]
-    assert len(results) == 2 and {"match_score", "final_score", "provenance", "explain"} <= set(results[0])
-    personal = get(client, base + "/search", query="Grocery", workspace="personal").json()["results"]
-    assert personal[0]["frame"]["content"] == "Grocery list"
+    searched = get(client, base + "/search", query="Falcon", limit=2, explain="true").json()
+    results = searched["results"]
+    assert len(results) == 2 and searched["confident"] is True
+    assert set(results[0]) == {"frame", "score", "match_score", "confident", "provenance", "explain"}
+    assert {"rrf_score", "relevance_score", "final_score"} <= set(results[0]["explain"])
+    personal = get(client, base + "/search", query="Grocery", workspace="personal").json()
+    assert personal["results"][0]["frame"]["content"] == "Grocery list" and personal["confident"]
     frame = get(client, base + "/frames/1").json()
     assert frame["entities"] == [{"id": 1, "type": "project", "name": "Falcon"}]
     missing = get(client, base + "/frames/9999")
@@ -278,9 +282,8 @@ def test_invalid_bodies(client, base):
 
 
 def test_a_list_parameter_in_the_query_string(client, base):
-    assert get(client, base + "/recall", query="Falcon").json()["workspace_results"]
-    tagged = get(client, base + "/recall", query="Falcon", tags="no-such-tag").json()
-    assert tagged["workspace_results"] == [] and tagged["personal_results"] == []
+    assert get(client, base + "/recall", query="Falcon").json()["results"]
+    assert get(client, base + "/recall", query="Falcon", tags="no-such-tag").json()["results"] == []
 
 
 @pytest.mark.parametrize(
@@ -297,7 +300,9 @@ def test_encoded_traversal_and_unknown_minds(client, base):
     encoded = no_trace(client.get(base + "/stats?workspace=%2e%2e%2f%2e%2e%2fetc"))
     assert encoded.status_code == 400
     assert get(client, base + "/stats", workspace="ghost").status_code == 404
-    assert get(client, base + "/recall", query="Falcon", workspace="ghost").status_code == 404
+    ghost = get(client, base + "/recall", query="Falcon", workspace="ghost")
+    assert ghost.status_code == 404
+    assert ghost.json()["error"] == "no mind for workspace 'ghost' (minds: team, personal)"
     host, port = base.removeprefix("http://").split(":")
     conn = http.client.HTTPConnection(host, int(port), timeout=5)
     conn.request("GET", "/frames/../stats")  # sent literally, not normalized by the client
@@ -373,7 +378,7 @@ def test_protocol_errors_are_json(client, base):
     answered = raw_exchange(
         base, b"GET /recall?query=Falcon HTTP/1.1\r\nHost: x\r\n\r\n"
     )  # half-closed right after a complete request: still answered
-    assert answered.startswith("HTTP/1.1 200") and '"workspace_results"' in answered
+    assert answered.startswith("HTTP/1.1 200") and '"results"' in answered
     refused = raw_exchange(
         base, b"POST /recall HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
     )  # answered at once, as the end of input arrives: the answer still leaves before the close
@@ -411,13 +416,30 @@ def test_token_is_required_when_configured(client, running):
     assert ok.status_code == 200
 
 
-def test_the_document_names_the_routes_that_need_the_token(client, base):
-    spec = get(client, base + "/openapi.json").json()
+def test_the_document_names_the_routes_that_need_the_token(client, running):
+    spec = get(client, running(token=TOKEN) + "/openapi.json").json()
     assert spec["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
     for path, operations in spec["paths"].items():
         for operation in operations.values():
             expected = None if path == "/health" else [{"bearerAuth": []}]
             assert operation.get("security") == expected, path
+            assert ("401" in operation["responses"]) == (path != "/health"), path
+
+
+def test_without_a_token_the_document_asks_for_none(client, base):
+    """No Authorize button or lock icons in Swagger UI when the server needs no token."""
+    spec = get(client, base + "/openapi.json").json()
+    assert "securitySchemes" not in spec["components"]
+    for path, operations in spec["paths"].items():
+        for operation in operations.values():
+            assert "security" not in operation and "401" not in operation["responses"], path
+
+
+def test_the_search_description_names_the_fusion_the_server_uses(client, base):
+    spec = get(client, base + "/openapi.json").json()
+    summary = spec["paths"]["/search"]["get"]["summary"]
+    fusion = get(client, base + "/search", query="Falcon", explain="true").json()["results"][0]["explain"]["fusion"]
+    assert "RRF" not in summary and fusion in summary
 
 
 def test_non_loopback_binding_needs_a_token(home):
@@ -446,7 +468,7 @@ def test_queries_do_not_write_unless_access_recording_is_on(client, home, base, 
     recording = running(record_access=True)
     found = get(client, recording + "/recall", query="Falcon budget approved", scope="workspace").json()
     after = access_counts(home.workspace_path("team"))
-    touched = {r["metadata"]["frame_id"] for r in found["workspace_results"]}
+    touched = {r["metadata"]["frame_id"] for r in found["results"]}
     assert [i + 1 for i, (a, b) in enumerate(zip(before, after, strict=True)) if b == a + 1] == sorted(
         touched
     )
@@ -459,7 +481,7 @@ def test_recall_with_a_failing_external_source(client, running):
         url = running(retrievers=[HttpRetriever(service.url)])
         found = get(client, url + "/recall", query="Grocery").json()
     assert found["external_available"] and "HTTP 500" in found["external_error"]
-    assert found["personal_results"]
+    assert [r["workspace"] for r in found["results"]][:1] == ["personal"]
 
 
 def test_recalls_waiting_on_an_external_source_do_not_hold_up_other_requests(running):
@@ -563,7 +585,7 @@ def test_mind_serve_command(tmp_path):
             assert line, "server exited before listening"
         url = line.split("listening on ")[1].split()[0]
         recalled = httpx.get(url + "/recall", params={"query": "Falcon"}, timeout=10).json()
-        assert recalled["personal_results"][0]["content"] == "Falcon notes"
+        assert recalled["results"][0]["content"] == "Falcon notes"
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=20) == 0
@@ -581,7 +603,18 @@ def test_the_openapi_document_describes_every_parameter_and_answer_field(client,
     ]
     assert undescribed == []
     schemas = spec["components"]["schemas"]
-    for model in ("Entity", "Frame", "ErrorResponse", "Provenance", "MemoryMetadata", "MindStats"):
+    for model in (
+        "Entity",
+        "Frame",
+        "ErrorResponse",
+        "Provenance",
+        "MemoryMetadata",
+        "MindStats",
+        "RecallResult",
+        "RecallResponse",
+        "SearchHit",
+        "SearchResponse",
+    ):
         bare = [field for field, schema in schemas[model]["properties"].items() if not schema.get("description")]
         assert bare == [], f"{model}: {bare}"
 

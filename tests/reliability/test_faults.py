@@ -42,7 +42,7 @@ def test_a_read_only_mind_is_still_recalled_and_checked(root):
         pytest.skip("root writes into a 555 folder and mounting a read-only tmpfs is not permitted here")
     with faults.readonly_home(root) as (home, path, _):
         before = faults._dump(path)
-        recall = faults.run_cli(home, "recall", "conversation", "--json")
+        recall = faults.run_cli(home, "recall", "conversation", "--json", "--record-access")
         doctor = faults.run_cli(home, "doctor")
         assert recall.returncode == 0, recall.stderr
         assert json.loads(recall.stdout)["results"]  # found, not touched: the mind cannot be written

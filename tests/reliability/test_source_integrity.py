@@ -160,5 +160,5 @@ def test_sources_set_path_starts_a_new_ledger_and_checks_the_kind(mind_cli, inpu
     assert mind_cli("sources", "set", "notes", "--path", str(other))[0] == EXIT_OK
     code, out, _ = mind_cli("harvest", "notes", "--json")
     assert code == EXIT_OK and json.loads(out)[0]["imported"]["frames_new"] == 1
-    code, out, _ = mind_cli("recall", "Lisbon", "--json", "--no-touch")
+    code, out, _ = mind_cli("recall", "Lisbon", "--json")
     assert "Lisbon" in out
