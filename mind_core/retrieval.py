@@ -52,7 +52,7 @@ from mind_core.frames import Frame
 from mind_core.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.limits import DEFAULT_RESULTS
 from mind_core.query.models import RecallRequest, parse_request
-from mind_core.scoring import dated_by_file
+from mind_core.scoring import borrowed_time, dated_by_file
 from mind_core.search import SearchResult
 from mind_core.source_filter import SourceFilter
 from mind_core.timestamps import now_iso
@@ -201,7 +201,9 @@ def frame_provenance(frame: Frame) -> dict[str, Any]:
     Harvested frames carry ``metadata.provenance`` (source, plugin, conversation/note/thread,
     message key, original timestamp, file); saved ones have only their session and source column.
     ``event_time`` is the frame's created_at: the message's own time, normalized to UTC;
-    ``dated_by_file`` when that is only the file's modification time (no date of its own).
+    ``dated_by`` says what gave it: ``message`` (its own), ``file`` (a note without a date of its
+    own: the file's modification time; also ``dated_by_file``) or ``harvest`` (an item its source
+    gave no time: when it was harvested). Only a message's own time earns recency.
     """
     raw = frame.metadata.get("provenance")
     origin: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
@@ -219,6 +221,7 @@ def frame_provenance(frame: Frame) -> dict[str, Any]:
         "event_time": frame.created_at,
         "original_timestamp": origin.get("timestamp") or frame.metadata.get("original_created_at"),
         "dated_by_file": dated_by_file(frame),
+        "dated_by": borrowed_time(frame) or "message",
     }
 
 

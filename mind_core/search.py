@@ -46,12 +46,14 @@ from mind_core.frames import Frame, FrameStore, scope_clauses, time_bound
 from mind_core.keywords import NON_WORD, keyword_tokens
 from mind_core.limits import MAX_QUERY_CHARS
 from mind_core.scoring import (
-    DATED_BY_JSON_PATH,
     SCORING_PROFILES,
     ScoringContext,
+    borrowed_time,
+    borrowed_time_sql,
     dated_by_file,
     max_relevance,
     relevance_components,
+    relevance_parts,
     weighted_relevance,
 )
 from mind_core.source_filter import SourceFilter
@@ -110,6 +112,12 @@ QUESTION_FILLER = frozenset(
     "new news did was were any there".split()
 )
 COMMON_WORD_SHARE = 0.05
+
+
+def topic_words(keywords: str) -> list[str]:
+    """The words of a question that name a topic: its keywords less ``QUESTION_FILLER``. None
+    left (and a date) means the question asks only what happened at that time."""
+    return [word for word in keyword_tokens(keywords) if word.lower() not in QUESTION_FILLER]
 
 
 def any_of(tokens: list[str]) -> str:
@@ -223,15 +231,17 @@ class SearchResult:
     similarity: float | None = None  # the frame's cosine similarity, when the vector lane found it
     keyword_share: float = 0.0  # the share of the query's keywords the frame contains
     keyword_evidence: bool = False  # the frame holds one of the query's keywords made of letters
+    in_asked_time: bool = False  # the query is only a date, and the frame's own time lies inside it
 
     @property
     def confident(self) -> bool:
         """Whether this frame matches the query well, not merely best among poor candidates:
         its meaning is clearly close (``CLEAR_SIMILARITY``), or close (``CONFIDENT_SIMILARITY``)
-        and it holds one of the query's keywords, or it holds every keyword of the query.
+        and it holds one of the query's keywords, or it holds every keyword of the query, or the
+        query asks only what happened at a time and the frame is from then (``in_asked_time``).
         Normalized lane scores cannot say this: the best of unrelated frames is 1.0 in its lane."""
         similarity = self.similarity if self.similarity is not None else 0.0
-        if similarity >= CLEAR_SIMILARITY or self.keyword_share >= 1.0:
+        if similarity >= CLEAR_SIMILARITY or self.keyword_share >= 1.0 or self.in_asked_time:
             return True
         return similarity >= CONFIDENT_SIMILARITY and self.keyword_evidence
 
@@ -468,6 +478,7 @@ class HybridSearch:
         weights = SCORING_PROFILES[profile]
         best_relevance = max_relevance(weights)
         words = [word.lower() for word in keyword_tokens(keywords)]
+        only_a_time = window if window is not None and not topic_words(keywords) else None
         context = self._with_graph_distances(query, context or ScoringContext(), weights.contextual)
 
         def scored(frame: Frame, entry: dict[str, Any]) -> SearchResult:
@@ -480,6 +491,7 @@ class HybridSearch:
             text = frame.content.lower()
             share = sum(1 for word in words if word in text) / len(words) if words else 0.0
             evidence = any(word in text for word in words if word.isalpha())
+            in_asked_time = only_a_time is not None and self._own_time_inside(frame, only_a_time)
             details = None
             if explain:
                 details = {
@@ -489,9 +501,11 @@ class HybridSearch:
                     "relevance": components,
                     "weights": weights.__dict__,
                     "max_relevance": best_relevance,
+                    "relevance_parts": relevance_parts(components, weights),
                     "score": score,
                     "keyword_share": share,
                     "dated_by_file": dated_by_file(frame),
+                    "borrowed_time": borrowed_time(frame),
                 }
                 if ignored is not None:
                     details["time_window_ignored"] = ignored.describe()
@@ -505,6 +519,7 @@ class HybridSearch:
                 similarity=entry.get("vector_similarity"),
                 keyword_share=share,
                 keyword_evidence=evidence,
+                in_asked_time=in_asked_time,
             )
 
         # Relevance reorders the candidates, so the answer is the best ``limit`` of all of them by
@@ -576,8 +591,7 @@ class HybridSearch:
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
         keywords = query if keywords is None else keywords
         keyword = self.keyword_hits(keywords, depth, gop_id, since, until, source, phrases)
-        topic = [w for w in keyword_tokens(keywords) if w.lower() not in QUESTION_FILLER]
-        from_window = window is not None and (not topic or not keyword)
+        from_window = window is not None and (not topic_words(keywords) or not keyword)
         if from_window and window is not None:  # only a date and filler: the keyword lane's place
             keyword = self.window_hits(query, window, depth, gop_id, since, until, source)
         vector = self.vector_hits(query, depth, gop_id, since, until, source)
@@ -775,21 +789,30 @@ class HybridSearch:
             return {}
         return {frame_id: 1.0 if role in named else 0.0 for frame_id, role in roles.items()}
 
+    @staticmethod
+    def _own_time_inside(frame: Frame, window: TimeWindow) -> bool:
+        """Whether the frame's event time is its own (not ``borrowed_time``) and inside the window."""
+        if borrowed_time(frame):
+            return False
+        try:
+            return window.distance_days(parse_instant(frame.created_at)) == 0.0
+        except ValueError:
+            return False
+
     def _latest_event_time(self) -> datetime:
         """The "now" of relative dates in a question: the mind's latest event time, never later
-        than the clock. Frames dated by their file's time (``dated_by_file``) count only when no
-        other frame has a time: a vault of undated notes copied today would make "last week" the
-        week before the copy, not before the latest dated memory."""
+        than the clock. Frames whose time is not their own (``borrowed_time``: a file's or the
+        harvest's) count only when no other frame has a time: a vault of undated notes copied
+        today, or undated prompts harvested today, would make "last week" the week before today,
+        not before the latest dated memory."""
         now = datetime.now(UTC)
         rows = self.db.query("SELECT id FROM memory_frames ORDER BY created_at DESC, id LIMIT 1")
         newest = self.frames.get_many([rows[0][0]]).get(rows[0][0]) if rows else None
         latest = newest.created_at if newest is not None else None
-        if newest is not None and dated_by_file(newest):  # only then read every frame's metadata
+        if newest is not None and borrowed_time(newest):  # only then read every frame's metadata
             latest = self.db.scalar(
-                "SELECT COALESCE(MAX(CASE WHEN json_valid(metadata) AND"
-                " json_extract(metadata, ?) = 'file' THEN NULL ELSE created_at END),"
-                " MAX(created_at)) FROM memory_frames",
-                [DATED_BY_JSON_PATH],
+                f"SELECT COALESCE(MAX(CASE WHEN {borrowed_time_sql()} THEN NULL ELSE created_at END),"
+                " MAX(created_at)) FROM memory_frames"
             )
         try:
             return min(parse_instant(latest), now) if latest else now

@@ -24,7 +24,7 @@ from mind_core.cli.base import (
 from mind_core.cli.output import TableView, emit
 from mind_core.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.query.models import SCOPES, RecallRequest
-from mind_core.scoring import SCORING_PROFILES
+from mind_core.scoring import FILE_TIME, HARVEST_TIME, SCORING_PROFILES
 
 
 @click.command(
@@ -173,6 +173,11 @@ def _event_time(value: str | None) -> str:
         return value or ""
 
 
+def _borrowed_mark(dated_by: str | None) -> str:
+    """The table's mark on a time that is not the memory's own (see ``scoring.borrowed_time``)."""
+    return f" ({dated_by} time)" if dated_by in (FILE_TIME, HARVEST_TIME) else ""
+
+
 def _rank(value: int | None) -> str:
     """A lane rank as a person counts: explain's JSON ranks are 0-based, the screen's 1-based."""
     return "-" if value is None else str(value + 1)
@@ -194,10 +199,11 @@ def _explain_line(rank: int, result: Any) -> str:
     meta, parts = result.metadata, result.explain or {}
     if result.workspace is None:
         return f"#{rank} external score {result.score:.3f} from {meta.get('retriever')}"
-    weights = parts.get("weights", {})
-    relevance = " + ".join(
-        f"{name} {value:.2f}x{weights.get(name, 0):.1f}" for name, value in parts.get("relevance", {}).items()
-    )
+    # each part on 0..1 times its share of the profile (the shares add up to 1), so the sum is the
+    # relevance the match is multiplied by (scoring.relevance_parts)
+    terms = parts.get("relevance_parts", {})
+    relevance = " + ".join(f"{name} {term['part']:.2f}x{term['share']:.2f}" for name, term in terms.items())
+    share = sum(term["part"] * term["share"] for term in terms.values())
     similarity = parts.get("vector_similarity")
     closeness = "-" if similarity is None else f"{similarity:.2f}"
     timing = ""
@@ -207,9 +213,11 @@ def _explain_line(rank: int, result: Any) -> str:
         timing += f", time window {parts['time_window_ignored']} ignored: no memory near it"
     if "when_score" in parts:
         timing += f", dated text {parts['when_score']:.0f}"
+    if parts.get("borrowed_time"):
+        timing += f", {parts['borrowed_time']} time: no recency"
     return (
         f"#{rank} score {result.score:.3f} = match {meta['match_score']:.3f} x relevance "
-        f"{parts.get('relevance_score', 0):.3f} / {parts.get('max_relevance', 0):.2f} ({relevance}); "
+        f"{share:.3f} ({relevance}); "
         f"{_lanes(parts)}, "
         f"similarity {closeness}, keywords {parts.get('keyword_share', 0):.0%}{timing}"
     )
@@ -238,8 +246,7 @@ def format_recall(
                 (
                     rank,
                     f"{r.score:.2f}",
-                    _event_time(r.metadata.get("created_at"))
-                    + (" (file time)" if origin.get("dated_by_file") else ""),
+                    _event_time(r.metadata.get("created_at")) + _borrowed_mark(origin.get("dated_by")),
                     where,
                     make_snippet(r.content, result.query, mark=mark),
                 )

@@ -422,6 +422,12 @@ class Provenance(BaseModel):
     dated_by_file: bool = Field(
         False, description="The event time is the file's modification time: the note has no date of its own."
     )
+    dated_by: Literal["message", "file", "harvest"] = Field(
+        "message",
+        description="What gave event_time: the message's own time; the file's modification time (a note "
+        "without a date of its own); or the harvest's time (an item its export gave no time, such as an AI "
+        "Studio prompt). Only a message's own time earns recency or sets the 'now' of 'last week'.",
+    )
 
 
 SCORE_HELP = (

@@ -1,16 +1,26 @@
 """Results a person can trust (issue #18): nonsense is not confident in a mind of code, a
-question's dates are not keywords, and "last week" is read from the latest dated memory."""
+question's dates are not keywords, "last week" is read from the latest memory with a time of its
+own, a time that is not a memory's own (its file's, the harvest's) earns no recency, a question
+that is only a date is confidently answered from its window, and explain's arithmetic adds up."""
 
 from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
 
+from mind_core.cli.output import TableView
 from mind_core.cli.recall import format_recall
+from mind_core.harvest.importer import import_items
+from mind_core.harvest.items import HarvestItem, HarvestMessage
 from mind_core.mind import Mind
-from mind_core.retrieval import CombinedRetrieval
+from mind_core.retrieval import CombinedRetrieval, record_access
+from mind_core.scoring import HARVEST_TIME, SCORING_PROFILES, borrowed_time, borrowed_time_sql
 from mind_core.search import CLEAR_SIMILARITY, CONFIDENT_SIMILARITY, SearchConfig
 from mind_core.snippets import bold_markdown
+from mind_core.timestamps import format_utc
 from tests.fakes import HashingEmbedder
 
 PATCH_MAILS = [
@@ -212,3 +222,145 @@ def test_explain_says_when_only_the_neighbouring_turn_brought_a_frame_in():
     lines = explained(mind, "pottery class")
     assert "keyword rank 1, vector rank -" in lines[0]
     assert "via neighbouring turn" in lines[1] and "keyword rank" not in lines[1]
+
+
+# -- a time that is not the memory's own ----------------------------------------------------------
+def harvested_mind(dated: list[tuple[str, str]], undated: list[str]) -> Mind:
+    """Items imported through the harvest engine, some with their own time and some, like an AI
+    Studio prompt or a Claude memory, with none (the import stamps them with the harvest time)."""
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    items = [
+        HarvestItem(f"dated-{n}", "conversation", "chat", f"chat-{n}", [HarvestMessage(f"d{n}", text, "user", None, when)])
+        for n, (when, text) in enumerate(dated)
+    ] + [
+        HarvestItem(f"undated-{n}", "memory", "memory", "memories", [HarvestMessage(f"u{n}", text)])
+        for n, text in enumerate(undated)
+    ]
+    summary = import_items(mind, "exports", items, kind="gemini")
+    mind.search.index_frames_batch([mind.frames.get_by_id(i) for i in summary.new_frame_ids])
+    return mind
+
+
+def ending(results: list, text: str):
+    """The result whose frame holds ``text`` (a harvested frame starts with its title and speaker)."""
+    return next(r for r in results if r.frame.content.endswith(text))
+
+
+def test_an_item_without_a_time_of_its_own_is_not_favoured_by_recency():
+    # both are "recent"; the undated one matches better, so only recency can put the dated one first
+    two_days_ago = format_utc(datetime.now(UTC) - timedelta(days=2))
+    mind = harvested_mind([(two_days_ago, "Falcon budget: 3 million, approved by the board")], ["Falcon budget"])
+    results = mind.search.search("Falcon budget", profile="recent", explain=True)
+    stamped, dated = ending(results, "Falcon budget"), ending(results, "approved by the board")
+    assert borrowed_time(stamped.frame) == HARVEST_TIME and borrowed_time(dated.frame) is None
+    assert stamped.frame.created_at > dated.frame.created_at  # the harvest time is kept to order by
+    assert stamped.match_score > dated.match_score
+    assert stamped.explain["relevance"]["temporal"] == 0.0 and stamped.explain["borrowed_time"] == "harvest"
+    assert dated.explain["relevance"]["temporal"] == 1.0
+    assert results[0].frame.id == dated.frame.id
+
+
+def test_relative_dates_are_not_read_from_the_harvest_time():
+    mind = harvested_mind(
+        [("2023-03-06T10:00:00Z", "we planned the garden beds"), ("2023-01-10T10:00:00Z", "we planned the garden fence")],
+        ["garden ideas without a date"],
+    )
+    results = mind.search.search("what did we plan for the garden last week", explain=True)
+    assert "2023-02-27..2023-03-06" in results[0].explain["time_window"]  # not the week before the harvest
+    assert results[0].frame.content.endswith("we planned the garden beds")
+
+
+def test_the_sql_form_of_the_borrowed_time_rule_agrees_with_it():
+    mind = harvested_mind([("2023-03-06T10:00:00Z", "dated chat")], ["undated memory"])
+    mind.sessions.ensure("vault")
+    mind.frames.create_i_frame("vault", "a note", metadata={"source": {"message": {"dated_by": "file"}}})
+    mind.frames.create_i_frame("vault", "a dated note", metadata={"source": {"message": {"dated_by": "name"}}})
+    mind.frames.create_i_frame("vault", "remembered directly")  # its time is when it was written
+    mind.frames.create_i_frame("vault", "odd export", metadata={"provenance": {"timestamp": ""}})
+    frames = mind.frames.get_many([row[0] for row in mind.db.query("SELECT id FROM memory_frames")])
+    in_sql = {row[0] for row in mind.db.query(f"SELECT id FROM memory_frames WHERE {borrowed_time_sql()}")}
+    not_in_sql = {row[0] for row in mind.db.query(f"SELECT id FROM memory_frames WHERE NOT {borrowed_time_sql()}")}
+    assert in_sql == {f.id for f in frames.values() if borrowed_time(f)}
+    assert not_in_sql == set(frames) - in_sql
+    assert {frames[i].content.split("\n")[-1].split(": ")[-1] for i in in_sql} == {
+        "undated memory",
+        "a note",
+        "odd export",
+    }
+
+
+def test_the_table_and_the_provenance_say_the_time_is_the_harvest_s():
+    mind = harvested_mind([("2023-03-06T10:00:00Z", "Falcon notes from the chat")], ["Falcon notes from a memory"])
+    result = CombinedRetrieval(mind, record_access_on_recall=False).search("Falcon notes", explain=True, scope="workspace")
+    memory, chat = (next(r for r in result.merged() if r.content.endswith(t)) for t in ("a memory", "the chat"))
+    assert memory.metadata["provenance"]["dated_by"] == "harvest"
+    assert memory.metadata["provenance"]["original_timestamp"] is None
+    assert chat.metadata["provenance"]["dated_by"] == "message"
+    table = next(part for part in format_recall(result, True) if isinstance(part, TableView))
+    times = {row[4]: row[2] for row in table.rows}
+    assert next(t for snippet, t in times.items() if "a memory" in snippet).endswith(" (harvest time)")
+    assert next(t for snippet, t in times.items() if "the chat" in snippet) == "2023-03-06 10:00"
+    lines = [p for part in format_recall(result, True) if isinstance(part, str) for p in part.splitlines()]
+    assert any("harvest time: no recency" in line for line in lines)
+
+
+# -- a question that is only a date ---------------------------------------------------------------
+def test_a_question_of_only_a_date_is_confident_when_its_first_answer_is_from_then():
+    mind = dated_mind()
+    results = mind.search.search("what happened in June 2010")
+    assert results[0].frame.content.startswith("Linus: merged")
+    assert (results[0].similarity or 0.0) < CONFIDENT_SIMILARITY and results[0].keyword_share < 1.0
+    assert results[0].confident  # answered by the window's frame, not by meaning or words
+    assert not any(r.confident for r in results[1:])  # November's frames are not from June
+    assert CombinedRetrieval(mind, record_access_on_recall=False).search("what happened in June 2010").confident
+
+
+def test_a_date_with_a_topic_still_needs_the_topic_to_match():
+    results = dated_mind().search.search("what did Melanie paint in June 2010")
+    assert results[0].frame.content.startswith("Linus: merged")  # the time still boosts it ...
+    assert not any(r.confident for r in results)  # ... but nothing says anything about painting
+
+
+def test_a_window_holding_only_borrowed_times_is_no_confident_answer():
+    mind = harvested_mind([("2010-06-14T09:00:00Z", "Linus: merged the scheduler rework")], ["Gemini prompt text"])
+    stamped_month = mind.db.scalar("SELECT strftime('%Y-%m', max(created_at)) FROM memory_frames")
+    year, month = stamped_month.split("-")
+    question = f"what happened in {MONTHS[int(month) - 1]} {year}"  # the month of the harvest
+    results = mind.search.search(question, explain=True)
+    assert results[0].frame.content.endswith("Gemini prompt text") and "time_window" in results[0].explain
+    assert not any(r.confident for r in results)
+
+
+MONTHS = "January February March April May June July August September October November December".split()
+
+
+# -- explain's arithmetic -------------------------------------------------------------------------
+@pytest.mark.parametrize("profile", sorted(SCORING_PROFILES))
+def test_relevance_parts_lie_within_one_and_add_up_to_the_shown_relevance(profile):
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    mind.sessions.ensure("chat")
+    frames = [
+        mind.frames.create_i_frame("chat", "scheduler rework merged", importance="critical"),
+        mind.frames.create_i_frame("chat", "scheduler rework reviewed", created_at="2010-06-14T09:00:00Z"),
+        mind.frames.create_i_frame("chat", "scheduler rework dropped", importance="deprecated"),
+    ]
+    mind.search.index_frames_batch(frames)
+    record_access(mind.db, [frames[1].id])
+    results = mind.search.search("scheduler rework", profile=profile, explain=True)
+    assert len(results) == 3
+    for result in results:
+        parts = result.explain["relevance_parts"]
+        assert all(0.0 <= term["part"] <= 1.0 for term in parts.values())
+        assert sum(term["share"] for term in parts.values()) == pytest.approx(1.0)
+        share = sum(term["part"] * term["share"] for term in parts.values())
+        assert share == pytest.approx(result.relevance_score / result.explain["max_relevance"])
+        assert result.score == pytest.approx(result.match_score * share)
+
+
+def test_the_explain_line_is_arithmetic_that_adds_up():
+    line = explained(dated_mind(), "scheduler rework")[0]
+    score, match, relevance = (float(x) for x in re.search(r"score ([\d.]+) = match ([\d.]+) x relevance ([\d.]+)", line).groups())
+    terms = [(float(p), float(s)) for p, s in re.findall(r"[a-z]+ ([\d.]+)x([\d.]+)", line)]
+    assert len(terms) == 4 and sum(s for _, s in terms) == pytest.approx(1.0, abs=0.02)
+    assert sum(p * s for p, s in terms) == pytest.approx(relevance, abs=0.01)
+    assert score == pytest.approx(match * relevance, abs=0.002)
