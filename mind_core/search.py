@@ -20,8 +20,13 @@ With the convex fusion, dates in the query ("in May 2023", "last week") are a so
 ``1 - time_weight * (1 - time)``, ``time`` being 1 inside the asked window and decaying outside
 it, so frames far from the asked time drop and none is filtered; only ``since``/``until`` filter.
 
-Either way ``rrf_score`` is the fused score on the RRF scale (0 .. 2/K), so ``match_score``
-keeps its meaning: 1.0 = best in both lanes, above 0.5 only with support from both lanes.
+Either way ``rrf_score`` is the fused score on the RRF scale (0 .. 2/K) that orders the results.
+``match_score``, what the score thresholds compare (linker, coverage, conflict), keeps one scale
+whatever the ranking weights: with the convex fusion it reads the lanes at the weights those
+thresholds were calibrated on (``MATCH_SCALE_VECTOR_WEIGHT``, ``MATCH_SCALE_CONTEXT_WEIGHT``),
+without the ranking preferences (time, "when", speaker, entity lane). 1.0 = best in both lanes,
+above 0.5 only with support from both lanes; so ``vector_weight`` and the preferences can be
+tuned for the order without moving a threshold.
 
 No user query can raise or inject FTS5 syntax: the keyword lane only ever sends quoted word
 tokens joined with OR; a failure of either lane degrades to the other, never to an exception.
@@ -85,6 +90,11 @@ CONFIDENT_SIMILARITY = 0.33
 # mails), so a similarity between the two cuts counts only with keyword evidence: one of the
 # query's words in the frame, which a made-up word never is.
 CLEAR_SIMILARITY = 0.40
+# The fusion weights the score thresholds (linker 0.6, coverage 0.7, conflict 0.6) were calibrated
+# on: ``match_score`` reads the lanes at these, so equal lane weights keep "one lane alone gives at
+# most 0.5" whatever ``SearchConfig.vector_weight`` and ``context_weight`` order the results by.
+MATCH_SCALE_VECTOR_WEIGHT = 0.5
+MATCH_SCALE_CONTEXT_WEIGHT = 0.4
 # Pseudo-relevance feedback (RM3) on the keyword lane: the terms of the first pass's top frames.
 FEEDBACK_FRAMES = 10
 FEEDBACK_TERMS = 10
@@ -200,7 +210,8 @@ class LaneHit:
 class SearchResult:
     """``score`` is what results are ordered by, on 0..1: the match times the relevance as a
     share of the most the profile can give (``final_score`` rescaled), so a shown 0.93 never
-    sits above a 0.97. ``match_score`` stays the lanes' agreement that thresholds compare."""
+    sits above a 0.97. ``match_score`` stays the lanes' agreement that thresholds compare, on a
+    scale the ranking weights do not move (``calibrated_match``)."""
 
     frame: Frame
     rrf_score: float
@@ -211,6 +222,8 @@ class SearchResult:
     similarity: float | None = None  # the frame's cosine similarity, when the vector lane found it
     keyword_share: float = 0.0  # the share of the query's keywords the frame contains
     keyword_evidence: bool = False  # the frame holds one of the query's keywords made of letters
+    # the lanes' agreement at the calibrated weights (convex fusion); None: the ranking match is it (RRF)
+    calibrated_match: float | None = None
 
     @property
     def confident(self) -> bool:
@@ -225,13 +238,18 @@ class SearchResult:
 
     @property
     def match_score(self) -> float:
-        """How strongly the lanes agree on this frame, on a 0..1 scale: ``rrf / (2 / RRF_K)``.
+        """How strongly the lanes agree on this frame, on a 0..1 scale: with RRF ``rrf / (2 / RRF_K)``,
+        with the convex fusion the lanes at the calibrated weights (``calibrated_match``).
 
         1.0 = first in both lanes (with the convex fusion: and so are its session neighbours);
-        above 0.5 only when both lanes support it (one lane alone gives at most 0.5). Relevance (recency, importance) orders results but is not part of
-        this: an old conversation can still be a strong match. Thresholds (linker, coverage,
-        conflict) compare against this value; the original compared raw final scores (<= ~0.04).
+        above 0.5 only when both lanes support it (one lane alone gives at most 0.5). Relevance
+        (recency, importance) and the ranking preferences (time, speaker) order results but are
+        not part of this: an old conversation can still be a strong match. Thresholds (linker,
+        coverage, conflict) compare against this value, so they do not move when the ranking
+        weights do; the original compared raw final scores (<= ~0.04).
         """
+        if self.calibrated_match is not None:
+            return self.calibrated_match
         return self.rrf_score / MAX_RRF_SCORE
 
     def to_dict(self) -> dict[str, Any]:
@@ -498,6 +516,7 @@ class HybridSearch:
                     similarity=entry.get("vector_similarity"),
                     keyword_share=share,
                     keyword_evidence=evidence,
+                    calibrated_match=entry.get("calibrated_match"),
                 )
             )
         results.sort(key=lambda r: (r.score, r.final_score), reverse=True)
@@ -604,9 +623,16 @@ class HybridSearch:
             weights["entity"] = config.entity_weight
         context_weight = config.context_weight
 
-        def lane_score(lane: str, frame_id: int) -> float:
+        def lane_score(lane: str, frame_id: int, context_weight: float = context_weight) -> float:
             alone = own[lane].get(frame_id, 0.0)
             return 1.0 - (1.0 - alone) * (1.0 - context_weight * nearby[lane].get(frame_id, 0.0))
+
+        def calibrated_match(frame_id: int) -> float:
+            """The threshold scale (``SearchResult.match_score``): keyword and vector lane at the
+            calibrated weights, no preference; what the ranking weights do leaves it alone."""
+            keyword_part = lane_score("keyword", frame_id, MATCH_SCALE_CONTEXT_WEIGHT)
+            vector_part = lane_score("vector", frame_id, MATCH_SCALE_CONTEXT_WEIGHT)
+            return (1.0 - MATCH_SCALE_VECTOR_WEIGHT) * keyword_part + MATCH_SCALE_VECTOR_WEIGHT * vector_part
 
         match = {
             frame_id: sum(weight * lane_score(lane, frame_id) for lane, weight in weights.items())
@@ -647,6 +673,7 @@ class HybridSearch:
             if speakers:
                 entry["speaker_score"] = speakers.get(frame_id, 1.0)
             entry["match"] = match[frame_id]
+            entry["calibrated_match"] = calibrated_match(frame_id)
             fused[frame_id] = entry
         return fused
 
