@@ -12,8 +12,10 @@ import select_constants as sc  # noqa: E402
 
 from mind_core.search import SearchConfig  # noqa: E402
 
-WIDE = SearchConfig(context_weight=0.6)
+WIDE = SearchConfig(context_weight=0.2)
 RRF = SearchConfig(fusion="rrf")
+# a grid point of the tests' grids below (context 0.4, vector 0.5), methods off
+POINT = {"context_weight": 0.4, "vector_weight": 0.5, "time_weight": 0.0, "speaker_weight": 0.0}
 
 
 def rows(conversation: str, recalls: list[float], category: str = "1") -> list[sc.Scored]:
@@ -83,7 +85,7 @@ def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
         time_scales=[1.0],
     )
     settings = sc.grid(args)
-    assert SearchConfig(entity_weight=0.1, feedback_weight=0.2, time_weight=0.3) in settings
+    assert SearchConfig(**{**POINT, "time_weight": 0.3}, entity_weight=0.1, feedback_weight=0.2) in settings
     assert len(settings) == 11  # the defaults, 2 x 2 x 2 method settings, 2 ablations
     entity = SearchConfig(entity_weight=0.1)
     # the entity lane wins on every conversation, so with it on the folds do better than off
@@ -110,8 +112,8 @@ def test_the_speaker_preference_is_crossed_labelled_and_ablated():
         time_scales=[1.0],
     )
     settings = sc.grid(args)
-    speaker = SearchConfig(time_weight=0.0, speaker_weight=0.2)
+    speaker = SearchConfig(**{**POINT, "speaker_weight": 0.2})
     assert speaker in settings and "speaker 0.2" in sc.label(speaker)
-    table = {sc.DEFAULT: rows("a", [1.0]) + rows("b", [1.0]), speaker: rows("a", [0.0]) + rows("b", [1.0])}
+    table = {SearchConfig(**POINT): rows("a", [1.0]) + rows("b", [1.0]), speaker: rows("a", [0.0]) + rows("b", [1.0])}
     ablation = sc.ablation(table, ["a", "b"])["speaker preference"]
     assert (ablation["on"], ablation["off"]) == (50.0, 100.0)

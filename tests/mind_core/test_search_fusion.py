@@ -50,9 +50,9 @@ def test_default_is_convex_with_session_context():
     config = SearchConfig()
     assert (config.fusion, config.vector_weight, config.context_window, config.context_weight) == (
         "convex",
-        0.5,
-        2,
         0.4,
+        2,
+        0.6,
     )
     assert Mind.open(":memory:").search.config == config
 
@@ -250,10 +250,10 @@ def test_the_speaker_preference_favours_the_named_speakers_turns():
         assert preferred[ids["answers"]].explain["speaker_score"] == 1.0
         assert preferred[ids["praises"]].explain["speaker_score"] == 0.0
         assert preferred[ids["answers"]].rrf_score > preferred[ids["praises"]].rrf_score
-    mind, ids = build_speakers(SearchConfig())
+    mind, ids = build_speakers(SearchConfig(speaker_weight=0.0))
     with mind:
         plain = {r.frame.id: r for r in mind.search.search(query, limit=4, explain=True)}
-        assert "speaker_score" not in plain[ids["answers"]].explain  # off by default
+        assert "speaker_score" not in plain[ids["answers"]].explain  # off at weight 0
         assert plain[ids["praises"]].rrf_score > preferred[ids["praises"]].rrf_score
 
 
@@ -265,3 +265,15 @@ def test_a_question_naming_no_speaker_or_every_speaker_leaves_the_match_alone():
         assert mind.search.speaker_scores("What do Caroline and Melanie both paint?", frame_ids) == {}
         scores = mind.search.speaker_scores("What is Melanie's favourite painting?", frame_ids)
         assert scores == {ids["asks"]: 0.0, ids["answers"]: 1.0, ids["praises"]: 0.0, ids["unrelated"]: 1.0}
+
+
+def test_a_chats_generic_roles_name_no_speaker():
+    """In an AI chat the two sides are "user" and "assistant": a question about adding a user
+    must not push the assistant's answer down."""
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    mind.sessions.ensure("chat")
+    turns = [("user", "how do I add a user to postgres?"), ("assistant", "run CREATE ROLE with LOGIN")]
+    ids = [mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}}).id for role, text in turns]
+    with mind:
+        assert mind.search.speaker_scores("add a user to postgres", ids) == {}
+        assert mind.search.speaker_scores("what did the assistant answer?", ids) == {}

@@ -13,7 +13,7 @@ from mind_core.retrieval import (
     LOCAL_COVERAGE_SCORE_THRESHOLD,
     map_memory_result,
 )
-from mind_core.search import SearchConfig
+from mind_core.search import MATCH_SCALE_CONTEXT_WEIGHT, MATCH_SCALE_VECTOR_WEIGHT, SearchConfig
 from tests.fakes import HashingEmbedder
 
 TURNS = [
@@ -34,9 +34,12 @@ QUERIES = [
     "budget review Thursday",
     "Melanie sunset lake",
 ]
-CALIBRATED = SearchConfig()
+CALIBRATED = SearchConfig(
+    vector_weight=MATCH_SCALE_VECTOR_WEIGHT, context_weight=MATCH_SCALE_CONTEXT_WEIGHT, speaker_weight=0.0
+)
 # the ranking weights the folds may choose: other lane and context weights, the speaker preference
 TUNED = [
+    SearchConfig(),  # the defaults
     SearchConfig(vector_weight=0.3, speaker_weight=0.3),
     SearchConfig(vector_weight=0.8, context_weight=0.6, speaker_weight=0.1, time_weight=0.0),
 ]
