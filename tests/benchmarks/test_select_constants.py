@@ -117,3 +117,15 @@ def test_the_speaker_preference_is_crossed_labelled_and_ablated():
     table = {SearchConfig(**POINT): rows("a", [1.0]) + rows("b", [1.0]), speaker: rows("a", [0.0]) + rows("b", [1.0])}
     ablation = sc.ablation(table, ["a", "b"])["speaker preference"]
     assert (ablation["on"], ablation["off"]) == (50.0, 100.0)
+
+
+def test_the_joint_folds_choose_on_the_conversations_of_both_data_sets(capsys):
+    narrow = SearchConfig(**POINT)
+    x = {WIDE: rows("a", [1.0]) + rows("b", [1.0]), narrow: rows("a", [0.0]) + rows("b", [0.0])}
+    y = {WIDE: rows("c", [0.0]) + rows("d", [1.0]), narrow: rows("c", [1.0]) + rows("d", [0.0])}
+    summary = sc.joint({"x": x, "y": y}, {"x": ["a", "b"], "y": ["c", "d"]}, 10, {"x": {}, "y": {"1": "multi-hop"}})
+    # held out c: on a, b and d WIDE wins (3 of 3) although only narrow finds c's evidence
+    assert summary["y"]["chosen"]["c"]["context_weight"] == WIDE.context_weight
+    assert (summary["x"]["mean_over_folds"], summary["y"]["mean_over_folds"]) == (100.0, 50.0)
+    assert summary["y"]["by_category"] == {"1": 50.0}
+    assert "multi-hop 50.0" in capsys.readouterr().out
