@@ -5,7 +5,8 @@ were picked after seeing recall on the same conversations they are reported on, 
 figure is in-sample. Here every conversation is held out in turn: the setting with the best
 hybrid evidence recall@k on the other conversations is chosen and scored on the held-out one.
 The honest figure is the mean over the folds; it is printed beside the in-sample best and the
-current defaults (``SearchConfig()``), per data set.
+current defaults (``SearchConfig()``), per data set; with both data sets, also chosen on both
+together (one default serves both: each fold chooses on the other five conversations).
 
 Each conversation is harvested once (the real harvest path and model, as locomo.py); the search
 constants need no re-harvest, so every setting of the grid is asked of the same mind, and each
@@ -333,6 +334,40 @@ def report(
     return summary
 
 
+def joint(
+    scores_by_data: dict[str, dict[SearchConfig, list[Scored]]],
+    names_by_data: dict[str, list[str]],
+    k: int,
+    categories_by_data: dict[str, dict[str, str]],
+) -> dict[str, Any]:
+    """One default serves both data sets, so the setting is also chosen on both together: each
+    conversation of either set held out in turn, the setting with the best recall over the
+    questions of the other five chosen. Per data set, the mean over its folds (and per category)."""
+    merged: dict[SearchConfig, list[Scored]] = defaultdict(list)
+    for scores in scores_by_data.values():
+        for config, rows in scores.items():
+            merged[config] += rows
+    folds = leave_one_out(dict(merged), [name for names in names_by_data.values() for name in names])
+    print(f"\nboth data sets together: leave one conversation out over all of them, recall@{k} (%)")
+    summary: dict[str, Any] = {}
+    for data, names in names_by_data.items():
+        own = [fold for fold in folds if fold["held_out"] in names]
+        for fold in own:
+            print(f"  held out {fold['held_out']:18} chose {label(fold['chosen'])} -> {fold['recall']:.1f}")
+        by_category = category_table([row for fold in own for row in fold["rows"]])
+        figure = statistics.fmean(fold["recall"] for fold in own)
+        print(
+            f"  {data}: mean over folds {figure:.1f}; per category "
+            + ", ".join(f"{categories_by_data[data].get(c, c)} {v:.1f}" for c, v in by_category.items())
+        )
+        summary[data] = {
+            "mean_over_folds": figure,
+            "by_category": by_category,
+            "chosen": {fold["held_out"]: asdict(fold["chosen"]) for fold in own},
+        }
+    return summary
+
+
 DATA_SETS = {
     "locomo": (lambda: locomo.load_locomo(locomo.DEFAULT_DATA), locomo.CATEGORIES),
     "realtalk": (lambda: realtalk.load_realtalk([realtalk.DEFAULT_DATA]), realtalk.CATEGORIES),
@@ -383,6 +418,8 @@ def main() -> None:
         "embedding_backend": embedder.backend,
         "settings": [asdict(s) for s in settings],
     }
+    scores_by_data: dict[str, dict[SearchConfig, list[Scored]]] = {}
+    names_by_data: dict[str, list[str]] = {}
     for data in args.data:
         load, categories = DATA_SETS[data]
         conversations = [c for c in load() if not args.conversations or c.name in args.conversations]
@@ -393,10 +430,14 @@ def main() -> None:
                 conversation.questions = conversation.questions[: args.questions]
         print(f"{data}: excluded: {excluded} questions without resolvable evidence", flush=True)
         scores = score_grid(conversations, settings, embedder, args.k, args.minds)
+        scores_by_data[data], names_by_data[data] = scores, [c.name for c in conversations]
         results[data] = {
             "excluded": excluded,
             **report(data, scores, [c.name for c in conversations], args.k, categories),
         }
+    if len(scores_by_data) > 1:
+        categories_by_data = {data: DATA_SETS[data][1] for data in scores_by_data}
+        results["joint"] = joint(scores_by_data, names_by_data, args.k, categories_by_data)
     write_results(args.name, results)
 
 

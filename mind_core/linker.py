@@ -1,7 +1,8 @@
 """MemoryLinker: frames related to a piece of content, through hybrid search.
 
-Score scale: a link's score is the result's ``match_score`` (``rrf / (2 / RRF_K)``, 0..1; see
-``SearchResult.match_score``). One lane alone gives at most 0.5, so the default threshold 0.6
+Score scale: a link's score is the result's ``match_score`` (0..1, at the calibrated lane weights
+whatever weights order the results; see ``SearchResult.match_score``). One lane alone gives at most
+0.5, so the default threshold 0.6
 links a frame only when both the keyword and the vector lane found it near the top. The original
 compared the raw final score (at most ~0.04) with 0.1, so it never linked anything.
 """

@@ -20,8 +20,13 @@ With the convex fusion, dates in the query ("in May 2023", "last week") are a so
 ``1 - time_weight * (1 - time)``, ``time`` being 1 inside the asked window and decaying outside
 it, so frames far from the asked time drop and none is filtered; only ``since``/``until`` filter.
 
-Either way ``rrf_score`` is the fused score on the RRF scale (0 .. 2/K), so ``match_score``
-keeps its meaning: 1.0 = best in both lanes, above 0.5 only with support from both lanes.
+Either way ``rrf_score`` is the fused score on the RRF scale (0 .. 2/K) that orders the results.
+``match_score``, what the score thresholds compare (linker, coverage, conflict), keeps one scale
+whatever the ranking weights: with the convex fusion it reads the lanes at the weights those
+thresholds were calibrated on (``MATCH_SCALE_VECTOR_WEIGHT``, ``MATCH_SCALE_CONTEXT_WEIGHT``),
+without the ranking preferences (time, "when", speaker, entity lane). 1.0 = best in both lanes,
+above 0.5 only with support from both lanes; so ``vector_weight`` and the preferences can be
+tuned for the order without moving a threshold.
 
 No user query can raise or inject FTS5 syntax: the keyword lane only ever sends quoted word
 tokens joined with OR; a failure of either lane degrades to the other, never to an exception.
@@ -88,6 +93,11 @@ CONFIDENT_SIMILARITY = 0.33
 # mails), so a similarity between the two cuts counts only with keyword evidence: one of the
 # query's words in the frame, which a made-up word never is.
 CLEAR_SIMILARITY = 0.40
+# The fusion weights the score thresholds (linker 0.6, coverage 0.7, conflict 0.6) were calibrated
+# on: ``match_score`` reads the lanes at these, so equal lane weights keep "one lane alone gives at
+# most 0.5" whatever ``SearchConfig.vector_weight`` and ``context_weight`` order the results by.
+MATCH_SCALE_VECTOR_WEIGHT = 0.5
+MATCH_SCALE_CONTEXT_WEIGHT = 0.4
 # Pseudo-relevance feedback (RM3) on the keyword lane: the terms of the first pass's top frames.
 FEEDBACK_FRAMES = 10
 FEEDBACK_TERMS = 10
@@ -112,6 +122,9 @@ QUESTION_FILLER = frozenset(
     "new news did was were any there".split()
 )
 COMMON_WORD_SHARE = 0.05
+# The roles an AI chat export gives its two sides name no one a question asks about: "add a user
+# to postgres" must not prefer the user's turns over the assistant's answer.
+GENERIC_ROLES = frozenset({"user", "assistant", "system", "tool", "model", "human", "unknown"})
 
 
 def topic_words(keywords: str) -> list[str]:
@@ -160,21 +173,21 @@ def escape_like(term: str) -> str:
 class SearchConfig:
     """How the two lanes become one ranking (see the module docstring).
 
-    The defaults were chosen on principle (equal lane weights, a short window, a modest share)
-    and checked on the LoCoMo/REALTALK benchmarks, where neighbouring weights and windows
-    (0.2-0.5, 1-2 turns) all score within about two points of each other.
+    The weights are the one setting that leave-one-conversation-out chose on LoCoMo and REALTALK
+    together (context 0.6, vector 0.4, time 0.6, speaker 0.2; benchmarks/README.md); they order
+    the results only: the score thresholds read ``match_score``, whose weights are fixed.
     """
 
     fusion: str = "convex"
-    vector_weight: float = 0.5
+    vector_weight: float = 0.4
     lane_depth: int = 100
     context_window: int = 2
-    context_weight: float = 0.4
+    context_weight: float = 0.6
     feedback_weight: float = 0.0  # RM3: share of the keyword lane given to the feedback terms
     entity_weight: float = 0.0  # share of the match given to the entity lane
     time_weight: float = 0.6  # share of the match that depends on nearness to the question's dates
     when_weight: float = 0.0  # share that depends, for a "when" question, on a date in the frame's text
-    speaker_weight: float = 0.0  # share that depends, for a question naming a speaker, on who said the frame
+    speaker_weight: float = 0.2  # share that depends, for a question naming a speaker, on who said the frame
     time_scale_days: float = 1.0  # the time boost's shortest decay scale: a day's window reaches the next day
     # how much of the shown score the relevance profile (recency, importance, graph nearness,
     # popularity) may take away from the match: 1 = all of it, 0 = relevance only breaks ties
@@ -220,7 +233,8 @@ class LaneHit:
 class SearchResult:
     """``score`` is what results are ordered by, on 0..1: the match times the relevance as a
     share of the most the profile can give (``final_score`` rescaled), so a shown 0.93 never
-    sits above a 0.97. ``match_score`` stays the lanes' agreement that thresholds compare."""
+    sits above a 0.97. ``match_score`` stays the lanes' agreement that thresholds compare, on a
+    scale the ranking weights do not move (``calibrated_match``)."""
 
     frame: Frame
     rrf_score: float
@@ -232,6 +246,8 @@ class SearchResult:
     keyword_share: float = 0.0  # the share of the query's keywords the frame contains
     keyword_evidence: bool = False  # the frame holds one of the query's keywords made of letters
     in_asked_time: bool = False  # the query is only a date, and the frame's own time lies inside it
+    # the lanes' agreement at the calibrated weights (convex fusion); None: the ranking match is it (RRF)
+    calibrated_match: float | None = None
 
     @property
     def confident(self) -> bool:
@@ -247,13 +263,18 @@ class SearchResult:
 
     @property
     def match_score(self) -> float:
-        """How strongly the lanes agree on this frame, on a 0..1 scale: ``rrf / (2 / RRF_K)``.
+        """How strongly the lanes agree on this frame, on a 0..1 scale: with RRF ``rrf / (2 / RRF_K)``,
+        with the convex fusion the lanes at the calibrated weights (``calibrated_match``).
 
         1.0 = first in both lanes (with the convex fusion: and so are its session neighbours);
-        above 0.5 only when both lanes support it (one lane alone gives at most 0.5). Relevance (recency, importance) orders results but is not part of
-        this: an old conversation can still be a strong match. Thresholds (linker, coverage,
-        conflict) compare against this value; the original compared raw final scores (<= ~0.04).
+        above 0.5 only when both lanes support it (one lane alone gives at most 0.5). Relevance
+        (recency, importance) and the ranking preferences (time, speaker) order results but are
+        not part of this: an old conversation can still be a strong match. Thresholds (linker,
+        coverage, conflict) compare against this value, so they do not move when the ranking
+        weights do; the original compared raw final scores (<= ~0.04).
         """
+        if self.calibrated_match is not None:
+            return self.calibrated_match
         return self.rrf_score / MAX_RRF_SCORE
 
     def to_dict(self) -> dict[str, Any]:
@@ -520,6 +541,7 @@ class HybridSearch:
                 keyword_share=share,
                 keyword_evidence=evidence,
                 in_asked_time=in_asked_time,
+                calibrated_match=entry.get("calibrated_match"),
             )
 
         # Relevance reorders the candidates, so the answer is the best ``limit`` of all of them by
@@ -642,9 +664,16 @@ class HybridSearch:
             weights["entity"] = config.entity_weight
         context_weight = config.context_weight
 
-        def lane_score(lane: str, frame_id: int) -> float:
+        def lane_score(lane: str, frame_id: int, context_weight: float = context_weight) -> float:
             alone = own[lane].get(frame_id, 0.0)
             return 1.0 - (1.0 - alone) * (1.0 - context_weight * nearby[lane].get(frame_id, 0.0))
+
+        def calibrated_match(frame_id: int) -> float:
+            """The threshold scale (``SearchResult.match_score``): keyword and vector lane at the
+            calibrated weights, no preference; what the ranking weights do leaves it alone."""
+            keyword_part = lane_score("keyword", frame_id, MATCH_SCALE_CONTEXT_WEIGHT)
+            vector_part = lane_score("vector", frame_id, MATCH_SCALE_CONTEXT_WEIGHT)
+            return (1.0 - MATCH_SCALE_VECTOR_WEIGHT) * keyword_part + MATCH_SCALE_VECTOR_WEIGHT * vector_part
 
         match = {
             frame_id: sum(weight * lane_score(lane, frame_id) for lane, weight in weights.items())
@@ -684,6 +713,7 @@ class HybridSearch:
             if speakers:
                 entry["speaker_score"] = speakers.get(frame_id, 1.0)
             entry["match"] = match[frame_id]
+            entry["calibrated_match"] = calibrated_match(frame_id)
             fused[frame_id] = entry
         return fused
 
@@ -772,7 +802,8 @@ class HybridSearch:
         author a chat importer records as ``provenance.role``): 1 for a frame said by a named
         speaker, 0 for one said by another. "What did Melanie paint?" is answered by Melanie's
         turns, while the turns that say her name are mostly the other speaker addressing her.
-        A question naming no speaker, or every one, leaves all frames alone (empty)."""
+        A question naming no speaker, or every one, leaves all frames alone (empty), and so does
+        a word that is a chat's generic role (``GENERIC_ROLES``: "user", "assistant", ...)."""
         roles: dict[int, str] = {}
         for start in range(0, len(frame_ids), 500):
             chunk = frame_ids[start : start + 500]
@@ -784,7 +815,7 @@ class HybridSearch:
             roles.update({row[0]: row[1].lower() for row in rows if isinstance(row[1], str) and row[1].strip()})
         speakers = set(roles.values())
         asked = query.lower()
-        named = {speaker for speaker in speakers if re.search(rf"\b{re.escape(speaker)}\b", asked)}
+        named = {speaker for speaker in speakers - GENERIC_ROLES if re.search(rf"\b{re.escape(speaker)}\b", asked)}
         if not named or named == speakers:
             return {}
         return {frame_id: 1.0 if role in named else 0.0 for frame_id, role in roles.items()}

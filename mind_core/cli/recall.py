@@ -215,8 +215,11 @@ def _explain_line(rank: int, result: Any) -> str:
         timing += f", dated text {parts['when_score']:.0f}"
     if parts.get("borrowed_time"):
         timing += f", {parts['borrowed_time']} time: no recency"
+    match = parts.get("match", meta["match_score"])  # the ranking match; match_score is the thresholds'
+    if abs(match - meta["match_score"]) >= 0.0005:
+        timing += f", threshold match {meta['match_score']:.3f}"
     return (
-        f"#{rank} score {result.score:.3f} = match {meta['match_score']:.3f} x relevance "
+        f"#{rank} score {result.score:.3f} = match {match:.3f} x relevance "
         f"{share:.3f} ({relevance}); "
         f"{_lanes(parts)}, "
         f"similarity {closeness}, keywords {parts.get('keyword_share', 0):.0%}{timing}"

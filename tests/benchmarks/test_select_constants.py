@@ -12,8 +12,10 @@ import select_constants as sc  # noqa: E402
 
 from mind_core.search import SearchConfig  # noqa: E402
 
-WIDE = SearchConfig(context_weight=0.6)
+WIDE = SearchConfig(context_weight=0.2)
 RRF = SearchConfig(fusion="rrf")
+# a grid point of the tests' grids below (context 0.4, vector 0.5), methods off
+POINT = {"context_weight": 0.4, "vector_weight": 0.5, "time_weight": 0.0, "speaker_weight": 0.0}
 
 
 def rows(conversation: str, recalls: list[float], category: str = "1") -> list[sc.Scored]:
@@ -62,6 +64,7 @@ def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
         when_weights=[],
         speaker_weights=[],
         time_scales=[1.0],
+        relevance_shares=[1.0],
     )
     settings = sc.grid(args)
     # the defaults (time boost on), the two context weights without it, the two ablations
@@ -81,9 +84,10 @@ def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
         when_weights=[],
         speaker_weights=[],
         time_scales=[1.0],
+        relevance_shares=[1.0],
     )
     settings = sc.grid(args)
-    assert SearchConfig(entity_weight=0.1, feedback_weight=0.2, time_weight=0.3) in settings
+    assert SearchConfig(**{**POINT, "time_weight": 0.3}, entity_weight=0.1, feedback_weight=0.2) in settings
     assert len(settings) == 11  # the defaults, 2 x 2 x 2 method settings, 2 ablations
     entity = SearchConfig(entity_weight=0.1)
     # the entity lane wins on every conversation, so with it on the folds do better than off
@@ -108,10 +112,23 @@ def test_the_speaker_preference_is_crossed_labelled_and_ablated():
         when_weights=[],
         speaker_weights=[0.2],
         time_scales=[1.0],
+        relevance_shares=[1.0],
     )
     settings = sc.grid(args)
-    speaker = SearchConfig(time_weight=0.0, speaker_weight=0.2)
+    speaker = SearchConfig(**{**POINT, "speaker_weight": 0.2})
     assert speaker in settings and "speaker 0.2" in sc.label(speaker)
-    table = {sc.DEFAULT: rows("a", [1.0]) + rows("b", [1.0]), speaker: rows("a", [0.0]) + rows("b", [1.0])}
+    table = {SearchConfig(**POINT): rows("a", [1.0]) + rows("b", [1.0]), speaker: rows("a", [0.0]) + rows("b", [1.0])}
     ablation = sc.ablation(table, ["a", "b"])["speaker preference"]
     assert (ablation["on"], ablation["off"]) == (50.0, 100.0)
+
+
+def test_the_joint_folds_choose_on_the_conversations_of_both_data_sets(capsys):
+    narrow = SearchConfig(**POINT)
+    x = {WIDE: rows("a", [1.0]) + rows("b", [1.0]), narrow: rows("a", [0.0]) + rows("b", [0.0])}
+    y = {WIDE: rows("c", [0.0]) + rows("d", [1.0]), narrow: rows("c", [1.0]) + rows("d", [0.0])}
+    summary = sc.joint({"x": x, "y": y}, {"x": ["a", "b"], "y": ["c", "d"]}, 10, {"x": {}, "y": {"1": "multi-hop"}})
+    # held out c: on a, b and d WIDE wins (3 of 3) although only narrow finds c's evidence
+    assert summary["y"]["chosen"]["c"]["context_weight"] == WIDE.context_weight
+    assert (summary["x"]["mean_over_folds"], summary["y"]["mean_over_folds"]) == (100.0, 50.0)
+    assert summary["y"]["by_category"] == {"1": 50.0}
+    assert "multi-hop 50.0" in capsys.readouterr().out

@@ -50,9 +50,9 @@ def test_default_is_convex_with_session_context():
     config = SearchConfig()
     assert (config.fusion, config.vector_weight, config.context_window, config.context_weight) == (
         "convex",
-        0.5,
-        2,
         0.4,
+        2,
+        0.6,
     )
     assert Mind.open(":memory:").search.config == config
 
@@ -200,12 +200,12 @@ def test_the_entity_lane_brings_in_frames_evidencing_the_question_entity():
         assert photos.explain["entity_score"] > 0 and photos.explain["entity_rank"] is not None
         unrelated = [r for r in results if r.frame.id not in (ids["named"], ids["photos"])]
         assert all(r.explain["entity_score"] == 0 for r in unrelated)
-        assert all(photos.match_score > r.match_score for r in unrelated)
+        assert all(photos.rrf_score > r.rrf_score for r in unrelated)
     mind, ids = build_trip(SearchConfig())
     with mind:
         without = {r.frame.id: r for r in mind.search.search(query, limit=10, explain=True)}
         assert "entity_score" not in without[ids["named"]].explain  # the lane is off by default
-        assert ids["photos"] not in without or without[ids["photos"]].match_score < photos.match_score
+        assert ids["photos"] not in without or without[ids["photos"]].rrf_score < photos.rrf_score
 
 
 def test_feedback_terms_come_from_the_top_frames_not_the_query():
@@ -249,12 +249,12 @@ def test_the_speaker_preference_favours_the_named_speakers_turns():
         preferred = {r.frame.id: r for r in mind.search.search(query, limit=4, explain=True)}
         assert preferred[ids["answers"]].explain["speaker_score"] == 1.0
         assert preferred[ids["praises"]].explain["speaker_score"] == 0.0
-        assert preferred[ids["answers"]].match_score > preferred[ids["praises"]].match_score
-    mind, ids = build_speakers(SearchConfig())
+        assert preferred[ids["answers"]].rrf_score > preferred[ids["praises"]].rrf_score
+    mind, ids = build_speakers(SearchConfig(speaker_weight=0.0))
     with mind:
         plain = {r.frame.id: r for r in mind.search.search(query, limit=4, explain=True)}
-        assert "speaker_score" not in plain[ids["answers"]].explain  # off by default
-        assert plain[ids["praises"]].match_score > preferred[ids["praises"]].match_score
+        assert "speaker_score" not in plain[ids["answers"]].explain  # off at weight 0
+        assert plain[ids["praises"]].rrf_score > preferred[ids["praises"]].rrf_score
 
 
 def test_a_question_naming_no_speaker_or_every_speaker_leaves_the_match_alone():
@@ -313,3 +313,15 @@ def test_the_relevance_share_bounds_what_relevance_takes_from_the_match():
     assert matches == sorted(matches, reverse=True)  # relevance only breaks ties
     with pytest.raises(InvalidInputError, match="relevance_share"):
         SearchConfig(relevance_share=1.5)
+
+
+def test_a_chats_generic_roles_name_no_speaker():
+    """In an AI chat the two sides are "user" and "assistant": a question about adding a user
+    must not push the assistant's answer down."""
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    mind.sessions.ensure("chat")
+    turns = [("user", "how do I add a user to postgres?"), ("assistant", "run CREATE ROLE with LOGIN")]
+    ids = [mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}}).id for role, text in turns]
+    with mind:
+        assert mind.search.speaker_scores("add a user to postgres", ids) == {}
+        assert mind.search.speaker_scores("what did the assistant answer?", ids) == {}
