@@ -34,7 +34,6 @@ tokens joined with OR; a failure of either lane degrades to the other, never to 
 
 from __future__ import annotations
 
-import heapq
 import logging
 import math
 import re
@@ -82,7 +81,8 @@ log = logging.getLogger(__name__)
 RRF_K = 60
 MAX_RRF_SCORE = 2.0 / RRF_K  # rank 0 in both lanes
 LANE_DEPTH_FACTOR = 2  # rrf: each lane returns limit * 2 candidates, as the original
-RELEVANCE_BATCH_FACTOR = 2 * LANE_DEPTH_FACTOR  # candidates scored for relevance at a time, per result
+RELEVANCE_POOL_FACTOR = 2 * LANE_DEPTH_FACTOR  # fused candidates that relevance may reorder, per result
+RELEVANCE_POOL_LIMIT = 10  # the pool is never smaller than for this many results (the default limit)
 GRAPH_MAX_DEPTH = 3
 FUSIONS = ("convex", "rrf")
 # The best frame's cosine similarity from which a search counts as a confident match. MiniLM
@@ -544,23 +544,15 @@ class HybridSearch:
                 calibrated_match=entry.get("calibrated_match"),
             )
 
-        # Relevance reorders the candidates, so the answer is the best ``limit`` of all of them by
-        # score, whatever the limit: a longer list extends a shorter one, never reorders its head.
-        # A score never exceeds its match, so candidates are scored in match order, a batch at a
-        # time, until the limit-th score beats every match still unscored.
-        ranked = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))
-        batch = limit * RELEVANCE_BATCH_FACTOR
-        results: list[SearchResult] = []
-        for start in range(0, len(ranked), batch):
-            chunk = ranked[start : start + batch]
-            frames = self.frames.get_many(chunk)
-            # a frame missing here was deleted, or its index row is an orphan
-            results.extend(scored(frames[fid], fused[fid]) for fid in chunk if fid in frames)
-            unscored = start + batch
-            if unscored < len(ranked) and len(results) >= limit:
-                limit_th = heapq.nlargest(limit, (r.score for r in results))[-1]
-                if limit_th > fused[ranked[unscored]]["match"]:
-                    break
+        # Relevance reorders the best-matching candidates: as many as RELEVANCE_POOL_FACTOR times the
+        # limit, and never fewer than for RELEVANCE_POOL_LIMIT results, so every limit up to that
+        # one reorders the same pool: a longer list extends a shorter one, never reorders its head.
+        # (Scoring every candidate would make it so for any limit, at five times the search's CPU.)
+        pool_size = max(limit, RELEVANCE_POOL_LIMIT) * RELEVANCE_POOL_FACTOR
+        pool = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))[:pool_size]
+        frames = self.frames.get_many(pool)
+        # a frame missing here was deleted, or its index row is an orphan
+        results = [scored(frames[fid], fused[fid]) for fid in pool if fid in frames]
         results.sort(key=lambda r: (r.score, r.final_score), reverse=True)
         return results[:limit]
 
@@ -608,7 +600,7 @@ class HybridSearch:
         (``window``). The keyword lane searches ``keywords`` (the query without its date phrases)
         and each of ``phrases`` (the date phrases) as a whole phrase; the vector lane the whole
         query, whose dates shade its meaning only.
-        Returns every candidate, for relevance to reorder."""
+        Returns the best-matching candidates, the ones relevance reorders (``search``)."""
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
         keywords = query if keywords is None else keywords
@@ -689,8 +681,9 @@ class HybridSearch:
         speakers = self.speaker_scores(query, list(match)) if config.speaker_weight > 0 else {}
         for frame_id, said_by_named in speakers.items():
             match[frame_id] *= 1.0 - config.speaker_weight * (1.0 - said_by_named)
+        pool = sorted(match, key=lambda fid: (-match[fid], fid))[: max(limit, RELEVANCE_POOL_LIMIT) * RELEVANCE_POOL_FACTOR]
         fused: dict[int, dict[str, Any]] = {}
-        for frame_id in match:
+        for frame_id in pool:
             entry: dict[str, Any] = {}
             for lane in own:
                 alone = own[lane].get(frame_id, 0.0)

@@ -8,6 +8,7 @@ from mind_core.errors import InvalidInputError
 from mind_core.mind import Mind
 from mind_core.search import (
     MAX_RRF_SCORE,
+    RELEVANCE_POOL_LIMIT,
     RRF_K,
     LaneHit,
     SearchConfig,
@@ -286,17 +287,17 @@ def garden_mind() -> Mind:
 
 
 @pytest.mark.parametrize("share", [1.0, 0.5])
-def test_a_longer_limit_extends_the_list_and_never_reorders_its_head(share):
-    """Relevance (recency, importance) reorders the fused candidates; the answer is the best of
-    all of them by score, so the first result is the same at limit 1 as at limit 60."""
+def test_a_longer_limit_up_to_ten_extends_the_list_and_never_reorders_its_head(share):
+    """Relevance (recency, importance) reorders the best-matching candidates; up to the default
+    limit they are the same pool, so the first result is the same at limit 1 as at limit 10."""
     mind = garden_mind()
     mind.search.config = SearchConfig(relevance_share=share)
-    full = [(r.frame.id, r.score) for r in mind.search.search("water the tomatoes", limit=60)]
-    assert len(full) == 60
+    full = [(r.frame.id, r.score) for r in mind.search.search("water the tomatoes", limit=RELEVANCE_POOL_LIMIT)]
+    assert len(full) == RELEVANCE_POOL_LIMIT
     assert [score for _, score in full] == sorted((score for _, score in full), reverse=True)
     matches = [r.rrf_score for r in mind.search.search("water the tomatoes", limit=60)]
     assert matches != sorted(matches, reverse=True)  # relevance did reorder the match order
-    for limit in (1, 2, 3, 5, 10, 20):
+    for limit in (1, 2, 3, 5, 9):
         head = [(r.frame.id, r.score) for r in mind.search.search("water the tomatoes", limit=limit)]
         assert head == full[:limit]
 
