@@ -1286,7 +1286,7 @@ class KnowledgeGraph:
         return [r[0] for r in rows]
 
     def frame_distances_from_entities(
-        self, seed_entity_ids: Iterable[int], max_depth: int = 3
+        self, seed_entity_ids: Iterable[int], max_depth: int = 3, frame_ids: Iterable[int] | None = None
     ) -> dict[int, int]:
         """``{frame id: distance}`` for the contextual relevance score.
 
@@ -1295,6 +1295,8 @@ class KnowledgeGraph:
         arbitrary, and "Falcon is led by Alice" relates Alice to Falcon as much as the reverse);
         a multi-source BFS gives each entity its minimum distance over all seeds. Each frame
         takes the minimum distance of the entities linked to it in ``kg_entity_frames``.
+        ``frame_ids``: only these frames (a search's candidates): a speaker named in a question
+        reaches most of a chat mind, whose every frame would otherwise be read.
         """
         seeds = list(dict.fromkeys(_require_id(s, "seed entity id") for s in seed_entity_ids))
         _require_count(max_depth, "max_depth")
@@ -1302,15 +1304,15 @@ class KnowledgeGraph:
             return {}
         entity_distances = self._bfs(seeds, max_depth, undirected=True)
         frames: dict[int, int] = {}
-        ids = list(entity_distances)
+        column, ids = ("entity_id", list(entity_distances)) if frame_ids is None else ("frame_id", list(frame_ids))
         for chunk in _chunks(ids):
             rows = self.db.query(
-                f"SELECT entity_id, frame_id FROM kg_entity_frames WHERE entity_id IN ({_placeholders(len(chunk))})",
+                f"SELECT entity_id, frame_id FROM kg_entity_frames WHERE {column} IN ({_placeholders(len(chunk))})",
                 list(chunk),
             )
             for row in rows:
-                distance = entity_distances[row["entity_id"]]
+                distance = entity_distances.get(row["entity_id"])
                 current = frames.get(row["frame_id"])
-                if current is None or distance < current:
+                if distance is not None and (current is None or distance < current):
                     frames[row["frame_id"]] = distance
         return frames

@@ -500,7 +500,6 @@ class HybridSearch:
         best_relevance = max_relevance(weights)
         words = [word.lower() for word in keyword_tokens(keywords)]
         only_a_time = window if window is not None and not topic_words(keywords) else None
-        context = self._with_graph_distances(query, context or ScoringContext(), weights.contextual)
 
         def scored(frame: Frame, entry: dict[str, Any]) -> SearchResult:
             rrf_score = entry["match"] * MAX_RRF_SCORE
@@ -550,6 +549,7 @@ class HybridSearch:
         # (Scoring every candidate would make it so for any limit, at five times the search's CPU.)
         pool_size = max(limit, RELEVANCE_POOL_LIMIT) * RELEVANCE_POOL_FACTOR
         pool = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))[:pool_size]
+        context = self._with_graph_distances(query, context or ScoringContext(), weights.contextual, pool)
         frames = self.frames.get_many(pool)
         # a frame missing here was deleted, or its index row is an orphan
         results = [scored(frames[fid], fused[fid]) for fid in pool if fid in frames]
@@ -960,13 +960,16 @@ class HybridSearch:
                 result.setdefault(frame_id, []).append(neighbour)
         return result
 
-    def _with_graph_distances(self, query: str, context: ScoringContext, weight: float) -> ScoringContext:
-        """Seed graph distances from the entities the query names (and recently active ones)."""
+    def _with_graph_distances(
+        self, query: str, context: ScoringContext, weight: float, frame_ids: list[int]
+    ) -> ScoringContext:
+        """Seed graph distances from the entities the query names (and recently active ones), for
+        the frames relevance scores (``frame_ids``)."""
         if context.graph_distances is not None or self.knowledge is None or weight <= 0:
             return context
         seeds = [entity.id for entity in self.knowledge.find_entities_in_text(query)]
         seeds += [e for e in context.recent_entity_ids if e not in seeds]
         if not seeds:
             return context
-        distances = self.knowledge.frame_distances_from_entities(seeds, GRAPH_MAX_DEPTH)
+        distances = self.knowledge.frame_distances_from_entities(seeds, GRAPH_MAX_DEPTH, frame_ids)
         return ScoringContext(recent_entity_ids=context.recent_entity_ids, graph_distances=distances)

@@ -439,6 +439,9 @@ def test_frame_distances_from_entities(db: Database, kg: KnowledgeGraph) -> None
     both = kg.frame_distances_from_entities([a.id, e.id])
     assert both[frames[4]] == 0 and both[frames[3]] == 1 and both[frames[2]] == 2 and both[frames[1]] == 1
     assert kg.frame_distances_from_entities([]) == {}
+    # only the frames asked about (a search's candidates), each at the same distance as above
+    some = [frames[0], frames[3], frames[4], frames[5]]
+    assert kg.frame_distances_from_entities([a.id], frame_ids=some) == {frames[0]: 0, frames[3]: 3}
 
 
 # -- two time axes: versions, as_of_valid, as_of_recorded (issue #16 §3) ---------------------------
