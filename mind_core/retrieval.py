@@ -171,6 +171,8 @@ class CombinedRetrievalResult:
         results that are merely the least poor candidates (without an external answer, the
         order is the score order)."""
         local = sorted(self.workspace_results + self.personal_results, key=lambda r: r.score, reverse=True)
+        if not self.external_results:
+            return local
         external = sorted(self.external_results, key=lambda r: r.score, reverse=True)
         confident = [r for r in local if r.metadata.get("confident")]
         return confident + external + [r for r in local if not r.metadata.get("confident")]

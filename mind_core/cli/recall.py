@@ -74,6 +74,12 @@ from mind_core.scoring import FILE_TIME, HARVEST_TIME, SCORING_PROFILES
     help="Only frames of this plugin (markdown, email, chatgpt ...) or item kind (note, conversation ...).",
 )
 @click.option("--keyword-only", is_flag=True, help="Full-text lane only: no embedding model is loaded.")
+@click.option(
+    "--snippet-chars",
+    type=int,
+    metavar="N",
+    help="With --json: each text as a snippet of about N characters around the query's words.",
+)
 @RECORD_ACCESS_OPTION
 @EXTERNAL_URL_OPTION
 @common_options
@@ -102,6 +108,7 @@ def recall(args: CommandArgs) -> int:
             "sender": args.sender,
             "source_kind": args.source_kind,
             "as_of": args.as_of,
+            "snippet_chars": args.snippet_chars,
         },
     )
     with contextlib.ExitStack() as stack:

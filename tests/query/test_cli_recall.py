@@ -175,3 +175,13 @@ def test_snippets_window_and_marks():
     assert len(snippet.replace("**", "")) <= 82
     assert make_snippet("short  text\nhere", "nothing") == "short text here"
     assert make_snippet("a the of", "the") == "a the of"  # stop words are not marked
+
+
+def test_json_snippets_around_the_query_words(capsys, home):
+    _, out, _ = recall(capsys, home, "PostgreSQL", "--json")
+    full = {r["metadata"]["frame_id"]: r["content"] for r in json.loads(out)["results"]}
+    code, out, _ = recall(capsys, home, "PostgreSQL", "--json", "--snippet-chars", "20")
+    results = json.loads(out)["results"]
+    assert code == EXIT_OK and results
+    assert any(len(r["content"]) < len(full[r["metadata"]["frame_id"]]) for r in results)
+    assert all("PostgreSQL" in r["content"] for r in results)

@@ -22,6 +22,7 @@ from mind_core.retrieval import (
     CONFLICT_NOTE_WORKSPACE_AFFIRMATIVE,
     CombinedResult,
     CombinedRetrieval,
+    CombinedRetrievalResult,
     HttpRetriever,
     configured_retrievers,
     detect_conflict,
@@ -254,6 +255,21 @@ def test_limit_is_the_number_of_results_in_the_answer(minds):
         answer = found.merged()
         assert len(answer) == limit and [r.content for r in answer] == [r.content for r in everything[:limit]]
         assert len(found.workspace_results) + len(found.personal_results) == limit  # lists within it
+
+
+def test_without_external_results_the_answer_is_in_score_order():
+    """A confident memory may score below one that only came closest (recency is part of the
+    score): the shown scores still fall down the list."""
+
+    def memory(score: float, confident: bool) -> CombinedResult:
+        return CombinedResult(f"m{score}", "default", "notes", "default/notes", score, {"confident": confident})
+
+    found = CombinedRetrievalResult(
+        "q", workspace_results=[memory(0.10, True), memory(0.31, False)], personal_results=[memory(0.26, True)]
+    )
+    assert [r.score for r in found.merged()] == [0.31, 0.26, 0.10]
+    found.keep_first(1)
+    assert [r.score for r in found.merged()] == [0.31] and found.confident is False
 
 
 def test_external_results_come_after_good_matches_and_before_the_least_poor(minds):
