@@ -75,6 +75,11 @@ def _require_known_type(value: str | None, known: set[str], what: str) -> None:
         raise InvalidInputError(f"unknown {what} type {value!r} (--type); known types: {', '.join(sorted(known))}")
 
 
+def _cut_note(truncated: bool, limit: int) -> list[str]:
+    """The line under a table that --limit cut, so a missing row is not taken for an absent one."""
+    return [f"(the first {limit} rows: more match; raise --limit to see them)"] if truncated else []
+
+
 def _types_in_mind(mind: Any, table: str, column: str) -> set[str]:
     """Every type the mind's graph holds, ended versions included (--valid-at may ask for them)."""
     return {row[0] for row in mind.db.query(f"SELECT DISTINCT {column} FROM {table}")}
@@ -100,7 +105,7 @@ def kg_entities(args: CommandArgs) -> int:
         ("id", "type", "name", "valid from", "valid to"),
         [(e.id, e.entity_type, e.name, e.valid_from, e.valid_to or "") for e in answer.entities],
     )
-    emit(args, answer.model_dump(mode="json"), table)
+    emit(args, answer.model_dump(mode="json"), table, *_cut_note(answer.truncated, args.limit))
     return EXIT_OK
 
 
@@ -122,7 +127,7 @@ def kg_relations(args: CommandArgs) -> int:
         ("source", "relation", "target", "valid from", "valid to"),
         [(r.source, r.relation_type, r.target, r.valid_from, r.valid_to or "") for r in answer.relations],
     )
-    emit(args, answer.model_dump(mode="json"), table)
+    emit(args, answer.model_dump(mode="json"), table, *_cut_note(answer.truncated, args.limit))
     return EXIT_OK
 
 

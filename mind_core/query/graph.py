@@ -74,10 +74,14 @@ def graph_entities(
     """Entities (of ``request.type``) on both axes; a mind that does not exist knows none."""
     found = (
         []
-        if knowledge is None
-        else knowledge.entities_as_of(**_axes(request), entity_type=request.type, limit=request.limit)
+        if knowledge is None  # one more than asked: whether the answer was cut
+        else knowledge.entities_as_of(**_axes(request), entity_type=request.type, limit=request.limit + 1)
     )
-    return models.GraphEntitiesResponse(**_axes(request), entities=[_entity(e) for e in found])
+    return models.GraphEntitiesResponse(
+        **_axes(request),
+        entities=[_entity(e) for e in found[: request.limit]],
+        truncated=len(found) > request.limit,
+    )
 
 
 def graph_relations(
@@ -86,9 +90,12 @@ def graph_relations(
     """Relations (of ``request.type``) on both axes, with the names of the entities they join."""
     if knowledge is None:
         return models.GraphRelationsResponse(**_axes(request), relations=[])
-    found = knowledge.relations_as_of(**_axes(request), relation_type=request.type, limit=request.limit)
+    found = knowledge.relations_as_of(**_axes(request), relation_type=request.type, limit=request.limit + 1)
+    truncated, found = len(found) > request.limit, found[: request.limit]
     entities = _known_entities(knowledge, _ends(found), request.known_at)
-    return models.GraphRelationsResponse(**_axes(request), relations=[_relation(r, entities) for r in found])
+    return models.GraphRelationsResponse(
+        **_axes(request), relations=[_relation(r, entities) for r in found], truncated=truncated
+    )
 
 
 def neighbours(

@@ -663,6 +663,7 @@ class GraphAnswer(BaseModel):
 
 class GraphEntitiesResponse(GraphAnswer):
     entities: list[Entity] = Field(description="By name; each version as believed at known_at.")
+    truncated: bool = Field(False, description="More entities match than limit: these are the first.")
 
 
 class GraphRelation(BaseModel):
@@ -683,6 +684,7 @@ class GraphRelation(BaseModel):
 
 class GraphRelationsResponse(GraphAnswer):
     relations: list[GraphRelation]
+    truncated: bool = Field(False, description="More relations match than limit: these are the first.")
 
 
 class Neighbour(BaseModel):

@@ -112,3 +112,17 @@ def test_neighbours_name_their_entity_and_put_stated_relations_first(capsys, hom
     assert table[0].split()[:2] == ["entity", "relation"]
     assert any(line.startswith(f"#{person.id} person Bob Smith") and " replied_to " in line for line in table)
     assert any(line.startswith(f"#{concept.id} concept Bob Smith") and " mentions " in line for line in table)
+
+
+def test_a_table_cut_by_limit_says_so(capsys, home: MindHome) -> None:
+    _, everyone = run(capsys, home, "kg", "entities", "--type", "person")
+    count = len(everyone["entities"])
+    assert count >= 3 and everyone["truncated"] is False
+    _, cut = run(capsys, home, "kg", "entities", "--type", "person", "--limit", str(count - 1))
+    assert cut["truncated"] is True and cut["entities"] == everyone["entities"][: count - 1]
+    _, relations = run(capsys, home, "kg", "relations", "--limit", "1")
+    assert relations["truncated"] is True and len(relations["relations"]) == 1
+    code = main(["kg", "entities", "--type", "person", "--limit", "1", "--home", str(home.root)])
+    assert code == EXIT_OK and "the first 1 rows: more match; raise --limit" in capsys.readouterr().out
+    main(["kg", "entities", "--type", "person", "--home", str(home.root)])
+    assert "raise --limit" not in capsys.readouterr().out
