@@ -46,10 +46,12 @@ def make_snippet(
     content: str, query: str, width: int = DEFAULT_WIDTH, mark: Callable[[str], str] | None = None
 ) -> str:
     """One line of at most ``width`` characters of ``content`` (plus ellipses), starting a little
-    before the first query word; each query word in it wrapped by ``mark``."""
+    before the query word that opens the window holding the most different query words (the
+    first such); each query word in it wrapped by ``mark``. A mail's subject line often names one
+    word of the question; the sentence that answers it, several."""
     text = " ".join(content.split())
     pattern = _pattern(query)
-    first = pattern.search(text) if pattern else None
+    first = _densest_match(pattern, text, width) if pattern else None
     start = 0
     if first is not None and len(text) > width:
         start = max(0, min(first.start() - width // 4, len(text) - width))
@@ -64,3 +66,15 @@ def make_snippet(
     if pattern is not None and mark is not None:
         window = pattern.sub(lambda m: mark(m.group(0)), window)
     return (ELLIPSIS if start > 0 else "") + window + (ELLIPSIS if end < len(text) else "")
+
+
+def _densest_match(pattern: re.Pattern[str], text: str, width: int) -> re.Match[str] | None:
+    """The match from which a window of ``width`` holds the most different query words."""
+    matches = list(pattern.finditer(text))
+    best, best_count = None, 0
+    for match in matches:
+        reach = match.start() + width - width // 4
+        count = len({_stem(m.group(0).lower()) for m in matches if match.start() <= m.start() < reach})
+        if count > best_count:
+            best, best_count = match, count
+    return best

@@ -185,3 +185,13 @@ def test_json_snippets_around_the_query_words(capsys, home):
     assert code == EXIT_OK and results
     assert any(len(r["content"]) < len(full[r["metadata"]["frame_id"]]) for r in results)
     assert all("PostgreSQL" in r["content"] for r in results)
+
+
+def test_a_snippet_shows_the_passage_with_the_most_query_words_not_the_subject_line():
+    mail = (
+        "[[notmuch] Working with Maildir storage?] Lars wrote: I saw the article and decided to"
+        " take a look at notmuch. Is the list archived anywhere? I would like to read older posts."
+    )
+    snippet = make_snippet(mail, "is the notmuch list archived", width=80)
+    assert "list archived anywhere" in snippet and snippet.startswith("\u2026")
+    assert "Working with Maildir storage" in make_snippet(mail, "Maildir", width=80)  # the only place it is
