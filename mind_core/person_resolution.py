@@ -17,6 +17,10 @@ mail), an active ``person`` that only text extraction found (no source stated it
    Doe and in one to John Smith, keep "John" apart, as does a mind with two Carls and a mention
    next to neither.
 
+3. it is a ``concept`` of two or more words (text extraction typing "Carl Worth wrote" as a
+   concept) whose name is, up to case and punctuation, the name of exactly one person a source
+   states. A one-word concept is left alone: "notmuch" the program is not the list of that name.
+
 A mention found again later (a new harvest) makes a new entity, which the next run merges again.
 """
 
@@ -37,7 +41,7 @@ _CHUNK = 500
 class Merge:
     mention: str
     into: str
-    rule: str  # "same name", "same name but initials" or "first name"
+    rule: str  # "same name", "same name but initials", "a person's name" or "first name"
 
 
 def _first_name(name: str) -> str:
@@ -141,6 +145,15 @@ def resolve_people(db: Database, knowledge: KnowledgeGraph) -> list[Merge]:
                 if mention.id not in merged and len(found) == 1 and knowledge.merge_entity(mention.id, found[0].id):
                     merged.add(mention.id)
                     merges.append(Merge(mention.name, found[0].name, rule))
+        stated_persons: dict[str, list[Entity]] = defaultdict(list)
+        for person in persons:
+            if _stated(person):
+                stated_persons[name_key(person.name)].append(person)
+        for concept in _active(db, ("concept",)):
+            found = stated_persons.get(name_key(concept.name), [])
+            full_name = len(concept.name.split()) > 1
+            if full_name and not _stated(concept) and len(found) == 1 and knowledge.merge_entity(concept.id, found[0].id):
+                merges.append(Merge(concept.name, found[0].name, "a person's name"))
         first_names = [m for m in mentions if len(m.name.split()) == 1 and m.id not in merged]
         full_names: dict[str, list[Entity]] = defaultdict(list)
         for person in persons:

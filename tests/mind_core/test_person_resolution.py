@@ -138,3 +138,22 @@ def test_notmuch_corpus_people_lists_and_first_names(shared_data: Path) -> None:
         for full_name, properties in people.items():  # every merged first name is that person's
             for alias in properties.get("aliases", []):
                 assert len(alias.split()) > 1 or full_name.split()[0] == alias
+
+
+def test_a_concept_with_a_stated_persons_full_name_is_that_person() -> None:
+    db = Database(":memory:")
+    ensure_schema(db, dimensions=8)
+    kg = KnowledgeGraph(db)
+    carl = kg.create_entity("person", "Carl Worth", {"extractor": "structure", "addresses": ["cworth@cworth.org"]})
+    concept = kg.create_entity("concept", "Carl  worth", {"extractors": ["rules"]})
+    program = kg.create_entity("concept", "Notmuch", {"extractors": ["rules"]})
+    kg.create_entity("mailing_list", "notmuch", {"extractor": "structure", "addresses": ["notmuch@notmuchmail.org"]})
+    kg.create_entity("person", "Jan Janak", {"extractor": "structure"})
+    kg.create_entity("person", "Jan Janak", {"extractor": "structure", "addresses": ["jan@other.example"]})
+    twice = kg.create_entity("concept", "Jan Janak", {"extractors": ["rules"]})  # two people of that name
+    merges = resolve_people(db, kg)
+    assert [(m.mention, m.into, m.rule) for m in merges] == [("Carl  worth", "Carl Worth", "a person's name")]
+    assert kg.find_entity("concept", "Carl  worth") is None and kg.get_entity(carl.id).properties["aliases"] == ["Carl  worth"]
+    assert kg.get_entity(program.id).valid_to is None and kg.get_entity(twice.id).valid_to is None
+    assert concept.id != carl.id and resolve_people(db, kg) == []
+    db.close()
