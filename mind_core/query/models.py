@@ -599,6 +599,7 @@ class SearchHit(BaseModel):
 
 class SearchResponse(BaseModel):
     query: str = Field(description="The query as it was read.")
+    workspace: str = Field(description="The mind searched (every hit is one of its frames).")
     results: list[SearchHit] = Field(description="At most limit hits, by score.")
     confident: bool = Field(description=CONFIDENT_HELP)
 

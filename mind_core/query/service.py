@@ -288,7 +288,8 @@ class QueryService:
             found = mind.search.search(request.query, gop_id=request.session, **options)
             hits = [search_hit(r) for r in found]
         confident = any(r.confident for r in found)
-        answer = {"query": request.query, "results": hits, "confident": confident}
+        workspace = self._path(request.workspace)[0]
+        answer = {"query": request.query, "workspace": workspace, "results": hits, "confident": confident}
         return models.SearchResponse.model_validate(answer)
 
     def frame(self, frame_id: int, workspace: str | None) -> models.FrameResponse:

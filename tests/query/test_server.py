@@ -197,6 +197,8 @@ def test_search_frame_sources_entities_stats(client, base):
     assert {"rrf_score", "relevance_score", "final_score"} <= set(results[0]["explain"])
     personal = get(client, base + "/search", query="Grocery", workspace="personal").json()
     assert personal["results"][0]["frame"]["content"] == "Grocery list" and personal["confident"]
+    default = get(client, base + "/health").json()["default_workspace"]
+    assert personal["workspace"] == "personal" and searched["workspace"] == default  # the mind searched
     frame = get(client, base + "/frames/1").json()
     assert frame["entities"] == [{"id": 1, "type": "project", "name": "Falcon"}]
     missing = get(client, base + "/frames/9999")
