@@ -67,11 +67,13 @@ BEARER_SECURITY_SCHEME = {
 }
 # what a route says in the OpenAPI document when it needs the token, and what ModelRoute enforces
 BEARER_REQUIRED: dict[str, Any] = {"security": [{BEARER_SCHEME: []}]}
-# Endpoints that run in worker threads at once (the others wait their turn, in order). A few let
-# SQLite, which releases the GIL, overlap with Python work elsewhere; more only fight over the
-# GIL: with one thread per request (AnyIO's default allows 40) an overloaded server spent up to
-# twice the CPU per request in the reliability run, and its slowest answers came later.
-ENDPOINT_THREADS = 4
+# Endpoints that run in worker threads at once (the others wait their turn, in order). Their work
+# is Python under one GIL: more threads only fight over it. In the reliability run's comparison on
+# a quiet machine, one thread against four: CPU per request 2.66 against 4.64 ms, 365 against 268
+# requests/s, p95 133 against 192 ms (closed loop) and 27 against 47 ms at an equal rate; with
+# AnyIO's default of 40 an overloaded server spent up to twice the CPU per request. Answers that
+# need no mind (health, the OpenAPI document, refusals) never wait for it: the event loop gives them.
+ENDPOINT_THREADS = 1
 # With external sources a recall may wait seconds on one (an HTTP source up to its timeout, a
 # plugin's as long as it takes): such waits must not hold up the answers of the minds themselves,
 # so the threads are AnyIO's usual number.
