@@ -187,6 +187,29 @@ def test_relative_dates_are_read_from_the_latest_memory_with_a_date_of_its_own()
     assert "2023-02-27..2023-03-06" in first.explain["time_window"]
 
 
+def test_the_now_of_relative_dates_follows_memories_written_after_the_first_question(tmp_path):
+    """The latest dated memory is remembered between questions, until the mind changes: through
+    this connection or through another one (a harvest in another process)."""
+    path = tmp_path / "garden.mind"
+    mind = Mind.open(path, embedder=HashingEmbedder())
+    mind.sessions.ensure("chat")
+    mind.sessions.ensure("vault")
+    first = mind.frames.create_i_frame("chat", "we planned the garden beds", created_at="2023-03-06T10:00:00Z")
+    copied = mind.frames.create_i_frame(
+        "vault", "garden ideas", created_at="2026-11-30T10:00:00Z",
+        metadata={"source": {"message": {"dated_by": "file"}}},
+    )
+    mind.search.index_frames_batch([first, copied])
+    question = "what did we plan for the garden last week"
+    assert "2023-02-27..2023-03-06" in mind.search.search(question, explain=True)[0].explain["time_window"]
+    mind.frames.create_i_frame("chat", "we planned the garden path", created_at="2023-05-08T10:00:00Z")
+    assert "2023-05-01..2023-05-08" in mind.search.search(question, explain=True)[0].explain["time_window"]
+    with Mind.open(path, embedder=HashingEmbedder()) as other:
+        other.frames.create_i_frame("chat", "we planned the garden pond", created_at="2023-09-11T10:00:00Z")
+    assert "2023-09-04..2023-09-11" in mind.search.search(question, explain=True)[0].explain["time_window"]
+    mind.close()
+
+
 def test_a_mind_of_only_file_dated_notes_reads_relative_dates_from_them():
     mind = Mind.open(":memory:", embedder=HashingEmbedder())
     mind.sessions.ensure("vault")
