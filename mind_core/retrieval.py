@@ -206,16 +206,22 @@ def frame_provenance(frame: Frame) -> dict[str, Any]:
     ``dated_by`` says what gave it: ``message`` (its own), ``file`` (a note without a date of its
     own: the file's modification time; also ``dated_by_file``) or ``harvest`` (an item its source
     gave no time: when it was harvested). Only a message's own time earns recency.
+    ``message_id`` is the message's id in its export, as the plugin read it (a mail's Message-ID,
+    a ChatGPT message id); ``message_key`` the harvest ledger's key of it (for a mail or a note
+    section a hash the engine made).
     """
     raw = frame.metadata.get("provenance")
     origin: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    read = _source_part(frame, "message")
+    own_id = read.get("message_id")
     return {
         "source": origin.get("source") or frame.source,
         "plugin": origin.get("plugin"),
         "item_kind": origin.get("item_kind"),
         "container": origin.get("container") or frame.gop_id,
         "title": origin.get("title"),
-        "message_id": origin.get("message_key"),
+        "message_id": own_id if isinstance(own_id, str) else None,
+        "message_key": origin.get("message_key"),
         "role": origin.get("role"),
         "author": origin.get("author"),
         "path": origin.get("path"),
@@ -225,6 +231,33 @@ def frame_provenance(frame: Frame) -> dict[str, Any]:
         "dated_by_file": dated_by_file(frame),
         "dated_by": borrowed_time(frame) or "message",
     }
+
+
+def _source_part(frame: Frame, part: str) -> Mapping[str, Any]:
+    """``item`` or ``message`` of what the plugin read about a frame (``metadata.source``)."""
+    source = frame.metadata.get("source")
+    value = source.get(part) if isinstance(source, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+# the item lists a recall result keeps: what the tag filter matches (``SourceFilter``)
+RESULT_ITEM_LISTS = frozenset({"tags"})
+
+
+def result_source_fields(frame: Frame) -> dict[str, Any]:
+    """What a plugin read about a recalled frame, compact: the message's own fields, and its
+    item's without the item's lists but its tags. The other lists gather what the item's other
+    messages hold (a mail thread's message ids, participants and files; a note's links from all
+    its sections), up to 200 entries each, copied into every result of the thread or note. A
+    frame's whole metadata stays at ``GET /frames/{id}``."""
+    if not isinstance(frame.metadata.get("source"), Mapping):
+        return {}
+    item = {
+        key: value
+        for key, value in _source_part(frame, "item").items()
+        if not isinstance(value, list) or key in RESULT_ITEM_LISTS
+    }
+    return {"item": item, "message": dict(_source_part(frame, "message"))}
 
 
 def memory_attribution(workspace: str, source: str, title: str | None) -> str:
@@ -274,7 +307,7 @@ def map_memory_result(result: SearchResult, workspace: str) -> CombinedResult:
             "created_at": frame.created_at,
             "access_count": frame.access_count,
             "provenance": provenance,
-            "source_fields": frame.metadata.get("source") or {},
+            "source_fields": result_source_fields(frame),
         },
         explain=explained(result),
     )

@@ -113,8 +113,11 @@ def error_answer(status: int, message: str, headers: dict[str, str] | None = Non
 
 
 # -- routes -------------------------------------------------------------------------------------
-def refuse_repeated_parameters(request: Request) -> None:
-    names = Counter(name for name, _ in request.query_params.multi_items())
+def refuse_repeated_parameters(request: Request, lists: frozenset[str] = frozenset()) -> None:
+    """A scalar parameter given twice (``?limit=5&limit=50``) is refused, not read as one of its
+    values; a list parameter (``lists``) is repeated by design (``?tags=a&tags=b``, OpenAPI's
+    default form for a query array, which Swagger UI sends)."""
+    names = Counter(name for name, _ in request.query_params.multi_items() if name not in lists)
     repeated = sorted(name for name, count in names.items() if count > 1)
     if repeated:
         raise InvalidInputError(f"parameter(s) given more than once: {', '.join(repeated)}")
@@ -281,7 +284,7 @@ class ModelRoute(APIRoute):
         on_event_loop = inspect.iscoroutinefunction(endpoint)
 
         async def answer(request: Request) -> Response:
-            refuse_repeated_parameters(request)
+            refuse_repeated_parameters(request, inputs.list_fields)
             if needs_token:
                 require_token(request, request.app.state.bearer_token)
             arguments = await inputs.arguments(request)

@@ -12,9 +12,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from mind_core.errors import NotFoundError
+from mind_core.errors import InvalidInputError, NotFoundError
+from mind_core.extract import ENTITY_TYPES
 from mind_core.knowledge import CO_OCCURS_WITH, Entity, KnowledgeGraph, Relation
 from mind_core.query import models
+
+
+def entity_types(knowledge: KnowledgeGraph | None) -> set[str]:
+    """The entity types a filter may name: those extraction makes and every one the graph holds
+    (ended versions included: valid_at may ask for them)."""
+    return {*ENTITY_TYPES, *_types_held(knowledge, "knowledge_entities", "entity_type")}
+
+
+def relation_types(knowledge: KnowledgeGraph | None) -> set[str]:
+    """The relation types the graph holds, ended versions included."""
+    return _types_held(knowledge, "knowledge_relations", "relation_type")
+
+
+def _types_held(knowledge: KnowledgeGraph | None, table: str, column: str) -> set[str]:
+    if knowledge is None:
+        return set()
+    return {row[0] for row in knowledge.db.query(f"SELECT DISTINCT {column} FROM {table}")}
+
+
+def require_known_type(value: str | None, known: set[str], what: str) -> None:
+    """A type filter no entity or relation can match would answer an empty list, a typo
+    (``persons``) with it: refused, naming the types there are, on every surface alike (the
+    command line's --type, HTTP's type, MCP's entity_type and relation_type). A graph that holds
+    no relations yet accepts any relation type: there is nothing to list."""
+    if value is not None and known and value not in known:
+        raise InvalidInputError(f"unknown {what} type {value!r}; known types: {', '.join(sorted(known))}")
 
 
 def _axes(request: models.GraphRequest) -> dict[str, Any]:
@@ -72,6 +99,7 @@ def graph_entities(
     knowledge: KnowledgeGraph | None, request: models.GraphEntitiesRequest
 ) -> models.GraphEntitiesResponse:
     """Entities (of ``request.type``) on both axes; a mind that does not exist knows none."""
+    require_known_type(request.type, entity_types(knowledge), "entity")
     found = (
         []
         if knowledge is None  # one more than asked: whether the answer was cut
@@ -88,6 +116,7 @@ def graph_relations(
     knowledge: KnowledgeGraph | None, request: models.GraphRelationsRequest
 ) -> models.GraphRelationsResponse:
     """Relations (of ``request.type``) on both axes, with the names of the entities they join."""
+    require_known_type(request.type, relation_types(knowledge), "relation")
     if knowledge is None:
         return models.GraphRelationsResponse(**_axes(request), relations=[])
     found = knowledge.relations_as_of(**_axes(request), relation_type=request.type, limit=request.limit + 1)

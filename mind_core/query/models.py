@@ -26,6 +26,7 @@ from pydantic import (
     GetCoreSchemaHandler,
     Tag,
     ValidationError,
+    field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError, core_schema
@@ -42,7 +43,12 @@ if TYPE_CHECKING:
     from mind_core.retrieval import CombinedRetrievalResult
 
 PACKAGE = "mind-harvest"
-SCOPES = ("all", "personal", "workspace")
+SCOPES = ("all", "personal", "workspace", "current")
+SCOPE_HELP = (
+    "Which memory to recall from: all (the workspace and the personal mind, and external sources "
+    "when local memory is thin), workspace (the workspace mind only), personal (the personal mind "
+    "only); current is workspace by the original MCP server's name for it."
+)
 WORKSPACE_HELP = "Workspace mind ('personal' for the personal mind; default: the server's)."
 
 
@@ -92,7 +98,7 @@ def _ordered(since: str | None, until: str | None) -> None:
 
 @dataclass(frozen=True)
 class Between:
-    """``Annotated`` metadata of an integer from ``low`` to ``high`` (both in the JSON schema).
+    """``Annotated`` metadata of an integer (or a float) from ``low`` to ``high`` (both in the JSON schema).
     Out of range, the one error names both bounds ("must be between 1 and 100"), where pydantic's
     own ``ge``/``le`` errors name only the bound that was crossed."""
 
@@ -100,7 +106,7 @@ class Between:
     high: int
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        def in_range(value: Any, validate: Callable[[Any], int]) -> int:
+        def in_range(value: Any, validate: Callable[[Any], Any]) -> Any:
             try:
                 return validate(value)
             except ValidationError as exc:
@@ -110,9 +116,12 @@ class Between:
                     "out_of_range", "must be between {low} and {high}", {"low": self.low, "high": self.high}
                 ) from None
 
-        return core_schema.no_info_wrap_validator_function(
-            in_range, core_schema.int_schema(ge=self.low, le=self.high)
+        bounded = (
+            core_schema.float_schema(ge=self.low, le=self.high)
+            if source is float
+            else core_schema.int_schema(ge=self.low, le=self.high)
         )
+        return core_schema.no_info_wrap_validator_function(in_range, bounded)
 
 
 Scope = Literal[SCOPES]  # type: ignore[valid-type]
@@ -129,14 +138,16 @@ WorkspaceName = Annotated[
     Field(max_length=limits.MAX_WORKSPACE_NAME_CHARS),
     AfterValidator(_workspace),
 ]
+# A time's format, said in each field's own description: a nullable field's schema is an anyOf,
+# and Swagger UI and MCP clients show the field's description, not one inside the anyOf.
+TIME_FORMAT_HELP = (
+    "ISO-8601 date or date/time (2024-05-01, 2024-05-01T09:30:00Z); a year (2024) or year-month "
+    "(2024-05) is its whole span: its first instant as a start, its last as an end."
+)
 TimeBound = Annotated[
     str,
     BeforeValidator(_well_formed),
-    Field(
-        max_length=limits.MAX_TIME_BOUND_CHARS,
-        description="ISO-8601 date or date/time (event time); a year (2024) or year-month (2024-05) is its whole "
-        "span: its first instant as a start, its last as an end.",
-    ),
+    Field(max_length=limits.MAX_TIME_BOUND_CHARS),
     AfterValidator(_instant),
 ]
 SourceFilterText = Annotated[
@@ -144,6 +155,24 @@ SourceFilterText = Annotated[
     BeforeValidator(_well_formed),
     Field(min_length=1, max_length=limits.MAX_FILTER_CHARS),
     AfterValidator(_not_blank),
+]
+def _known_source_kind(value: str) -> str:
+    """A kind that names no installed plugin and no item kind would match nothing: refused with
+    the kinds there are, not answered with an empty recall (the plugins are loaded on first use)."""
+    from mind_core.harvest.items import ITEM_KINDS
+    from mind_core.plugins import source_kinds
+
+    known = sorted({*source_kinds(), *ITEM_KINDS})
+    if value.strip() not in known:
+        raise ValueError(f"must be an installed plugin's kind or an item kind: {', '.join(known)}")
+    return value
+
+
+SourceKind = Annotated[
+    str,
+    BeforeValidator(_well_formed),
+    Field(min_length=1, max_length=limits.MAX_FILTER_CHARS),
+    AfterValidator(_known_source_kind),
 ]
 ResultLimit = Annotated[
     int,
@@ -162,6 +191,29 @@ SnippetChars = Annotated[
 ]
 
 
+SINCE_HELP = "Only frames written at or after this instant (event time). " + TIME_FORMAT_HELP
+UNTIL_HELP = "Only frames written at or before this instant (event time). " + TIME_FORMAT_HELP
+AS_OF_HELP = (
+    "Recall as of this instant: only frames written up to it, recency counted from it (event time). "
+    + TIME_FORMAT_HELP
+)
+PROFILE_HELP = (
+    "Relevance profile, how a match is weighed: balanced (recency 0.4, popularity, connections and "
+    "importance 0.2 each), recent (recency first), important (importance first), connected "
+    "(frames linked to the query's entities first)."
+)
+EXPLAIN_ASKED_HELP = "Answer each result's lane ranks and score parts (explain)."
+TAGS_HELP = (
+    "Only frames carrying every one of these tags (a note's or section's tags; nested tags match: "
+    "project matches project/falcon). In a URL, repeat the parameter: tags=a&tags=b."
+)
+SENDER_HELP = "Only frames whose mail From or author contains this text (case-insensitive)."
+SOURCE_KIND_HELP = (
+    "Only frames of this plugin (chatgpt, claude, gemini, markdown, email ...) or item kind (conversation, "
+    "note, email, memory ...); another value is refused with the kinds there are."
+)
+
+
 class QueryRequest(BaseModel):
     """Every request model: unknown fields refused, JSON types not coerced."""
 
@@ -173,28 +225,28 @@ class RecallRequest(QueryRequest):
 
     query: QueryText
     workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
-    scope: Scope = Field("all", description="Which memory to search.")
+    scope: Scope = Field("all", description=SCOPE_HELP)
     limit: ResultLimit = limits.DEFAULT_RESULTS
-    profile: Profile = Field("balanced", description="Relevance profile.")
-    since: TimeBound | None = Field(None, description="Only frames at or after this ISO-8601 date/time.")
-    until: TimeBound | None = Field(None, description="Only frames at or before this ISO-8601 date/time.")
-    explain: bool = Field(False, description="Include lane ranks and score parts.")
+    profile: Profile = Field("balanced", description=PROFILE_HELP)
+    since: TimeBound | None = Field(None, description=SINCE_HELP)
+    until: TimeBound | None = Field(None, description=UNTIL_HELP)
+    explain: bool = Field(False, description=EXPLAIN_ASKED_HELP)
     snippet_chars: SnippetChars | None = Field(None, description=SNIPPET_HELP)
-    tags: list[SourceFilterText] = Field(
-        [], max_length=limits.MAX_FILTER_TAGS, description="Only frames carrying every one of these tags."
-    )
-    sender: SourceFilterText | None = Field(None, description="Only frames whose mail From or author contains this.")
-    source_kind: SourceFilterText | None = Field(
-        None, description="Only frames of this plugin (markdown, email, chatgpt ...) or item kind (note ...)."
-    )
-    as_of: TimeBound | None = Field(
-        None, description="Recall as of this ISO-8601 instant: frames up to it, recency counted from it."
-    )
+    tags: list[SourceFilterText] = Field([], max_length=limits.MAX_FILTER_TAGS, description=TAGS_HELP)
+    sender: SourceFilterText | None = Field(None, description=SENDER_HELP)
+    source_kind: SourceKind | None = Field(None, description=SOURCE_KIND_HELP)
+    as_of: TimeBound | None = Field(None, description=AS_OF_HELP)
 
     @model_validator(mode="after")
     def _range_in_order(self) -> RecallRequest:
         _ordered(self.since, self.until)
         return self
+
+    @field_validator("scope")
+    @classmethod
+    def _current_is_workspace(cls, scope: str) -> str:
+        """The one name the engine knows: ``current`` is read as ``workspace``."""
+        return "workspace" if scope == "current" else scope
 
 
 class SearchRequest(QueryRequest):
@@ -204,10 +256,10 @@ class SearchRequest(QueryRequest):
     query: QueryText
     workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
     limit: ResultLimit = limits.DEFAULT_RESULTS
-    profile: Profile = Field("balanced", description="Relevance profile.")
-    since: TimeBound | None = Field(None, description="Only frames at or after this ISO-8601 date/time.")
-    until: TimeBound | None = Field(None, description="Only frames at or before this ISO-8601 date/time.")
-    explain: bool = Field(False, description="Include lane ranks and score parts.")
+    profile: Profile = Field("balanced", description=PROFILE_HELP)
+    since: TimeBound | None = Field(None, description=SINCE_HELP)
+    until: TimeBound | None = Field(None, description=UNTIL_HELP)
+    explain: bool = Field(False, description=EXPLAIN_ASKED_HELP)
     session: Annotated[str, Field(max_length=limits.MAX_SESSION_ID_CHARS)] | None = Field(
         None, description="Only frames of this session (gop_id)."
     )
@@ -239,8 +291,14 @@ EntityTypeName = Annotated[
     AfterValidator(_not_blank),
 ]
 GraphLimit = Annotated[int, Between(1, limits.MAX_GRAPH_RESULTS), Field(description="Rows to return.")]
-VALID_AT_HELP = "What held at this ISO-8601 instant (valid time); default: the current facts (see include_ended)."
-KNOWN_AT_HELP = "As the mind believed it at this ISO-8601 instant (transaction time); default: now."
+VALID_AT_HELP = (
+    "What held in the world at this instant (valid time); default: the current facts (see include_ended). "
+    + TIME_FORMAT_HELP
+)
+KNOWN_AT_HELP = (
+    "As the mind believed it at this instant (transaction time: what it had learnt by then); default: now. "
+    + TIME_FORMAT_HELP
+)
 INCLUDE_ENDED_HELP = (
     "Without valid_at: also the facts that have ended (their history: a note deleted from its vault, "
     "a project marked done); default: only those not ended (by known_at, or now)."
@@ -412,7 +470,16 @@ class Provenance(BaseModel):
     item_kind: str | None = Field(None, description="What the plugin read: conversation, note, message ...")
     container: str | None = Field(None, description="The conversation, note or mail thread it belongs to.")
     title: str | None = Field(None, description="The container's title (chat title, note name, subject).")
-    message_id: str | None = Field(None, description="The message's id in its export.")
+    message_id: str | None = Field(
+        None,
+        description="The message's own id in its export, as the plugin read it: a mail's Message-ID, a "
+        "ChatGPT message id; null when the export gives none (a note section).",
+    )
+    message_key: str | None = Field(
+        None,
+        description="The harvest ledger's key of the message (what makes a re-harvest a no-op): the "
+        "export's id where it has one, else a hash the engine made; null for a frame not harvested.",
+    )
     role: str | None = Field(None, description="user, assistant, author ... as the export says.")
     author: str | None = Field(None, description="Who wrote it, when the export says.")
     path: str | None = Field(None, description="The file it was read from.")
@@ -465,8 +532,12 @@ class MemoryMetadata(BaseModel):
     provenance: Provenance = Field(description="Where the frame came from.")
     source_fields: dict[str, Any] = Field(
         default_factory=dict,
-        description="What the source's plugin read about the frame: its item (note frontmatter, tags, "
-        "links; mail headers; chat title) and its message (author, tags of the section).",
+        description="What the source's plugin read about the frame: item, the conversation, note or mail "
+        "thread (a note's frontmatter and tags; a thread's root; a chat's model), without the lists that "
+        "gather what its other messages hold (a thread's message ids, participants and files; a note's "
+        "links: see GET /frames/{frame_id}); message, the message itself (a mail's headers and "
+        "Message-ID; a section's heading, links and tags; a chat turn's model). Empty for a memory saved "
+        "directly.",
     )
 
 
@@ -616,26 +687,66 @@ class FrameResponse(BaseModel):
     entities: list[EntityRef] = Field(description="The entities the frame mentions.")
 
 
+# a harvest source's stored counter -> its name in every answer: which counts the last harvest,
+# which every harvest
+SOURCE_COUNTERS = {
+    "last_items": "last_harvest_items",
+    "last_errors": "last_harvest_errors",
+    "last_frames": "frames_held",
+    "items_imported": "items_imported_total",
+    "frames_created": "frames_created_total",
+}
+
+
 class Source(BaseModel):
-    """A registered harvest source (fields added by newer versions pass through)."""
+    """A registered harvest source with its last harvest: one shape for ``mind sources list
+    --json``, ``GET /sources`` and MCP ``list_sources``, its counters named for what they count."""
 
-    model_config = ConfigDict(extra="allow")
+    workspace: str = Field(description="The workspace whose mind the source fills (personal: the personal mind).")
+    id: int = Field(description="The source's id in its mind.")
+    source: str = Field(description="The source's registered name (what recall results name as their source).")
+    display_name: str = Field(description="The kind's name as a person reads it (ChatGPT export, Email ...).")
+    source_path: str | None = Field(description="The export file or folder it is harvested from.")
+    kind: str | None = Field(description="The plugin that reads it (chatgpt, claude, gemini, markdown, email ...).")
+    last_synced_at: str | None = Field(
+        description="When a harvest last read it successfully (ISO-8601, UTC); null: never."
+    )
+    items_imported_total: int = Field(description="Items (conversations, notes, threads) imported, over every harvest.")
+    frames_created_total: int = Field(description="Frames created, over every harvest.")
+    auto_sync: bool = Field(description="Harvested by `mind harvest --due` once sync_interval_hours elapsed.")
+    sync_interval_hours: int = Field(description="Hours between auto-sync harvests.")
+    last_content_hash: str | None = Field(
+        description="SHA-256 of the item hashes the last harvest imported: the same set is an unchanged source."
+    )
+    last_fingerprint: str | None = Field(
+        description="The plugin's fingerprint of the files (sizes, times) at the last harvest: while it is "
+        "the same, a harvest skips the source without reading it."
+    )
+    created_at: str = Field(description="When the source was registered (ISO-8601, UTC).")
+    identity: str | None = Field(
+        None, description="What the source's ledger is tied to (its kind and path): re-pointing it starts over."
+    )
+    last_status: str | None = Field(
+        None, description="The last harvest's outcome: ok, partial, failed, empty or missing; null: never harvested."
+    )
+    last_status_reason: str | None = Field(None, description="Why the last harvest was not ok, in one line.")
+    last_harvest_at: str | None = Field(None, description="When the last harvest ran (ISO-8601, UTC).")
+    last_harvest_items: int = Field(0, description="Items the last harvest that read the files imported.")
+    frames_held: int = Field(0, description="Frames the source holds now.")
+    last_harvest_errors: int = Field(0, description="Items the last harvest skipped with an error.")
+    last_first_errors: list[str] = Field(
+        [], description="The last harvest's first errors, each located (file, record, reason)."
+    )
 
-    id: int
-    source: str
-    display_name: str
-    source_path: str | None
-    kind: str | None
-    last_synced_at: str | None
-    items_imported: int
-    frames_created: int
-    auto_sync: bool
-    sync_interval_hours: int
-    created_at: str
+    @classmethod
+    def of(cls, workspace: str, source: Any) -> Source:
+        """A stored source (``HarvestSource``) of ``workspace``, its counters renamed."""
+        fields = {SOURCE_COUNTERS.get(key, key): value for key, value in vars(source).items()}
+        return cls.model_validate({"workspace": workspace, **fields})
 
 
 class SourcesResponse(BaseModel):
-    sources: list[Source]
+    sources: list[Source] = Field(description="The mind's sources, the most recently harvested first.")
 
 
 class Entity(BaseModel):

@@ -36,6 +36,8 @@ from mind_core.retrieval import (
     record_access,
     search_hit,
 )
+from mind_core.schema import vec_dimensions
+from mind_core.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +64,13 @@ def _reason(exc: BaseException) -> str:
 def open_readable(path: Path, workspace: str, embedder: Embedder | None = None) -> Mind:
     """``path`` opened read-only, checked to be a mind before it is used (on the one connection
     the handle keeps: a second open would double the cost of every handle the pool opens);
-    UnreadableMindError otherwise."""
+    UnreadableMindError otherwise.
+
+    As ``Mind.open`` does, the embedder is fitted to the width the mind stores (``at_width``).
+    A mind that holds no vectors yet (registered by ``mind sources add`` and never harvested,
+    at the default width) is read without the vector lane when the embedder cannot be fitted:
+    there is nothing to compare a query's vector with, and the mind's first writable open
+    adopts the embedder's width. Only stored vectors of another space are refused."""
     try:
         db = Database(path, readonly=True)
     except MindAccessError as exc:
@@ -70,7 +78,7 @@ def open_readable(path: Path, workspace: str, embedder: Embedder | None = None) 
     try:
         missing = [table for table in MIND_TABLES if not db.table_exists(table)]
         if not missing:
-            mind = Mind(db, embedder)  # what Mind.open does for a read-only mind
+            mind = Mind(db, _fitted(db, embedder))
             mind.search.vectors.check_fingerprint()
             return mind
         reason = f"not a mind (no {', '.join(missing)} table)"
@@ -78,6 +86,19 @@ def open_readable(path: Path, workspace: str, embedder: Embedder | None = None) 
         reason = _reason(exc)
     db.close()
     raise UnreadableMindError(workspace, reason)
+
+
+def _fitted(db: Database, embedder: Embedder | None) -> Embedder | None:
+    """The embedder at the mind's width; None (no vector lane) for a mind without vectors or a
+    fingerprint that the embedder cannot be fitted to."""
+    width = vec_dimensions(db)
+    if embedder is None or not width:
+        return embedder
+    fitted = at_width(embedder, width)
+    if int(fitted.dimensions) == width:
+        return fitted
+    vectors = VectorIndex(db, None)
+    return embedder if vectors.stored_fingerprint() is not None or vectors.holds_vectors() else None
 
 
 def mind_stats(mind: Mind, workspace: str) -> models.MindStats:
@@ -107,7 +128,9 @@ def stats_or_error(mind: Mind, workspace: str) -> models.MindStats | models.Unre
 
 def find_entities(mind: Mind, request: models.EntitiesRequest) -> models.EntitiesResponse:
     """Entities whose name contains the query; with a type, the first ``limit`` of that type
-    among a wider search (the graph search itself does not filter by type)."""
+    among a wider search (the graph search itself does not filter by type); a type no entity can
+    have is refused (``graph.require_known_type``)."""
+    graph.require_known_type(request.type, graph.entity_types(mind.knowledge), "entity")
     wanted = request.limit if request.type is None else MAX_ENTITY_RESULTS * 5
     found = mind.knowledge.search_entities(request.query, wanted)
     if request.type is not None:
@@ -309,9 +332,10 @@ class QueryService:
     def sources(self, workspace: str | None) -> models.SourcesResponse:
         from mind_core.harvest.stores import HarvestSourceStore
 
+        name = self._path(workspace)[0]
         with self._mind(workspace) as mind:
-            found = [s.__dict__ for s in HarvestSourceStore(mind.db).get_all()]
-        return models.SourcesResponse.model_validate({"sources": found})
+            found = [models.Source.of(name, s) for s in HarvestSourceStore(mind.db).get_all()]
+        return models.SourcesResponse(sources=found)
 
     def entities(self, request: models.EntitiesRequest) -> models.EntitiesResponse:
         with self._mind(request.workspace) as mind:

@@ -39,9 +39,16 @@ def harvest_conversation(mind: Mind) -> list[int]:
         title=CONVERSATION_TITLE,
         container_key=CONVERSATION_KEY,
         messages=[
-            HarvestMessage("m1", "Should we move Falcon billing to PostgreSQL?", "user", None, MESSAGE_TIME),
             HarvestMessage(
-                "m2", "Yes: the PostgreSQL migration plan was approved.", "assistant", None, MESSAGE_TIME
+                "m1", "Should we move Falcon billing to PostgreSQL?", "user", None, MESSAGE_TIME, {"message_id": "m1"}
+            ),
+            HarvestMessage(
+                "m2",
+                "Yes: the PostgreSQL migration plan was approved.",
+                "assistant",
+                None,
+                MESSAGE_TIME,
+                {"message_id": "m2"},  # the export's own id, as the chatgpt plugin keeps it
             ),
         ],
         metadata={"path": "/exports/conversations.json"},

@@ -124,6 +124,7 @@ def test_health_and_openapi(client, base):
         "all",
         "personal",
         "workspace",
+        "current",
     ]
     schemas = spec["components"]["schemas"]
     body = spec["paths"]["/recall"]["post"]["requestBody"]["content"]["application/json"]["schema"]
