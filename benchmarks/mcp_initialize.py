@@ -73,6 +73,20 @@ def cold_initialize(embedder: str, source: Path) -> tuple[float, float]:
     return wall, times.user + times.system
 
 
+async def spawn_to_initialize(embedder: str, source: Path) -> float:
+    """Seconds from spawning `mind mcp` to its initialize answer, through the SDK's stdio client
+    (what a client such as Claude Desktop waits before it lists the tools)."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    with tempfile.TemporaryDirectory() as home:
+        argv = server_argv(embedder, Path(home))
+        server = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(source), env=server_env(source))
+        spawned = time.perf_counter()
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return time.perf_counter() - spawned
+
+
 async def measure(embedder: str, home: Path, settle: float, source: Path) -> dict[str, float | str]:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
@@ -112,11 +126,29 @@ def main() -> None:
     )
     parser.add_argument("--cold", type=int, default=3, help="bare initialize cold starts per embedder")
     parser.add_argument("--source", type=Path, default=ROOT, help="source tree whose `mind mcp` is started")
+    parser.add_argument(
+        "--initialize-only",
+        type=int,
+        metavar="N",
+        help="only N spawn -> initialize runs through the SDK client per embedder (each figure printed)",
+    )
     args = parser.parse_args()
     source = args.source.resolve()
     runs, cold = [], {}
     print(f"load average: {os.getloadavg()[0]:.2f}; source {source}")
     cold_initialize(args.embedder[0], source)  # writes the bytecode cache; not counted
+    if args.initialize_only:
+        for embedder in args.embedder:
+            times = [anyio.run(spawn_to_initialize, embedder, source) for _ in range(args.initialize_only)]
+            cold[embedder] = {"spawn_to_initialize_s": times}
+            print(
+                f"{embedder:10s} spawn -> initialize over {len(times)} runs: "
+                + ", ".join(f"{t:.2f}" for t in times)
+                + f" s (median {statistics.median(times):.2f}, max {max(times):.2f})"
+            )
+        print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+        write_results("mcp_initialize", {"source": str(source), "spawn_to_initialize": cold})
+        return
     for embedder in args.embedder:
         starts = [cold_initialize(embedder, source) for _ in range(args.cold)]
         walls, cpus = [s[0] for s in starts], [s[1] for s in starts]

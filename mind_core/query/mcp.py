@@ -18,7 +18,7 @@ Differences from the original server, on purpose:
 - ``save_memory`` runs cognify (frame, knowledge graph, entity links, vector), so saved memories
   are connected and findable at once; the original only wrote a frame.
 - ``recall_memory`` is CombinedRetrieval (workspace + personal + external, scopes all, personal,
-  workspace; ``current`` is accepted for workspace) with scores on the 0..1 match scale; it takes
+  workspace, and the original's ``current``, which every surface reads as workspace) with scores on the 0..1 match scale; it takes
   the same RecallRequest as ``mind serve`` and ``mind recall --json`` and answers the same
   RecallResponse (each result once, naming its workspace and source), and ``snippet_chars`` cuts
   each text to a snippet to save tokens.
@@ -27,7 +27,14 @@ Differences from the original server, on purpose:
   ``mind kg ... --json`` answer.
 - ``list_sources`` (the original's ``harvest_sources``) lists the registered harvest sources; it
   starts no harvest, so its name says what it does.
-- ``cleanup_frames`` offers only the non-destructive modes ``reconcile`` and ``compact``.
+- ``cleanup_frames`` offers only the modes ``reconcile`` and ``compact`` (which deletes old
+  temporary and deprecated frames, so the tool is marked destructive).
+
+Every tool declares what it does to a mind (MCP tool annotations: ``readOnlyHint``, and for a
+write ``destructiveHint`` and ``idempotentHint``), every argument is described with its range,
+and every answer is a model, so its output schema is exact. The SDK advertises the prompts and
+resources capabilities although this server has neither (``MCPServer`` registers their list
+handlers unconditionally); their lists are empty.
 """
 
 from __future__ import annotations
@@ -40,25 +47,47 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, TextContent
-from pydantic import ValidationError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
 
+from mind_core import limits
 from mind_core.errors import InvalidInputError, MindError
 from mind_core.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.identity import IDENTITY_FIELDS
 from mind_core.limits import DEFAULT_ENTITY_RESULTS, DEFAULT_GRAPH_RESULTS, DEFAULT_RESULTS
 from mind_core.query.models import (
+    AS_OF_HELP,
+    INCLUDE_ENDED_HELP,
+    KNOWN_AT_HELP,
+    PROFILE_HELP,
+    SCOPE_HELP,
+    SENDER_HELP,
+    SINCE_HELP,
+    SNIPPET_HELP,
+    SOURCE_KIND_HELP,
+    TAGS_HELP,
+    UNTIL_HELP,
+    VALID_AT_HELP,
+    WORKSPACE_HELP,
+    AwarenessAdded,
+    AwarenessCleared,
+    AwarenessItems,
+    Between,
+    CleanupAnswer,
     EntitiesRequest,
+    EntitiesResponse,
     EntityLimit,
+    EntityTypeName,
     GraphEntitiesRequest,
     GraphEntitiesResponse,
     GraphLimit,
     GraphRelationsRequest,
     GraphRelationsResponse,
+    IdentityAnswer,
     NeighboursRequest,
     NeighboursResponse,
     Profile,
@@ -66,8 +95,14 @@ from mind_core.query.models import (
     RecallRequest,
     RecallResponse,
     ResultLimit,
+    SavedMemory,
+    Scope,
     SnippetChars,
+    Source,
+    SourceFilterText,
+    SourcesResponse,
     TimeBound,
+    Upserted,
     WorkspaceName,
     describe_errors,
     package_version,
@@ -84,10 +119,140 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "mind-harvest"
-Scope = Literal["all", "personal", "workspace", "current"]
 Importance = Literal["critical", "important", "normal", "temporary", "deprecated"]
 Category = Literal["task", "action", "pending", "flag"]
 CleanupMode = Literal["reconcile", "compact"]
+
+# -- the tools' arguments, each described in the input schema a client shows ---------------------
+Workspace = Annotated[WorkspaceName | None, Field(description=WORKSPACE_HELP.replace("server's", "server's (mind mcp -w)"))]
+RecallScope = Annotated[Scope, Field(description=SCOPE_HELP)]
+RecallProfile = Annotated[Profile, Field(description=PROFILE_HELP)]
+Since = Annotated[TimeBound | None, Field(description=SINCE_HELP)]
+Until = Annotated[TimeBound | None, Field(description=UNTIL_HELP)]
+AsOf = Annotated[TimeBound | None, Field(description=AS_OF_HELP)]
+Tags = Annotated[
+    Annotated[list[SourceFilterText], Field(max_length=limits.MAX_FILTER_TAGS)] | None,
+    Field(description=TAGS_HELP.split(" In a URL")[0]),
+]
+SnippetArg = Annotated[SnippetChars | None, Field(description=SNIPPET_HELP)]
+Sender = Annotated[SourceFilterText | None, Field(description=SENDER_HELP)]
+SourceKindArg = Annotated[SourceFilterText | None, Field(description=SOURCE_KIND_HELP)]
+MemoryText = Annotated[str, Field(description="The text to remember: a fact, a decision, a preference ...")]
+ImportanceArg = Annotated[
+    Importance,
+    Field(
+        description="How much it matters: critical and important rank higher in recall; temporary and "
+        "deprecated frames are deleted by cleanup_frames compact once old enough."
+    ),
+]
+EntityQuery = Annotated[str, Field(description="Part of the entity's name (case-insensitive).")]
+ENTITY_TYPE_HELP = (
+    "Only entities of this type: person, project, technology, organization, tool, concept, or another "
+    "type the graph holds; a type it cannot hold is refused with the types there are."
+)
+EntityTypeArg = Annotated[EntityTypeName | None, Field(description=ENTITY_TYPE_HELP)]
+RelationTypeArg = Annotated[
+    EntityTypeName | None,
+    Field(description="Only relations of this type (links_to, sent, replied_to, co_occurs_with ...); a type the "
+    "graph does not hold is refused with the types it does."),
+]
+ValidAt = Annotated[TimeBound | None, Field(description=VALID_AT_HELP)]
+KnownAt = Annotated[TimeBound | None, Field(description=KNOWN_AT_HELP)]
+IncludeEnded = Annotated[bool, Field(description=INCLUDE_ENDED_HELP)]
+EntityName = Annotated[str, Field(description="The entity's name (any case; an alias also finds it).")]
+NewEntityType = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=limits.MAX_ENTITY_TYPE_CHARS,
+        description="The entity's type: person, project, technology, organization, tool, concept, or one of your own.",
+    ),
+]
+NewEntityName = Annotated[str, Field(min_length=1, description="The entity's name.")]
+EntityProperties = Annotated[
+    dict[str, Any] | None,
+    Field(description="Properties of a new entity (e-mail, aliases ...); an existing one keeps its own."),
+]
+SourceEntityId = Annotated[int, Field(ge=1, description="The entity the relation goes from (an id from save_entity).")]
+TargetEntityId = Annotated[int, Field(ge=1, description="The entity the relation goes to.")]
+NewRelationType = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=limits.MAX_ENTITY_TYPE_CHARS,
+        description="The relation's type, a snake_case verb: works_on, led_by, depends_on ...",
+    ),
+]
+Confidence = Annotated[float, Between(0, 1), Field(description="How sure, from 0 to 1 (1: stated as fact).")]
+RelationProperties = Annotated[dict[str, Any] | None, Field(description="Properties stored with the relation.")]
+IdentityName = Annotated[str | None, Field(description="The agent's name (needed the first time).")]
+IdentityRole = Annotated[str | None, Field(description="Its role, e.g. research assistant.")]
+IdentityDepartment = Annotated[str | None, Field(description="Its department or team.")]
+IdentityPersonality = Annotated[str | None, Field(description="How it speaks and behaves.")]
+IdentityCapabilities = Annotated[str | None, Field(description="What it can do.")]
+IdentitySystemPrompt = Annotated[str | None, Field(description="The system prompt it runs with.")]
+CATEGORY_HELP = "task, action (something just done), pending (waiting on someone) or flag (a standing note)."
+CategoryArg = Annotated[Category, Field(description=CATEGORY_HELP)]
+CategoryFilter = Annotated[Category | None, Field(description="Only this category: " + CATEGORY_HELP)]
+AwarenessText = Annotated[str, Field(description="The item's text.")]
+Priority = Annotated[int, Field(description="Higher comes first; with 10 active, the lowest-priority oldest item goes.")]
+ExpiresAt = Annotated[
+    str | None,
+    Field(
+        max_length=limits.MAX_TIME_BOUND_CHARS,
+        description="When the item stops being active: an ISO-8601 date/time with a zone "
+        "(2025-06-30T18:00:00Z); default: active until cleared.",
+    ),
+]
+CleanupModeArg = Annotated[
+    CleanupMode,
+    Field(
+        description="reconcile: repair the full-text and vector indexes (no frame is deleted); compact: delete "
+        "temporary and deprecated frames older than the ages below, fold long P-frame chains, then reconcile."
+    ),
+]
+TempAgeDays = Annotated[int, Field(ge=0, description="compact: delete temporary frames older than this many days.")]
+DeprecatedAgeDays = Annotated[
+    int, Field(ge=0, description="compact: delete deprecated frames older than this many days.")
+]
+
+READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+TOOLS: dict[str, tuple[str, ToolAnnotations]] = {
+    # name: (title, what it does to the mind), after the MCP spec's hints: readOnlyHint, and for a
+    # tool that writes, destructiveHint (may remove or overwrite) and idempotentHint
+    "recall_memory": ("Recall memory", ToolAnnotations(read_only_hint=True, open_world_hint=True)),
+    "save_memory": ("Save a memory", ADDS),
+    "search_entities": ("Find entities by name", READS),
+    "kg_entities": ("Knowledge-graph entities", READS),
+    "kg_relations": ("Knowledge-graph relations", READS),
+    "kg_neighbours": ("An entity's neighbours", READS),
+    "save_entity": (
+        "Save an entity",
+        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+    ),
+    "create_relation": ("Relate two entities", ADDS),
+    "get_identity": ("Get the agent's identity", READS),
+    "set_identity": (
+        "Set the agent's identity",
+        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+    ),
+    "get_awareness": ("Get awareness items", READS),
+    "set_awareness": (
+        "Add an awareness item",
+        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
+    ),
+    "clear_awareness": (
+        "Clear awareness items",
+        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+    ),
+    "list_sources": ("List harvest sources", READS),
+    "cleanup_frames": (
+        "Clean up frames",
+        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
+    ),
+}
+TOOL_NAMES = tuple(TOOLS)
 
 _T = TypeVar("_T", bound=Callable[..., Any])
 _V = TypeVar("_V")
@@ -191,16 +356,16 @@ class MindTools:
         self,
         query: QueryText,
         limit: ResultLimit = DEFAULT_RESULTS,
-        scope: Scope = "all",
-        profile: Profile = "balanced",
-        workspace: WorkspaceName | None = None,
-        since: TimeBound | None = None,
-        until: TimeBound | None = None,
-        snippet_chars: SnippetChars | None = None,
-        as_of: TimeBound | None = None,
-        tags: list[str] | None = None,
-        sender: str | None = None,
-        source_kind: str | None = None,
+        scope: RecallScope = "all",
+        profile: RecallProfile = "balanced",
+        workspace: Workspace = None,
+        since: Since = None,
+        until: Until = None,
+        snippet_chars: SnippetArg = None,
+        as_of: AsOf = None,
+        tags: Tags = None,
+        sender: Sender = None,
+        source_kind: SourceKindArg = None,
     ) -> RecallResponse:
         """Recall what the minds know about query: workspace and personal memory, plus external
         sources when local memory is thin. limit is the number of results in the whole answer;
@@ -208,14 +373,13 @@ class MindTools:
         source (the harvest source's name). score (0..1) orders the results; metadata.match_score
         above 0.5 means keyword and meaning agree; confident false means nothing matched well.
         Pass snippet_chars (e.g. 200) to get each text as a short snippet around the query's words;
-        as_of to recall as of an instant (memories up to it); tags, sender (mail From or author) and
-        source_kind (markdown, email, chatgpt ...) to keep only frames whose sources match."""
+        as_of to recall as of an instant; tags, sender and source_kind to keep only the frames
+        whose sources match. The same answer as GET /recall and `mind recall --json`."""
         from mind_core.retrieval import CombinedRetrieval, recall_mind_paths
 
-        values = {"query": query, "limit": limit, "profile": profile, "workspace": workspace}
-        values.update(scope="workspace" if scope == "current" else scope, since=since, until=until)
-        values.update(as_of=as_of, tags=tags or [], sender=sender, source_kind=source_kind)
-        request = parse_request(RecallRequest, {**values, "snippet_chars": snippet_chars})
+        values = {"query": query, "limit": limit, "profile": profile, "workspace": workspace, "scope": scope}
+        values.update(since=since, until=until, as_of=as_of, tags=tags or [], sender=sender)
+        request = parse_request(RecallRequest, {**values, "source_kind": source_kind, "snippet_chars": snippet_chars})
         name, ws_path, personal_path = recall_mind_paths(
             self.home, request.workspace, self.default_workspace, request.scope
         )
@@ -231,139 +395,148 @@ class MindTools:
         return RecallResponse.from_retrieval(retrieval.recall(request), request)
 
     def save_memory(
-        self, content: str, importance: Importance = "normal", workspace: str | None = None
-    ) -> dict[str, Any]:
+        self, content: MemoryText, importance: ImportanceArg = "normal", workspace: Workspace = None
+    ) -> SavedMemory:
         """Remember a piece of text: stored as a frame, its entities and relations extracted into the
-        knowledge graph, and indexed for recall (cognify)."""
+        knowledge graph, and indexed for recall (cognify). Creates the mind if it does not exist."""
         if not isinstance(content, str) or not content.strip():
             raise InvalidInputError("content must be a non-empty string")
         mind = self._writable(workspace)
         outcome = mind.cognify.cognify(content, importance)
-        return {
-            "frame_id": outcome.frame_id,
-            "entities_extracted": outcome.entities_extracted,
-            "relations_created": outcome.relations_created,
-            "workspace": workspace or self.default_workspace,
-        }
+        return SavedMemory(
+            frame_id=outcome.frame_id,
+            entities_extracted=outcome.entities_extracted,
+            relations_created=outcome.relations_created,
+            workspace=workspace or self.default_workspace,
+        )
 
     # -- knowledge graph ------------------------------------------------------------------
     def search_entities(
         self,
-        query: str,
+        query: EntityQuery,
         limit: EntityLimit = DEFAULT_ENTITY_RESULTS,
-        entity_type: str | None = None,
-        workspace: WorkspaceName | None = None,
-    ) -> dict[str, Any]:
-        """Entities whose name contains ``query`` (case-insensitive), optionally of one type."""
+        entity_type: EntityTypeArg = None,
+        workspace: Workspace = None,
+    ) -> EntitiesResponse:
+        """Entities whose name contains query (case-insensitive), optionally of one entity_type.
+        The same answer as GET /entities."""
+        from mind_core.query.graph import entity_types, require_known_type
         from mind_core.query.service import find_entities
 
         values = {"query": query, "limit": limit, "type": entity_type, "workspace": workspace}
         request = parse_request(EntitiesRequest, values)
         mind = self._mind(workspace, create=False)
         if mind is None:
-            return {"entities": []}
-        return find_entities(mind, request).model_dump()
+            require_known_type(request.type, entity_types(None), "entity")
+            return EntitiesResponse(entities=[])
+        return find_entities(mind, request)
 
     def kg_entities(
         self,
-        entity_type: str | None = None,
-        valid_at: TimeBound | None = None,
-        known_at: TimeBound | None = None,
+        entity_type: EntityTypeArg = None,
+        valid_at: ValidAt = None,
+        known_at: KnownAt = None,
         limit: GraphLimit = DEFAULT_GRAPH_RESULTS,
-        workspace: WorkspaceName | None = None,
-        include_ended: bool = False,
+        workspace: Workspace = None,
+        include_ended: IncludeEnded = False,
     ) -> GraphEntitiesResponse:
         """Knowledge-graph entities (of one entity_type) on both time axes: valid_at keeps those that
-        held at that ISO-8601 instant (valid time), known_at reads the graph as the mind believed it
-        then (transaction time). Without valid_at only the current ones (not ended), unless
+        held at that instant (valid time), known_at reads the graph as the mind believed it then
+        (transaction time). Without valid_at only the current ones (not ended), unless
         include_ended. The same answer as GET /kg/entities and `mind kg entities --json`."""
         from mind_core.query.graph import graph_entities
 
-        values = {"type": entity_type, "valid_at": valid_at, "known_at": known_at, "limit": limit, "include_ended": include_ended}
-        request = parse_request(GraphEntitiesRequest, {**values, "workspace": workspace})
+        values = {"type": entity_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
+        request = parse_request(
+            GraphEntitiesRequest, {**values, "include_ended": include_ended, "workspace": workspace}
+        )
         mind = self._mind(request.workspace, create=False)
         return graph_entities(mind.knowledge if mind else None, request)
 
     def kg_relations(
         self,
-        relation_type: str | None = None,
-        valid_at: TimeBound | None = None,
-        known_at: TimeBound | None = None,
+        relation_type: RelationTypeArg = None,
+        valid_at: ValidAt = None,
+        known_at: KnownAt = None,
         limit: GraphLimit = DEFAULT_GRAPH_RESULTS,
-        workspace: WorkspaceName | None = None,
-        include_ended: bool = False,
+        workspace: Workspace = None,
+        include_ended: IncludeEnded = False,
     ) -> GraphRelationsResponse:
         """Knowledge-graph relations (of one relation_type, e.g. links_to, sent, replied_to) with
-        the names of the entities they join, on both time axes as kg_entities."""
+        the names of the entities they join, on both time axes as kg_entities. The same answer as
+        GET /kg/relations and `mind kg relations --json`."""
         from mind_core.query.graph import graph_relations
 
-        values = {"type": relation_type, "valid_at": valid_at, "known_at": known_at, "limit": limit, "include_ended": include_ended}
-        request = parse_request(GraphRelationsRequest, {**values, "workspace": workspace})
+        values = {"type": relation_type, "valid_at": valid_at, "known_at": known_at, "limit": limit}
+        request = parse_request(
+            GraphRelationsRequest, {**values, "include_ended": include_ended, "workspace": workspace}
+        )
         mind = self._mind(request.workspace, create=False)
         return graph_relations(mind.knowledge if mind else None, request)
 
     def kg_neighbours(
         self,
-        name: str,
-        valid_at: TimeBound | None = None,
-        known_at: TimeBound | None = None,
+        name: EntityName,
+        valid_at: ValidAt = None,
+        known_at: KnownAt = None,
         limit: GraphLimit = DEFAULT_GRAPH_RESULTS,
-        workspace: WorkspaceName | None = None,
-        include_ended: bool = False,
+        workspace: Workspace = None,
+        include_ended: IncludeEnded = False,
     ) -> NeighboursResponse:
         """The relations of the entity called name (any case), in and out, with the entity at each
         relation's other end, on both time axes as kg_entities; each row names the entity it belongs
-        to (a person and a concept may share a name), typed relations before co-occurrences."""
+        to (a person and a concept may share a name), typed relations before co-occurrences. The
+        same answer as GET /kg/neighbours and `mind kg neighbours --json`."""
         from mind_core.query.graph import neighbours
 
-        values = {"name": name, "valid_at": valid_at, "known_at": known_at, "limit": limit, "include_ended": include_ended}
-        request = parse_request(NeighboursRequest, {**values, "workspace": workspace})
+        values = {"name": name, "valid_at": valid_at, "known_at": known_at, "limit": limit}
+        request = parse_request(NeighboursRequest, {**values, "include_ended": include_ended, "workspace": workspace})
         mind = self._mind(request.workspace, create=False)
         return neighbours(mind.knowledge if mind else None, request)
 
     def save_entity(
         self,
-        entity_type: str,
-        name: str,
-        properties: dict[str, Any] | None = None,
-        workspace: str | None = None,
-    ) -> dict[str, Any]:
-        """Create an entity, or return the active one with this type and name."""
+        entity_type: NewEntityType,
+        name: NewEntityName,
+        properties: EntityProperties = None,
+        workspace: Workspace = None,
+    ) -> Upserted:
+        """Create an entity, or return the active one with this type and name (unchanged)."""
         entity_id, created = self._writable(workspace).knowledge.upsert_entity(entity_type, name, properties)
-        return {"id": entity_id, "created": created}
+        return Upserted(id=entity_id, created=created)
 
     def create_relation(
         self,
-        source_id: int,
-        target_id: int,
-        relation_type: str,
-        confidence: float = 1.0,
-        properties: dict[str, Any] | None = None,
-        workspace: str | None = None,
-    ) -> dict[str, Any]:
+        source_id: SourceEntityId,
+        target_id: TargetEntityId,
+        relation_type: NewRelationType,
+        confidence: Confidence = 1.0,
+        properties: RelationProperties = None,
+        workspace: Workspace = None,
+    ) -> Upserted:
         """Relate two entities by id; a repeat sighting of the same relation is counted, not duplicated."""
         relation_id, created = self._writable(workspace).knowledge.upsert_relation(
             source_id, target_id, relation_type, confidence, properties
         )
-        return {"id": relation_id, "created": created}
+        return Upserted(id=relation_id, created=created)
 
     # -- identity and awareness -----------------------------------------------------------
-    def get_identity(self, workspace: str | None = None) -> dict[str, Any]:
+    def get_identity(self, workspace: Workspace = None) -> IdentityAnswer:
         """Who the agent is (name, role, department, personality, capabilities, system prompt)."""
         mind = self._mind(workspace, create=False)
-        return {"identity": mind.identity.get() if mind else None}
+        return IdentityAnswer.model_validate({"identity": mind.identity.get() if mind else None})
 
     def set_identity(
         self,
-        name: str | None = None,
-        role: str | None = None,
-        department: str | None = None,
-        personality: str | None = None,
-        capabilities: str | None = None,
-        system_prompt: str | None = None,
-        workspace: str | None = None,
-    ) -> dict[str, Any]:
-        """Create the identity (needs a name) or update the given fields."""
+        name: IdentityName = None,
+        role: IdentityRole = None,
+        department: IdentityDepartment = None,
+        personality: IdentityPersonality = None,
+        capabilities: IdentityCapabilities = None,
+        system_prompt: IdentitySystemPrompt = None,
+        workspace: Workspace = None,
+    ) -> IdentityAnswer:
+        """Create the identity (needs a name) or update the given fields; the others are kept."""
         given = dict(
             name=name,
             role=role,
@@ -373,84 +546,63 @@ class MindTools:
             system_prompt=system_prompt,
         )
         fields = {k: v for k, v in given.items() if k in IDENTITY_FIELDS and v is not None}
-        return {"identity": self._writable(workspace).identity.set(**fields)}
+        return IdentityAnswer.model_validate({"identity": self._writable(workspace).identity.set(**fields)})
 
-    def get_awareness(self, category: Category | None = None, workspace: str | None = None) -> dict[str, Any]:
+    def get_awareness(self, category: CategoryFilter = None, workspace: Workspace = None) -> AwarenessItems:
         """Active short-term items (at most 10): tasks, recent actions, pending items, flags."""
         mind = self._mind(workspace, create=False)
         if mind is None:
-            return {"items": []}
+            return AwarenessItems(items=[])
         items = mind.awareness.get_active() if category is None else mind.awareness.get_by_category(category)
-        return {"items": items}
+        return AwarenessItems.model_validate({"items": items})
 
     def set_awareness(
         self,
-        category: Category,
-        content: str,
-        priority: int = 0,
-        expires_at: str | None = None,
-        workspace: str | None = None,
-    ) -> dict[str, Any]:
-        """Add an awareness item; with 10 active, the lowest-priority oldest one makes room."""
-        return {
-            "item": self._writable(workspace).awareness.add(category, content, priority, None, expires_at)
-        }
+        category: CategoryArg,
+        content: AwarenessText,
+        priority: Priority = 0,
+        expires_at: ExpiresAt = None,
+        workspace: Workspace = None,
+    ) -> AwarenessAdded:
+        """Add an awareness item; with 10 active, the lowest-priority oldest one is removed to make room."""
+        item = self._writable(workspace).awareness.add(category, content, priority, None, expires_at)
+        return AwarenessAdded.model_validate({"item": item})
 
-    def clear_awareness(
-        self, category: Category | None = None, workspace: str | None = None
-    ) -> dict[str, Any]:
-        """Remove awareness items (all, or one category)."""
+    def clear_awareness(self, category: CategoryFilter = None, workspace: Workspace = None) -> AwarenessCleared:
+        """Remove awareness items (all, or those of one category)."""
         mind = self._mind(workspace, create=False)
-        return {"removed": mind.awareness.clear(category) if mind else 0}
+        return AwarenessCleared(removed=mind.awareness.clear(category) if mind else 0)
 
     # -- harvest and maintenance ----------------------------------------------------------
-    def list_sources(self, workspace: str | None = None) -> dict[str, Any]:
-        """List the mind's registered harvest sources (name, kind, path, last sync and counts);
-        starts no harvest."""
+    def list_sources(self, workspace: Workspace = None) -> SourcesResponse:
+        """List the mind's registered harvest sources with their last harvest (the same fields as
+        GET /sources and `mind sources list --json`); starts no harvest."""
         from mind_core.harvest.stores import HarvestSourceStore
 
         mind = self._mind(workspace, create=False)
-        return {"sources": [s.__dict__ for s in HarvestSourceStore(mind.db).get_all()] if mind else []}
+        if mind is None:
+            return SourcesResponse(sources=[])
+        name = workspace or self.default_workspace
+        return SourcesResponse(sources=[Source.of(name, s) for s in HarvestSourceStore(mind.db).get_all()])
 
     def cleanup_frames(
         self,
-        mode: CleanupMode,
-        max_temp_age_days: int = 30,
-        max_deprecated_age_days: int = 90,
-        workspace: str | None = None,
-    ) -> dict[str, Any]:
-        """Maintenance: 'reconcile' repairs the search indexes; 'compact' prunes old temporary and
-        deprecated frames, folds long P-frame chains, then reconciles."""
+        mode: CleanupModeArg,
+        max_temp_age_days: TempAgeDays = 30,
+        max_deprecated_age_days: DeprecatedAgeDays = 90,
+        workspace: Workspace = None,
+    ) -> CleanupAnswer:
+        """Maintenance: 'reconcile' repairs the search indexes; 'compact' deletes old temporary and
+        deprecated frames (for good), folds long P-frame chains, then reconciles."""
         mind = self._mind(workspace, create=False)
         if mind is None:
-            return {"mode": mode, "skipped": "no such mind"}
+            return CleanupAnswer(mode=mode, skipped="no such mind")
         if mode == "compact":
-            result: dict[str, Any] = asdict(mind.frames.compact(max_temp_age_days, max_deprecated_age_days))
-            result["reconciled"] = asdict(mind.reconcile())
-        elif mode == "reconcile":
-            result = {"reconciled": asdict(mind.reconcile())}
-        else:
-            raise InvalidInputError(f"unknown mode {mode!r}; expected reconcile or compact")
-        return {"mode": mode, **result}
-
-
-TOOL_NAMES = (
-    "recall_memory",
-    "save_memory",
-    "search_entities",
-    "kg_entities",
-    "kg_relations",
-    "kg_neighbours",
-    "save_entity",
-    "create_relation",
-    "get_identity",
-    "set_identity",
-    "get_awareness",
-    "set_awareness",
-    "clear_awareness",
-    "list_sources",
-    "cleanup_frames",
-)
+            compacted = asdict(mind.frames.compact(max_temp_age_days, max_deprecated_age_days))
+            return CleanupAnswer(mode=mode, **compacted, reconciled=asdict(mind.reconcile()))
+        if mode == "reconcile":
+            return CleanupAnswer(mode=mode, reconciled=asdict(mind.reconcile()))
+        raise InvalidInputError(f"unknown mode {mode!r}; expected reconcile or compact")
 
 
 def _serialized(tools: MindTools, method: _T) -> _T:
@@ -562,7 +714,12 @@ def build_mcp_server(tools: MindTools) -> MindServer:
         parameters={name: frozenset(inspect.signature(m).parameters) for name, m in methods.items()},
     )
     for name, method in methods.items():
+        title, annotations = TOOLS[name]
         server.add_tool(
-            _serialized(tools, method), name=name, description=inspect.cleandoc(method.__doc__ or "")
+            _serialized(tools, method),
+            name=name,
+            title=title,
+            description=inspect.cleandoc(method.__doc__ or ""),
+            annotations=annotations,
         )
     return server

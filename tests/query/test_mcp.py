@@ -34,7 +34,7 @@ def tools(tmp_path):
 
 
 def test_save_memory_cognifies_and_recall_finds_it(tools):
-    saved = tools.save_memory("Alice Johnson decided to migrate Project Falcon to PostgreSQL", "important")
+    saved = tools.save_memory("Alice Johnson decided to migrate Project Falcon to PostgreSQL", "important").model_dump()
     assert saved["entities_extracted"] >= 2 and saved["workspace"] == "team"
     mind = tools._mind("team", create=False)
     assert mind.frames.get_by_id(saved["frame_id"]).importance == "important"
@@ -52,44 +52,42 @@ def test_save_memory_cognifies_and_recall_finds_it(tools):
 
 def test_reads_do_not_create_minds_and_writes_do(tools):
     home = tools.home
-    assert tools.get_identity() == {"identity": None}
-    assert tools.get_awareness() == {"items": []} and tools.list_sources() == {"sources": []}
-    assert tools.search_entities("x") == {"entities": []} and tools.clear_awareness() == {"removed": 0}
+    assert tools.get_identity().model_dump() == {"identity": None}
+    assert tools.get_awareness().items == [] and tools.list_sources().sources == []
+    assert tools.search_entities("x").entities == [] and tools.clear_awareness().removed == 0
     assert tools.recall_memory("anything").results == []
     assert tools.recall_memory("anything", workspace="personal").results == []
     assert not home.workspace_path("team").exists() and not home.personal_path.exists()
     tools.set_identity(name="Mnemo", role="archivist", workspace="personal")
     assert home.personal_path.is_file() and not home.workspace_path("team").exists()
-    assert tools.get_identity(workspace="personal")["identity"]["role"] == "archivist"
+    assert tools.get_identity(workspace="personal").identity.role == "archivist"
 
 
 def test_knowledge_awareness_and_cleanup_tools(tools):
     alice = tools.save_entity("person", "Alice Johnson", {"team": "infra"})
     again = tools.save_entity("person", "alice johnson")
     falcon = tools.save_entity("project", "Falcon")
-    assert alice["created"] and again == {"id": alice["id"], "created": False}
-    relation = tools.create_relation(falcon["id"], alice["id"], "led_by", 0.9)
-    assert relation["created"] and not tools.create_relation(falcon["id"], alice["id"], "led_by")["created"]
-    assert [e["name"] for e in tools.search_entities("ali", entity_type="person")["entities"]] == [
-        "Alice Johnson"
-    ]
-    assert tools.search_entities("ali", entity_type="project")["entities"] == []
+    assert alice.created and again.model_dump() == {"id": alice.id, "created": False}
+    relation = tools.create_relation(falcon.id, alice.id, "led_by", 0.9)
+    assert relation.created and not tools.create_relation(falcon.id, alice.id, "led_by").created
+    assert [e.name for e in tools.search_entities("ali", entity_type="person").entities] == ["Alice Johnson"]
+    assert tools.search_entities("ali", entity_type="project").entities == []
 
-    item = tools.set_awareness("task", "review Falcon budget", priority=2)["item"]
+    item = tools.set_awareness("task", "review Falcon budget", priority=2).item
     tools.set_awareness("flag", "on call this week")
-    assert [i["id"] for i in tools.get_awareness("task")["items"]] == [item["id"]]
-    assert tools.clear_awareness("flag")["removed"] == 1 and len(tools.get_awareness()["items"]) == 1
+    assert [i.id for i in tools.get_awareness("task").items] == [item.id]
+    assert tools.clear_awareness("flag").removed == 1 and len(tools.get_awareness().items) == 1
 
     tools.save_memory("A scratch note about lunch")
     mind = tools._mind("team", create=False)
     mind.sessions.ensure("old")
     mind.frames.create_i_frame("old", "stale scratch", "temporary", created_at="2020-01-01T00:00:00Z")
-    assert tools.cleanup_frames("reconcile")["reconciled"] == {
+    assert tools.cleanup_frames("reconcile").model_dump()["reconciled"] == {
         "fts_fixed": 0,
         "vectors_fixed": 1,
         "orphans_removed": 0,
     }
-    compacted = tools.cleanup_frames("compact")
+    compacted = tools.cleanup_frames("compact").model_dump()
     assert compacted["mode"] == "compact" and compacted["temporary_pruned"] == 1
     assert compacted["reconciled"]["orphans_removed"] == 0
     assert mind.frames.find_duplicate("stale scratch") is None
@@ -378,7 +376,7 @@ def test_mind_mcp_starts_without_the_engine_and_loads_it_on_the_first_call(tmp_p
 def test_recall_takes_the_as_of_instant_and_source_filters(tools):
     saved = tools.save_memory("Alice Johnson moved Project Falcon to PostgreSQL", "important")
     everything = tools.recall_memory("Falcon PostgreSQL", scope="current")
-    assert [r.metadata.frame_id for r in everything.results] == [saved["frame_id"]]
+    assert [r.metadata.frame_id for r in everything.results] == [saved.frame_id]
     before = tools.recall_memory("Falcon PostgreSQL", scope="current", as_of="2001-01-01")
     assert before.results == []  # nothing was known yet
     assert tools.recall_memory("Falcon PostgreSQL", scope="current", tags=["meeting"]).results == []
