@@ -170,3 +170,58 @@ def test_ended_facts_are_left_out_unless_asked_for_alike_on_every_surface(capsys
     assert "Carol Diaz" in {e["name"] for e in history["entities"]} and history["include_ended"] is True
     assert http(base, "/kg/neighbours", name="Carol Diaz").status_code == 404
     assert http(base, "/kg/neighbours", name="Carol Diaz", include_ended="true").json()["neighbours"]
+
+
+def test_a_filter_nothing_can_match_is_refused_on_every_surface(capsys, home, base, tools) -> None:
+    """A type no entity or relation has, or a kind no plugin reads, is a typo: every surface
+    refuses it naming the values there are, instead of answering an empty success."""
+    entities = http(base, "/kg/entities", type="nosuchtype")
+    assert entities.status_code == 400 and "unknown entity type 'nosuchtype'; known types:" in entities.json()["error"]
+    assert "person" in entities.json()["error"]
+    relations = http(base, "/kg/relations", type="works_on")  # the mail extractors make no works_on
+    assert relations.status_code == 400 and "replied_to" in relations.json()["error"]
+    named = http(base, "/entities", query="carol", type="nosuchtype")
+    assert named.status_code == 400 and named.json()["error"] == entities.json()["error"]
+    recalled = http(base, "/recall", query="Falcon", source_kind="nosuchkind")
+    assert recalled.status_code == 400 and "source_kind must be an installed plugin's kind" in recalled.json()["error"]
+    assert "email" in recalled.json()["error"] and "(got 'nosuchkind')" in recalled.json()["error"]
+    for refused, error in (
+        (lambda: tools.kg_entities(entity_type="nosuchtype"), entities),
+        (lambda: tools.kg_relations(relation_type="works_on"), relations),
+        (lambda: tools.search_entities("carol", entity_type="nosuchtype"), named),
+        (lambda: tools.recall_memory("Falcon", source_kind="nosuchkind"), recalled),
+    ):
+        with pytest.raises(InvalidInputError) as raised:
+            refused()
+        assert str(raised.value) == error.json()["error"]
+    assert http(base, "/kg/relations", type="replied_to").status_code == 200
+    assert http(base, "/recall", query="Falcon", source_kind="email").json()["results"]
+
+
+def test_sources_have_one_shape_on_every_surface(capsys, home, base, tools) -> None:
+    listed = http(base, "/sources").json()["sources"]
+    assert listed == tools.list_sources().model_dump(mode="json")["sources"]
+    assert listed == cli(capsys, home, "sources", "list")
+    [mail] = listed
+    assert mail["workspace"] == "team" and mail["source"] == "mail"
+    assert mail["items_imported_total"] > 0 and mail["frames_held"] == mail["frames_created_total"]
+    assert not {"items_imported", "frames_created", "last_items", "last_frames", "last_errors"} & set(mail)
+
+
+def test_scope_current_is_workspace_on_every_surface(base, tools) -> None:
+    current = http(base, "/recall", query="Falcon budget", scope="current").json()
+    assert current == http(base, "/recall", query="Falcon budget", scope="workspace").json()
+    assert current == tools.recall_memory("Falcon budget", scope="current").model_dump(mode="json")
+    assert current["results"] and {r["workspace"] for r in current["results"]} == {"team"}
+
+
+def test_a_mail_result_names_its_message_id_without_its_threads_lists(base) -> None:
+    [top] = http(base, "/recall", query=THREAD, scope="workspace", limit=1).json()["results"]
+    provenance, fields = top["metadata"]["provenance"], top["metadata"]["source_fields"]
+    assert provenance["plugin"] == "email" and "@" in provenance["message_id"]  # an RFC 5322 Message-ID
+    assert provenance["message_id"] == fields["message"]["message_id"]
+    assert provenance["message_key"] and provenance["message_key"] != provenance["message_id"]
+    assert fields["item"]["thread_root"] and not {"message_ids", "participants", "paths"} & set(fields["item"])
+    frame = http(base, f"/frames/{top['metadata']['frame_id']}").json()
+    assert provenance["message_id"] in frame["frame"]["metadata"]["source"]["item"]["message_ids"]
+    assert frame["provenance"] == provenance

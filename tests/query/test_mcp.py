@@ -208,6 +208,20 @@ def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
     assert info.name == "mind-harvest" and info.version == version("mind-harvest")
     assert set(seen["tools"]) == set(TOOL_NAMES)
     assert "snippet_chars" in seen["tools"]["recall_memory"].input_schema["properties"]
+    for tool in seen["tools"].values():  # every argument described, every answer a model's schema
+        bare = [name for name, schema in tool.input_schema["properties"].items() if not schema.get("description")]
+        assert bare == [], f"{tool.name}: {bare}"
+        assert tool.output_schema["properties"] and tool.output_schema.get("additionalProperties") is not True
+        assert tool.title and tool.annotations is not None
+    hints = {name: tool.annotations for name, tool in seen["tools"].items()}
+    assert {name for name, hint in hints.items() if hint.read_only_hint} == {
+        "recall_memory", "search_entities", "kg_entities", "kg_relations", "kg_neighbours", "get_identity",
+        "get_awareness", "list_sources",
+    }  # fmt: skip
+    assert hints["cleanup_frames"].destructive_hint and hints["clear_awareness"].destructive_hint
+    assert hints["save_memory"].destructive_hint is False and hints["save_entity"].idempotent_hint
+    confidence = seen["tools"]["create_relation"].input_schema["properties"]["confidence"]
+    assert (confidence["minimum"], confidence["maximum"]) == (0, 1)
     assert "results" in seen["tools"]["recall_memory"].output_schema["properties"]
     schema = seen["tools"]["recall_memory"].input_schema
     assert schema["required"] == ["query"] and schema["properties"]["scope"]["enum"][:3] == [
@@ -279,6 +293,16 @@ BAD_CALLS = [
         "source_id must be an integer (got 'a')",
     ),
     ("save_memory", {"content": " "}, "content must be a non-empty string"),
+    (
+        "create_relation",
+        {"source_id": 1, "target_id": 2, "relation_type": "r", "confidence": 7},
+        "confidence must be between 0 and 1 (got 7)",
+    ),
+    (
+        "kg_entities",
+        {"entity_type": "nosuchtype"},
+        "unknown entity type 'nosuchtype'; known types: concept, organization, person, project, technology, tool",
+    ),
 ]
 
 

@@ -22,7 +22,10 @@ import httpx
 import pytest
 
 from mind_core.embeddings import create_embedding_provider
+from mind_core.embeddings.mock import MockEmbedder
 from mind_core.errors import InvalidInputError
+from mind_core.harvest.importer import import_items
+from mind_core.harvest.items import HarvestItem, HarvestMessage
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.home import MindHome
 from mind_core.limits import MAX_BODY_BYTES, MAX_QUERY_CHARS, MAX_REQUEST_HEAD_BYTES
@@ -287,6 +290,76 @@ def test_invalid_bodies(client, base):
 def test_a_list_parameter_in_the_query_string(client, base):
     assert get(client, base + "/recall", query="Falcon").json()["results"]
     assert get(client, base + "/recall", query="Falcon", tags="no-such-tag").json()["results"] == []
+
+
+def serve(home: MindHome, embedder) -> QueryServer:
+    server = QueryServer(ServiceConfig(home=home, default_workspace="default", embedder=embedder), "127.0.0.1", 0)
+    threading.Thread(target=server.serve, daemon=True).start()
+    return server
+
+
+def stop(server: QueryServer) -> None:
+    server.stop()
+    server.close()
+
+
+def test_a_list_parameter_is_repeated_as_openapi_says_and_a_scalar_is_refused(client, tmp_path):
+    """``tags=a&tags=b`` (OpenAPI's form of a query array, what Swagger UI sends) is two tags that
+    must both be on a frame, as the CLI's --tag a --tag b and MCP's tags: [a, b]."""
+    home = MindHome(tmp_path)
+    notes = [
+        HarvestItem(f"note-{n}", "note", title, f"{title}.md", [HarvestMessage(f"m{n}", text)], {"tags": tags})
+        for n, (title, text, tags) in enumerate(
+            (
+                ("Tags", "case styles: camelCase and snake_case", ["camelcase", "snake_case"]),
+                ("Camel", "case styles: camelCase only", ["camelcase"]),
+            )
+        )
+    ]
+    with Mind.open(home.workspace_path("default"), embedder=HashingEmbedder()) as mind:
+        ids = import_items(mind, "vault", notes, kind="markdown").new_frame_ids
+        mind.search.index_frames_batch([mind.frames.get_by_id(i) for i in ids])
+    server = serve(home, HashingEmbedder())
+    try:
+        both = no_trace(client.get(server.url + "/recall?query=case+styles&tags=camelcase&tags=snake_case"))
+        assert both.status_code == 200, both.text
+        assert [r["attribution"] for r in both.json()["results"]] == ["default/vault: Tags"]
+        one = get(client, server.url + "/recall", query="case styles", tags="camelcase").json()["results"]
+        assert len(one) == 2
+        repeated = no_trace(client.get(server.url + "/recall?query=case&limit=5&limit=50"))
+        assert repeated.status_code == 400 and repeated.json()["error"] == "parameter(s) given more than once: limit"
+    finally:
+        stop(server)
+
+
+def test_a_mind_registered_but_never_harvested_answers_empty(client, tmp_path):
+    """``mind sources add`` makes a mind at the default width without vectors; the server's
+    embedder makes another width. Nothing is refused: the mind holds no vectors to compare."""
+    home = MindHome(tmp_path)
+    with Mind.open(home.workspace_path("default")) as mind:  # no embedder, as `sources add` opens it
+        HarvestSourceStore(mind.db).upsert("gemini", "Gemini", "/exports/gemini", "gemini")
+    for embedder in (MockEmbedder(384), HashingEmbedder(384)):  # fitted or not
+        server = serve(home, embedder)
+        try:
+            recalled = get(client, server.url + "/recall", query="hello")
+            assert recalled.status_code == 200 and recalled.json()["results"] == []
+            [stats] = get(client, server.url + "/stats").json()["minds"]
+            assert stats["workspace"] == "default" and "error" not in stats and stats["sources"] == 1
+        finally:
+            stop(server)
+
+
+def test_a_mind_holding_vectors_of_another_width_is_refused_with_the_fix(client, tmp_path):
+    home = MindHome(tmp_path)
+    build_mind(home.workspace_path("default"), ["hello world"], HashingEmbedder(1024))
+    server = serve(home, HashingEmbedder(384))  # an embedder that cannot be fitted to 1024 values
+    try:
+        refused = get(client, server.url + "/recall", query="hello")
+        assert refused.status_code == 409
+        assert "stores 1024-dimensional vectors but the embedder makes 384" in refused.json()["error"]
+        assert "mind reindex" in refused.json()["error"]
+    finally:
+        stop(server)
 
 
 @pytest.mark.parametrize(
