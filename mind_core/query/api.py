@@ -78,19 +78,23 @@ ENDPOINT_THREADS = 1
 # plugin's as long as it takes): such waits must not hold up the answers of the minds themselves,
 # so the threads are AnyIO's usual number.
 ENDPOINT_THREADS_WITH_EXTERNAL_SOURCES = 40
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": models.ErrorResponse, "description": description}
-    for status, description in (
-        (400, "Invalid input"),
-        (404, "No such mind, frame, entity or endpoint"),
-        (409, "The mind cannot be read (corrupt, not a mind, or another embedder's vectors)"),
-        (413, "Request body too large"),
-        (500, "Unexpected error (details in the server log under error_id)"),
-    )
-}
-UNAUTHORIZED: dict[int | str, dict[str, Any]] = {
-    401: {"model": models.ErrorResponse, "description": "A valid bearer token is required"}
-}
+# The error answers an endpoint lists in the OpenAPI document: only those it can give.
+INVALID = "Invalid input: the one line names the parameter and its rule"
+NO_MIND = "No mind for the workspace named (the message lists the minds there are)"
+UNREADABLE = "The mind cannot be read: corrupt, not a mind, or vectors of another embedder's space"
+TOO_LARGE = f"Request body larger than {limits.MAX_BODY_BYTES} bytes"
+UNEXPECTED = "Unexpected error (details in the server log under error_id)"
+UNAUTHORIZED = "A valid bearer token is required"
+READS_A_MIND = {400: INVALID, 404: NO_MIND, 409: UNREADABLE}
+WITH_BODY = {**READS_A_MIND, 413: TOO_LARGE}
+
+
+def error_responses(errors: dict[int, str], guarded: bool) -> dict[int | str, dict[str, Any]]:
+    listed = {**errors, **({401: UNAUTHORIZED} if guarded else {}), 500: UNEXPECTED}
+    return {
+        status: {"model": models.ErrorResponse, "description": description}
+        for status, description in sorted(listed.items())
+    }
 
 
 class JSONAnswer(JSONResponse):
@@ -455,10 +459,12 @@ def create_app(service: QueryService) -> FastAPI:
     )
 
     def route(
-        method: str, path: str, *, public: bool = False, **doc: Any
+        method: str, path: str, *, public: bool = False, errors: dict[int, str] | None = None, **doc: Any
     ) -> Callable[[EndpointT], EndpointT]:
         """Register an endpoint on the app itself (an included router would add a layer of
-        route matching to every request); with a token, every route but the public ones needs it."""
+        route matching to every request); with a token, every route but the public ones needs it.
+        ``errors``: the error answers it can give besides 401 and 500 (the OpenAPI document lists
+        them); the endpoint's docstring is its description."""
 
         def register(endpoint: EndpointT) -> EndpointT:
             app.router.add_api_route(
@@ -466,7 +472,7 @@ def create_app(service: QueryService) -> FastAPI:
                 endpoint,
                 methods=[method],
                 route_class_override=ModelRoute,
-                responses=None if public else {**ERROR_RESPONSES, **(UNAUTHORIZED if guarded else {})},
+                responses=None if public else error_responses(errors or {}, guarded),
                 openapi_extra=BEARER_REQUIRED if guarded and not public else None,
                 **doc,
             )
@@ -481,8 +487,14 @@ def create_app(service: QueryService) -> FastAPI:
         tags=["recall"],
         response_model=models.RecallResponse,
         summary="Combined recall: workspace + personal memory (+ external sources).",
+        response_description="The answer: at most limit results across the minds read, the best first.",
+        errors=READS_A_MIND,
     )
     def recall_get(request: Annotated[models.RecallQuery, Query()]) -> Response:
+        """What the minds know about the query: the workspace mind and the personal mind searched
+        together (keyword and vector lanes, weighed by the relevance profile), and external
+        sources asked when local memory is thin. The same answer as `mind recall --json` and the
+        MCP tool recall_memory. Repeat a list parameter for several values: tags=a&tags=b."""
         return JSONAnswer(service.recall(request))
 
     @route(
@@ -491,8 +503,12 @@ def create_app(service: QueryService) -> FastAPI:
         tags=["recall"],
         response_model=models.RecallResponse,
         summary="Combined recall, the request as a JSON body.",
+        response_description="The answer: at most limit results across the minds read, the best first.",
+        errors=WITH_BODY,
     )
     def recall_post(request: models.RecallRequest) -> Response:
+        """GET /recall with its parameters as a JSON object: the same answer. Types are strict
+        (a limit is a number, explain a boolean)."""
         return JSONAnswer(service.recall(request))
 
     @route(
@@ -501,8 +517,12 @@ def create_app(service: QueryService) -> FastAPI:
         tags=["recall"],
         response_model=models.SearchResponse,
         summary="Hybrid search in one mind: keyword and vector lanes fused (convex by default).",
+        response_description="At most limit frames of the mind, the best first, each as stored.",
+        errors=READS_A_MIND,
     )
     def search_get(request: Annotated[models.SearchQuery, Query()]) -> Response:
+        """One mind's frames for the query, each whole as stored (where recall answers a shaped
+        result per memory), optionally within one session (a conversation or thread)."""
         return JSONAnswer(service.search(request))
 
     @route(
@@ -511,8 +531,11 @@ def create_app(service: QueryService) -> FastAPI:
         tags=["recall"],
         response_model=models.SearchResponse,
         summary="Hybrid search, the request as a JSON body.",
+        response_description="At most limit frames of the mind, the best first, each as stored.",
+        errors=WITH_BODY,
     )
     def search_post(request: models.SearchRequest) -> Response:
+        """GET /search with its parameters as a JSON object: the same answer."""
         return JSONAnswer(service.search(request))
 
     @route(
@@ -522,8 +545,10 @@ def create_app(service: QueryService) -> FastAPI:
         tags=["service"],
         response_model=models.HealthResponse,
         summary="Liveness and which minds exist.",
+        response_description="The service answers: its version and the minds of its home.",
     )
     async def health() -> Response:  # a few stat calls: not worth a trip to a worker thread
+        """Needs no token, even when the server has one: for monitors and load balancers."""
         return JSONAnswer(service.health())
 
     @route(
@@ -532,16 +557,23 @@ def create_app(service: QueryService) -> FastAPI:
         tags=["recall"],
         response_model=models.FrameResponse,
         summary="One frame with its provenance and entities.",
+        response_description="The frame as stored, where it came from, and the entities it mentions.",
+        errors={**READS_A_MIND, 404: "No such frame in the mind, or " + NO_MIND[0].lower() + NO_MIND[1:]},
     )
     def frame(
         frame_id: Annotated[
             int,
             PathParam(
-                ge=1, le=limits.MAX_FRAME_ID, description="The frame's id in its mind (a result's metadata.frame_id)."
+                ge=1,
+                le=limits.MAX_FRAME_ID,
+                description="The frame's id in its mind (a result's metadata.frame_id).",
+                examples=[42],
             ),
         ],
         request: Annotated[models.WorkspaceQuery, Query()],
     ) -> Response:
+        """A recall result's whole frame: its complete metadata (a mail thread's message ids,
+        participants and files, left out of recall results), its provenance and entities."""
         return JSONAnswer(service.frame(frame_id, request.workspace))
 
     @route(
@@ -550,8 +582,12 @@ def create_app(service: QueryService) -> FastAPI:
         tags=["minds"],
         response_model=models.SourcesResponse,
         summary="Registered harvest sources of a mind.",
+        response_description="The mind's sources with their last harvest.",
+        errors=READS_A_MIND,
     )
     def sources(request: Annotated[models.WorkspaceQuery, Query()]) -> Response:
+        """Each source with its last harvest and counts, in the fields of `mind sources list
+        --json` and the MCP tool list_sources."""
         return JSONAnswer(service.sources(request.workspace))
 
     @route(
@@ -560,8 +596,12 @@ def create_app(service: QueryService) -> FastAPI:
         tags=["recall"],
         response_model=models.EntitiesResponse,
         summary="Knowledge-graph entities whose name contains the query.",
+        response_description="At most limit entities, by name.",
+        errors=READS_A_MIND,
     )
     def entities(request: Annotated[models.EntitiesQuery, Query()]) -> Response:
+        """Find an entity's id and type by part of its name (case-insensitive); a type no entity
+        can have is refused with the types there are."""
         return JSONAnswer(service.entities(request))
 
     @route(
@@ -570,8 +610,13 @@ def create_app(service: QueryService) -> FastAPI:
         tags=["knowledge graph"],
         response_model=models.GraphEntitiesResponse,
         summary="Entities (of one type) as they held at valid_at and as the mind knew them at known_at.",
+        response_description="The entities on the time axes asked for, by name.",
+        errors=READS_A_MIND,
     )
     def kg_entities(request: Annotated[models.GraphEntitiesQuery, Query()]) -> Response:
+        """valid_at: what held in the world then (valid time); known_at: what the mind had learnt
+        by then (transaction time). The same answer as `mind kg entities --json` and the MCP tool
+        kg_entities."""
         return JSONAnswer(service.graph_entities(request))
 
     @route(
@@ -580,8 +625,12 @@ def create_app(service: QueryService) -> FastAPI:
         tags=["knowledge graph"],
         response_model=models.GraphRelationsResponse,
         summary="Relations (of one type) with the entities they join, on both time axes.",
+        response_description="The relations on the time axes asked for, with their entities' names.",
+        errors=READS_A_MIND,
     )
     def kg_relations(request: Annotated[models.GraphRelationsQuery, Query()]) -> Response:
+        """A type the graph does not hold is refused with the types it does. The same answer as
+        `mind kg relations --json` and the MCP tool kg_relations."""
         return JSONAnswer(service.graph_relations(request))
 
     @route(
@@ -590,8 +639,12 @@ def create_app(service: QueryService) -> FastAPI:
         tags=["knowledge graph"],
         response_model=models.NeighboursResponse,
         summary="An entity's relations, in and out, with the entities at their other end, on both time axes.",
+        response_description="The entities of that name and their relations, the strongest first.",
+        errors={**READS_A_MIND, 404: "No entity of that name (as known at known_at), or " + NO_MIND[0].lower() + NO_MIND[1:]},
     )
     def kg_neighbours(request: Annotated[models.NeighboursQuery, Query()]) -> Response:
+        """Every entity of that name answers (a person and a concept may share one); typed
+        relations come before co-occurrences. The same answer as `mind kg neighbours --json`."""
         return JSONAnswer(service.neighbours(request))
 
     @route(
@@ -601,8 +654,11 @@ def create_app(service: QueryService) -> FastAPI:
         response_model=models.StatsResponse,
         summary="Counts per mind (every mind of the home without 'workspace'); an unreadable mind "
         "is listed with its error.",
+        response_description="Frames, sessions, entities, relations, vectors and sources per mind.",
+        errors={400: INVALID, 404: NO_MIND},
     )
     def stats(request: Annotated[models.WorkspaceQuery, Query()]) -> Response:
+        """A mind that cannot be read is listed with its error, so the others still answer."""
         return JSONAnswer(service.stats(request.workspace))
 
     @route("GET", OPENAPI_URL, public=True, include_in_schema=False)
@@ -671,11 +727,23 @@ def _answer_errors_as_json(app: FastAPI) -> None:
     app.add_exception_handler(UnreadableMindError, answer(409))
 
 
+def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """A query parameter's schema without the ``null`` alternative: a URL cannot carry a null,
+    only leave the parameter out, and ``anyOf [string, null]`` reads as ``string | (string |
+    null)`` in Swagger UI."""
+    options = schema.get("anyOf")
+    if not options or len(options) != 2 or {"type": "null"} not in options:
+        return schema
+    [kept] = [option for option in options if option != {"type": "null"}]
+    outer = {key: value for key, value in schema.items() if key not in ("anyOf", "default")}
+    return {**kept, **outer}
+
+
 def _openapi_document(app: FastAPI, guarded: bool) -> dict[str, Any]:
-    """FastAPI's document of the routes, with two corrections: FastAPI documents invalid input
+    """FastAPI's document of the routes, with three corrections: FastAPI documents invalid input
     as 422 with its own error shape, while this service answers it 400 with ``ErrorResponse``;
-    and, when a token is required (``guarded``), the bearer scheme the routes name
-    (``BEARER_REQUIRED``) is defined."""
+    a query parameter is never null (``_not_null``); and, when a token is required
+    (``guarded``), the bearer scheme the routes name (``BEARER_REQUIRED``) is defined."""
     if app.openapi_schema is None:
         from fastapi.openapi.utils import get_openapi
 
@@ -685,6 +753,11 @@ def _openapi_document(app: FastAPI, guarded: bool) -> dict[str, Any]:
         for operations in schema["paths"].values():
             for operation in operations.values():
                 operation["responses"].pop("422", None)
+                for parameter in operation.get("parameters", []):
+                    parameter["schema"] = _not_null(parameter["schema"])
+                    examples = parameter["schema"].get("examples")
+                    if examples and "example" not in parameter:  # what Swagger UI's "Try it out" starts with
+                        parameter["example"] = examples[0]
         components = schema.setdefault("components", {})
         for name in ("HTTPValidationError", "ValidationError"):
             components.get("schemas", {}).pop(name, None)

@@ -129,7 +129,12 @@ Profile = Literal[tuple(SCORING_PROFILES)]  # type: ignore[valid-type]
 QueryText = Annotated[
     str,
     BeforeValidator(_well_formed),
-    Field(min_length=1, max_length=limits.MAX_QUERY_CHARS, description="What to recall (free text)."),
+    Field(
+        min_length=1,
+        max_length=limits.MAX_QUERY_CHARS,
+        description="What to recall (free text).",
+        examples=["Falcon budget decision"],
+    ),
     AfterValidator(_not_blank),
 ]
 WorkspaceName = Annotated[
@@ -223,6 +228,15 @@ class QueryRequest(BaseModel):
 class RecallRequest(QueryRequest):
     """Combined recall: workspace + personal memory (+ external sources when local coverage is weak)."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"query": "Falcon budget decision", "limit": 5, "since": "2024-03", "snippet_chars": 200},
+                {"query": "PostgreSQL migration", "scope": "workspace", "tags": ["meeting"], "source_kind": "markdown"},
+            ]
+        }
+    )
+
     query: QueryText
     workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
     scope: Scope = Field("all", description=SCOPE_HELP)
@@ -253,6 +267,10 @@ class SearchRequest(QueryRequest):
     """Hybrid search in one mind: the keyword (FTS5) and vector lanes fused (convex fusion by
     default; ``explain`` names the fusion), ordered by score."""
 
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"query": "PostgreSQL migration plan", "limit": 5, "explain": True}]}
+    )
+
     query: QueryText
     workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
     limit: ResultLimit = limits.DEFAULT_RESULTS
@@ -274,7 +292,9 @@ class EntitiesRequest(QueryRequest):
     query: Annotated[
         str,
         BeforeValidator(_well_formed),
-        Field(min_length=1, max_length=limits.MAX_ENTITY_QUERY_CHARS, description="Part of the entity name."),
+        Field(
+            min_length=1, max_length=limits.MAX_ENTITY_QUERY_CHARS, description="Part of the entity name.", examples=["bob"]
+        ),
         AfterValidator(_not_blank),
     ]
     workspace: WorkspaceName | None = Field(None, description=WORKSPACE_HELP)
@@ -319,13 +339,21 @@ class GraphRequest(QueryRequest):
 class GraphEntitiesRequest(GraphRequest):
     """Entities (of one type) as they held and as they were known."""
 
-    type: EntityTypeName | None = Field(None, description="Only entities of this type (person, project ...).")
+    type: EntityTypeName | None = Field(
+        None,
+        description="Only entities of this type (person, project ...); a type no entity can have is refused "
+        "with the types there are.",
+    )
 
 
 class GraphRelationsRequest(GraphRequest):
     """Relations (of one type) with the entities they join."""
 
-    type: EntityTypeName | None = Field(None, description="Only relations of this type (links_to, sent ...).")
+    type: EntityTypeName | None = Field(
+        None,
+        description="Only relations of this type (links_to, sent, replied_to ...); a type the graph does not "
+        "hold is refused with the types it does.",
+    )
 
 
 class NeighboursRequest(GraphRequest):
@@ -334,7 +362,12 @@ class NeighboursRequest(GraphRequest):
     name: Annotated[
         str,
         BeforeValidator(_well_formed),
-        Field(min_length=1, max_length=limits.MAX_ENTITY_QUERY_CHARS, description="The entity's name (any case)."),
+        Field(
+            min_length=1,
+            max_length=limits.MAX_ENTITY_QUERY_CHARS,
+            description="The entity's name (any case; an alias also finds it).",
+            examples=["Bob Smith"],
+        ),
         AfterValidator(_not_blank),
     ]
 
@@ -542,19 +575,19 @@ class MemoryMetadata(BaseModel):
 
 
 class ExternalProvenance(BaseModel):
-    source: str
-    document_id: str | None = None
-    title: str | None = None
-    url: str | None = None
+    source: str = Field(description="The external source's name.")
+    document_id: str | None = Field(None, description="The document's id at the source.")
+    title: str | None = Field(None, description="The document's title.")
+    url: str | None = Field(None, description="Where the document can be read.")
 
 
 class ExternalMetadata(BaseModel):
-    retriever: str
-    document_id: str | None = None
-    document_type: str | None = None
-    title: str | None = None
-    url: str | None = None
-    provenance: ExternalProvenance
+    retriever: str = Field(description="The external source that answered (its configured name).")
+    document_id: str | None = Field(None, description="The document's id at the source.")
+    document_type: str | None = Field(None, description="What the document is, as the source says (pdf, page ...).")
+    title: str | None = Field(None, description="The document's title.")
+    url: str | None = Field(None, description="Where the document can be read.")
+    provenance: ExternalProvenance = Field(description="Where the result came from.")
 
 
 def _metadata_kind(value: Any) -> str:
@@ -592,6 +625,59 @@ class RecallResult(BaseModel):
     explain: dict[str, Any] | None = Field(None, description=EXPLAIN_HELP, exclude_if=_absent)
 
 
+RECALL_EXAMPLE: dict[str, Any] = {
+    "query": "Falcon budget decision",
+    "results": [
+        {
+            "content": "Bob approved the Falcon budget on Monday: 40k for the PostgreSQL migration.",
+            "workspace": "team",
+            "source": "mail",
+            "attribution": "team/mail: PostgreSQL migration plan for Falcon",
+            "score": 0.82,
+            "metadata": {
+                "frame_id": 42,
+                "frame_type": "I",
+                "importance": "normal",
+                "created_at": "2024-03-12T09:14:00.000Z",
+                "access_count": 0,
+                "match_score": 0.91,
+                "confident": True,
+                "provenance": {
+                    "source": "mail",
+                    "plugin": "email",
+                    "item_kind": "email",
+                    "container": "falcon-plan@example.com",
+                    "title": "PostgreSQL migration plan for Falcon",
+                    "message_id": "approval-7@example.com",
+                    "message_key": "3f9c0d2e51a8b7c4",
+                    "role": None,
+                    "author": "Bob Smith <bob.smith@example.com>",
+                    "path": "falcon.mbox",
+                    "session": "harvest:mail:falcon-plan@example.com",
+                    "event_time": "2024-03-12T09:14:00.000Z",
+                    "original_timestamp": "Tue, 12 Mar 2024 10:14:00 +0100",
+                    "dated_by_file": False,
+                    "dated_by": "message",
+                },
+                "source_fields": {
+                    "item": {"thread_root": "falcon-plan@example.com"},
+                    "message": {
+                        "message_id": "approval-7@example.com",
+                        "subject": "Re: PostgreSQL migration plan for Falcon",
+                        "from": "Bob Smith <bob.smith@example.com>",
+                        "to": ["Alice Johnson <alice@example.com>"],
+                    },
+                },
+            },
+        }
+    ],
+    "external_available": False,
+    "external_skipped": True,
+    "external_error": None,
+    "has_conflict": False,
+    "conflict_note": None,
+    "confident": True,
+}
 CONFIDENT_HELP = (
     "False when no memory in the answer matches the query well: the results are only the least poor "
     "candidates (no close meaning, no frame with every keyword)."
@@ -599,6 +685,8 @@ CONFIDENT_HELP = (
 
 
 class RecallResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [RECALL_EXAMPLE]})
+
     query: str = Field(description="The query as it was read.")
     results: list[RecallResult] = Field(
         description="The answer, at most limit results across the minds read, each once: memories that "
@@ -682,7 +770,7 @@ class EntityRef(BaseModel):
 
 
 class FrameResponse(BaseModel):
-    frame: Frame
+    frame: Frame = Field(description="The frame as stored, with its whole metadata (a mail thread's lists too).")
     provenance: Provenance = Field(description="Where the frame came from.")
     entities: list[EntityRef] = Field(description="The entities the frame mentions.")
 
@@ -745,7 +833,35 @@ class Source(BaseModel):
         return cls.model_validate({"workspace": workspace, **fields})
 
 
+SOURCE_EXAMPLE: dict[str, Any] = {
+    "workspace": "team",
+    "id": 1,
+    "source": "mail",
+    "display_name": "Email (mbox, .eml, maildir)",
+    "source_path": "/home/ada/Mail/falcon",
+    "kind": "email",
+    "last_synced_at": "2024-03-12T18:00:05.120Z",
+    "items_imported_total": 38,
+    "frames_created_total": 200,
+    "auto_sync": True,
+    "sync_interval_hours": 24,
+    "last_content_hash": "b6bc88f9ca21c6dfa43dd97c3dccd36ae74b08147685cb1b3c598a2362d8b30d",
+    "last_fingerprint": "343f3b5ec8de048b02e95f9f31a7cdbfa896d0bf5e7de1209b6f07fc89782f17",
+    "created_at": "2024-03-01T08:00:00.000Z",
+    "identity": "7a06cec418601741",
+    "last_status": "ok",
+    "last_status_reason": None,
+    "last_harvest_at": "2024-03-12T18:00:00.950Z",
+    "last_harvest_items": 38,
+    "frames_held": 200,
+    "last_harvest_errors": 0,
+    "last_first_errors": [],
+}
+
+
 class SourcesResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"sources": [SOURCE_EXAMPLE]}]})
+
     sources: list[Source] = Field(description="The mind's sources, the most recently harvested first.")
 
 
@@ -762,14 +878,16 @@ class Entity(BaseModel):
 
 
 class EntitiesResponse(BaseModel):
-    entities: list[Entity]
+    entities: list[Entity] = Field(description="At most limit entities whose name contains the query.")
 
 
 class GraphAnswer(BaseModel):
     """The time axes a knowledge-graph answer was read on (None: not restricted / now)."""
 
-    valid_at: str | None
-    known_at: str | None
+    valid_at: str | None = Field(description="The valid-time instant asked for, as given; null: the current facts.")
+    known_at: str | None = Field(
+        description="The transaction-time instant asked for, as given; null: as the mind believes it now."
+    )
     include_ended: bool = Field(False, description="Ended facts included (asked for, or by valid_at).")
 
 
@@ -779,23 +897,23 @@ class GraphEntitiesResponse(GraphAnswer):
 
 
 class GraphRelation(BaseModel):
-    id: int
-    relation_type: str
-    source_id: int
+    id: int = Field(description="The relation's id in the mind's knowledge graph.")
+    relation_type: str = Field(description="What joins the two: replied_to, sent, links_to, co_occurs_with ...")
+    source_id: int = Field(description="The entity the relation goes from.")
     source: str | None = Field(description="The source entity's name as known at known_at.")
-    source_type: str | None
-    target_id: int
-    target: str | None
-    target_type: str | None
-    confidence: float
-    properties: dict[str, Any]
-    valid_from: str
-    valid_to: str | None
-    recorded_at: str
+    source_type: str | None = Field(description="The source entity's type.")
+    target_id: int = Field(description="The entity the relation goes to.")
+    target: str | None = Field(description="The target entity's name as known at known_at.")
+    target_type: str | None = Field(description="The target entity's type.")
+    confidence: float = Field(description="0..1, how sure the extraction was (1: stated).")
+    properties: dict[str, Any] = Field(description="What was learnt with it (count: how often it was seen ...).")
+    valid_from: str = Field(description="Since when it holds in the world (valid time, ISO-8601).")
+    valid_to: str | None = Field(description="Until when it held; null: it still holds.")
+    recorded_at: str = Field(description="When the mind learned this version (transaction time).")
 
 
 class GraphRelationsResponse(GraphAnswer):
-    relations: list[GraphRelation]
+    relations: list[GraphRelation] = Field(description="Typed relations before co-occurrences, each by id.")
     truncated: bool = Field(False, description="More relations match than limit: these are the first.")
 
 
@@ -807,16 +925,16 @@ class Neighbour(BaseModel):
     entity_type: str = Field(description="That entity's type: two entities may share a name.")
     entity: str = Field(description="That entity's name.")
     direction: Literal["out", "in"] = Field(description="out: the entity is the relation's source.")
-    neighbour_id: int
-    neighbour: str | None = Field(description="The entity at the relation's other end.")
-    neighbour_type: str | None
-    relation: GraphRelation
+    neighbour_id: int = Field(description="The entity at the relation's other end.")
+    neighbour: str | None = Field(description="Its name as known at known_at.")
+    neighbour_type: str | None = Field(description="Its type.")
+    relation: GraphRelation = Field(description="The relation itself.")
 
 
 class NeighboursResponse(GraphAnswer):
-    name: str
+    name: str = Field(description="The name asked about, as given.")
     entities: list[Entity] = Field(description="The entities with this name (any type).")
-    neighbours: list[Neighbour]
+    neighbours: list[Neighbour] = Field(description="At most limit relations of those entities, the strongest first.")
 
 
 class EmbeddingSpace(BaseModel):
@@ -845,25 +963,45 @@ class UnreadableMind(BaseModel):
     """A file in the mind home that cannot be read as a mind (corrupt, foreign, or made with
     another embedder): listed with its error, so the other minds still answer."""
 
-    workspace: str
-    error: str
+    workspace: str = Field(description="The workspace whose mind it is.")
+    error: str = Field(description="Why it cannot be read, and what fixes it.")
 
 
 class StatsResponse(BaseModel):
-    minds: list[MindStats | UnreadableMind]
+    minds: list[MindStats | UnreadableMind] = Field(
+        description="One entry per mind asked for: its counts, or its error when it cannot be read."
+    )
 
 
 class HealthResponse(BaseModel):
-    status: Literal["ok"]
-    version: str
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "status": "ok",
+                    "version": "0.1.0",
+                    "personal": True,
+                    "workspaces": ["team"],
+                    "default_workspace": "team",
+                    "external_sources": [],
+                    "auth": False,
+                }
+            ]
+        }
+    )
+
+    status: Literal["ok"] = Field(description="Always ok: the service answers.")
+    version: str = Field(description="The mind-harvest package version the server runs.")
     personal: bool = Field(description="Whether the personal mind exists.")
-    workspaces: list[str]
-    default_workspace: str
-    external_sources: list[str]
+    workspaces: list[str] = Field(description="The workspaces that have a mind in the server's mind home.")
+    default_workspace: str = Field(description="The workspace a request without workspace reads (mind serve -w).")
+    external_sources: list[str] = Field(description="The external sources a recall may ask (their names).")
     auth: bool = Field(description="Whether a bearer token is required.")
 
 
 class ErrorResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"error": "limit must be between 1 and 100 (got 0)"}]})
+
     error: str = Field(description="What was wrong, in one line naming the parameter and its rule.")
     error_id: str | None = Field(None, description="Names the server log entry of an unexpected error.")
 
