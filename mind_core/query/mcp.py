@@ -17,11 +17,11 @@ numpy, the HTTP client) is imported inside the tools, by the first call that use
 Differences from the original server, on purpose:
 - ``save_memory`` runs cognify (frame, knowledge graph, entity links, vector), so saved memories
   are connected and findable at once; the original only wrote a frame.
-- ``recall_memory`` is CombinedRetrieval (workspace + personal + external, scopes all, personal,
-  workspace, and the original's ``current``, which every surface reads as workspace) with scores on the 0..1 match scale; it takes
-  the same RecallRequest as ``mind serve`` and ``mind recall --json`` and answers the same
-  RecallResponse (each result once, naming its workspace and source), and ``snippet_chars`` cuts
-  each text to a snippet to save tokens.
+- ``recall_memory`` is CombinedRetrieval (workspace + personal + external; scopes all, personal,
+  workspace, and the original's ``current``, which every surface reads as workspace) with scores
+  on the 0..1 match scale; it takes the same RecallRequest as ``mind serve`` and ``mind recall
+  --json`` and answers the same RecallResponse (each result once, naming its workspace and
+  source), and ``snippet_chars`` cuts each text to a snippet to save tokens.
 - ``kg_entities``, ``kg_relations`` and ``kg_neighbours`` (not in the original) read the knowledge
   graph on both time axes (``valid_at``, ``known_at``) and answer what ``/kg/...`` and
   ``mind kg ... --json`` answer.
@@ -72,7 +72,6 @@ from mind_core.query.models import (
     TAGS_HELP,
     UNTIL_HELP,
     VALID_AT_HELP,
-    WORKSPACE_HELP,
     AwarenessAdded,
     AwarenessCleared,
     AwarenessItems,
@@ -124,7 +123,10 @@ Category = Literal["task", "action", "pending", "flag"]
 CleanupMode = Literal["reconcile", "compact"]
 
 # -- the tools' arguments, each described in the input schema a client shows ---------------------
-Workspace = Annotated[WorkspaceName | None, Field(description=WORKSPACE_HELP.replace("server's", "server's (mind mcp -w)"))]
+Workspace = Annotated[
+    WorkspaceName | None,
+    Field(description="Workspace mind ('personal' for the personal mind; default: the server's, mind mcp -w)."),
+]
 RecallScope = Annotated[Scope, Field(description=SCOPE_HELP)]
 RecallProfile = Annotated[Profile, Field(description=PROFILE_HELP)]
 Since = Annotated[TimeBound | None, Field(description=SINCE_HELP)]
