@@ -877,7 +877,35 @@ class Entity(BaseModel):
     recorded_at: str = Field(description="When the mind learned this version (transaction time).")
 
 
+ENTITY_EXAMPLE: dict[str, Any] = {
+    "id": 7,
+    "entity_type": "person",
+    "name": "Bob Smith",
+    "properties": {"email": "bob.smith@example.com", "aliases": ["Bob"]},
+    "valid_from": "2024-03-11T08:02:00.000Z",
+    "valid_to": None,
+    "recorded_at": "2024-03-12T18:00:03.410Z",
+}
+RELATION_EXAMPLE: dict[str, Any] = {
+    "id": 31,
+    "relation_type": "replied_to",
+    "source_id": 7,
+    "source": "Bob Smith",
+    "source_type": "person",
+    "target_id": 12,
+    "target": "PostgreSQL migration plan for Falcon",
+    "target_type": "thread",
+    "confidence": 1.0,
+    "properties": {"count": 2},
+    "valid_from": "2024-03-11T09:30:00.000Z",
+    "valid_to": None,
+    "recorded_at": "2024-03-12T18:00:03.410Z",
+}
+
+
 class EntitiesResponse(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"entities": [ENTITY_EXAMPLE]}]})
+
     entities: list[Entity] = Field(description="At most limit entities whose name contains the query.")
 
 
@@ -892,6 +920,20 @@ class GraphAnswer(BaseModel):
 
 
 class GraphEntitiesResponse(GraphAnswer):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "valid_at": "2024-03-12",
+                    "known_at": None,
+                    "include_ended": True,
+                    "entities": [ENTITY_EXAMPLE],
+                    "truncated": False,
+                }
+            ]
+        }
+    )
+
     entities: list[Entity] = Field(description="By name; each version as believed at known_at.")
     truncated: bool = Field(False, description="More entities match than limit: these are the first.")
 
@@ -913,6 +955,20 @@ class GraphRelation(BaseModel):
 
 
 class GraphRelationsResponse(GraphAnswer):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "valid_at": None,
+                    "known_at": None,
+                    "include_ended": False,
+                    "relations": [RELATION_EXAMPLE],
+                    "truncated": False,
+                }
+            ]
+        }
+    )
+
     relations: list[GraphRelation] = Field(description="Typed relations before co-occurrences, each by id.")
     truncated: bool = Field(False, description="More relations match than limit: these are the first.")
 
@@ -968,6 +1024,33 @@ class UnreadableMind(BaseModel):
 
 
 class StatsResponse(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "minds": [
+                        {
+                            "workspace": "team",
+                            "frames": 200,
+                            "by_type": {"I": 200, "P": 0, "B": 0},
+                            "sessions": 38,
+                            "entities": 57,
+                            "relations": 342,
+                            "vectors": 200,
+                            "sources": 1,
+                            "embedding": {
+                                "embedding_provider": "inprocess",
+                                "embedding_model": "all-MiniLM-L6-v2",
+                                "embedding_dim": 384,
+                            },
+                        },
+                        {"workspace": "old", "error": "not a mind (no memory_frames table)"},
+                    ]
+                }
+            ]
+        }
+    )
+
     minds: list[MindStats | UnreadableMind] = Field(
         description="One entry per mind asked for: its counts, or its error when it cannot be read."
     )

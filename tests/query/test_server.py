@@ -715,3 +715,20 @@ def test_stats_gives_the_embedding_width_as_a_number(client, base):
     minds = get(client, base + "/stats").json()["minds"]
     widths = [m["embedding"]["embedding_dim"] for m in minds if m.get("embedding")]
     assert widths and all(isinstance(width, int) and width > 0 for width in widths)
+
+
+def test_the_documented_examples_are_valid_answers_and_requests():
+    """Swagger UI shows these as the example values: each must be what the model accepts."""
+    from pydantic import BaseModel
+
+    from mind_core.query import models
+
+    documented = [
+        (model, example)
+        for model in vars(models).values()
+        if isinstance(model, type) and issubclass(model, BaseModel)
+        for example in (model.model_config.get("json_schema_extra") or {}).get("examples", [])
+    ]
+    assert {model.__name__ for model, _ in documented} >= {"RecallRequest", "RecallResponse", "SourcesResponse"}
+    for model, example in documented:
+        model.model_validate(example)
