@@ -218,41 +218,32 @@ DeprecatedAgeDays = Annotated[
     int, Field(ge=0, description="compact: delete deprecated frames older than this many days.")
 ]
 
+
+def writes(*, destructive: bool, idempotent: bool) -> ToolAnnotations:
+    """The MCP spec's hints for a tool that writes a mind: destructive, it may remove or overwrite
+    what is there; idempotent, a repeat with the same arguments changes nothing more."""
+    return ToolAnnotations(
+        read_only_hint=False, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=False
+    )
+
+
 READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-TOOLS: dict[str, tuple[str, ToolAnnotations]] = {
-    # name: (title, what it does to the mind), after the MCP spec's hints: readOnlyHint, and for a
-    # tool that writes, destructiveHint (may remove or overwrite) and idempotentHint
+TOOLS: dict[str, tuple[str, ToolAnnotations]] = {  # name: (title, what it does to the mind)
     "recall_memory": ("Recall memory", ToolAnnotations(read_only_hint=True, open_world_hint=True)),
-    "save_memory": ("Save a memory", ADDS),
+    "save_memory": ("Save a memory", writes(destructive=False, idempotent=False)),
     "search_entities": ("Find entities by name", READS),
     "kg_entities": ("Knowledge-graph entities", READS),
     "kg_relations": ("Knowledge-graph relations", READS),
     "kg_neighbours": ("An entity's neighbours", READS),
-    "save_entity": (
-        "Save an entity",
-        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-    ),
-    "create_relation": ("Relate two entities", ADDS),
+    "save_entity": ("Save an entity", writes(destructive=False, idempotent=True)),
+    "create_relation": ("Relate two entities", writes(destructive=False, idempotent=False)),  # counts sightings
     "get_identity": ("Get the agent's identity", READS),
-    "set_identity": (
-        "Set the agent's identity",
-        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
-    ),
+    "set_identity": ("Set the agent's identity", writes(destructive=True, idempotent=True)),
     "get_awareness": ("Get awareness items", READS),
-    "set_awareness": (
-        "Add an awareness item",
-        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
-    ),
-    "clear_awareness": (
-        "Clear awareness items",
-        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
-    ),
+    "set_awareness": ("Add an awareness item", writes(destructive=True, idempotent=False)),  # may push one out
+    "clear_awareness": ("Clear awareness items", writes(destructive=True, idempotent=True)),
     "list_sources": ("List harvest sources", READS),
-    "cleanup_frames": (
-        "Clean up frames",
-        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
-    ),
+    "cleanup_frames": ("Clean up frames", writes(destructive=True, idempotent=False)),
 }
 TOOL_NAMES = tuple(TOOLS)
 
