@@ -730,7 +730,10 @@ class Frame(BaseModel):
 
     id: int = Field(description="The frame's id in its mind.")
     frame_type: str = Field(description="I (a message), P (an update of base_frame_id) or B (a cross-reference).")
-    gop_id: str = Field(description="The group of frames one message's versions share.")
+    gop_id: str = Field(
+        description="The session it belongs to: a conversation, note or mail thread (harvest:SOURCE:CONTAINER), "
+        "or the session a memory was saved in."
+    )
     t: int = Field(description="The frame's position in its group (0: the I-frame).")
     base_frame_id: int | None = Field(description="The frame a P- or B-frame refers to (null for an I-frame).")
     content: str = Field(description="The frame's text.")
@@ -747,6 +750,34 @@ class Frame(BaseModel):
     metadata: dict[str, Any] = Field(description="The plugin's provenance and source fields.")
 
 
+FRAME_EXAMPLE: dict[str, Any] = {
+    "id": 42,
+    "frame_type": "I",
+    "gop_id": "harvest:mail:falcon-plan@example.com",
+    "t": 0,
+    "base_frame_id": None,
+    "content": "Bob approved the Falcon budget on Monday: 40k for the PostgreSQL migration.",
+    "importance": "normal",
+    "source": "import",
+    "access_count": 0,
+    "created_at": "2024-03-12T09:14:00.000Z",
+    "last_accessed": "2024-03-12T18:00:02.800Z",
+    "content_hash": "9b1f0c3e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c",
+    "metadata": {
+        "provenance": {"source": "mail", "plugin": "email", "item_kind": "email", "message_key": "3f9c0d2e51a8b7c4"},
+        "source": {
+            "item": {
+                "thread_root": "falcon-plan@example.com",
+                "message_ids": ["falcon-plan@example.com", "approval-7@example.com"],
+                "participants": ["Alice Johnson <alice@example.com>", "Bob Smith <bob.smith@example.com>"],
+                "paths": ["falcon.mbox"],
+            },
+            "message": {"message_id": "approval-7@example.com", "from": "Bob Smith <bob.smith@example.com>"},
+        },
+    },
+}
+
+
 class SearchHit(BaseModel):
     frame: Frame = Field(description="The frame as stored.")
     score: float = Field(description=SCORE_HELP)
@@ -757,6 +788,27 @@ class SearchHit(BaseModel):
 
 
 class SearchResponse(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "query": "PostgreSQL migration plan",
+                    "workspace": "team",
+                    "results": [
+                        {
+                            "frame": FRAME_EXAMPLE,
+                            "score": 0.79,
+                            "match_score": 0.88,
+                            "confident": True,
+                            "provenance": RECALL_EXAMPLE["results"][0]["metadata"]["provenance"],
+                        }
+                    ],
+                    "confident": True,
+                }
+            ]
+        }
+    )
+
     query: str = Field(description="The query as it was read.")
     workspace: str = Field(description="The mind searched (every hit is one of its frames).")
     results: list[SearchHit] = Field(description="At most limit hits, by score.")
@@ -770,6 +822,18 @@ class EntityRef(BaseModel):
 
 
 class FrameResponse(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "frame": FRAME_EXAMPLE,
+                    "provenance": RECALL_EXAMPLE["results"][0]["metadata"]["provenance"],
+                    "entities": [{"id": 7, "type": "person", "name": "Bob Smith"}],
+                }
+            ]
+        }
+    )
+
     frame: Frame = Field(description="The frame as stored, with its whole metadata (a mail thread's lists too).")
     provenance: Provenance = Field(description="Where the frame came from.")
     entities: list[EntityRef] = Field(description="The entities the frame mentions.")
