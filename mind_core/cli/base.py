@@ -134,7 +134,9 @@ def report_error(exc: BaseException | str, code: int, debug: bool = False, *, as
 
 
 # -- minds --------------------------------------------------------------------------------------
-def make_embedder(name: str | None) -> Any:
+def make_embedder(name: str | None, warn: bool = True) -> Any:
+    """The embedder ``name`` (or $MIND_HARVEST_EMBEDDER, else in-process); ``warn``: print its
+    status warning (a degraded model), which one of several worker processes does."""
     from mind_core.embeddings import create_embedding_provider
 
     provider = name or os.environ.get(EMBEDDER_ENV) or "inprocess"
@@ -145,7 +147,7 @@ def make_embedder(name: str | None) -> Any:
     auto = provider == "auto"
     embedder = create_embedding_provider(provider, fallback_to_mock=auto, lazy=not auto)
     status = embedder.get_status()
-    if status.get("warning"):
+    if warn and status.get("warning"):
         print(f"warning: {status['warning']}", file=sys.stderr)
     return embedder
 
