@@ -129,6 +129,36 @@ def test_the_speaker_preference_is_crossed_labelled_and_ablated():
     assert (ablation["on"], ablation["off"]) == (50.0, 100.0)
 
 
+def test_the_session_reranks_are_crossed_labelled_and_ablated():
+    args = argparse.Namespace(
+        context_weights=[0.4],
+        vector_weights=[0.5],
+        lane_depths=[100],
+        context_windows=[2],
+        entity_weights=[],
+        feedback_weights=[],
+        time_weights=[],
+        when_weights=[],
+        speaker_weights=[],
+        time_scales=[1.0],
+        relevance_shares=[1.0],
+        session_caps=[2],
+        session_weights=[0.1],
+        session_aggregates=["sum", "max"],
+    )
+    settings = sc.grid(args)
+    cap = sc.Setting(**POINT, session_cap=2)
+    strength = sc.Setting(**POINT, session_weight=0.1, session_aggregate="max")
+    assert cap in settings and strength in settings and sc.Setting(**POINT, session_cap=2, session_weight=0.1) in settings
+    assert len(settings) == 1 + 2 * 3 + 2  # the defaults, cap off/on x strength off/sum/max, 2 ablations
+    assert "session cap 2" in sc.label(cap) and "session max 0.1" in sc.label(strength)
+    assert not sc.Setting(**POINT).reranks and cap.reranks and strength.reranks
+    table = {sc.Setting(**POINT): rows("a", [1.0]) + rows("b", [1.0]), cap: rows("a", [0.0]) + rows("b", [1.0])}
+    ablation = sc.ablation(table, ["a", "b"])
+    assert (ablation["session cap"]["on"], ablation["session cap"]["off"]) == (50.0, 100.0)
+    assert "session strength" not in ablation
+
+
 def test_the_joint_folds_choose_on_the_conversations_of_both_data_sets(capsys):
     narrow = sc.Setting(**POINT)
     x = {WIDE: rows("a", [1.0]) + rows("b", [1.0]), narrow: rows("a", [0.0]) + rows("b", [0.0])}
