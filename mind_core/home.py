@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from mind_core.errors import InvalidInputError
+from mind_core.errors import InvalidInputError, NotFoundError
 
 DEFAULT_HOME = "~/.mind-harvest"
 DEFAULT_WORKSPACE = "default"
@@ -53,6 +53,12 @@ class MindHome:
         """Every mind in the home, as ``--all-workspaces`` means it: the personal mind (when it
         exists), then each workspace. One list, so no command's "all" can leave a mind out."""
         return ([PERSONAL] if self.personal_path.is_file() else []) + self.workspaces()
+
+    def missing_mind(self, name: str) -> NotFoundError:
+        """The error for a workspace without a mind, naming the minds there are, so a typo is seen
+        for one (the same words as ``retrieval.no_such_workspace``, which the services raise)."""
+        minds = self.workspaces() + ([PERSONAL] if self.personal_path.is_file() else [])
+        return NotFoundError(f"no mind for workspace {name!r} (minds: {', '.join(minds) or 'none yet'})")
 
     def workspaces(self) -> list[str]:
         folder = self.root / "workspaces"

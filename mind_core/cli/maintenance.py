@@ -20,11 +20,12 @@ from mind_core.cli.base import (
     common_options,
     example,
     mind_command,
+    no_minds,
     open_mind,
+    require_mind,
     selected_workspaces,
 )
 from mind_core.cli.output import StageProgress, TableView, emit
-from mind_core.errors import NotFoundError
 from mind_core.home import MindHome
 from mind_core.text_table import rich_table, styled_output
 
@@ -43,7 +44,12 @@ def stats(args: CommandArgs) -> int:
     from mind_core.query.models import MindStats
     from mind_core.query.service import QueryService, ServiceConfig
 
-    service = QueryService(ServiceConfig(home=MindHome(args.home), default_workspace=args.workspace))
+    home = MindHome(args.home)
+    if args.all_workspaces and not home.minds():
+        raise no_minds(home)
+    if not args.all_workspaces:
+        require_mind(args)
+    service = QueryService(ServiceConfig(home=home, default_workspace=args.workspace))
     try:
         minds = service.stats(None if args.all_workspaces else args.workspace).minds
     finally:
@@ -76,7 +82,7 @@ def doctor(args: CommandArgs) -> int:
     """
     workspaces = selected_workspaces(args)
     if not workspaces:
-        raise NotFoundError(f"no minds in {MindHome(args.home).root}: harvest something first")
+        raise no_minds(MindHome(args.home))
     checked = [_doctor_mind(args, workspace) for workspace in workspaces]
     if args.json:
         emit(args, [c.data for c in checked] if args.all_workspaces else checked[0].data)

@@ -20,8 +20,10 @@ from mind_core.cli.base import (
     example,
     make_embedder,
     mind_command,
+    no_mind,
 )
 from mind_core.cli.output import TableView, emit
+from mind_core.errors import NotFoundError
 from mind_core.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.query.models import SCOPES, RecallRequest
 from mind_core.scoring import FILE_TIME, HARVEST_TIME, SCORING_PROFILES
@@ -150,14 +152,19 @@ def _recall_minds(
 ) -> tuple[str, Any, Any]:
     """The workspace's name and the workspace and personal minds a recall reads
     (``recall_mind_paths``: a missing mind is skipped, except a workspace named other than the
-    default)."""
+    default); with no mind to read at all, the error every command gives for a missing mind."""
     from mind_core.mind import Mind
     from mind_core.retrieval import recall_mind_paths
 
     home = MindHome(args.home)
-    name, workspace_path, personal_path = recall_mind_paths(
-        home, request.workspace, DEFAULT_WORKSPACE, request.scope
-    )
+    try:
+        name, workspace_path, personal_path = recall_mind_paths(
+            home, request.workspace, DEFAULT_WORKSPACE, request.scope
+        )
+    except NotFoundError:
+        raise no_mind(home, request.workspace or DEFAULT_WORKSPACE) from None
+    if workspace_path is None and personal_path is None:  # a fresh home: the error stats gives
+        raise no_mind(home, name)
     embedder = None if args.keyword_only else make_embedder(args.embedder)
 
     def open_for_recall(path: Path | None) -> Any:

@@ -14,6 +14,8 @@ from mind_core.cli.base import (
     common_options_hiding,
     example,
     mind_command,
+    no_minds,
+    require_mind,
 )
 from mind_core.cli.output import TableView, emit
 from mind_core.errors import InvalidInputError
@@ -54,6 +56,10 @@ def snapshot(args: CommandArgs) -> int:
 
     home = MindHome(args.home)
     workspace = None if args.all_workspaces else args.workspace
+    if workspace is not None:
+        require_mind(args)
+    elif not home.minds():
+        raise no_minds(home)
     result = write_snapshot(home, workspace, args.root, args.date, include_embeddings=args.embeddings)
     rows = [
         (

@@ -45,38 +45,58 @@ def sources() -> None:
 @sources.command(
     "add",
     cls=SourcesAddCommand,
-    epilog=example("mind sources add chatgpt ~/Downloads/chatgpt-export.zip --name gpt"),
+    epilog=example(
+        "mind sources add ~/Downloads/chatgpt-export.zip --name gpt",
+        "mind sources add ~/Mail/archive --kind email -w team",
+    ),
 )
-@click.argument("kind_or_path", metavar="[KIND]", help="The source kind (omit it to detect it from PATH).")
-@click.argument("path", metavar="PATH", required=False, help="The export file or folder to harvest.")
+@click.argument(
+    "paths",
+    nargs=-1,
+    required=True,
+    metavar="PATH",
+    help="The export file or folder to harvest (`KIND PATH`, the older form, still works).",
+)
+@click.option(
+    "--kind",
+    metavar="KIND",
+    help="The source kind (see Installed kinds below); default: detected from PATH.",
+)
 @click.option(
     "--name",
-    help="The source's name in the workspace (default: PATH's last part, extension dropped, "
-    "lower-cased, other characters as '-': chatgpt-export for ~/Downloads/chatgpt-export.zip).",
+    help="The source's name in the workspace; default: PATH's last part, extension dropped, "
+    "lower-cased, other characters as '-' (chatgpt-export for ~/Downloads/chatgpt-export.zip; "
+    "a ChatGPT or Claude conversations.json is named after its folder).",
 )
 @click.option("--replace", is_flag=True, help="Re-point an existing name (its ledger starts over).")
-@click.option("--kind-anyway", is_flag=True, help="Keep KIND even though PATH looks like another kind.")
+@click.option("--kind-anyway", is_flag=True, help="Keep --kind even though PATH looks like another kind.")
 @click.option(
     "--auto-sync", is_flag=True, help="Harvest it with `mind harvest --due` once its interval elapsed."
 )
-@click.option("--interval-hours", type=int, help="Hours between auto-sync harvests (default: 24).")
-@common_options_hiding("embedder")
+@click.option(
+    "--interval-hours",
+    type=click.IntRange(min=1),
+    show_default="24",
+    help="Hours between auto-sync harvests.",
+)
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_add(args: CommandArgs) -> int:
-    """Register a source: [KIND] PATH."""
-    from mind_core.harvest.pipeline import register_source
+    """Register a source; the first one creates the workspace's mind.
 
-    kind, path = (args.kind_or_path, args.path) if args.path is not None else (None, args.kind_or_path)
-    with open_mind(args, embed=False) as mind:
-        source = register_source(
+    A bad path, kind or name is refused before any mind is created.
+    """
+    from mind_core.harvest.pipeline import plan_source, register_planned
+
+    kind, path = _kind_and_path(args.paths, args.kind)
+    plan = plan_source(kind, path, args.name, kind_anyway=args.kind_anyway)
+    with open_mind(args, embed=False, create=True) as mind:
+        source = register_planned(
             mind,
-            kind,
-            path,
-            args.name,
+            plan,
             auto_sync=args.auto_sync,
             interval_hours=args.interval_hours,
             replace=args.replace,
-            kind_anyway=args.kind_anyway,
         )
     detected = ", detected" if kind is None else ""
     emit(
@@ -86,6 +106,18 @@ def sources_add(args: CommandArgs) -> int:
         f"in workspace {args.workspace!r}",
     )
     return EXIT_OK
+
+
+def _kind_and_path(paths: tuple[str, ...], kind: str | None) -> tuple[str | None, str]:
+    """PATH with --kind, or the older ``KIND PATH`` form (scripts written for it keep working)."""
+    if len(paths) == 1:
+        return kind, paths[0]
+    if len(paths) == 2 and kind is None:
+        return paths[0], paths[1]
+    raise click.UsageError(
+        f"expected one PATH, got {len(paths)} arguments ({' '.join(paths)}); "
+        "give the kind with --kind KIND and quote a path with spaces"
+    )
 
 
 @sources.command("list", epilog=example("mind sources list --all-workspaces"))
@@ -137,7 +169,7 @@ def sources_list(args: CommandArgs) -> int:
         "last errors",
         "path",
     )
-    parts: list[str | TableView] = [TableView(headers, rows) if rows else "no sources registered"]
+    parts: list[str | TableView] = [TableView(headers, rows) if rows else "no sources registered; `mind sources add PATH` adds one"]
     if notes:
         parts.append("\n" + "\n".join(notes))
     emit(args, data, *parts)
