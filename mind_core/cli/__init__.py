@@ -33,6 +33,7 @@ from mind_core.cli.base import (
     report_error,
 )
 from mind_core.errors import MindError
+from mind_core.home import HOME_ENV, HOME_ENV_ALIAS
 
 __all__ = [
     "EMBEDDER_ENV",
@@ -60,6 +61,22 @@ BUILT_IN_COMMANDS: dict[str, str] = {
     "snapshot": "mind_core.cli.snapshot",
     "analytics": "mind_core.cli.snapshot",
 }
+
+
+ROOT_EPILOG = f"""\b
+Example:
+  mind sources add ~/Downloads/chatgpt-export.zip && mind harvest
+  mind recall "postgres migration"
+
+\b
+Environment:
+  {HOME_ENV:<25} the mind home (--home), default ~/.mind-harvest
+  {HOME_ENV_ALIAS:<25} its older name, still read
+  {EMBEDDER_ENV:<25} the embedding provider (--embedder), default inprocess
+  {"MIND_HARVEST_SERVE_TOKEN":<25} the bearer token `mind serve` requires
+  {"NO_COLOR":<25} plain output on a terminal too
+
+Each command's --help has its options and an example; README.md has the whole guide."""
 
 
 class MindGroup(click.Group):
@@ -115,7 +132,7 @@ def build_cli() -> click.Group:
     @click.group(
         "mind",
         cls=MindGroup,
-        epilog="\b\nExample:\n  mind sources add ~/Downloads/chatgpt-export.zip && mind harvest",
+        epilog=ROOT_EPILOG,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     @click.version_option(package_name=DISTRIBUTION, prog_name="mind", message="%(prog)s %(version)s")

@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from mind_core.errors import InvalidInputError, MindError, NotFoundError
-from mind_core.home import DEFAULT_WORKSPACE, MindHome
+from mind_core.home import DEFAULT_WORKSPACE, HOME_ENV, MindHome
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROBLEMS = 0, 1, 2, 3
 EMBEDDER_ENV = "MIND_HARVEST_EMBEDDER"
@@ -39,22 +39,28 @@ def example(*lines: str) -> str:
 COMMON_OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "home": (
         ("--home",),
-        {"metavar": "DIR", "help": "Mind home folder (default: $MIND_HOME or ~/.mind-harvest)."},
+        {
+            "type": click.Path(file_okay=False),
+            "metavar": "DIR",
+            "show_default": f"${HOME_ENV} or ~/.mind-harvest",
+            "help": "Mind home folder.",
+        },
     ),
     "workspace": (
         ("--workspace", "-w"),
         {
             "default": DEFAULT_WORKSPACE,
+            "metavar": "NAME",
             "show_default": True,
-            "help": "Workspace mind to use ('personal' for the personal mind).",
+            "help": "Workspace whose mind to use ('personal' for the personal mind).",
         },
     ),
     "embedder": (
         ("--embedder",),
         {
             "metavar": "PROVIDER",
-            "help": "Embedding provider: inprocess (default), auto, ollama, voyage, openai, litellm, mock "
-            f"(or ${EMBEDDER_ENV}).",
+            "show_default": f"${EMBEDDER_ENV} or inprocess",
+            "help": "Embedding provider: inprocess, auto, ollama, voyage, openai, litellm, mock.",
         },
     ),
     "json": (("--json",), {"is_flag": True, "help": "Machine-readable JSON output instead of text."}),

@@ -100,7 +100,7 @@ def _types_in_mind(mind: Any, table: str, column: str) -> set[str]:
 @kg.command("entities", epilog=example("mind kg entities --type person --valid-at 2010-01-01"))
 @click.option("--type", metavar="TYPE", help="Only entities of this type (person, organization, note, thread ...).")
 @time_axes_options
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def kg_entities(args: CommandArgs) -> int:
     """Entities (of one --type), as they held and as they were known."""
@@ -124,7 +124,7 @@ def kg_entities(args: CommandArgs) -> int:
 @kg.command("relations", epilog=example("mind kg relations --type replied_to --valid-at 2010-01-01"))
 @click.option("--type", metavar="TYPE", help="Only relations of this type (sent, replied_to, to, cc, links_to, tagged, co_occurs_with).")
 @time_axes_options
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def kg_relations(args: CommandArgs) -> int:
     """Relations (of one --type), with the entities they join."""
@@ -148,12 +148,12 @@ def kg_relations(args: CommandArgs) -> int:
     "name", nargs=-1, required=True, metavar="NAME...", help="The entity's name (words are joined)."
 )
 @time_axes_options
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def kg_neighbours(args: CommandArgs) -> int:
-    """An entity's relations, in and out, with the entities at their other end.
+    """An entity's relations and the entities at their other end.
 
-    Every entity of that name answers (a person and a concept may share one); each row names its
+    Relations in and out. Every entity of that name answers (a person and a concept may share one); each row names its
     entity (id, type, name). Stated and typed relations come first, then co-occurrences, each by
     confidence and sightings.
     """

@@ -18,6 +18,7 @@ from mind_core.cli.base import (
     EXIT_PROBLEMS,
     CommandArgs,
     common_options,
+    common_options_hiding,
     example,
     mind_command,
     no_minds,
@@ -32,7 +33,7 @@ from mind_core.text_table import rich_table, styled_output
 
 @click.command("stats", epilog=example("mind stats --all-workspaces --json"))
 @ALL_WORKSPACES_OPTION
-@common_options
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def stats(args: CommandArgs) -> int:
     """Counts per mind.
@@ -72,7 +73,7 @@ def stats(args: CommandArgs) -> int:
     "--repair", is_flag=True, help="Repair what can be repaired (indexes, orphans), then check again."
 )
 @ALL_WORKSPACES_OPTION
-@common_options
+@common_options_hiding("quiet")
 @mind_command
 def doctor(args: CommandArgs) -> int:
     """Check (and repair) a mind.
@@ -244,7 +245,7 @@ def reindex(args: CommandArgs) -> int:
     show_default=True,
     help="Prune deprecated frames older than this.",
 )
-@common_options
+@common_options_hiding("quiet")
 @mind_command
 def compact(args: CommandArgs) -> int:
     """Prune old frames and fold P-frames.

@@ -17,7 +17,7 @@ from mind_core.cli.base import (
     EXTERNAL_URL_OPTION,
     RECORD_ACCESS_OPTION,
     CommandArgs,
-    common_options,
+    common_options_hiding,
     example,
     make_embedder,
     mind_command,
@@ -28,6 +28,7 @@ from mind_core.errors import NotFoundError
 from mind_core.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.query.models import SCOPES, RecallRequest
 from mind_core.scoring import FILE_TIME, HARVEST_TIME, SCORING_PROFILES
+from mind_core.snippets import DEFAULT_WIDTH
 
 FROM_TITLE_CHARS = 40
 
@@ -83,11 +84,12 @@ FROM_TITLE_CHARS = 40
     "--snippet-chars",
     type=int,
     metavar="N",
-    help="With --json: each text as a snippet of about N characters around the query's words.",
+    show_default=f"{DEFAULT_WIDTH} in the table, whole texts with --json",
+    help="Each text as a snippet of about N characters around the query's words.",
 )
 @RECORD_ACCESS_OPTION
 @EXTERNAL_URL_OPTION
-@common_options
+@common_options_hiding("quiet")
 @mind_command
 def recall(args: CommandArgs) -> int:
     """What do I know about X.
@@ -134,7 +136,7 @@ def recall(args: CommandArgs) -> int:
     emit(
         args,
         RecallResponse.from_retrieval(result, request).model_dump(mode="json"),
-        *format_recall(result, args.explain, mark),
+        *format_recall(result, args.explain, mark, args.snippet_chars or DEFAULT_WIDTH),
     )
     return EXIT_OK
 
@@ -274,7 +276,7 @@ def doubt_notice(result: Any) -> str | None:
 
 
 def format_recall(
-    result: Any, explain: bool, mark: Callable[[str], str] | None = None
+    result: Any, explain: bool, mark: Callable[[str], str] | None = None, width: int = DEFAULT_WIDTH
 ) -> list[str | TableView]:
     """The recall as printable parts: a table of results (or why there is none) and notes."""
     from mind_core.snippets import make_snippet
@@ -297,7 +299,7 @@ def format_recall(
                     f"{r.score:.2f}",
                     _event_time(r.metadata.get("created_at")) + _borrowed_mark(origin.get("dated_by")),
                     where,
-                    make_snippet(_own_text(r.content, origin), result.query, mark=mark),
+                    make_snippet(_own_text(r.content, origin), result.query, width, mark),
                 )
             )
         parts.append(TableView(("#", "score", "time (UTC)", "from", "snippet"), rows))

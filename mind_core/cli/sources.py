@@ -34,11 +34,20 @@ class SourcesAddCommand(click.Command):
         super().format_epilog(ctx, formatter)
 
 
-@click.group("sources", cls=click.Group)
+@click.group(
+    "sources",
+    cls=click.Group,
+    epilog=example(
+        "mind sources add ~/Downloads/chatgpt-export.zip",
+        "mind sources list --all-workspaces",
+        "mind sources set chatgpt-export --auto-sync --interval-hours 6",
+    ),
+)
 def sources() -> None:
     """Manage harvest sources.
 
-    The exports, folders and mailboxes a mind is filled from.
+    The exports, folders and mailboxes a mind is filled from. Adding the first source of a
+    workspace creates its mind.
     """
 
 
@@ -55,18 +64,20 @@ def sources() -> None:
     nargs=-1,
     required=True,
     metavar="PATH",
-    help="The export file or folder to harvest (`KIND PATH`, the older form, still works).",
+    help="The export file or folder to harvest (the older form KIND PATH still works).",
 )
 @click.option(
     "--kind",
     metavar="KIND",
-    help="The source kind (see Installed kinds below); default: detected from PATH.",
+    show_default="detected from PATH",
+    help="The source kind (see Installed kinds below).",
 )
 @click.option(
     "--name",
-    help="The source's name in the workspace; default: PATH's last part, extension dropped, "
-    "lower-cased, other characters as '-' (chatgpt-export for ~/Downloads/chatgpt-export.zip; "
-    "a ChatGPT or Claude conversations.json is named after its folder).",
+    show_default="derived from PATH",
+    help="The source's name in the workspace: PATH's last part, extension dropped, lower-cased, "
+    "other characters as '-' (chatgpt-export for ~/Downloads/chatgpt-export.zip; a ChatGPT or "
+    "Claude conversations.json is named after its folder).",
 )
 @click.option("--replace", is_flag=True, help="Re-point an existing name (its ledger starts over).")
 @click.option("--kind-anyway", is_flag=True, help="Keep --kind even though PATH looks like another kind.")
@@ -76,6 +87,7 @@ def sources() -> None:
 @click.option(
     "--interval-hours",
     type=click.IntRange(min=1),
+    metavar="HOURS",
     show_default="24",
     help="Hours between auto-sync harvests.",
 )
@@ -122,7 +134,7 @@ def _kind_and_path(paths: tuple[str, ...], kind: str | None) -> tuple[str | None
 
 @sources.command("list", epilog=example("mind sources list --all-workspaces"))
 @ALL_WORKSPACES_OPTION
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_list(args: CommandArgs) -> int:
     """List sources with their last harvest.
@@ -196,7 +208,7 @@ def source_listing(workspace: str, source: HarvestSource) -> dict[str, Any]:
 
 @sources.command("remove", epilog=example("mind sources remove gpt"))
 @click.argument("name", help="The source to unregister.")
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_remove(args: CommandArgs) -> int:
     """Unregister a source (its frames stay in the mind)."""
@@ -215,7 +227,9 @@ def sources_remove(args: CommandArgs) -> int:
 
 @sources.command("set", epilog=example("mind sources set gpt --auto-sync --interval-hours 6"))
 @click.argument("name", help="The source to change.")
-@click.option("--path", help="Other files for the source: its ledger starts over.")
+@click.option(
+    "--path", type=click.Path(), metavar="PATH", help="Other files for the source: its ledger starts over."
+)
 @click.option("--kind-anyway", is_flag=True, help="Keep the kind even though PATH looks like another kind.")
 @click.option(
     "--auto-sync/--no-auto-sync",
@@ -223,9 +237,13 @@ def sources_remove(args: CommandArgs) -> int:
     help="Turn harvesting by `mind harvest --due` on or off.",
 )
 @click.option(
-    "--interval-hours", type=int, help="Hours between auto-sync harvests (default: the current interval)."
+    "--interval-hours",
+    type=click.IntRange(min=1),
+    metavar="HOURS",
+    show_default="the current interval",
+    help="Hours between auto-sync harvests.",
 )
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_set(args: CommandArgs) -> int:
     """Change a source's path or sync schedule."""
