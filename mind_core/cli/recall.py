@@ -25,7 +25,7 @@ from mind_core.cli.base import (
 )
 from mind_core.cli.output import TableView, emit
 from mind_core.errors import NotFoundError
-from mind_core.home import DEFAULT_WORKSPACE, MindHome
+from mind_core.home import DEFAULT_WORKSPACE, PERSONAL, MindHome
 from mind_core.query.models import SCOPES, RecallRequest
 from mind_core.scoring import FILE_TIME, HARVEST_TIME, SCORING_PROFILES
 from mind_core.snippets import DEFAULT_WIDTH
@@ -172,7 +172,7 @@ def _recall_minds(
     except NotFoundError:
         raise no_mind(home, request.workspace or DEFAULT_WORKSPACE) from None
     if workspace_path is None and personal_path is None:  # a fresh home: the error stats gives
-        raise no_mind(home, name)
+        raise no_mind(home, PERSONAL if request.scope == PERSONAL else name)
     embedder = None if args.keyword_only else make_embedder(args.embedder)
 
     def open_for_recall(path: Path | None) -> Any:

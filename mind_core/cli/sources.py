@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -124,12 +125,19 @@ def _kind_and_path(paths: tuple[str, ...], kind: str | None) -> tuple[str | None
     """PATH with --kind, or the older ``KIND PATH`` form (scripts written for it keep working)."""
     if len(paths) == 1:
         return kind, paths[0]
-    if len(paths) == 2 and kind is None:
+    if len(paths) == 2 and kind is None and not _looks_like_path(paths[0]):
         return paths[0], paths[1]
     raise click.UsageError(
         f"expected one PATH, got {len(paths)} arguments ({' '.join(paths)}); "
         "give the kind with --kind KIND and quote a path with spaces"
     )
+
+
+def _looks_like_path(argument: str) -> bool:
+    """A first argument that is a path, not a kind: an unquoted path with a space split in two."""
+    from mind_core.plugins import source_kinds
+
+    return argument not in source_kinds() and ("/" in argument or Path(argument).exists())
 
 
 @sources.command("list", epilog=example("mind sources list --all-workspaces"))

@@ -122,6 +122,9 @@ def test_the_old_kind_path_form_and_kind_option_both_register(tmp_path, capsys):
     assert code == EXIT_OK and json.loads(out)["kind"] == "chatgpt"
     code, _, err = run(capsys, "sources", "add", "chatgpt", str(export), "--kind", "chatgpt", "--home", str(tmp_path))
     assert code == EXIT_USAGE and "expected one PATH, got 2 arguments" in err
+    # a path with a space, unquoted: two arguments, the first no kind but a path
+    code, _, err = run(capsys, "sources", "add", str(tmp_path / "My"), "Exports", "--home", str(tmp_path))
+    assert code == EXIT_USAGE and "quote a path with spaces" in err
 
 
 def test_sources_add_without_arguments_names_the_missing_path(capsys):
@@ -173,3 +176,11 @@ def test_the_cli_reads_mind_harvest_home(tmp_path, monkeypatch, capsys):
     export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 1, 2)
     assert run(capsys, "sources", "add", str(export))[0] == EXIT_OK
     assert mind_files(tmp_path / "home") == ["default.mind"]
+
+
+def test_recall_of_the_personal_scope_without_a_personal_mind_names_that_mind(tmp_path, capsys):
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 1, 2)
+    base = ("--home", str(tmp_path / "home"), "--embedder", "mock")
+    assert run(capsys, "sources", "add", str(export), "-w", "team", *base)[0] == EXIT_OK
+    code, _, err = run(capsys, "recall", "hello", "--scope", "personal", "-w", "team", *base)
+    assert code == EXIT_USAGE and err.startswith("error: no mind for workspace 'personal' (minds: team)")
