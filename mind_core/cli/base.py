@@ -65,7 +65,7 @@ COMMON_OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     ),
     "json": (("--json",), {"is_flag": True, "help": "Machine-readable JSON output instead of text."}),
     "debug": (("--debug",), {"is_flag": True, "help": "Show tracebacks of errors."}),
-    "quiet": (("--quiet", "-q"), {"is_flag": True, "help": "No progress output."}),
+    "quiet": (("--quiet", "-q"), {"is_flag": True, "help": "No progress or informational output."}),
 }
 
 
