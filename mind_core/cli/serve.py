@@ -16,7 +16,7 @@ from mind_core.cli.base import (
     EXTERNAL_URL_OPTION,
     RECORD_ACCESS_OPTION,
     CommandArgs,
-    common_options,
+    common_options_hiding,
     example,
     make_embedder,
     mind_command,
@@ -33,6 +33,18 @@ def default_workers() -> int:
     if not sys.platform.startswith("linux"):
         return 1
     return max(1, min(MAX_DEFAULT_WORKERS, len(os.sched_getaffinity(0))))
+
+
+def warn_if_no_mind(home: MindHome, workspace: str) -> None:
+    """A service whose default workspace has no mind yet starts anyway (``sources add`` may
+    create it while it runs), but says so on stderr, naming the minds there are: a typo shows."""
+    if not home.mind_path(workspace).is_file():
+        print(
+            f"warning: {home.missing_mind(workspace)}; serving anyway: it answers once "
+            "`mind sources add` creates it",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 @click.command("serve", epilog=example("mind serve --port 8787"))
@@ -55,7 +67,7 @@ def default_workers() -> int:
 )
 @RECORD_ACCESS_OPTION
 @EXTERNAL_URL_OPTION
-@common_options
+@common_options_hiding("json")
 @mind_command
 def serve(args: CommandArgs) -> int:
     """HTTP JSON query service.
@@ -79,6 +91,7 @@ def serve(args: CommandArgs) -> int:
     )
     token = args.token or os.environ.get(SERVE_TOKEN_ENV)
     home = MindHome(args.home)
+    warn_if_no_mind(home, args.workspace)
     try:
         sock = listening_socket(args.host, args.port, token)
     except OSError as exc:
@@ -132,7 +145,7 @@ def serve(args: CommandArgs) -> int:
 @click.command("mcp", epilog=example("mind mcp --workspace team"))
 @RECORD_ACCESS_OPTION
 @EXTERNAL_URL_OPTION
-@common_options
+@common_options_hiding("json", "quiet")
 @mind_command
 def mcp(args: CommandArgs) -> int:
     """MCP server over stdio, for assistants.
@@ -146,8 +159,10 @@ def mcp(args: CommandArgs) -> int:
 
         return configured_retrievers(args.external_url)
 
+    home = MindHome(args.home)
+    warn_if_no_mind(home, args.workspace)
     tools = MindTools(
-        MindHome(args.home),
+        home,
         args.workspace,
         OnFirstUse(lambda: make_embedder(args.embedder)),
         OnFirstUse(retrievers),
