@@ -15,7 +15,8 @@ question is embedded once. Questions without resolvable evidence are excluded an
     .venv/bin/python benchmarks/select_constants.py [--data locomo realtalk] [--k 10]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
         [--context-windows 2] [--entity-weights ...] [--feedback-weights ...] [--time-weights ...]
-        [--when-weights ...] [--speaker-weights ...] [--relevance-shares ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
+        [--when-weights ...] [--speaker-weights ...] [--relevance-shares ...] [--session-caps ...]
+        [--session-weights ...] [--session-aggregates sum max] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
 """
 
@@ -34,14 +35,42 @@ from typing import Any
 import locomo
 import realtalk
 from _common import machine, write_results
-from _memory_eval import Conversation, harvested
+from _memory_eval import Conversation, HarvestedConversation, harvested, recall, session_recall
+from _session_rerank import POOL, SESSION_AGGREGATES, by_session_strength, spread_sessions
 
 from mind_core.embeddings import InprocessEmbedder
 from mind_core.embeddings.base import Embedder
 from mind_core.embeddings.inprocess import BACKENDS
 from mind_core.search import SearchConfig
 
-DEFAULT = SearchConfig()
+
+@dataclass(frozen=True)
+class Setting(SearchConfig):
+    """A search configuration plus the session re-rankings of the result pool that were measured
+    and not adopted (``_session_rerank``): the search runs with the ``SearchConfig`` part, the
+    benchmark re-ranks its first ``POOL`` results. 0 = off."""
+
+    session_cap: int = 0
+    session_weight: float = 0.0
+    session_aggregate: str = "sum"
+
+    @property
+    def reranks(self) -> bool:
+        return self.session_cap > 0 or self.session_weight > 0
+
+    def ranked_ids(self, run: HarvestedConversation, question: str, k: int) -> list[int]:
+        """The frame ids of the top k: the product's search, then the session re-ranking."""
+        if not self.reranks:
+            return run.retrieve("hybrid", question, k)
+        results = run.mind.search.search(question, limit=POOL)
+        if self.session_weight > 0:
+            results = by_session_strength(results, self.session_weight, self.session_aggregate)
+        if self.session_cap > 0:
+            results = spread_sessions(results, self.session_cap)
+        return [result.frame.id for result in results[:k]]
+
+
+DEFAULT = Setting()
 
 
 @dataclass(frozen=True)
@@ -54,7 +83,7 @@ class Scored:
     session_recall: float
 
 
-def label(config: SearchConfig) -> str:
+def label(config: Setting) -> str:
     if config.fusion == "rrf":
         return "RRF K=60 (original)"
     methods = "".join(
@@ -72,18 +101,39 @@ def label(config: SearchConfig) -> str:
         methods += f" (scale {config.time_scale_days:g} d)"
     if config.relevance_share != 1.0:
         methods += f", relevance {config.relevance_share:g}"
+    if config.session_cap:
+        methods += f", session cap {config.session_cap}"
+    if config.session_weight:
+        methods += f", session {config.session_aggregate} {config.session_weight:g}"
     return (
         f"context {config.context_weight:g} x {config.context_window}, vector {config.vector_weight:g}, "
         f"depth {config.lane_depth}{methods}"
     )
 
 
-def grid(args: argparse.Namespace) -> list[SearchConfig]:
+def grid(args: argparse.Namespace) -> list[Setting]:
     """The convex grid, crossed with the methods of issue #18 (entity lane, RM3 feedback, time
     boost, "when" and speaker preference weights, 0 = off), plus the two ablations as candidates (no session context at the default
     vector weight, and the original RRF); the defaults first, so ties keep them."""
     settings = [DEFAULT]
-    for context_weight, vector_weight, depth, window, entity, feedback, time, when, speaker, scale, share in product(
+    sessions = [(0.0, DEFAULT.session_aggregate)] + [
+        (weight, aggregate) for weight in args.session_weights for aggregate in args.session_aggregates
+    ]
+    for (
+        context_weight,
+        vector_weight,
+        depth,
+        window,
+        entity,
+        feedback,
+        time,
+        when,
+        speaker,
+        scale,
+        share,
+        cap,
+        (session_weight, aggregate),
+    ) in product(
         args.context_weights,
         args.vector_weights,
         args.lane_depths,
@@ -95,6 +145,8 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
         [0.0, *args.speaker_weights],
         args.time_scales,
         args.relevance_shares,
+        [0, *args.session_caps],
+        sessions,
     ):
         settings.append(
             replace(
@@ -110,6 +162,9 @@ def grid(args: argparse.Namespace) -> list[SearchConfig]:
                 speaker_weight=speaker,
                 time_scale_days=scale if time else DEFAULT.time_scale_days,
                 relevance_share=share,
+                session_cap=cap,
+                session_weight=session_weight,
+                session_aggregate=aggregate,
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -122,10 +177,12 @@ METHODS = {
     "time boost": "time_weight",
     "when preference": "when_weight",
     "speaker preference": "speaker_weight",
+    "session cap": "session_cap",
+    "session strength": "session_weight",
 }
 
 
-def ablation(scores: dict[SearchConfig, list[Scored]], names: Sequence[str]) -> dict[str, dict[str, float]]:
+def ablation(scores: dict[Setting, list[Scored]], names: Sequence[str]) -> dict[str, dict[str, float]]:
     """Per method, the leave-one-out mean over folds when the folds may choose only settings
     with it on, only settings with it off, and any setting: a method counts when "on" beats "off"."""
     table = {}
@@ -159,14 +216,14 @@ def ablation(scores: dict[SearchConfig, list[Scored]], names: Sequence[str]) -> 
 
 def score_grid(
     conversations: Sequence[Conversation],
-    settings: Sequence[SearchConfig],
+    settings: Sequence[Setting],
     embedder: Embedder,
     k: int,
     minds: Path | None = None,
-) -> dict[SearchConfig, list[Scored]]:
+) -> dict[Setting, list[Scored]]:
     """Every scored question of every conversation under every setting, one harvest each (none
     when ``minds`` already holds the conversation's mind from an earlier run)."""
-    scores: dict[SearchConfig, list[Scored]] = defaultdict(list)
+    scores: dict[Setting, list[Scored]] = defaultdict(list)
     with tempfile.TemporaryDirectory() as tmp:
         for conversation in conversations:
             questions = conversation.scored_questions()
@@ -179,13 +236,13 @@ def score_grid(
                 for config in settings:
                     run.mind.search.config = config
                     for question in questions:
-                        result = run.score(question, "hybrid", [k])
+                        ids = config.ranked_ids(run, question.question, k)
                         scores[config].append(
                             Scored(
                                 conversation.name,
                                 question.category,
-                                result["recall"][k],
-                                result["session_recall"][k],
+                                recall(question.evidence, ids, run.dia_ids),
+                                session_recall(question.evidence, ids, run.dia_ids, run.session_of),
                             )
                         )
     return scores
@@ -203,12 +260,12 @@ def per_conversation_mean(rows: Sequence[Scored], names: Sequence[str], figure: 
     return statistics.fmean(mean(of(rows, [name]), figure) for name in names)
 
 
-def best(scores: dict[SearchConfig, list[Scored]], names: Sequence[str]) -> SearchConfig:
+def best(scores: dict[Setting, list[Scored]], names: Sequence[str]) -> Setting:
     """The setting with the highest recall over the questions of ``names`` (first on ties)."""
     return max(scores, key=lambda config: mean(of(scores[config], names)))
 
 
-def leave_one_out(scores: dict[SearchConfig, list[Scored]], names: Sequence[str]) -> list[dict[str, Any]]:
+def leave_one_out(scores: dict[Setting, list[Scored]], names: Sequence[str]) -> list[dict[str, Any]]:
     folds = []
     fallback = DEFAULT if DEFAULT in scores else next(iter(scores))
     for held_out in names:
@@ -238,7 +295,7 @@ def category_table(rows: Sequence[Scored]) -> dict[str, float]:
 
 def report(
     data: str,
-    scores: dict[SearchConfig, list[Scored]],
+    scores: dict[Setting, list[Scored]],
     names: Sequence[str],
     k: int,
     categories: dict[str, str],
@@ -260,6 +317,7 @@ def report(
                 "setting": asdict(config),
                 "pooled": mean(rows),
                 "per_conversation": {name: mean(of(rows, [name])) for name in names},
+                "by_category": category_table(rows),
             }
             for config, rows in scores.items()
         ],
@@ -335,7 +393,7 @@ def report(
 
 
 def joint(
-    scores_by_data: dict[str, dict[SearchConfig, list[Scored]]],
+    scores_by_data: dict[str, dict[Setting, list[Scored]]],
     names_by_data: dict[str, list[str]],
     k: int,
     categories_by_data: dict[str, dict[str, str]],
@@ -343,7 +401,7 @@ def joint(
     """One default serves both data sets, so the setting is also chosen on both together: each
     conversation of either set held out in turn, the setting with the best recall over the
     questions of the other five chosen. Per data set, the mean over its folds (and per category)."""
-    merged: dict[SearchConfig, list[Scored]] = defaultdict(list)
+    merged: dict[Setting, list[Scored]] = defaultdict(list)
     for scores in scores_by_data.values():
         for config, rows in scores.items():
             merged[config] += rows
@@ -396,6 +454,15 @@ def main() -> None:
     )
     parser.add_argument("--time-scales", type=float, nargs="+", default=[DEFAULT.time_scale_days])
     parser.add_argument(
+        "--session-caps", type=int, nargs="*", default=[], help="at most N frames of a session before the others'"
+    )
+    parser.add_argument(
+        "--session-weights", type=float, nargs="*", default=[], help="share of the score from the session's strength"
+    )
+    parser.add_argument(
+        "--session-aggregates", nargs="+", choices=SESSION_AGGREGATES, default=[DEFAULT.session_aggregate]
+    )
+    parser.add_argument(
         "--minds",
         type=Path,
         help="keep the harvested minds in this folder and reuse them on the next run (same data and model)",
@@ -418,7 +485,7 @@ def main() -> None:
         "embedding_backend": embedder.backend,
         "settings": [asdict(s) for s in settings],
     }
-    scores_by_data: dict[str, dict[SearchConfig, list[Scored]]] = {}
+    scores_by_data: dict[str, dict[Setting, list[Scored]]] = {}
     names_by_data: dict[str, list[str]] = {}
     for data in args.data:
         load, categories = DATA_SETS[data]

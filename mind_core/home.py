@@ -1,6 +1,7 @@
 """Minds on disk: a home folder with the personal mind and one mind file per workspace.
 
-``MIND_HOME`` (default ``~/.mind-harvest``)::
+``MIND_HARVEST_HOME`` (named like every other variable of the project; ``MIND_HOME``, its older
+name, still read), default ``~/.mind-harvest``::
 
     personal.mind               the person's own mind
     workspaces/<name>.mind      one mind per workspace (a team, a project)
@@ -12,9 +13,11 @@ import os
 import re
 from pathlib import Path
 
-from mind_core.errors import InvalidInputError
+from mind_core.errors import InvalidInputError, NotFoundError
 
 DEFAULT_HOME = "~/.mind-harvest"
+HOME_ENV = "MIND_HARVEST_HOME"
+HOME_ENV_ALIAS = "MIND_HOME"
 DEFAULT_WORKSPACE = "default"
 PERSONAL = "personal"
 _WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -32,9 +35,22 @@ def validate_workspace_name(name: str) -> str:
     return name
 
 
+def home_from_environment() -> str | None:
+    """The mind home the environment names: ``MIND_HARVEST_HOME``, else ``MIND_HOME``. Both set
+    to different folders is refused: tools that set ``MIND_HOME`` for a child process (a scratch
+    home) must never have it silently overruled by a real home inherited from the shell."""
+    named, alias = os.environ.get(HOME_ENV), os.environ.get(HOME_ENV_ALIAS)
+    if named and alias and Path(named).expanduser().resolve() != Path(alias).expanduser().resolve():
+        raise InvalidInputError(
+            f"${HOME_ENV} ({named}) and ${HOME_ENV_ALIAS} ({alias}) name different mind homes; "
+            f"unset one (${HOME_ENV_ALIAS} is the older name of ${HOME_ENV})"
+        )
+    return named or alias
+
+
 class MindHome:
     def __init__(self, root: str | Path | None = None) -> None:
-        self.root = Path(root or os.environ.get("MIND_HOME") or DEFAULT_HOME).expanduser().resolve()
+        self.root = Path(root or home_from_environment() or DEFAULT_HOME).expanduser().resolve()
 
     @property
     def personal_path(self) -> Path:
@@ -53,6 +69,12 @@ class MindHome:
         """Every mind in the home, as ``--all-workspaces`` means it: the personal mind (when it
         exists), then each workspace. One list, so no command's "all" can leave a mind out."""
         return ([PERSONAL] if self.personal_path.is_file() else []) + self.workspaces()
+
+    def missing_mind(self, name: str) -> NotFoundError:
+        """The error for a workspace without a mind, naming the minds there are, so a typo is seen
+        for one (the same words as ``retrieval.no_such_workspace``, which the services raise)."""
+        minds = self.workspaces() + ([PERSONAL] if self.personal_path.is_file() else [])
+        return NotFoundError(f"no mind for workspace {name!r} (minds: {', '.join(minds) or 'none yet'})")
 
     def workspaces(self) -> list[str]:
         folder = self.root / "workspaces"

@@ -271,6 +271,11 @@ INSERT OR IGNORE INTO kg_relation_frames (relation_id, frame_id)
 """
 
 
+# A frame's speaker (the chat message's author), as ``idx_frames_role`` indexes it; a query must
+# spell it the same way for SQLite to use the index. Metadata that is not JSON has no speaker.
+FRAME_ROLE_SQL = "(CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.provenance.role') END)"
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_original_schema", _original_schema),
     Migration("0002_frame_columns", _frame_columns),
@@ -286,6 +291,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0008_knowledge_versions", _KNOWLEDGE_VERSIONS_SQL),
     Migration("0009_vector_codes", _vector_codes),
     Migration("0010_knowledge_evidence", _KNOWLEDGE_EVIDENCE_SQL),
+    # the search asks which speakers a mind has for every question (``HybridSearch._speakers``)
+    Migration("0011_frames_role_index", f"CREATE INDEX idx_frames_role ON memory_frames {FRAME_ROLE_SQL}"),
 )
 
 

@@ -104,16 +104,24 @@ def compute_importance_score(importance: str) -> float:
     return IMPORTANCE_MULTIPLIERS.get(importance, 1.0)
 
 
-def relevance_components(
-    frame: Frame, context: ScoringContext | None = None, now: datetime | None = None
+def relevance_components_of(
+    frame_id: int,
+    created_at: str,
+    access_count: int,
+    importance: str,
+    borrowed: bool,
+    context: ScoringContext | None = None,
+    now: datetime | None = None,
 ) -> dict[str, float]:
+    """The relevance parts of one frame from the columns they read (``borrowed``: its time is
+    not its own, ``borrowed_time``)."""
     context = context or ScoringContext()
     # no recency for a time the file system or the harvest gave: dated evidence comes first
     return {
-        "temporal": 0.0 if borrowed_time(frame) else compute_temporal_score(frame.created_at, now),
-        "popularity": compute_popularity_score(frame.access_count),
-        "contextual": compute_contextual_score(frame.id, context.graph_distances),
-        "importance": compute_importance_score(frame.importance),
+        "temporal": 0.0 if borrowed else compute_temporal_score(created_at, now),
+        "popularity": compute_popularity_score(access_count),
+        "contextual": compute_contextual_score(frame_id, context.graph_distances),
+        "importance": compute_importance_score(importance),
     }
 
 

@@ -38,7 +38,7 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -49,6 +49,7 @@ from mind_core.errors import InvalidInputError
 from mind_core.frames import Frame, FrameStore, scope_clauses, time_bound
 from mind_core.keywords import NON_WORD, keyword_tokens
 from mind_core.limits import MAX_QUERY_CHARS
+from mind_core.schema import FRAME_ROLE_SQL
 from mind_core.scoring import (
     SCORING_PROFILES,
     ScoringContext,
@@ -56,7 +57,7 @@ from mind_core.scoring import (
     borrowed_time_sql,
     dated_by_file,
     max_relevance,
-    relevance_components,
+    relevance_components_of,
     relevance_parts,
     weighted_relevance,
 )
@@ -306,8 +307,8 @@ class HybridSearch:
         self.vectors = VectorIndex(db, embedder)
         self.knowledge = knowledge
         self.config = config or SearchConfig()
-        # (mind version, latest own event time): see ``_latest_event_time``
-        self._latest_own_time: tuple[tuple[int, int], str | None] | None = None
+        # what ``_kept_while_unchanged`` keeps: name -> (mind version, value)
+        self._kept: dict[str, tuple[tuple[int, int], Any]] = {}
 
     @property
     def config(self) -> SearchConfig:
@@ -503,13 +504,20 @@ class HybridSearch:
         words = [word.lower() for word in keyword_tokens(keywords)]
         only_a_time = window if window is not None and not topic_words(keywords) else None
 
-        def scored(frame: Frame, entry: dict[str, Any]) -> SearchResult:
-            rrf_score = entry["match"] * MAX_RRF_SCORE
-            components = relevance_components(frame, context, now)
+        def ranked(row: Any) -> tuple[float, float, dict[str, float]]:
+            """(score, relevance, its parts) of one pool frame, from the columns relevance reads."""
+            frame_id, created_at, access_count, importance, borrowed = row
+            components = relevance_components_of(
+                frame_id, created_at, access_count, importance, bool(borrowed), context, now
+            )
             relevance = weighted_relevance(components, weights)
             # at most the match: relevance is a share of the most a profile gives (capped there)
             shortfall = 1.0 - min(1.0, relevance / best_relevance)
-            score = entry["match"] * (1.0 - self.config.relevance_share * shortfall)
+            return fused[frame_id]["match"] * (1.0 - self.config.relevance_share * shortfall), relevance, components
+
+        def result(frame: Frame, score: float, relevance: float, components: dict[str, float]) -> SearchResult:
+            entry = fused[frame.id]
+            rrf_score = entry["match"] * MAX_RRF_SCORE
             text = frame.content.lower()
             share = sum(1 for word in words if word in text) / len(words) if words else 0.0
             evidence = any(word in text for word in words if word.isalpha())
@@ -549,14 +557,19 @@ class HybridSearch:
         # limit, and never fewer than for RELEVANCE_POOL_LIMIT results, so every limit up to that
         # one reorders the same pool: a longer list extends a shorter one, never reorders its head.
         # (Scoring every candidate would make it so for any limit, at five times the search's CPU.)
+        # The pool is scored from a few columns; only the frames shown are read whole.
         pool_size = max(limit, RELEVANCE_POOL_LIMIT) * RELEVANCE_POOL_FACTOR
         pool = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))[:pool_size]
         context = self._with_graph_distances(query, context or ScoringContext(), weights.contextual, pool)
-        frames = self.frames.get_many(pool)
         # a frame missing here was deleted, or its index row is an orphan
-        results = [scored(frames[fid], fused[fid]) for fid in pool if fid in frames]
-        results.sort(key=lambda r: (r.score, r.final_score), reverse=True)
-        return results[:limit]
+        rows = {row[0]: row for row in self._relevance_columns(pool)}
+        scores = {fid: ranked(rows[fid]) for fid in pool if fid in rows}
+        # by score, then by final score (match x relevance), the pool's order among equals
+        head = sorted(
+            scores, key=lambda fid: (scores[fid][0], fused[fid]["match"] * MAX_RRF_SCORE * scores[fid][1]), reverse=True
+        )[:limit]
+        frames = self.frames.get_many(head)
+        return [result(frames[fid], *scores[fid]) for fid in head if fid in frames]
 
     def _fuse_rrf(
         self,
@@ -669,10 +682,14 @@ class HybridSearch:
             vector_part = lane_score("vector", frame_id, MATCH_SCALE_CONTEXT_WEIGHT)
             return (1.0 - MATCH_SCALE_VECTOR_WEIGHT) * keyword_part + MATCH_SCALE_VECTOR_WEIGHT * vector_part
 
-        match = {
-            frame_id: sum(weight * lane_score(lane, frame_id) for lane, weight in weights.items())
-            for frame_id in candidates.union(*neighbours.values())
-        }
+        # lane_score summed over the lanes, written out: this runs for every candidate and neighbour
+        lanes = [(weight, own[lane], nearby[lane]) for lane, weight in weights.items()]
+        match: dict[int, float] = {}
+        for frame_id in candidates.union(*neighbours.values()):
+            total = 0.0
+            for weight, scores, near in lanes:
+                total += weight * (1.0 - (1.0 - scores.get(frame_id, 0.0)) * (1.0 - context_weight * near.get(frame_id, 0.0)))
+            match[frame_id] = total
         time_scores, when_scores = {}, {}
         asked_window = window
         if time_aware:
@@ -680,10 +697,17 @@ class HybridSearch:
         for frame_id in time_scores.keys() | when_scores.keys():
             match[frame_id] *= 1.0 - config.time_weight * (1.0 - time_scores.get(frame_id, 1.0))
             match[frame_id] *= 1.0 - config.when_weight * (1.0 - when_scores.get(frame_id, 1.0))
-        speakers = self.speaker_scores(query, list(match)) if config.speaker_weight > 0 else {}
+        pool_size = max(limit, RELEVANCE_POOL_LIMIT) * RELEVANCE_POOL_FACTOR
+        speakers: dict[int, float] = {}
+        if config.speaker_weight > 0:
+            # The preference lowers a match by at most speaker_weight, so a frame below that share
+            # of the pool's last match cannot reach the pool whoever said it: its speaker is not read.
+            ordered = sorted(match.values(), reverse=True)
+            floor = (1.0 - config.speaker_weight) * ordered[min(pool_size, len(ordered)) - 1]
+            speakers = self.speaker_scores(query, [fid for fid, value in match.items() if value >= floor])
         for frame_id, said_by_named in speakers.items():
             match[frame_id] *= 1.0 - config.speaker_weight * (1.0 - said_by_named)
-        pool = sorted(match, key=lambda fid: (-match[fid], fid))[: max(limit, RELEVANCE_POOL_LIMIT) * RELEVANCE_POOL_FACTOR]
+        pool = sorted(match, key=lambda fid: (-match[fid], fid))[:pool_size]
         fused: dict[int, dict[str, Any]] = {}
         for frame_id in pool:
             entry: dict[str, Any] = {}
@@ -798,22 +822,42 @@ class HybridSearch:
         speaker, 0 for one said by another. "What did Melanie paint?" is answered by Melanie's
         turns, while the turns that say her name are mostly the other speaker addressing her.
         A question naming no speaker, or every one, leaves all frames alone (empty), and so does
-        a word that is a chat's generic role (``GENERIC_ROLES``: "user", "assistant", ...)."""
+        a word that is a chat's generic role (``GENERIC_ROLES``: "user", "assistant", ...).
+        A question that names none of the mind's speakers (most do not) reads no frame's role."""
+        asked = query.lower()
+
+        def named_in(speakers: set[str]) -> set[str]:
+            return {
+                speaker
+                for speaker in speakers - GENERIC_ROLES
+                if speaker in asked and re.search(rf"\b{re.escape(speaker)}\b", asked)
+            }
+
+        if not named_in(self._kept_while_unchanged("speakers", self._speakers)):
+            return {}
         roles: dict[int, str] = {}
         for start in range(0, len(frame_ids), 500):
             chunk = frame_ids[start : start + 500]
             rows = self.db.query(
-                "SELECT id, json_extract(metadata, '$.provenance.role') FROM memory_frames "
-                f"WHERE id IN ({','.join('?' for _ in chunk)})",
+                f"SELECT id, {FRAME_ROLE_SQL} FROM memory_frames WHERE id IN ({','.join('?' for _ in chunk)})",
                 chunk,
             )
             roles.update({row[0]: row[1].lower() for row in rows if isinstance(row[1], str) and row[1].strip()})
         speakers = set(roles.values())
-        asked = query.lower()
-        named = {speaker for speaker in speakers - GENERIC_ROLES if re.search(rf"\b{re.escape(speaker)}\b", asked)}
+        named = named_in(speakers)
         if not named or named == speakers:
             return {}
         return {frame_id: 1.0 if role in named else 0.0 for frame_id, role in roles.items()}
+
+    def _speakers(self) -> set[str]:
+        """Every speaker of the mind, lower case: the distinct roles, read by hopping through
+        ``idx_frames_role`` (a loose index scan: its cost grows with the speakers, not the frames)."""
+        rows = self.db.query(
+            f"WITH RECURSIVE r(v) AS (SELECT MIN({FRAME_ROLE_SQL}) FROM memory_frames UNION ALL"
+            f" SELECT (SELECT MIN({FRAME_ROLE_SQL}) FROM memory_frames WHERE {FRAME_ROLE_SQL} > r.v)"
+            " FROM r WHERE r.v IS NOT NULL) SELECT v FROM r WHERE v IS NOT NULL"
+        )
+        return {row[0].lower() for row in rows if isinstance(row[0], str) and row[0].strip()}
 
     @staticmethod
     def _own_time_inside(frame: Frame, window: TimeWindow) -> bool:
@@ -838,24 +882,45 @@ class HybridSearch:
         except ValueError:
             return now
 
+    def _relevance_columns(self, frame_ids: list[int]) -> list[Any]:
+        """(id, created_at, access_count, importance, borrowed time 0/1) of each frame that exists:
+        what relevance reads, without loading and decoding whole frames."""
+        rows: list[Any] = []
+        for start in range(0, len(frame_ids), 500):
+            chunk = frame_ids[start : start + 500]
+            rows += self.db.query(
+                f"SELECT id, created_at, access_count, importance, {borrowed_time_sql()} FROM memory_frames"
+                f" WHERE id IN ({','.join('?' for _ in chunk)})",
+                chunk,
+            )
+        return rows
+
+    def _kept_while_unchanged(self, name: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept until the mind changes: another connection's commit moves
+        ``data_version``, this connection's own writes ``total_changes``."""
+        version = (self.db.scalar("PRAGMA data_version"), self.db.conn.total_changes)
+        kept = self._kept.get(name)
+        if kept is None or kept[0] != version:
+            kept = self._kept[name] = (version, compute())
+        return kept[1]
+
     def _latest_own_event_time(self) -> str | None:
         """The latest event time of a frame with a time of its own (else the latest of all). It
         may read every frame's metadata (about 120 ms at 50,000 frames, when the newest frame's
-        time is borrowed), so it is kept until the mind changes: another connection's commit
-        moves ``data_version``, this connection's own writes ``total_changes``."""
-        version = (self.db.scalar("PRAGMA data_version"), self.db.conn.total_changes)
-        if self._latest_own_time is not None and self._latest_own_time[0] == version:
-            return self._latest_own_time[1]
-        rows = self.db.query("SELECT id FROM memory_frames ORDER BY created_at DESC, id LIMIT 1")
-        newest = self.frames.get_many([rows[0][0]]).get(rows[0][0]) if rows else None
-        latest = newest.created_at if newest is not None else None
-        if newest is not None and borrowed_time(newest):  # only then read every frame's metadata
-            latest = self.db.scalar(
-                f"SELECT COALESCE(MAX(CASE WHEN {borrowed_time_sql()} THEN NULL ELSE created_at END),"
-                " MAX(created_at)) FROM memory_frames"
-            )
-        self._latest_own_time = (version, latest)
-        return latest
+        time is borrowed), so it is kept until the mind changes."""
+
+        def latest_own() -> str | None:
+            rows = self.db.query("SELECT id FROM memory_frames ORDER BY created_at DESC, id LIMIT 1")
+            newest = self.frames.get_many([rows[0][0]]).get(rows[0][0]) if rows else None
+            latest = newest.created_at if newest is not None else None
+            if newest is not None and borrowed_time(newest):  # only then read every frame's metadata
+                latest = self.db.scalar(
+                    f"SELECT COALESCE(MAX(CASE WHEN {borrowed_time_sql()} THEN NULL ELSE created_at END),"
+                    " MAX(created_at)) FROM memory_frames"
+                )
+            return latest
+
+        return self._kept_while_unchanged("latest_own_event_time", latest_own)
 
     def feedback_terms(self, query: str, top: list[LaneHit]) -> list[str]:
         """RM3's expansion terms: the words of the first pass's top frames weighted by their share
@@ -963,12 +1028,11 @@ class HybridSearch:
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             rows = self.db.query(
-                f"WITH c(id) AS (VALUES {','.join('(?)' for _ in chunk)}) "
-                "SELECT p.id, f.id FROM c JOIN memory_frames p ON p.id = c.id "
-                "JOIN memory_frames f ON f.gop_id = p.gop_id AND f.t BETWEEN p.t - ? AND p.t + ? AND f.id != p.id"
+                "SELECT p.id, f.id FROM memory_frames p JOIN memory_frames f"
+                " ON f.gop_id = p.gop_id AND f.t BETWEEN p.t - ? AND p.t + ? AND f.id != p.id"
                 + "".join(f" AND {clause}" for clause in time_sql)
-                + " ORDER BY p.id, f.t",
-                [*chunk, window, window, *time_params],
+                + f" WHERE p.id IN ({','.join('?' for _ in chunk)})",
+                [window, window, *time_params, *chunk],
             )
             for frame_id, neighbour in rows:
                 result.setdefault(frame_id, []).append(neighbour)

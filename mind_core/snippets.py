@@ -42,6 +42,28 @@ def _pattern(query: str) -> re.Pattern[str] | None:
     return re.compile(r"\b(?:" + "|".join(map(re.escape, stems)) + r")\w*", re.IGNORECASE)
 
 
+# a quoted line of a mail reply: "> ...", ">> ...", or with the quoted writer's initials ("LK> ...")
+_QUOTED_LINE = re.compile(r"^[ \t]*(?:[A-Z][A-Za-z]{0,3})?>")
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, cut at a word with an ellipsis when too long."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text.rfind(" ", 0, width)
+    return text[: cut if cut > width // 2 else width - 1].rstrip(" ,;:-") + ELLIPSIS
+
+
+def without_mail_quotes(text: str) -> str:
+    """A mail's text without the lines it quotes, when words of its own remain (lines other than
+    an attribution ending in ':', as "Lars wrote:"); a message that only quotes is kept whole."""
+    own = [line for line in text.splitlines() if not _QUOTED_LINE.match(line)]
+    if any(line.strip() and not line.rstrip().endswith(":") for line in own):
+        return "\n".join(own)
+    return text
+
+
 def make_snippet(
     content: str, query: str, width: int = DEFAULT_WIDTH, mark: Callable[[str], str] | None = None
 ) -> str:

@@ -44,6 +44,8 @@ ACTIVITY_HEADERS = frozenset({"Gemini Apps", "Bard"})
 PROMPT_PREFIX = "Prompted "
 TITLE_LENGTH = 80
 TAKEOUT_FILE = "MyActivity.json"
+DETECT_DEPTH = 3
+DETECT_FOLDERS = 200
 TAKEOUT_LOCATIONS = (
     TAKEOUT_FILE,
     f"Gemini Apps/{TAKEOUT_FILE}",
@@ -368,17 +370,7 @@ class GeminiSource:
     def detect(self, path: Path) -> bool:
         path = Path(path)
         if path.is_dir():
-            if any(
-                (path / location).is_file() and looks_like_takeout(read_head(path / location))
-                for location in TAKEOUT_LOCATIONS
-            ):
-                return True
-            return any(
-                child.is_file()
-                and child.suffix.lower() in ("", ".json")
-                and looks_like_aistudio(read_head(child))
-                for child in path.iterdir()
-            )
+            return gemini_depth(path) is not None
         if not path.is_file():
             return False
         head = read_head(path)
@@ -404,7 +396,57 @@ def register_sources(register: Any) -> None:
     register(GeminiSource())
 
 
+def gemini_depth(folder: Path) -> int | None:
+    """How deep below ``folder`` the first Takeout activity file or AI Studio prompt file is (0:
+    at its top), or None. Exports arrive wrapped (``chat-exports/gemini/aistudio/*.json``), so
+    the search goes down ``DETECT_DEPTH`` levels, breadth first, through at most
+    ``DETECT_FOLDERS`` folders, as mail detection does; the scan reads the whole tree anyway."""
+    level = [folder]
+    seen = 0
+    for depth in range(DETECT_DEPTH + 1):
+        below: list[Path] = []
+        for current in level:
+            seen += 1
+            if seen > DETECT_FOLDERS:
+                return None
+            if _holds_gemini(current):
+                return depth
+            below.extend(_subfolders(current))
+        level = below
+    return None
+
+
+def _holds_gemini(folder: Path) -> bool:
+    if any(
+        (folder / location).is_file() and looks_like_takeout(read_head(folder / location))
+        for location in TAKEOUT_LOCATIONS
+    ):
+        return True
+    try:
+        children = sorted(folder.iterdir())
+    except OSError:
+        return False
+    return any(
+        child.is_file() and child.suffix.lower() in ("", ".json") and looks_like_aistudio(read_head(child))
+        for child in children
+    )
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [e for e in entries if not e.name.startswith(".") and not e.is_symlink() and e.is_dir()]
+
+
 @hookimpl
 def detect_sources(path: Path) -> dict[str, float]:
-    """Sure when a Takeout activity file or an AI Studio chat starts like one."""
-    return {KIND: 0.9 if GeminiSource().detect(path) else 0.0}
+    """Sure when a Takeout activity file or an AI Studio chat starts like one at the path's top;
+    plausible when one lies in a folder below (named when no kind is given, never grounds to
+    refuse another kind a user gave for the folder)."""
+    path = Path(path)
+    if not path.is_dir():
+        return {KIND: 0.9 if GeminiSource().detect(path) else 0.0}
+    depth = gemini_depth(path)
+    return {KIND: 0.0 if depth is None else 0.9 if depth == 0 else 0.7}

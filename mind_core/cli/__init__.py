@@ -33,6 +33,7 @@ from mind_core.cli.base import (
     report_error,
 )
 from mind_core.errors import MindError
+from mind_core.home import HOME_ENV, HOME_ENV_ALIAS
 
 __all__ = [
     "EMBEDDER_ENV",
@@ -62,6 +63,22 @@ BUILT_IN_COMMANDS: dict[str, str] = {
 }
 
 
+ROOT_EPILOG = f"""\b
+Example:
+  mind sources add ~/Downloads/chatgpt-export.zip && mind harvest
+  mind recall "postgres migration"
+
+\b
+Environment:
+  {HOME_ENV:<25} the mind home (--home), default ~/.mind-harvest
+  {HOME_ENV_ALIAS:<25} its older name, still read
+  {EMBEDDER_ENV:<25} the embedding provider (--embedder), default inprocess
+  {"MIND_HARVEST_SERVE_TOKEN":<25} the bearer token `mind serve` requires
+  {"NO_COLOR":<25} plain output on a terminal too
+
+Each command's --help has its options and an example; README.md has the whole guide."""
+
+
 class MindGroup(click.Group):
     """The root group: built-in commands loaded by name, plugin commands added on first need."""
 
@@ -78,6 +95,18 @@ class MindGroup(click.Group):
             return command
         self._add_plugin_commands()
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """Click's, with the typo suggestion (``Did you mean 'recall'?``) drawn from every
+        command: the built-in ones are not in ``self.commands`` until they are loaded."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:
+            raise click.exceptions.NoSuchCommand(
+                exc.command_name, possibilities=self.list_commands(ctx), ctx=ctx
+            ) from None
 
     def _add_plugin_commands(self) -> None:
         """Let each ``register_commands`` implementation add its commands. A plugin that fails or
@@ -103,7 +132,7 @@ def build_cli() -> click.Group:
     @click.group(
         "mind",
         cls=MindGroup,
-        epilog="\b\nExample:\n  mind sources add ~/Downloads/chatgpt-export.zip && mind harvest",
+        epilog=ROOT_EPILOG,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     @click.version_option(package_name=DISTRIBUTION, prog_name="mind", message="%(prog)s %(version)s")
@@ -122,13 +151,31 @@ def usage_message(exc: click.ClickException) -> str:
     return message
 
 
+def help_command(cli: click.Group, args: Sequence[str]) -> str:
+    """The command whose help a usage error points to: the deepest command ``args`` name
+    (``mind recall`` for ``mind recall foo --tag``, whose parse error click reports from the root)."""
+    path, current = ["mind"], cli
+    for token in args:
+        if not isinstance(current, click.Group):
+            break
+        if token.startswith("-"):
+            continue
+        command = current.get_command(click.Context(current), token)
+        if command is None:
+            break
+        path.append(token)
+        current = command
+    return " ".join(path)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``mind`` with ``argv`` (default: the process's arguments); returns the exit code."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = list(sys.argv[1:] if argv is None else argv)
+    cli = build_cli()
     try:
-        code = build_cli().main(args=args, prog_name="mind", standalone_mode=False)
+        code = cli.main(args=args, prog_name="mind", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:  # `mind` or `mind kg` alone: the help
         exc.show()
         return EXIT_USAGE
@@ -136,8 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code
         report_error(usage_message(exc), code, as_json="--json" in args)
         if isinstance(exc, click.UsageError) and "--json" not in args:
-            command = exc.ctx.command_path if exc.ctx is not None else "mind"
-            print(f"try '{command} --help'", file=sys.stderr)
+            print(f"try '{help_command(cli, args)} --help'", file=sys.stderr)
         return code
     except click.Abort:
         print("interrupted", file=sys.stderr)

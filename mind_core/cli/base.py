@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from mind_core.errors import InvalidInputError, MindError, NotFoundError
-from mind_core.home import DEFAULT_WORKSPACE, MindHome
+from mind_core.home import DEFAULT_WORKSPACE, HOME_ENV, MindHome
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROBLEMS = 0, 1, 2, 3
 EMBEDDER_ENV = "MIND_HARVEST_EMBEDDER"
@@ -39,27 +39,33 @@ def example(*lines: str) -> str:
 COMMON_OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "home": (
         ("--home",),
-        {"metavar": "DIR", "help": "Mind home folder (default: $MIND_HOME or ~/.mind-harvest)."},
+        {
+            "type": click.Path(file_okay=False),
+            "metavar": "DIR",
+            "show_default": f"${HOME_ENV} or ~/.mind-harvest",
+            "help": "Mind home folder.",
+        },
     ),
     "workspace": (
         ("--workspace", "-w"),
         {
             "default": DEFAULT_WORKSPACE,
+            "metavar": "NAME",
             "show_default": True,
-            "help": "Workspace mind to use ('personal' for the personal mind).",
+            "help": "Workspace whose mind to use ('personal' for the personal mind).",
         },
     ),
     "embedder": (
         ("--embedder",),
         {
             "metavar": "PROVIDER",
-            "help": "Embedding provider: inprocess (default), auto, ollama, voyage, openai, litellm, mock "
-            f"(or ${EMBEDDER_ENV}).",
+            "show_default": f"${EMBEDDER_ENV} or inprocess",
+            "help": "Embedding provider: inprocess, auto, ollama, voyage, openai, litellm, mock.",
         },
     ),
     "json": (("--json",), {"is_flag": True, "help": "Machine-readable JSON output instead of text."}),
     "debug": (("--debug",), {"is_flag": True, "help": "Show tracebacks of errors."}),
-    "quiet": (("--quiet", "-q"), {"is_flag": True, "help": "No progress output."}),
+    "quiet": (("--quiet", "-q"), {"is_flag": True, "help": "No progress or informational output."}),
 }
 
 
@@ -134,7 +140,9 @@ def report_error(exc: BaseException | str, code: int, debug: bool = False, *, as
 
 
 # -- minds --------------------------------------------------------------------------------------
-def make_embedder(name: str | None) -> Any:
+def make_embedder(name: str | None, warn: bool = True) -> Any:
+    """The embedder ``name`` (or $MIND_HARVEST_EMBEDDER, else in-process); ``warn``: print its
+    status warning (a degraded model), which one of several worker processes does."""
     from mind_core.embeddings import create_embedding_provider
 
     provider = name or os.environ.get(EMBEDDER_ENV) or "inprocess"
@@ -145,9 +153,29 @@ def make_embedder(name: str | None) -> Any:
     auto = provider == "auto"
     embedder = create_embedding_provider(provider, fallback_to_mock=auto, lazy=not auto)
     status = embedder.get_status()
-    if status.get("warning"):
+    if warn and status.get("warning"):
         print(f"warning: {status['warning']}", file=sys.stderr)
     return embedder
+
+
+def no_mind(home: MindHome, workspace: str) -> NotFoundError:
+    """Every command's error for a workspace without a mind: the minds there are (a typo shows),
+    and the command that makes one."""
+    target = "" if workspace == DEFAULT_WORKSPACE else f" -w {workspace}"
+    return NotFoundError(f"{home.missing_mind(workspace)}; `mind sources add PATH{target}` creates it")
+
+
+def no_minds(home: MindHome) -> NotFoundError:
+    """The error of an ``--all-workspaces`` command that needs a mind, in an empty home."""
+    return NotFoundError(f"no minds in {home.root} yet; `mind sources add PATH` creates one")
+
+
+def require_mind(args: CommandArgs, workspace: str | None = None) -> None:
+    """Refuse a workspace without a mind, before anything opens (which would create one)."""
+    home = MindHome(args.home)
+    name = workspace or args.workspace
+    if not home.mind_path(name).is_file():
+        raise no_mind(home, name)
 
 
 @contextlib.contextmanager
@@ -159,17 +187,19 @@ def open_mind(
     rebuild: bool = False,
     write: bool = False,
     readonly: bool = False,
+    create: bool = False,
 ) -> Iterator[Any]:
     """The mind of ``workspace``; with ``write``, held under the mind's OS write lock (the one
     Dagster steps take), so a harvest from the shell and a scheduled one take turns; with
-    ``readonly``, opened for reading only (works on a mind this user cannot write)."""
+    ``readonly``, opened for reading only (works on a mind this user cannot write). A missing
+    mind is refused unless ``create`` (only ``sources add`` creates minds: a typo in a
+    workspace name must not become a new mind)."""
     from mind_core.mind import Mind
     from mind_core.write_lock import mind_write_lock
 
-    home = MindHome(args.home)
-    path = home.mind_path(workspace or args.workspace)
-    if readonly and not path.is_file():
-        raise NotFoundError(f"no mind for workspace {workspace or args.workspace!r} in {home.root}")
+    if not create:
+        require_mind(args, workspace)
+    path = MindHome(args.home).mind_path(workspace or args.workspace)
     with contextlib.ExitStack() as stack:
         if write and not stack.enter_context(mind_write_lock(path, blocking=False)):
             print(f"waiting for the other writer of {path} to finish ...", file=sys.stderr)

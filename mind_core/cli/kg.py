@@ -63,9 +63,21 @@ def _graph_request(model: type[RequestT], args: CommandArgs, **values: Any) -> R
     )
 
 
-@click.group("kg", cls=click.Group)
+@click.group(
+    "kg",
+    cls=click.Group,
+    epilog=example(
+        "mind kg entities --type person",
+        "mind kg relations --type replied_to --valid-at 2010-01-01",
+        'mind kg neighbours "Carl Worth"',
+    ),
+)
 def kg() -> None:
-    """The knowledge graph, on both time axes."""
+    """The knowledge graph, on both time axes.
+
+    Entities (people, notes, threads ...) and the relations between them, as they held at a
+    time (--valid-at) and as the mind knew them at a time (--known-at).
+    """
 
 
 def _require_known_type(value: str | None, known: set[str], what: str) -> None:
@@ -85,10 +97,10 @@ def _types_in_mind(mind: Any, table: str, column: str) -> set[str]:
     return {row[0] for row in mind.db.query(f"SELECT DISTINCT {column} FROM {table}")}
 
 
-@kg.command("entities", epilog=example("mind kg entities --type person --known-at 2024-06-01"))
-@click.option("--type", metavar="TYPE", help="Only entities of this type (person, project, note ...).")
+@kg.command("entities", epilog=example("mind kg entities --type person --valid-at 2010-01-01"))
+@click.option("--type", metavar="TYPE", help="Only entities of this type (person, organization, note, thread ...).")
 @time_axes_options
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def kg_entities(args: CommandArgs) -> int:
     """Entities (of one --type), as they held and as they were known."""
@@ -109,10 +121,10 @@ def kg_entities(args: CommandArgs) -> int:
     return EXIT_OK
 
 
-@kg.command("relations", epilog=example("mind kg relations --type works_on --valid-at 2024-03-01"))
-@click.option("--type", metavar="TYPE", help="Only relations of this type (replied_to, links_to ...).")
+@kg.command("relations", epilog=example("mind kg relations --type replied_to --valid-at 2010-01-01"))
+@click.option("--type", metavar="TYPE", help="Only relations of this type (sent, replied_to, to, cc, links_to, tagged, co_occurs_with).")
 @time_axes_options
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def kg_relations(args: CommandArgs) -> int:
     """Relations (of one --type), with the entities they join."""
@@ -131,17 +143,17 @@ def kg_relations(args: CommandArgs) -> int:
     return EXIT_OK
 
 
-@kg.command("neighbours", epilog=example("mind kg neighbours Ada Lovelace"))
+@kg.command("neighbours", epilog=example('mind kg neighbours "Carl Worth"'))
 @click.argument(
     "name", nargs=-1, required=True, metavar="NAME...", help="The entity's name (words are joined)."
 )
 @time_axes_options
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def kg_neighbours(args: CommandArgs) -> int:
-    """An entity's relations, in and out, with the entities at their other end.
+    """An entity's relations and the entities at their other end.
 
-    Every entity of that name answers (a person and a concept may share one); each row names its
+    Relations in and out. Every entity of that name answers (a person and a concept may share one); each row names its
     entity (id, type, name). Stated and typed relations come first, then co-occurrences, each by
     confidence and sightings.
     """

@@ -18,20 +18,22 @@ from mind_core.cli.base import (
     EXIT_PROBLEMS,
     CommandArgs,
     common_options,
+    common_options_hiding,
     example,
     mind_command,
+    no_minds,
     open_mind,
+    require_mind,
     selected_workspaces,
 )
 from mind_core.cli.output import StageProgress, TableView, emit
-from mind_core.errors import NotFoundError
 from mind_core.home import MindHome
 from mind_core.text_table import rich_table, styled_output
 
 
 @click.command("stats", epilog=example("mind stats --all-workspaces --json"))
 @ALL_WORKSPACES_OPTION
-@common_options
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def stats(args: CommandArgs) -> int:
     """Counts per mind.
@@ -43,7 +45,12 @@ def stats(args: CommandArgs) -> int:
     from mind_core.query.models import MindStats
     from mind_core.query.service import QueryService, ServiceConfig
 
-    service = QueryService(ServiceConfig(home=MindHome(args.home), default_workspace=args.workspace))
+    home = MindHome(args.home)
+    if args.all_workspaces and not home.minds():
+        raise no_minds(home)
+    if not args.all_workspaces:
+        require_mind(args)
+    service = QueryService(ServiceConfig(home=home, default_workspace=args.workspace))
     try:
         minds = service.stats(None if args.all_workspaces else args.workspace).minds
     finally:
@@ -66,7 +73,7 @@ def stats(args: CommandArgs) -> int:
     "--repair", is_flag=True, help="Repair what can be repaired (indexes, orphans), then check again."
 )
 @ALL_WORKSPACES_OPTION
-@common_options
+@common_options_hiding("quiet")
 @mind_command
 def doctor(args: CommandArgs) -> int:
     """Check (and repair) a mind.
@@ -76,7 +83,7 @@ def doctor(args: CommandArgs) -> int:
     """
     workspaces = selected_workspaces(args)
     if not workspaces:
-        raise NotFoundError(f"no minds in {MindHome(args.home).root}: harvest something first")
+        raise no_minds(MindHome(args.home))
     checked = [_doctor_mind(args, workspace) for workspace in workspaces]
     if args.json:
         emit(args, [c.data for c in checked] if args.all_workspaces else checked[0].data)
@@ -238,7 +245,7 @@ def reindex(args: CommandArgs) -> int:
     show_default=True,
     help="Prune deprecated frames older than this.",
 )
-@common_options
+@common_options_hiding("quiet")
 @mind_command
 def compact(args: CommandArgs) -> int:
     """Prune old frames and fold P-frames.

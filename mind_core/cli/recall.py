@@ -6,6 +6,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +17,20 @@ from mind_core.cli.base import (
     EXTERNAL_URL_OPTION,
     RECORD_ACCESS_OPTION,
     CommandArgs,
-    common_options,
+    common_options_hiding,
     example,
     make_embedder,
     mind_command,
+    no_mind,
 )
 from mind_core.cli.output import TableView, emit
-from mind_core.home import DEFAULT_WORKSPACE, MindHome
+from mind_core.errors import NotFoundError
+from mind_core.home import DEFAULT_WORKSPACE, PERSONAL, MindHome
 from mind_core.query.models import SCOPES, RecallRequest
 from mind_core.scoring import FILE_TIME, HARVEST_TIME, SCORING_PROFILES
+from mind_core.snippets import DEFAULT_WIDTH
+
+FROM_TITLE_CHARS = 40
 
 
 @click.command(
@@ -78,11 +84,12 @@ from mind_core.scoring import FILE_TIME, HARVEST_TIME, SCORING_PROFILES
     "--snippet-chars",
     type=int,
     metavar="N",
-    help="With --json: each text as a snippet of about N characters around the query's words.",
+    show_default=f"{DEFAULT_WIDTH} in the table, whole texts with --json",
+    help="Each text as a snippet of about N characters around the query's words.",
 )
 @RECORD_ACCESS_OPTION
 @EXTERNAL_URL_OPTION
-@common_options
+@common_options_hiding("quiet")
 @mind_command
 def recall(args: CommandArgs) -> int:
     """What do I know about X.
@@ -123,10 +130,13 @@ def recall(args: CommandArgs) -> int:
         result = retrieval.recall(request)
     # matches in bold on a terminal; piped or with NO_COLOR, plain text with no markers at all
     mark = bold_ansi if sys.stdout.isatty() and not os.environ.get("NO_COLOR") else None
+    notice = doubt_notice(result)
+    if notice and not args.json:  # on stderr: piped, stdout stays the table alone
+        print(notice, file=sys.stderr)
     emit(
         args,
         RecallResponse.from_retrieval(result, request).model_dump(mode="json"),
-        *format_recall(result, args.explain, mark),
+        *format_recall(result, args.explain, mark, args.snippet_chars or DEFAULT_WIDTH),
     )
     return EXIT_OK
 
@@ -150,14 +160,19 @@ def _recall_minds(
 ) -> tuple[str, Any, Any]:
     """The workspace's name and the workspace and personal minds a recall reads
     (``recall_mind_paths``: a missing mind is skipped, except a workspace named other than the
-    default)."""
+    default); with no mind to read at all, the error every command gives for a missing mind."""
     from mind_core.mind import Mind
     from mind_core.retrieval import recall_mind_paths
 
     home = MindHome(args.home)
-    name, workspace_path, personal_path = recall_mind_paths(
-        home, request.workspace, DEFAULT_WORKSPACE, request.scope
-    )
+    try:
+        name, workspace_path, personal_path = recall_mind_paths(
+            home, request.workspace, DEFAULT_WORKSPACE, request.scope
+        )
+    except NotFoundError:
+        raise no_mind(home, request.workspace or DEFAULT_WORKSPACE) from None
+    if workspace_path is None and personal_path is None:  # a fresh home: the error stats gives
+        raise no_mind(home, PERSONAL if request.scope == PERSONAL else name)
     embedder = None if args.keyword_only else make_embedder(args.embedder)
 
     def open_for_recall(path: Path | None) -> Any:
@@ -172,12 +187,32 @@ def _recall_minds(
 
 
 def _event_time(value: str | None) -> str:
+    """A memory's time in the table's zone, UTC (the column says so)."""
     from mind_core.timestamps import parse_instant
 
     try:
-        return parse_instant(value).strftime("%Y-%m-%d %H:%M") if value else ""
+        return parse_instant(value).astimezone(UTC).strftime("%Y-%m-%d %H:%M") if value else ""
     except ValueError:
         return value or ""
+
+
+def _origin(workspace: str, source: str, title: str) -> str:
+    """The ``from`` cell: mind, source and title, the title cut at a word with an ellipsis."""
+    from mind_core.retrieval import memory_attribution
+    from mind_core.snippets import shorten
+
+    return memory_attribution(workspace, source, shorten(title, FROM_TITLE_CHARS))
+
+
+def _own_text(content: str, origin: dict[str, Any]) -> str:
+    """What the snippet is drawn from: the text without the ``[title]`` it opens with (the ``from``
+    cell shows it) and, for mail, without the lines it quotes when it has words of its own."""
+    from mind_core.snippets import without_mail_quotes
+
+    title = origin.get("title") or ""
+    if title and content.startswith(f"[{title}]") and content[len(title) + 2 : len(title) + 3].isspace():
+        content = content[len(title) + 3 :]
+    return without_mail_quotes(content) if origin.get("plugin") == "email" else content
 
 
 def _borrowed_mark(dated_by: str | None) -> str:
@@ -233,11 +268,17 @@ def _explain_line(rank: int, result: Any) -> str:
     )
 
 
+def doubt_notice(result: Any) -> str | None:
+    """The line that says the table holds the closest memories, not matches."""
+    if result.merged() and not result.confident and (result.workspace_results or result.personal_results):
+        return f"no confident match for {result.query!r}: the closest memories are"
+    return None
+
+
 def format_recall(
-    result: Any, explain: bool, mark: Callable[[str], str] | None = None
+    result: Any, explain: bool, mark: Callable[[str], str] | None = None, width: int = DEFAULT_WIDTH
 ) -> list[str | TableView]:
     """The recall as printable parts: a table of results (or why there is none) and notes."""
-    from mind_core.retrieval import memory_attribution
     from mind_core.snippets import make_snippet
 
     merged = result.merged()
@@ -251,19 +292,17 @@ def format_recall(
             if r.workspace is None:  # an external source's result
                 where = r.attribution
             else:
-                where = memory_attribution(r.workspace, r.source, (origin.get("title") or "")[:30])
+                where = _origin(r.workspace, r.source, origin.get("title") or "")
             rows.append(
                 (
                     rank,
                     f"{r.score:.2f}",
                     _event_time(r.metadata.get("created_at")) + _borrowed_mark(origin.get("dated_by")),
                     where,
-                    make_snippet(r.content, result.query, mark=mark),
+                    make_snippet(_own_text(r.content, origin), result.query, width, mark),
                 )
             )
-        if not result.confident and (result.workspace_results or result.personal_results):
-            parts.append(f"no confident match for {result.query!r}: the closest memories are")
-        parts.append(TableView(("#", "score", "time", "from", "snippet"), rows))
+        parts.append(TableView(("#", "score", "time (UTC)", "from", "snippet"), rows))
         if explain:
             parts.append("\n" + "\n".join(_explain_line(rank, r) for rank, r in enumerate(merged, 1)))
     if result.external_error:

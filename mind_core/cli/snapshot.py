@@ -14,6 +14,8 @@ from mind_core.cli.base import (
     common_options_hiding,
     example,
     mind_command,
+    no_minds,
+    require_mind,
 )
 from mind_core.cli.output import TableView, emit
 from mind_core.errors import InvalidInputError
@@ -23,8 +25,8 @@ from mind_core.text_table import OUTPUT_FORMATS
 ROOT_OPTION = click.option(
     "--root",
     metavar="DIR|URL",
-    help="Snapshot folder or fsspec URL, e.g. s3://bucket/snapshots "
-    "(default: $MIND_HARVEST_SNAPSHOT_URL, else <MIND_HOME>/snapshots).",
+    show_default="$MIND_HARVEST_SNAPSHOT_URL or <home>/snapshots",
+    help="Snapshot folder or fsspec URL, e.g. s3://bucket/snapshots.",
 )
 FORMAT_OPTION = click.option(
     "--format",
@@ -40,10 +42,13 @@ FORMAT_OPTION = click.option(
 @ALL_WORKSPACES_OPTION
 @ROOT_OPTION
 @click.option(
-    "--date", metavar="YYYY-MM-DD", help="Snapshot date (default: today, UTC); re-running replaces it."
+    "--date",
+    metavar="YYYY-MM-DD",
+    show_default="today, UTC",
+    help="Snapshot date; re-running a date replaces its snapshot.",
 )
 @click.option("--embeddings", is_flag=True, help="Include the frame vectors.")
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def snapshot(args: CommandArgs) -> int:
     """Export minds to Parquet for analysts.
@@ -54,6 +59,10 @@ def snapshot(args: CommandArgs) -> int:
 
     home = MindHome(args.home)
     workspace = None if args.all_workspaces else args.workspace
+    if workspace is not None:
+        require_mind(args)
+    elif not home.minds():
+        raise no_minds(home)
     result = write_snapshot(home, workspace, args.root, args.date, include_embeddings=args.embeddings)
     rows = [
         (
@@ -71,9 +80,20 @@ def snapshot(args: CommandArgs) -> int:
     return EXIT_OK
 
 
-@click.group("analytics", cls=click.Group)
+@click.group(
+    "analytics",
+    cls=click.Group,
+    epilog=example(
+        "mind snapshot --all-workspaces && mind analytics list",
+        "mind analytics run top_entities --param limit=5",
+        "mind analytics report --out report/",
+    ),
+)
 def analytics() -> None:
-    """Query the Parquet snapshots with DuckDB."""
+    """Query the Parquet snapshots with DuckDB.
+
+    `mind snapshot` writes the snapshots; these commands read them.
+    """
 
 
 def _analytics_root(args: CommandArgs) -> Any:
@@ -84,11 +104,14 @@ def _analytics_root(args: CommandArgs) -> Any:
 
 @analytics.command("list", epilog=example("mind analytics list --json"))
 @ROOT_OPTION
-@common_options_hiding("embedder", "workspace")
+@common_options_hiding("embedder", "workspace", "quiet")
 @mind_command
 def analytics_list(args: CommandArgs) -> int:
-    """The named queries and their parameters, and the latest snapshot of each workspace under
-    the snapshot root (what `run` and `sql` would read)."""
+    """The named queries and the latest snapshots.
+
+    Each named query with its parameters, and the latest snapshot of each workspace under the
+    snapshot root (what `run` and `sql` would read).
+    """
     from mind_core.analytics import QUERIES, Analytics, NoSnapshotsError
 
     data: dict[str, Any] = {
@@ -138,7 +161,7 @@ def _print_rows(args: CommandArgs, columns: Sequence[str], rows: Sequence[Sequen
 )
 @FORMAT_OPTION
 @ROOT_OPTION
-@common_options_hiding("embedder", "workspace")
+@common_options_hiding("embedder", "workspace", "quiet")
 @mind_command
 def analytics_run(args: CommandArgs) -> int:
     """Run a named query over the latest snapshots."""
@@ -156,10 +179,14 @@ def analytics_run(args: CommandArgs) -> int:
 @click.argument("query", metavar="SQL", help="Any read-only SQL over the snapshot views.")
 @FORMAT_OPTION
 @ROOT_OPTION
-@common_options_hiding("embedder", "workspace")
+@common_options_hiding("embedder", "workspace", "quiet")
 @mind_command
 def analytics_sql(args: CommandArgs) -> int:
-    """Any SQL over the snapshot views (frames, entities, relations, *_latest ...)."""
+    """Any read-only SQL over the snapshot views.
+
+    The views: frames, entities, relations, and their *_latest forms (the latest snapshot of
+    each workspace).
+    """
     from mind_core.analytics import Analytics
 
     with Analytics(_analytics_root(args)) as engine:
@@ -171,7 +198,7 @@ def analytics_sql(args: CommandArgs) -> int:
 @analytics.command("report", epilog=example("mind analytics report --out report/"))
 @click.option("--out", required=True, metavar="DIR|URL", help="Folder or fsspec URL for the report.")
 @ROOT_OPTION
-@common_options_hiding("embedder", "workspace")
+@common_options_hiding("embedder", "workspace", "quiet")
 @mind_command
 def analytics_report(args: CommandArgs) -> int:
     """PNG charts and an index.html over the snapshots."""

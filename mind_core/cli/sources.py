@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -34,49 +35,81 @@ class SourcesAddCommand(click.Command):
         super().format_epilog(ctx, formatter)
 
 
-@click.group("sources", cls=click.Group)
+@click.group(
+    "sources",
+    cls=click.Group,
+    epilog=example(
+        "mind sources add ~/Downloads/chatgpt-export.zip",
+        "mind sources list --all-workspaces",
+        "mind sources set chatgpt-export --auto-sync --interval-hours 6",
+    ),
+)
 def sources() -> None:
     """Manage harvest sources.
 
-    The exports, folders and mailboxes a mind is filled from.
+    The exports, folders and mailboxes a mind is filled from. Adding the first source of a
+    workspace creates its mind.
     """
 
 
 @sources.command(
     "add",
     cls=SourcesAddCommand,
-    epilog=example("mind sources add chatgpt ~/Downloads/chatgpt-export.zip --name gpt"),
+    epilog=example(
+        "mind sources add ~/Downloads/chatgpt-export.zip --name gpt",
+        "mind sources add ~/Mail/archive --kind email -w team",
+    ),
 )
-@click.argument("kind_or_path", metavar="[KIND]", help="The source kind (omit it to detect it from PATH).")
-@click.argument("path", metavar="PATH", required=False, help="The export file or folder to harvest.")
+@click.argument(
+    "paths",
+    nargs=-1,
+    required=True,
+    metavar="PATH",
+    help="The export file or folder to harvest (the older form KIND PATH still works).",
+)
+@click.option(
+    "--kind",
+    metavar="KIND",
+    show_default="detected from PATH",
+    help="The source kind (see Installed kinds below).",
+)
 @click.option(
     "--name",
-    help="The source's name in the workspace (default: PATH's last part, extension dropped, "
-    "lower-cased, other characters as '-': chatgpt-export for ~/Downloads/chatgpt-export.zip).",
+    show_default="derived from PATH",
+    help="The source's name in the workspace: PATH's last part, extension dropped, lower-cased, "
+    "other characters as '-' (chatgpt-export for ~/Downloads/chatgpt-export.zip; a ChatGPT or "
+    "Claude conversations.json is named after its folder).",
 )
 @click.option("--replace", is_flag=True, help="Re-point an existing name (its ledger starts over).")
-@click.option("--kind-anyway", is_flag=True, help="Keep KIND even though PATH looks like another kind.")
+@click.option("--kind-anyway", is_flag=True, help="Keep --kind even though PATH looks like another kind.")
 @click.option(
     "--auto-sync", is_flag=True, help="Harvest it with `mind harvest --due` once its interval elapsed."
 )
-@click.option("--interval-hours", type=int, help="Hours between auto-sync harvests (default: 24).")
-@common_options_hiding("embedder")
+@click.option(
+    "--interval-hours",
+    type=click.IntRange(min=1),
+    metavar="HOURS",
+    show_default="24",
+    help="Hours between auto-sync harvests.",
+)
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_add(args: CommandArgs) -> int:
-    """Register a source: [KIND] PATH."""
-    from mind_core.harvest.pipeline import register_source
+    """Register a source; the first one creates the workspace's mind.
 
-    kind, path = (args.kind_or_path, args.path) if args.path is not None else (None, args.kind_or_path)
-    with open_mind(args, embed=False) as mind:
-        source = register_source(
+    A bad path, kind or name is refused before any mind is created.
+    """
+    from mind_core.harvest.pipeline import plan_source, register_planned
+
+    kind, path = _kind_and_path(args.paths, args.kind)
+    plan = plan_source(kind, path, args.name, kind_anyway=args.kind_anyway)
+    with open_mind(args, embed=False, create=True) as mind:
+        source = register_planned(
             mind,
-            kind,
-            path,
-            args.name,
+            plan,
             auto_sync=args.auto_sync,
             interval_hours=args.interval_hours,
             replace=args.replace,
-            kind_anyway=args.kind_anyway,
         )
     detected = ", detected" if kind is None else ""
     emit(
@@ -88,9 +121,28 @@ def sources_add(args: CommandArgs) -> int:
     return EXIT_OK
 
 
+def _kind_and_path(paths: tuple[str, ...], kind: str | None) -> tuple[str | None, str]:
+    """PATH with --kind, or the older ``KIND PATH`` form (scripts written for it keep working)."""
+    if len(paths) == 1:
+        return kind, paths[0]
+    if len(paths) == 2 and kind is None and not _looks_like_path(paths[0]):
+        return paths[0], paths[1]
+    raise click.UsageError(
+        f"expected one PATH, got {len(paths)} arguments ({' '.join(paths)}); "
+        "give the kind with --kind KIND and quote a path with spaces"
+    )
+
+
+def _looks_like_path(argument: str) -> bool:
+    """A first argument that is a path, not a kind: an unquoted path with a space split in two."""
+    from mind_core.plugins import source_kinds
+
+    return argument not in source_kinds() and ("/" in argument or Path(argument).exists())
+
+
 @sources.command("list", epilog=example("mind sources list --all-workspaces"))
 @ALL_WORKSPACES_OPTION
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_list(args: CommandArgs) -> int:
     """List sources with their last harvest.
@@ -137,7 +189,7 @@ def sources_list(args: CommandArgs) -> int:
         "last errors",
         "path",
     )
-    parts: list[str | TableView] = [TableView(headers, rows) if rows else "no sources registered"]
+    parts: list[str | TableView] = [TableView(headers, rows) if rows else "no sources registered; `mind sources add PATH` adds one"]
     if notes:
         parts.append("\n" + "\n".join(notes))
     emit(args, data, *parts)
@@ -164,7 +216,7 @@ def source_listing(workspace: str, source: HarvestSource) -> dict[str, Any]:
 
 @sources.command("remove", epilog=example("mind sources remove gpt"))
 @click.argument("name", help="The source to unregister.")
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_remove(args: CommandArgs) -> int:
     """Unregister a source (its frames stay in the mind)."""
@@ -183,7 +235,9 @@ def sources_remove(args: CommandArgs) -> int:
 
 @sources.command("set", epilog=example("mind sources set gpt --auto-sync --interval-hours 6"))
 @click.argument("name", help="The source to change.")
-@click.option("--path", help="Other files for the source: its ledger starts over.")
+@click.option(
+    "--path", type=click.Path(), metavar="PATH", help="Other files for the source: its ledger starts over."
+)
 @click.option("--kind-anyway", is_flag=True, help="Keep the kind even though PATH looks like another kind.")
 @click.option(
     "--auto-sync/--no-auto-sync",
@@ -191,9 +245,13 @@ def sources_remove(args: CommandArgs) -> int:
     help="Turn harvesting by `mind harvest --due` on or off.",
 )
 @click.option(
-    "--interval-hours", type=int, help="Hours between auto-sync harvests (default: the current interval)."
+    "--interval-hours",
+    type=click.IntRange(min=1),
+    metavar="HOURS",
+    show_default="the current interval",
+    help="Hours between auto-sync harvests.",
 )
-@common_options_hiding("embedder")
+@common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_set(args: CommandArgs) -> int:
     """Change a source's path or sync schedule."""

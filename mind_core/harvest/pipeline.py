@@ -39,6 +39,8 @@ from mind_core.reconcile import (
 from mind_core.session_summary import close_harvested_sessions
 from mind_core.structure import learn_structure
 
+# the file name every export of a kind has, so it names no export: its folder does
+EXPORT_FILE_NAMES = frozenset({"conversations.json"})
 _SOURCE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
 
@@ -54,8 +56,11 @@ def default_source_name(path: Path, kind: str) -> str:
     """The name of a source added without ``--name``: the last part of its path, a file's
     extension dropped, in lower case, accents dropped and every run of other characters than
     letters, digits, ``_`` and ``-`` as one ``-`` (``~/Downloads/chatgpt-export.zip`` ->
-    ``chatgpt-export``, ``~/Mail/Work Inbox.mbox`` -> ``work-inbox``); the kind when nothing is left."""
+    ``chatgpt-export``, ``~/Mail/Work Inbox.mbox`` -> ``work-inbox``; a ChatGPT or Claude
+    ``conversations.json`` by its folder); the kind when nothing is left."""
     stem = path.stem if path.is_file() else path.name
+    if path.is_file() and path.name.lower() in EXPORT_FILE_NAMES:
+        stem = path.parent.name  # every export's file has this name: its folder tells them apart
     ascii_stem = unicodedata.normalize("NFKD", stem).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9_-]+", "-", ascii_stem.lower())[:64].strip("-_")
     return slug or kind
@@ -84,7 +89,7 @@ def choose_kind(path: Path, kind: str | None, *, kind_anyway: bool = False) -> s
         if ranked and ranked[0].confidence >= PLAUSIBLE:
             return ranked[0].kind
         raise InvalidInputError(
-            f"cannot tell what {path} holds; give its kind: mind sources add KIND PATH "
+            f"cannot tell what {path} holds; give its kind: mind sources add PATH --kind KIND "
             f"(known kinds: {', '.join(source_kinds())})"
         )
     if kind_anyway or not ranked:
@@ -97,6 +102,29 @@ def choose_kind(path: Path, kind: str | None, *, kind_anyway: bool = False) -> s
             f"{path} looks like {article} {best.display_name}, not {kind}; pass --kind-anyway to insist"
         )
     return kind
+
+
+@dataclass(frozen=True)
+class SourcePlan:
+    """What a registration will record, checked before any mind is touched: the resolved path,
+    the kind (given or detected) and the name (given or derived)."""
+
+    path: Path
+    kind: str
+    name: str
+    derived: bool
+
+
+def plan_source(
+    kind: str | None, path: str | Path, name: str | None = None, *, kind_anyway: bool = False
+) -> SourcePlan:
+    """The registration of ``path``, or the input error that refuses it: a command can refuse
+    a bad path, kind or name before it opens (and so creates) a mind."""
+    resolved = resolve_source_path(path)
+    kind = choose_kind(resolved, kind, kind_anyway=kind_anyway)
+    derived = name is None
+    name = validate_source_name(default_source_name(resolved, kind) if name is None else name)
+    return SourcePlan(resolved, kind, name, derived)
 
 
 def register_source(
@@ -117,12 +145,22 @@ def register_source(
     path it is refused unless ``replace``, which starts the source's ledger over (its old frames
     stay in the mind, no longer tracked).
     """
-    resolved = resolve_source_path(path)
-    kind = choose_kind(resolved, kind, kind_anyway=kind_anyway)
+    plan = plan_source(kind, path, name, kind_anyway=kind_anyway)
+    return register_planned(mind, plan, auto_sync=auto_sync, interval_hours=interval_hours, replace=replace)
+
+
+def register_planned(
+    mind: Mind,
+    plan: SourcePlan,
+    *,
+    auto_sync: bool = False,
+    interval_hours: int | None = None,
+    replace: bool = False,
+) -> HarvestSource:
+    """``register_source`` for a registration ``plan_source`` already checked."""
+    resolved, kind, name, derived = plan.path, plan.kind, plan.name, plan.derived
     plugin = get_source(kind)
     store = HarvestSourceStore(mind.db)
-    derived = name is None
-    name = validate_source_name(default_source_name(resolved, kind) if name is None else name)
     existing = store.get_by_source(name)
     same = existing is not None and existing.kind == kind and existing.source_path == str(resolved)
     if existing is not None and not same and not replace and derived:

@@ -12,12 +12,19 @@ away before its answer costs one debug line in the log, never a traceback.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import gc
 import http
 import ipaddress
 import json
 import logging
+import math
+import os
+import signal
 import socket
+import time
+from collections.abc import Callable
 from typing import Any
 
 import httptools
@@ -35,6 +42,8 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
 SERVE_TOKEN_ENV = "MIND_HARVEST_SERVE_TOKEN"
 KEEP_ALIVE_SECONDS = 30
+PR_SET_PDEATHSIG = 1  # prctl(2)
+WORKER_STOP_SECONDS = 10
 
 
 class CoalescingTransport:
@@ -176,26 +185,45 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class QueryServer:
-    """The service bound to ``host:port`` (0: any free port); ``serve()`` runs it until stopped."""
+def listening_socket(host: str, port: int, token: str | None) -> socket.socket:
+    """The server's socket, bound and listening (``port`` 0: any free port). Every worker process
+    accepts on this one socket, and the kernel hands each connection to one of them."""
+    if not is_loopback(host) and not token:
+        raise InvalidInputError(
+            f"refusing to listen on {host}: a non-loopback address needs a bearer token "
+            f"(--token or ${SERVE_TOKEN_ENV})"
+        )
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.create_server((host, port), family=family)
+    # Accepted connections inherit it: an answer's headers and body leave as two writes, and
+    # with Nagle's algorithm the body would wait for the client's delayed ACK (~40 ms).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
-    def __init__(self, config: ServiceConfig, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
-        if not is_loopback(host) and not config.token:
-            raise InvalidInputError(
-                f"refusing to listen on {host}: a non-loopback address needs a bearer token "
-                f"(--token or ${SERVE_TOKEN_ENV})"
-            )
-        self.service = QueryService(config)
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        try:
-            self.socket = socket.create_server((host, port), family=family)
-        except OSError:
-            self.service.close()
-            raise
-        # Accepted connections inherit it: an answer's headers and body leave as two writes, and
-        # with Nagle's algorithm the body would wait for the client's delayed ACK (~40 ms).
-        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+def socket_url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+class QueryServer:
+    """The service bound to ``host:port`` (0: any free port), or on ``sock`` (``listening_socket``)
+    when several worker processes share it; ``serve()`` runs it until stopped."""
+
+    def __init__(
+        self,
+        config: ServiceConfig,
+        host: str = DEFAULT_HOST,
+        port: int = DEFAULT_PORT,
+        sock: socket.socket | None = None,
+    ) -> None:
+        self.socket = sock if sock is not None else listening_socket(host, port, config.token)
         self.host, self.port = self.socket.getsockname()[:2]
+        try:
+            self.service = QueryService(config)
+        except BaseException:
+            self.socket.close()
+            raise
         self._server = uvicorn.Server(
             uvicorn.Config(
                 create_app(self.service),
@@ -219,8 +247,7 @@ class QueryServer:
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return socket_url(self.socket)
 
     def serve(self) -> None:
         """Answer requests until ``stop()`` (or SIGINT/SIGTERM when run in the main thread)."""
@@ -237,3 +264,68 @@ class QueryServer:
     def close(self) -> None:
         self.socket.close()
         self.service.close()
+
+
+def run_workers(count: int, serve_one: Callable[[], None]) -> None:
+    """``serve_one()`` in this process and in ``count - 1`` forked copies of it, each its own
+    interpreter with its own GIL: a request's work is Python, so one process answers on one core
+    at a time whatever its threads. Fork before ``serve_one`` opens a mind or loads a model (the
+    children build their own). The children stop with this process: when its ``serve_one``
+    returns (SIGINT/SIGTERM) they get SIGTERM and are waited for, and if it dies they get SIGTERM
+    from the kernel (``PR_SET_PDEATHSIG``)."""
+    children: list[int] = []
+    if count > 1 and not hasattr(os, "fork"):
+        log.warning("this platform cannot fork: serving with one process")
+        count = 1
+    for _ in range(count - 1):
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                _stop_with(parent)
+                serve_one()
+            except BaseException:
+                log.exception("worker process %d failed", os.getpid())
+                code = 1
+            finally:
+                os._exit(code)
+        children.append(pid)
+    try:
+        serve_one()
+    finally:
+        _stop_children(children)
+
+
+def _stop_children(children: list[int]) -> None:
+    """SIGTERM to each child, and SIGKILL to one still running after ``WORKER_STOP_SECONDS`` (a
+    child still starting ignores SIGTERM until uvicorn installs its handler)."""
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + WORKER_STOP_SECONDS
+    running = set(children)
+    while running:
+        for pid in list(running):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                running.discard(pid)
+        if running and time.monotonic() > deadline:
+            for pid in running:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            deadline = math.inf
+        if running:
+            time.sleep(0.05)
+
+
+def _stop_with(parent: int) -> None:
+    """Ask the kernel for SIGTERM when the parent process dies (Linux), then make sure it has not
+    died already (between the fork and this call)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(0)

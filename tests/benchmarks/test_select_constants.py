@@ -10,10 +10,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import select_constants as sc  # noqa: E402
 
-from mind_core.search import SearchConfig  # noqa: E402
-
-WIDE = SearchConfig(context_weight=0.2)
-RRF = SearchConfig(fusion="rrf")
+WIDE = sc.Setting(context_weight=0.2)
+RRF = sc.Setting(fusion="rrf")
 # a grid point of the tests' grids below (context 0.4, vector 0.5), methods off
 POINT = {"context_weight": 0.4, "vector_weight": 0.5, "time_weight": 0.0, "speaker_weight": 0.0}
 
@@ -22,7 +20,7 @@ def rows(conversation: str, recalls: list[float], category: str = "1") -> list[s
     return [sc.Scored(conversation, category, r, 1.0 if r else 0.0) for r in recalls]
 
 
-def scores() -> dict[SearchConfig, list[sc.Scored]]:
+def scores() -> dict[sc.Setting, list[sc.Scored]]:
     # WIDE is best on a and b, RRF only on c; the defaults are never best
     return {
         sc.DEFAULT: rows("a", [0.5, 0.5]) + rows("b", [0.5, 0.5]) + rows("c", [0.5]),
@@ -65,11 +63,14 @@ def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
         speaker_weights=[],
         time_scales=[1.0],
         relevance_shares=[1.0],
+        session_caps=[],
+        session_weights=[],
+        session_aggregates=["sum"],
     )
     settings = sc.grid(args)
     # the defaults (time boost on), the two context weights without it, the two ablations
     assert settings[0] == sc.DEFAULT and len(settings) == len(set(settings)) == 5
-    assert SearchConfig(context_weight=0.0) in settings and RRF in settings
+    assert sc.Setting(context_weight=0.0) in settings and RRF in settings
 
 
 def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
@@ -85,11 +86,14 @@ def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
         speaker_weights=[],
         time_scales=[1.0],
         relevance_shares=[1.0],
+        session_caps=[],
+        session_weights=[],
+        session_aggregates=["sum"],
     )
     settings = sc.grid(args)
-    assert SearchConfig(**{**POINT, "time_weight": 0.3}, entity_weight=0.1, feedback_weight=0.2) in settings
+    assert sc.Setting(**{**POINT, "time_weight": 0.3}, entity_weight=0.1, feedback_weight=0.2) in settings
     assert len(settings) == 11  # the defaults, 2 x 2 x 2 method settings, 2 ablations
-    entity = SearchConfig(entity_weight=0.1)
+    entity = sc.Setting(entity_weight=0.1)
     # the entity lane wins on every conversation, so with it on the folds do better than off
     table = {sc.DEFAULT: rows("a", [0.0]) + rows("b", [0.0]), entity: rows("a", [1.0]) + rows("b", [1.0])}
     ablation = sc.ablation(table, ["a", "b"])
@@ -113,17 +117,50 @@ def test_the_speaker_preference_is_crossed_labelled_and_ablated():
         speaker_weights=[0.2],
         time_scales=[1.0],
         relevance_shares=[1.0],
+        session_caps=[],
+        session_weights=[],
+        session_aggregates=["sum"],
     )
     settings = sc.grid(args)
-    speaker = SearchConfig(**{**POINT, "speaker_weight": 0.2})
+    speaker = sc.Setting(**{**POINT, "speaker_weight": 0.2})
     assert speaker in settings and "speaker 0.2" in sc.label(speaker)
-    table = {SearchConfig(**POINT): rows("a", [1.0]) + rows("b", [1.0]), speaker: rows("a", [0.0]) + rows("b", [1.0])}
+    table = {sc.Setting(**POINT): rows("a", [1.0]) + rows("b", [1.0]), speaker: rows("a", [0.0]) + rows("b", [1.0])}
     ablation = sc.ablation(table, ["a", "b"])["speaker preference"]
     assert (ablation["on"], ablation["off"]) == (50.0, 100.0)
 
 
+def test_the_session_reranks_are_crossed_labelled_and_ablated():
+    args = argparse.Namespace(
+        context_weights=[0.4],
+        vector_weights=[0.5],
+        lane_depths=[100],
+        context_windows=[2],
+        entity_weights=[],
+        feedback_weights=[],
+        time_weights=[],
+        when_weights=[],
+        speaker_weights=[],
+        time_scales=[1.0],
+        relevance_shares=[1.0],
+        session_caps=[2],
+        session_weights=[0.1],
+        session_aggregates=["sum", "max"],
+    )
+    settings = sc.grid(args)
+    cap = sc.Setting(**POINT, session_cap=2)
+    strength = sc.Setting(**POINT, session_weight=0.1, session_aggregate="max")
+    assert cap in settings and strength in settings and sc.Setting(**POINT, session_cap=2, session_weight=0.1) in settings
+    assert len(settings) == 1 + 2 * 3 + 2  # the defaults, cap off/on x strength off/sum/max, 2 ablations
+    assert "session cap 2" in sc.label(cap) and "session max 0.1" in sc.label(strength)
+    assert not sc.Setting(**POINT).reranks and cap.reranks and strength.reranks
+    table = {sc.Setting(**POINT): rows("a", [1.0]) + rows("b", [1.0]), cap: rows("a", [0.0]) + rows("b", [1.0])}
+    ablation = sc.ablation(table, ["a", "b"])
+    assert (ablation["session cap"]["on"], ablation["session cap"]["off"]) == (50.0, 100.0)
+    assert "session strength" not in ablation
+
+
 def test_the_joint_folds_choose_on_the_conversations_of_both_data_sets(capsys):
-    narrow = SearchConfig(**POINT)
+    narrow = sc.Setting(**POINT)
     x = {WIDE: rows("a", [1.0]) + rows("b", [1.0]), narrow: rows("a", [0.0]) + rows("b", [0.0])}
     y = {WIDE: rows("c", [0.0]) + rows("d", [1.0]), narrow: rows("c", [1.0]) + rows("d", [0.0])}
     summary = sc.joint({"x": x, "y": y}, {"x": ["a", "b"], "y": ["c", "d"]}, 10, {"x": {}, "y": {"1": "multi-hop"}})

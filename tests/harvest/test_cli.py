@@ -76,6 +76,10 @@ def test_errors_are_one_line_with_meaningful_exit_codes(tmp_path, capsys):
     code, _, err = run(capsys, "stats", "--workspace", "../etc", *base)
     assert code == EXIT_USAGE and "invalid workspace name" in err
     code, _, err = run(capsys, "harvest", "nope", *base)
+    assert code == EXIT_USAGE and "no mind for workspace 'default'" in err
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 1, 2)
+    run(capsys, "sources", "add", str(export), *base)
+    code, _, err = run(capsys, "harvest", "nope", *base)
     assert code == EXIT_USAGE and "no source named 'nope'" in err
 
 

@@ -80,7 +80,7 @@ def test_a_filter_naming_no_installed_kind_is_refused_with_the_kinds_there_are(t
         (("recall", "xyz", "--limit", "0"), "limit must be between 1 and 100 (got 0)"),
         (("recall", "xyz", "--scope", "everything"), "everything"),
         (("stats", "--workspace", "nowhere"), "nowhere"),
-        (("harvest", "no-such-source"), "no-such-source"),
+        (("harvest", "--workspace", "no-such-space"), "no mind for workspace 'no-such-space'"),
         (("sources", "list", "--no-such-option"), "no such option"),
     ],
 )
@@ -211,10 +211,94 @@ def test_analytics_list_takes_the_snapshot_root_like_the_other_analytics_command
 
 def test_the_interval_default_the_help_shows_is_the_one_a_new_source_gets(tmp_path, capsys):
     _, out, _ = run(capsys, "sources", "add", "--help")
-    shown = re.search(r"auto-sync harvests\s+\(default:\s+(\d+)\)", out)
+    shown = re.search(r"auto-sync harvests\.\s+\[default:\s+\((\d+)\)", out)
     assert shown
     export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 1, 1)
     base = ("--home", str(tmp_path / "home"), "--json")
     run(capsys, "sources", "add", "chatgpt", str(export), "--name", "gpt", "--auto-sync", *base)
     _, out, _ = run(capsys, "sources", "list", *base)
     assert json.loads(out)[0]["sync_interval_hours"] == int(shown.group(1))
+
+
+@pytest.mark.parametrize(
+    ("argv", "error", "hint"),
+    [
+        (("recal", "foo"), "error: no such command 'recal'. Did you mean 'recall'?", "try 'mind --help'"),
+        (("kg", "entitis"), "error: no such command 'entitis'. Did you mean 'entities'?", "try 'mind kg --help'"),
+        (("recall", "notmuch", "--tag"), "error: option '--tag' requires an argument.", "try 'mind recall --help'"),
+        (
+            ("kg", "relations", "--type"),
+            "error: option '--type' requires an argument.",
+            "try 'mind kg relations --help'",
+        ),
+    ],
+)
+def test_typos_get_a_suggestion_and_a_missing_value_points_at_the_command_s_help(capsys, argv, error, hint):
+    code, out, err = run(capsys, *argv)
+    assert code == EXIT_USAGE and out == ""
+    assert err.splitlines() == [error, hint]
+
+
+@pytest.mark.parametrize(
+    ("command", "unused"),
+    [
+        (("mcp",), ("--json", "--quiet")),
+        (("serve",), ("--json",)),
+        (("stats",), ("--embedder", "--quiet")),
+        (("recall",), ("--quiet",)),
+        (("sources", "add"), ("--quiet",)),
+        (("kg", "entities"), ("--quiet",)),
+        (("doctor",), ("--quiet",)),
+    ],
+)
+def test_options_a_command_ignores_are_not_offered(capsys, command, unused):
+    code, out, _ = run(capsys, *command, "--help")
+    assert code == EXIT_OK and "--home" in out
+    assert not [option for option in unused if option in out]
+
+
+def all_help_pages():
+    cli = build_cli()
+    yield (), cli
+    for name in cli.list_commands(click.Context(cli)):
+        command = cli.get_command(click.Context(cli), name)
+        yield (name,), command
+        if isinstance(command, click.Group):
+            for sub in command.list_commands(click.Context(command)):
+                yield (name, sub), command.get_command(click.Context(command), sub)
+
+
+def test_help_shows_defaults_one_way_and_lists_commands_uncut(capsys):
+    for path, command in all_help_pages():
+        code, out, _ = run(capsys, *path, "--help")
+        assert code == EXIT_OK
+        assert "(default:" not in out, f"mind {' '.join(path)} writes a default by hand"
+        if isinstance(command, click.Group):
+            listing = out.split("Commands:")[1].split("Example:")[0]
+            assert "..." not in listing, f"mind {' '.join(path)} cuts a command's summary"
+            assert "Example:" in out, f"mind {' '.join(path)} has no example"
+
+
+def test_root_help_names_the_home_variable(capsys):
+    _, out, _ = run(capsys, "--help")
+    assert "MIND_HARVEST_HOME" in out and "MIND_HARVEST_EMBEDDER" in out
+
+
+def test_path_options_are_typed_as_paths():
+    for path, command in all_commands(build_cli()):
+        for param in command.params:
+            if param.name in ("home", "path"):
+                assert isinstance(param.type, click.Path), f"mind {' '.join(path)} --{param.name}"
+
+
+def test_the_kg_examples_use_types_the_extractors_make():
+    from mind_core.cognify import CO_OCCURS_WITH
+    from mind_core.extract import ENTITY_TYPES
+    from mind_core.structure import CC, LINKS_TO, REPLIED_TO, SENT, TAGGED, TO, TYPE_WORDS
+
+    made = {CO_OCCURS_WITH, CC, LINKS_TO, REPLIED_TO, SENT, TAGGED, TO, *ENTITY_TYPES, *TYPE_WORDS.values()}
+    cli = build_cli()
+    kg = cli.get_command(click.Context(cli), "kg")
+    epilogs = [kg.epilog] + [command.epilog for command in kg.commands.values()]
+    named = re.findall(r"--type (\w+)", "\n".join(epilogs))
+    assert named and set(named) <= made

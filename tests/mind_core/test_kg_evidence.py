@@ -19,7 +19,7 @@ from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.home import MindHome
 from mind_core.knowledge import Entity, KnowledgeGraph, Relation
 from mind_core.mind import Mind
-from mind_core.schema import MIGRATIONS, execute_script, migrate
+from mind_core.schema import execute_script, migrate
 from tests.fakes import HashingEmbedder
 
 NOTES = {
@@ -164,8 +164,8 @@ def test_an_earlier_mind_gets_its_relation_evidence_from_what_it_holds(tmp_path:
     db = Database(path)
     try:  # the mind as the version before migration 0010 left it
         execute_script(db, "DROP TABLE kg_relation_frames; DROP TABLE kg_evidence_lost")
-        db.execute("DELETE FROM migrations WHERE name = ?", (MIGRATIONS[-1].name,))
-        assert migrate(db) == [MIGRATIONS[-1].name]
+        db.execute("DELETE FROM migrations WHERE name = ?", ("0010_knowledge_evidence",))
+        assert migrate(db) == ["0010_knowledge_evidence"]
         backfilled = {tuple(r) for r in db.query("SELECT relation_id, frame_id FROM kg_relation_frames")}
         stated = {r[0] for r in db.query("SELECT id FROM knowledge_relations")}
     finally:

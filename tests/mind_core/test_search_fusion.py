@@ -6,6 +6,7 @@ import pytest
 
 from mind_core.errors import InvalidInputError
 from mind_core.mind import Mind
+from mind_core.schema import FRAME_ROLE_SQL
 from mind_core.search import (
     MAX_RRF_SCORE,
     RELEVANCE_POOL_LIMIT,
@@ -326,3 +327,17 @@ def test_a_chats_generic_roles_name_no_speaker():
     with mind:
         assert mind.search.speaker_scores("add a user to postgres", ids) == {}
         assert mind.search.speaker_scores("what did the assistant answer?", ids) == {}
+
+
+def test_the_minds_speakers_come_from_the_role_index_and_follow_new_frames():
+    """A question naming none of the mind's speakers reads no frame's role: the speakers are the
+    distinct values of ``idx_frames_role``; a speaker harvested later is seen at the next question."""
+    mind, ids = build_speakers(SearchConfig(speaker_weight=0.5))
+    with mind:
+        frame_ids = list(ids.values())
+        assert mind.search.speaker_scores("what did Jon say about the lake?", frame_ids) == {}
+        plan = " ".join(str(row[-1]) for row in mind.db.query(f"EXPLAIN QUERY PLAN SELECT MIN({FRAME_ROLE_SQL}) FROM memory_frames"))
+        assert "idx_frames_role" in plan
+        jon = mind.frames.create_i_frame("chat", "Jon: the lake froze", metadata={"provenance": {"role": "Jon"}}).id
+        scores = mind.search.speaker_scores("what did Jon say about the lake?", [*frame_ids, jon])
+        assert scores[jon] == 1.0 and scores[ids["answers"]] == 0.0

@@ -11,7 +11,7 @@ from mind_core.cli import EXIT_OK, EXIT_USAGE, main
 from mind_core.embeddings import create_embedding_provider
 from mind_core.home import MindHome
 from mind_core.mind import Mind
-from mind_core.snippets import bold_markdown, make_snippet
+from mind_core.snippets import bold_markdown, make_snippet, shorten, without_mail_quotes
 from tests.query.helpers import CONVERSATION_TITLE, build_mind, harvest_conversation
 
 
@@ -36,7 +36,7 @@ def recall(capsys, home, *argv):
 def test_piped_recall_is_plain_text_without_markers(capsys, home):
     code, out, _ = recall(capsys, home, "PostgreSQL", "migration")
     lines = out.splitlines()
-    assert code == EXIT_OK and lines[0].split() == ["#", "score", "time", "from", "snippet"]
+    assert code == EXIT_OK and lines[0].split() == ["#", "score", "time", "(UTC)", "from", "snippet"]
     assert f"default/gpt: {CONVERSATION_TITLE}" in out and "personal/user_stated" in out
     assert "PostgreSQL migration plan was approved" in out  # not a TTY: no bold of any kind
     assert "2024-03-05 13:02" in out  # event time in UTC
@@ -137,17 +137,22 @@ def test_an_inverted_time_range_is_a_usage_error(capsys, home):
 
 def test_errors_and_exit_codes(capsys, home):
     code, _, err = recall(capsys, home, "x", "--workspace", "ghost")
-    assert code == EXIT_USAGE and err == "error: no mind for workspace 'ghost' (minds: default, team, personal)\n"
+    assert code == EXIT_USAGE and err == (
+        "error: no mind for workspace 'ghost' (minds: default, team, personal); "
+        "`mind sources add PATH -w ghost` creates it\n"
+    )
     code, _, err = recall(capsys, home, "x", "--workspace", "../etc")
     assert code == EXIT_USAGE and "invalid workspace name" in err
     code, _, err = recall(capsys, home, "x", "--limit", "0")
     assert code == EXIT_USAGE and "limit must be between 1 and 100 (got 0)" in err
     code, _, err = recall(capsys, home, "x", "--since", "someday")
     assert code == EXIT_USAGE and "since must be an ISO-8601 date or date/time" in err
-    code, out, _ = recall(capsys, home, "zzzqqq", "--scope", "workspace", "--workspace", "team")
-    assert code == EXIT_OK and "no confident match for 'zzzqqq'" in out  # the closest, not a match
-    code, out, _ = recall(capsys, MindHome(home.root / "empty"), "PostgreSQL")
-    assert code == EXIT_OK and out.strip() == "no memories match 'PostgreSQL'"
+    code, out, err = recall(capsys, home, "zzzqqq", "--scope", "workspace", "--workspace", "team")
+    # the closest, not a match: said on stderr, so piped output stays the table alone
+    assert code == EXIT_OK and "no confident match for 'zzzqqq'" in err
+    assert out.splitlines()[0].split()[:2] == ["#", "score"]
+    code, out, err = recall(capsys, home, "zzzqqq", "--workspace", "team", "--json")
+    assert code == EXIT_OK and "no confident match" not in out + err and json.loads(out)["results"]
 
 
 def test_recall_reads_only_unless_asked_to_record_access(capsys, home):
@@ -195,3 +200,41 @@ def test_a_snippet_shows_the_passage_with_the_most_query_words_not_the_subject_l
     snippet = make_snippet(mail, "is the notmuch list archived", width=80)
     assert "list archived anywhere" in snippet and snippet.startswith("\u2026")
     assert "Working with Maildir storage" in make_snippet(mail, "Maildir", width=80)  # the only place it is
+
+
+def test_the_snippet_does_not_repeat_the_title_the_from_column_shows(capsys, home):
+    code, out, _ = recall(capsys, home, "PostgreSQL", "migration", "--json")
+    content = next(r["content"] for r in json.loads(out)["results"] if r["workspace"] == "default")
+    assert content.startswith(f"[{CONVERSATION_TITLE}]")  # the frame's text opens with its title
+    code, out, _ = recall(capsys, home, "PostgreSQL", "migration")
+    rows = [line for line in out.splitlines() if f"default/gpt: {CONVERSATION_TITLE}" in line]
+    assert code == EXIT_OK and rows and all(f"[{CONVERSATION_TITLE}]" not in row for row in rows)
+
+
+def test_snippet_chars_sets_the_table_s_snippets_too(capsys, home):
+    _, wide, _ = recall(capsys, home, "PostgreSQL", "migration")
+    code, narrow, _ = recall(capsys, home, "PostgreSQL", "migration", "--snippet-chars", "20")
+    assert code == EXIT_OK and "PostgreSQL migration plan was approved" in wide
+    assert "PostgreSQL migration plan was approved" not in narrow and "\u2026" in narrow
+
+
+def test_a_long_title_is_cut_at_a_word_with_an_ellipsis():
+    title = "[PATCH 00/44] remove unnecessary casts of void pointers"
+    assert shorten(title, 30) == "[PATCH 00/44] remove\u2026"
+    assert shorten("[notmuch] archive", 30) == "[notmuch] archive"
+    assert len(shorten("x" * 50, 30)) == 30  # one long word: cut inside it
+
+
+def test_quoted_lines_of_a_mail_reply_are_not_its_snippet_when_it_says_something():
+    reply = (
+        "Mikhail Gusarov <m@example.org>: Twas brillig when lars did gyre and gimble:\n\n"
+        " LK> Is the list archived anywhere?  The obvious archives\n"
+        " LK> aren't available.\n"
+        "> > an older quote\n\n"
+        "Just has been pushed"
+    )
+    own = without_mail_quotes(reply)
+    assert "LK>" not in own and "older quote" not in own and own.endswith("Just has been pushed")
+    only_quotes = "Lars wrote:\n> Is the list archived anywhere?"
+    assert without_mail_quotes(only_quotes) == only_quotes  # nothing of its own: the quote is all there is
+    assert without_mail_quotes("Use a -> b, then HTML> tags") == "Use a -> b, then HTML> tags"

@@ -14,11 +14,13 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
 from mind_core.embeddings import create_embedding_provider
@@ -653,19 +655,37 @@ def test_mind_serve_command(tmp_path):
         and "needs a bearer token" in refused.stderr
         and "Traceback" not in refused.stderr
     )
-    process = subprocess.Popen([*cli, "--port", "0"], stderr=subprocess.PIPE, text=True, cwd=REPO)
+    process = subprocess.Popen([*cli, "--port", "0", "--workers", "2"], stderr=subprocess.PIPE, text=True, cwd=REPO)
+    workers: list[psutil.Process] = []
     try:
         line = ""
         while "listening on" not in line:
             line = process.stderr.readline()
             assert line, "server exited before listening"
+        assert "2 worker processes" in line
         url = line.split("listening on ")[1].split()[0]
-        recalled = httpx.get(url + "/recall", params={"query": "Falcon"}, timeout=10).json()
-        assert recalled["results"][0]["content"] == "Falcon notes"
+        for _ in range(100):  # the second worker process, on the same socket, forked after the line
+            workers = psutil.Process(process.pid).children()
+            if workers:
+                break
+            time.sleep(0.05)
+        assert len(workers) == 1
+        for _ in range(8):
+            recalled = httpx.get(url + "/recall", params={"query": "Falcon"}, timeout=10).json()
+            assert recalled["results"][0]["content"] == "Falcon notes"
     finally:
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=20) == 0
+        try:
+            code = process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()  # its worker gets SIGTERM from the kernel (PR_SET_PDEATHSIG)
+            code = process.wait()
+        log = process.stderr.read()
         process.stderr.close()
+    assert code == 0
+    finished = set(re.findall(r"Finished server process \[(\d+)\]", log))
+    assert finished == {str(process.pid), str(workers[0].pid)}  # both stopped cleanly
+    assert not workers[0].is_running()
 
 
 def test_the_openapi_document_describes_every_parameter_and_answer_field(client, base):

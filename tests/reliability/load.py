@@ -409,23 +409,28 @@ class Server:
                 time.sleep(0.1)
         raise RuntimeError("mind serve did not start listening")
 
+    def _processes(self) -> list[psutil.Process]:
+        """The server's processes: ``mind serve`` and its worker processes."""
+        main = psutil.Process(self.proc.pid)
+        return [main, *main.children(recursive=True)]
+
     def rss(self) -> int:
-        return psutil.Process(self.proc.pid).memory_info().rss
+        return sum(p.memory_info().rss for p in self._processes())
 
     def cpu_seconds(self) -> float:
-        times = psutil.Process(self.proc.pid).cpu_times()
-        return times.user + times.system
+        return sum(sum(p.cpu_times()[:2]) for p in self._processes())
 
     def thread_cpu_ns(self) -> dict[int, int]:
-        """Each live thread's time on a CPU in nanoseconds (``/proc/<pid>/task/*/schedstat``):
-        precise, where the process's CPU times count 10 ms clock ticks, too coarse for a few
-        cheap requests. Linux only."""
+        """Each live thread's time on a CPU in nanoseconds (``/proc/<pid>/task/*/schedstat``), of
+        every server process: precise, where the process's CPU times count 10 ms clock ticks, too
+        coarse for a few cheap requests. Linux only."""
         times = {}
-        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
-            try:
-                times[int(task.name)] = int((task / "schedstat").read_text().split()[0])
-            except (OSError, ValueError, IndexError):
-                pass  # the thread ended while being read
+        for process in self._processes():
+            for task in Path(f"/proc/{process.pid}/task").iterdir():
+                try:
+                    times[int(task.name)] = int((task / "schedstat").read_text().split()[0])
+                except (OSError, ValueError, IndexError):
+                    pass  # the thread ended while being read
         return times
 
     def stop(self) -> str:
