@@ -72,7 +72,7 @@ class MindHome:
 
     def missing_mind(self, name: str) -> NotFoundError:
         """The error for a workspace without a mind, naming the minds there are, so a typo is seen
-        for one (the same words as ``retrieval.no_such_workspace``, which the services raise)."""
+        for one: the same words on every surface (CLI exit 2, HTTP 404, MCP tool error)."""
         minds = self.workspaces() + ([PERSONAL] if self.personal_path.is_file() else [])
         return NotFoundError(f"no mind for workspace {name!r} (minds: {', '.join(minds) or 'none yet'})")
 

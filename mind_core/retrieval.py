@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from mind_core.db import Database
-from mind_core.errors import InvalidInputError, MindError, NotFoundError
+from mind_core.errors import InvalidInputError, MindError
 from mind_core.frames import Frame
 from mind_core.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.limits import DEFAULT_RESULTS
@@ -560,20 +560,13 @@ def detect_conflict(workspace: Sequence[CombinedResult], external: Sequence[Comb
 
 
 # -- the engine -----------------------------------------------------------------------------------
-def no_such_workspace(home: MindHome, name: str) -> NotFoundError:
-    """The one error of every surface for a workspace without a mind (CLI exit 2, HTTP 404, MCP
-    tool error), naming the minds there are, so a typo is seen for one."""
-    minds = home.workspaces() + ([PERSONAL] if home.personal_path.is_file() else [])
-    return NotFoundError(f"no mind for workspace {name!r} (minds: {', '.join(minds) or 'none yet'})")
-
-
 def recall_mind_paths(
     home: MindHome, workspace: str | None, default_workspace: str, scope: str
 ) -> tuple[str, Path | None, Path | None]:
     """Which minds a recall reads: the workspace's name and the paths of the workspace's mind and
     of the personal mind (None: not read). With ``workspace`` personal the personal mind is the
     workspace's, so ``scope`` workspace reads it too. A mind that does not exist is skipped,
-    unless the request names a workspace other than the surface's default (``no_such_workspace``)."""
+    unless the request names a workspace other than the surface's default (``MindHome.missing_mind``)."""
     name = workspace or default_workspace
     personal = home.personal_path if home.personal_path.is_file() else None
     if name == PERSONAL:
@@ -584,7 +577,7 @@ def recall_mind_paths(
         if path.is_file():
             workspace_path = path
         elif name != default_workspace:
-            raise no_such_workspace(home, name)
+            raise home.missing_mind(name)
     return name, workspace_path, personal if scope != WORKSPACE else None
 
 

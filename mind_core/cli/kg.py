@@ -16,7 +16,6 @@ from mind_core.cli.base import (
     open_mind,
 )
 from mind_core.cli.output import TableView, emit
-from mind_core.errors import InvalidInputError
 from mind_core.limits import DEFAULT_GRAPH_RESULTS
 
 if TYPE_CHECKING:
@@ -80,21 +79,9 @@ def kg() -> None:
     """
 
 
-def _require_known_type(value: str | None, known: set[str], what: str) -> None:
-    """A --type no entity or relation has would answer an empty table, a typo (``persons``) with
-    it: refused, listing the types there are."""
-    if value is not None and known and value not in known:
-        raise InvalidInputError(f"unknown {what} type {value!r} (--type); known types: {', '.join(sorted(known))}")
-
-
 def _cut_note(truncated: bool, limit: int) -> list[str]:
     """The line under a table that --limit cut, so a missing row is not taken for an absent one."""
     return [f"(the first {limit} rows: more match; raise --limit to see them)"] if truncated else []
-
-
-def _types_in_mind(mind: Any, table: str, column: str) -> set[str]:
-    """Every type the mind's graph holds, ended versions included (--valid-at may ask for them)."""
-    return {row[0] for row in mind.db.query(f"SELECT DISTINCT {column} FROM {table}")}
 
 
 @kg.command("entities", epilog=example("mind kg entities --type person --valid-at 2010-01-01"))
@@ -104,14 +91,11 @@ def _types_in_mind(mind: Any, table: str, column: str) -> set[str]:
 @mind_command
 def kg_entities(args: CommandArgs) -> int:
     """Entities (of one --type), as they held and as they were known."""
-    from mind_core.extract import ENTITY_TYPES
     from mind_core.query.graph import graph_entities
     from mind_core.query.models import GraphEntitiesRequest
 
     request = _graph_request(GraphEntitiesRequest, args, type=args.type)
     with open_mind(args, embed=False, readonly=True) as mind:
-        known = {*ENTITY_TYPES, *_types_in_mind(mind, "knowledge_entities", "entity_type")}
-        _require_known_type(args.type, known, "entity")
         answer = graph_entities(mind.knowledge, request)
     table = TableView(
         ("id", "type", "name", "valid from", "valid to"),
@@ -133,7 +117,6 @@ def kg_relations(args: CommandArgs) -> int:
 
     request = _graph_request(GraphRelationsRequest, args, type=args.type)
     with open_mind(args, embed=False, readonly=True) as mind:
-        _require_known_type(args.type, _types_in_mind(mind, "knowledge_relations", "relation_type"), "relation")
         answer = graph_relations(mind.knowledge, request)
     table = TableView(
         ("source", "relation", "target", "valid from", "valid to"),

@@ -142,17 +142,15 @@ def recall(args: CommandArgs) -> int:
 
 
 def _known_source_kind(value: str | None) -> str | None:
-    """A --source-kind that names no installed plugin and no item kind would match nothing: it is
-    refused with the kinds that exist, not answered with an empty recall."""
+    """--source-kind checked as soon as it is read (``models.known_source_kind``), a usage error."""
     if value is None:
         return None
-    from mind_core.harvest.items import ITEM_KINDS
-    from mind_core.plugins import source_kinds
+    from mind_core.query.models import known_source_kind
 
-    known = sorted({*source_kinds(), *ITEM_KINDS})
-    if value.strip() not in known:
-        raise click.BadParameter(f"unknown kind {value!r}; known kinds: {', '.join(known)}")
-    return value
+    try:
+        return known_source_kind(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"unknown kind {value!r}: {exc}") from None
 
 
 def _recall_minds(

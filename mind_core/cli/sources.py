@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,7 +21,7 @@ from mind_core.cli.output import TableView, emit
 from mind_core.errors import NotFoundError
 
 if TYPE_CHECKING:
-    from mind_core.harvest.stores import HarvestSource
+    pass
 
 
 class SourcesAddCommand(click.Command):
@@ -153,12 +153,13 @@ def sources_list(args: CommandArgs) -> int:
     items_imported_total and frames_created_total.
     """
     from mind_core.harvest.stores import HarvestSourceStore
+    from mind_core.query.models import Source
 
     rows, data, notes = [], [], []
     for workspace in selected_workspaces(args):
         with open_mind(args, workspace, embed=False) as mind:
             for s in HarvestSourceStore(mind.db).get_all():
-                data.append(source_listing(workspace, s))
+                data.append(Source.of(workspace, s).model_dump(mode="json"))
                 interval = f"every {s.sync_interval_hours}h" if s.auto_sync else "manual"
                 rows.append(
                     (
@@ -194,24 +195,6 @@ def sources_list(args: CommandArgs) -> int:
         parts.append("\n" + "\n".join(notes))
     emit(args, data, *parts)
     return EXIT_OK
-
-
-# stored counter -> the key `sources list --json` gives it: which counts one harvest, which all
-LISTED_COUNTERS = {
-    "last_items": "last_harvest_items",
-    "last_errors": "last_harvest_errors",
-    "last_frames": "frames_held",
-    "items_imported": "items_imported_total",
-    "frames_created": "frames_created_total",
-}
-
-
-def source_listing(workspace: str, source: HarvestSource) -> dict[str, Any]:
-    """One source as ``sources list --json`` gives it, its counters named for what they count."""
-    listing = {"workspace": workspace}
-    for key, value in source.__dict__.items():
-        listing[LISTED_COUNTERS.get(key, key)] = value
-    return listing
 
 
 @sources.command("remove", epilog=example("mind sources remove gpt"))

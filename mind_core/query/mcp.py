@@ -328,9 +328,7 @@ class MindTools:
             if not create and not path.is_file():
                 if name in (self.default_workspace, PERSONAL):
                     return None
-                from mind_core.retrieval import no_such_workspace
-
-                raise no_such_workspace(self.home, name)
+                raise self.home.missing_mind(name)
             from mind_core.mind import Mind
 
             mind = self._minds[key] = Mind.open(path, embedder=_built(self.embedder))

@@ -161,7 +161,7 @@ SourceFilterText = Annotated[
     Field(min_length=1, max_length=limits.MAX_FILTER_CHARS),
     AfterValidator(_not_blank),
 ]
-def _known_source_kind(value: str) -> str:
+def known_source_kind(value: str) -> str:
     """A kind that names no installed plugin and no item kind would match nothing: refused with
     the kinds there are, not answered with an empty recall (the plugins are loaded on first use)."""
     from mind_core.harvest.items import ITEM_KINDS
@@ -177,7 +177,7 @@ SourceKind = Annotated[
     str,
     BeforeValidator(_well_formed),
     Field(min_length=1, max_length=limits.MAX_FILTER_CHARS),
-    AfterValidator(_known_source_kind),
+    AfterValidator(known_source_kind),
 ]
 ResultLimit = Annotated[
     int,

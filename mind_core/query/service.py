@@ -31,7 +31,6 @@ from mind_core.retrieval import (
     CombinedRetrieval,
     ExternalRetriever,
     frame_provenance,
-    no_such_workspace,
     recall_mind_paths,
     record_access,
     search_hit,
@@ -265,7 +264,7 @@ class QueryService:
     def _mind(self, workspace: str | None) -> Iterator[Mind]:
         name, path = self._path(workspace)
         if not path.is_file():
-            raise no_such_workspace(self.config.home, name)
+            raise self.config.home.missing_mind(name)
         with self.pool.lease(path, name) as mind:
             yield mind
 

@@ -70,7 +70,7 @@ def test_a_filter_naming_no_installed_kind_is_refused_with_the_kinds_there_are(t
     code, out, err = run(capsys, "recall", "notmuch", "--source-kind", "nosuchkind", "--home", str(tmp_path))
     assert code == EXIT_USAGE and out == ""
     first = err.splitlines()[0]
-    assert first.startswith("error: invalid value for '--source-kind': unknown kind 'nosuchkind'; known kinds: ")
+    assert first.startswith("error: invalid value for '--source-kind': unknown kind 'nosuchkind': must be an installed plugin's kind or an item kind: ")
     assert all(kind in first for kind in (*source_kinds(), "note", "conversation"))
 
 

@@ -75,7 +75,7 @@ def test_recall_as_of_sees_only_what_was_there(capsys, home: MindHome) -> None:
 
 def test_a_type_no_entity_or_relation_has_is_refused_with_the_types_there_are(capsys, home: MindHome) -> None:
     code, error = run(capsys, home, "kg", "entities", "--type", "persons")
-    assert code == EXIT_USAGE and error.startswith("unknown entity type 'persons' (--type); known types: ")
+    assert code == EXIT_USAGE and error.startswith("unknown entity type 'persons'; known types: ")
     assert {"person", "project", "thread"} <= set(error.split("known types: ")[1].split(", "))
     code, answer = run(capsys, home, "kg", "entities", "--type", "tool")  # known, none in this mind
     assert code == EXIT_OK and answer["entities"] == []
