@@ -34,6 +34,7 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from mind_core.harvest.detection import depth_of_first
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -71,9 +72,6 @@ from plugins.mailbox_files import (
 )
 
 MAIL_SUFFIXES = frozenset({".eml", ".mbox", ".mbx", ".msg", ".mail"})  # claimed as mail by name
-# how far detection looks below a folder for a maildir or mail files: levels, and folders in all
-DETECT_DEPTH = 3
-DETECT_FOLDERS = 200
 # Formats whose first lines can look like headers (MultiMarkdown "Title: x", YAML) but are never mail.
 NOT_MAIL_SUFFIXES = frozenset({".md", ".markdown", ".yaml", ".yml", ".json", ".html", ".htm", ".csv", ".py"})
 MESSAGE_ID = re.compile(r"<([^<>\s]+)>")
@@ -147,35 +145,8 @@ class EmailSource:
 
 def mail_depth(folder: Path) -> int | None:
     """How deep below ``folder`` the first maildir or folder of mail files is (0: the folder
-    itself), or None. Mail trees nest (notmuch's corpus keeps its maildirs in ``default/``), so
-    the search goes down ``DETECT_DEPTH`` levels, breadth first, through at most
-    ``DETECT_FOLDERS`` folders: a path that is no mail tree is given up on quickly."""
-    level = [Path(folder)] if Path(folder).is_dir() else []
-    seen = 0
-    for depth in range(DETECT_DEPTH + 1):
-        below: list[Path] = []
-        for current in level:
-            seen += 1
-            if seen > DETECT_FOLDERS:
-                return None
-            if _holds_mail(current):
-                return depth
-            below.extend(_subfolders(current))
-        level = below
-    return None
-
-
-def _subfolders(folder: Path) -> list[Path]:
-    """The folders a mail tree may continue in: not hidden, not maildir ``tmp/``, no symlinks."""
-    try:
-        entries = sorted(folder.iterdir())
-    except OSError:
-        return []
-    return [
-        entry
-        for entry in entries
-        if not entry.name.startswith(".") and entry.name != "tmp" and not entry.is_symlink() and entry.is_dir()
-    ]
+    itself), or None; a maildir's ``tmp/`` (messages being delivered) is not looked into."""
+    return depth_of_first(Path(folder), _holds_mail, skip=("tmp",))
 
 
 def _holds_mail(folder: Path) -> bool:

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from mind_core.harvest import format_utc, parse_instant
+from mind_core.harvest import depth_of_first, format_utc, parse_instant
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -44,8 +44,6 @@ ACTIVITY_HEADERS = frozenset({"Gemini Apps", "Bard"})
 PROMPT_PREFIX = "Prompted "
 TITLE_LENGTH = 80
 TAKEOUT_FILE = "MyActivity.json"
-DETECT_DEPTH = 3
-DETECT_FOLDERS = 200
 TAKEOUT_LOCATIONS = (
     TAKEOUT_FILE,
     f"Gemini Apps/{TAKEOUT_FILE}",
@@ -398,22 +396,8 @@ def register_sources(register: Any) -> None:
 
 def gemini_depth(folder: Path) -> int | None:
     """How deep below ``folder`` the first Takeout activity file or AI Studio prompt file is (0:
-    at its top), or None. Exports arrive wrapped (``chat-exports/gemini/aistudio/*.json``), so
-    the search goes down ``DETECT_DEPTH`` levels, breadth first, through at most
-    ``DETECT_FOLDERS`` folders, as mail detection does; the scan reads the whole tree anyway."""
-    level = [folder]
-    seen = 0
-    for depth in range(DETECT_DEPTH + 1):
-        below: list[Path] = []
-        for current in level:
-            seen += 1
-            if seen > DETECT_FOLDERS:
-                return None
-            if _holds_gemini(current):
-                return depth
-            below.extend(_subfolders(current))
-        level = below
-    return None
+    at its top), or None (the scan reads the whole tree anyway)."""
+    return depth_of_first(folder, _holds_gemini)
 
 
 def _holds_gemini(folder: Path) -> bool:
@@ -430,14 +414,6 @@ def _holds_gemini(folder: Path) -> bool:
         child.is_file() and child.suffix.lower() in ("", ".json") and looks_like_aistudio(read_head(child))
         for child in children
     )
-
-
-def _subfolders(folder: Path) -> list[Path]:
-    try:
-        entries = sorted(folder.iterdir())
-    except OSError:
-        return []
-    return [e for e in entries if not e.name.startswith(".") and not e.is_symlink() and e.is_dir()]
 
 
 @hookimpl

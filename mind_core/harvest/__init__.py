@@ -3,6 +3,7 @@
 Plugins import from here (and ``mind_core.plugins``) only: the item model and event-time helpers.
 """
 
+from mind_core.harvest.detection import depth_of_first
 from mind_core.harvest.items import (
     ITEM_KINDS,
     HarvestError,
@@ -22,6 +23,7 @@ __all__ = [
     "HarvestMessage",
     "ScanEvent",
     "Source",
+    "depth_of_first",
     "epoch_to_iso",
     "file_fingerprint",
     "format_utc",

@@ -1,0 +1,43 @@
+"""Finding an export inside the folder a user named. Exports arrive wrapped (notmuch's corpus
+keeps its maildirs in ``default/``, a Gemini download its prompts in ``aistudio/``), so detection
+looks a few levels down, breadth first, and gives up quickly on a folder that holds none."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from pathlib import Path
+
+DETECT_DEPTH = 3  # levels below the named folder
+DETECT_FOLDERS = 200  # folders looked at in all
+
+
+def subfolders(folder: Path, skip: Collection[str] = ()) -> list[Path]:
+    """The folders an export may continue in, sorted: not hidden, not named in ``skip``, no symlinks."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [
+        entry
+        for entry in entries
+        if not entry.name.startswith(".") and entry.name not in skip and not entry.is_symlink() and entry.is_dir()
+    ]
+
+
+def depth_of_first(folder: Path, holds: Callable[[Path], bool], skip: Collection[str] = ()) -> int | None:
+    """How deep below ``folder`` the first folder that ``holds`` an export is (0: the folder
+    itself), looking ``DETECT_DEPTH`` levels down through at most ``DETECT_FOLDERS`` folders;
+    None when none does."""
+    level = [folder] if folder.is_dir() else []
+    seen = 0
+    for depth in range(DETECT_DEPTH + 1):
+        below: list[Path] = []
+        for current in level:
+            seen += 1
+            if seen > DETECT_FOLDERS:
+                return None
+            if holds(current):
+                return depth
+            below.extend(subfolders(current, skip))
+        level = below
+    return None
