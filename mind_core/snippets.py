@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from mind_core.keywords import keyword_tokens
 
@@ -62,6 +63,15 @@ def without_mail_quotes(text: str) -> str:
     if any(line.strip() and not line.rstrip().endswith(":") for line in own):
         return "\n".join(own)
     return text
+
+
+def own_text(content: str, provenance: dict[str, Any]) -> str:
+    """What a snippet is drawn from: a memory's text without the ``[title]`` it opens with (shown
+    beside it) and, for mail, without the lines it quotes when it has words of its own."""
+    title = provenance.get("title") or ""
+    if title and content.startswith(f"[{title}]") and content[len(title) + 2 : len(title) + 3].isspace():
+        content = content[len(title) + 3 :]
+    return without_mail_quotes(content) if provenance.get("plugin") == "email" else content
 
 
 def make_snippet(

@@ -202,17 +202,6 @@ def _origin(workspace: str, source: str, title: str) -> str:
     return memory_attribution(workspace, source, shorten(title, FROM_TITLE_CHARS))
 
 
-def _own_text(content: str, origin: dict[str, Any]) -> str:
-    """What the snippet is drawn from: the text without the ``[title]`` it opens with (the ``from``
-    cell shows it) and, for mail, without the lines it quotes when it has words of its own."""
-    from mind_core.snippets import without_mail_quotes
-
-    title = origin.get("title") or ""
-    if title and content.startswith(f"[{title}]") and content[len(title) + 2 : len(title) + 3].isspace():
-        content = content[len(title) + 3 :]
-    return without_mail_quotes(content) if origin.get("plugin") == "email" else content
-
-
 def _borrowed_mark(dated_by: str | None) -> str:
     """The table's mark on a time that is not the memory's own (see ``scoring.borrowed_time``)."""
     return f" ({dated_by} time)" if dated_by in (FILE_TIME, HARVEST_TIME) else ""
@@ -277,7 +266,7 @@ def format_recall(
     result: Any, explain: bool, mark: Callable[[str], str] | None = None, width: int = DEFAULT_WIDTH
 ) -> list[str | TableView]:
     """The recall as printable parts: a table of results (or why there is none) and notes."""
-    from mind_core.snippets import make_snippet
+    from mind_core.snippets import make_snippet, own_text
 
     merged = result.merged()
     parts: list[str | TableView] = []
@@ -297,7 +286,7 @@ def format_recall(
                     f"{r.score:.2f}",
                     _event_time(r.metadata.get("created_at")) + _borrowed_mark(origin.get("dated_by")),
                     where,
-                    make_snippet(_own_text(r.content, origin), result.query, width, mark),
+                    make_snippet(own_text(r.content, origin), result.query, width, mark),
                 )
             )
         parts.append(TableView(("#", "score", "time (UTC)", "from", "snippet"), rows))

@@ -61,6 +61,7 @@ from mind_core.identity import IDENTITY_FIELDS
 from mind_core.limits import DEFAULT_ENTITY_RESULTS, DEFAULT_GRAPH_RESULTS, DEFAULT_RESULTS
 from mind_core.query.models import (
     AS_OF_HELP,
+    EXPLAIN_ASKED_HELP,
     INCLUDE_ENDED_HELP,
     KNOWN_AT_HELP,
     PROFILE_HELP,
@@ -137,6 +138,7 @@ Tags = Annotated[
     Field(description=TAGS_HELP.split(" In a URL")[0]),
 ]
 SnippetArg = Annotated[SnippetChars | None, Field(description=SNIPPET_HELP)]
+ExplainArg = Annotated[bool, Field(description=EXPLAIN_ASKED_HELP)]
 Sender = Annotated[SourceFilterText | None, Field(description=SENDER_HELP)]
 SourceKindArg = Annotated[SourceFilterText | None, Field(description=SOURCE_KIND_HELP)]
 MemoryText = Annotated[str, Field(description="The text to remember: a fact, a decision, a preference ...")]
@@ -357,6 +359,7 @@ class MindTools:
         tags: Tags = None,
         sender: Sender = None,
         source_kind: SourceKindArg = None,
+        explain: ExplainArg = False,
     ) -> RecallResponse:
         """Recall what the minds know about query: workspace and personal memory, plus external
         sources when local memory is thin. limit is the number of results in the whole answer;
@@ -365,11 +368,12 @@ class MindTools:
         above 0.5 means keyword and meaning agree; confident false means nothing matched well.
         Pass snippet_chars (e.g. 200) to get each text as a short snippet around the query's words;
         as_of to recall as of an instant; tags, sender and source_kind to keep only the frames
-        whose sources match. The same answer as GET /recall and `mind recall --json`."""
+        whose sources match; explain for each result's lane ranks and score parts. The same answer
+        as GET /recall and `mind recall --json`."""
         from mind_core.retrieval import CombinedRetrieval, recall_mind_paths
 
         values = {"query": query, "limit": limit, "profile": profile, "workspace": workspace, "scope": scope}
-        values.update(since=since, until=until, as_of=as_of, tags=tags or [], sender=sender)
+        values.update(since=since, until=until, as_of=as_of, tags=tags or [], sender=sender, explain=explain)
         request = parse_request(RecallRequest, {**values, "source_kind": source_kind, "snippet_chars": snippet_chars})
         name, ws_path, personal_path = recall_mind_paths(
             self.home, request.workspace, self.default_workspace, request.scope

@@ -37,7 +37,7 @@ from mind_core.errors import InvalidInputError
 from mind_core.frames import time_bound
 from mind_core.home import PERSONAL, validate_workspace_name
 from mind_core.scoring import SCORING_PROFILES
-from mind_core.snippets import make_snippet
+from mind_core.snippets import make_snippet, own_text
 
 if TYPE_CHECKING:
     from mind_core.retrieval import CombinedRetrievalResult
@@ -709,10 +709,12 @@ class RecallResponse(BaseModel):
     def from_retrieval(cls, result: CombinedRetrievalResult, request: RecallRequest) -> RecallResponse:
         """The answer to ``request``; with ``snippet_chars``, each text cut to a snippet around
         the query's words (the window the command line's table shows)."""
-        results = [RecallResult.model_validate(item.to_dict()) for item in result.merged()]
+        merged = result.merged()
+        results = [RecallResult.model_validate(item.to_dict()) for item in merged]
         if request.snippet_chars is not None:
-            for model in results:
-                model.content = make_snippet(model.content, request.query, width=request.snippet_chars)
+            for item, model in zip(merged, results, strict=True):
+                text = own_text(item.content, item.metadata.get("provenance") or {})
+                model.content = make_snippet(text, request.query, width=request.snippet_chars)
         return cls(
             query=result.query,
             results=results,

@@ -190,6 +190,11 @@ def test_json_snippets_around_the_query_words(capsys, home):
     assert code == EXIT_OK and results
     assert any(len(r["content"]) < len(full[r["metadata"]["frame_id"]]) for r in results)
     assert all("PostgreSQL" in r["content"] for r in results)
+    # drawn from the text, as the table's are: the title the result opens with is shown apart
+    code, out, _ = recall(capsys, home, "Falcon", "planning", "--json", "--snippet-chars", "60")
+    harvested = [r for r in json.loads(out)["results"] if r["metadata"]["provenance"].get("title") == CONVERSATION_TITLE]
+    assert harvested and full[harvested[0]["metadata"]["frame_id"]].startswith(f"[{CONVERSATION_TITLE}]")
+    assert all(CONVERSATION_TITLE not in r["content"] for r in harvested)
 
 
 def test_a_snippet_shows_the_passage_with_the_most_query_words_not_the_subject_line():

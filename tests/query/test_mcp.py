@@ -207,7 +207,8 @@ def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
     info = seen["init"].server_info
     assert info.name == "mind-harvest" and info.version == version("mind-harvest")
     assert set(seen["tools"]) == set(TOOL_NAMES)
-    assert "snippet_chars" in seen["tools"]["recall_memory"].input_schema["properties"]
+    # the same request fields as GET/POST /recall and `mind recall --json`
+    assert set(seen["tools"]["recall_memory"].input_schema["properties"]) == set(RecallRequest.model_fields)
     for tool in seen["tools"].values():  # every argument described, every answer a model's schema
         bare = [name for name, schema in tool.input_schema["properties"].items() if not schema.get("description")]
         assert bare == [], f"{tool.name}: {bare}"
