@@ -641,6 +641,16 @@ class CombinedRetrieval:
             "source": source,
             "as_of": as_of,
         }
+        searched = [
+            mind
+            for mind, kept in ((self.workspace, scope != PERSONAL), (self.personal, scope != WORKSPACE))
+            if kept and mind is not None
+        ]
+        # A time one mind holds memories near is the question's time for every mind searched: a
+        # mind without memories then must not answer "what happened in June 1996" from its other
+        # words while the other mind's mails of that June wait below.
+        if len(searched) > 1 and any(mind.search.names_a_time_near(query, as_of) for mind in searched):
+            options["keep_far_window"] = True
         workspace_results = (
             self._search_mind(self.workspace, self.workspace_name, query, options)
             if scope != PERSONAL

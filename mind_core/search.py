@@ -460,12 +460,15 @@ class HybridSearch:
         source: SourceFilter | None = None,
         as_of: str | None = None,
         time_aware: bool = True,
+        keep_far_window: bool = False,
     ) -> list[SearchResult]:
         """``as_of``: search the mind as it stood at that instant: only frames whose event time is
         at or before it, recency scored from it instead of from now; relative dates in the query
         ("last week") are read from it too, else from the mind's latest event time.
         ``time_aware=False`` ignores dates in the query (for a text that is not a question, such as
-        the linker's frame content); ``since``/``until`` always filter."""
+        the linker's frame content); ``since``/``until`` always filter. A time the query names
+        that no memory of this mind is near is ignored, unless ``keep_far_window`` (another mind
+        searched with this one has memories then: see ``names_a_time_near``)."""
         if profile not in SCORING_PROFILES:
             raise InvalidInputError(
                 f"unknown profile {profile!r}; expected one of {', '.join(SCORING_PROFILES)}"
@@ -480,12 +483,9 @@ class HybridSearch:
             instant = time_bound(as_of, end=True)
             until = instant if until is None or time_bound(until, end=True) > instant else until
             now = asked_from = datetime.fromisoformat(instant.replace("Z", "+00:00"))
-        window = None
-        timed = self.config.fusion == "convex" and self.config.time_weight > 0
-        if time_aware and timed and may_name_a_time(query):
-            window = question_window(query, asked_from or self._latest_event_time())
+        window = self._asked_window(query, asked_from) if time_aware else None
         ignored = None
-        if window is not None and not self._memory_near(window):
+        if window is not None and not keep_far_window and not self._memory_near(window):
             ignored, window = window, None
         # a window's own words are no topic: the keyword lane and the keyword share go without them;
         # a window no memory is near is no time of this mind, so its words may be ("last year I ...")
@@ -495,7 +495,7 @@ class HybridSearch:
             fused = self._fuse_rrf(query, limit, gop_id, since, until, source)
         else:
             fused = self._fuse_convex(
-                query, limit, gop_id, since, until, source, time_aware, window, keywords, phrases
+                query, limit, gop_id, since, until, source, time_aware, window, keywords, phrases, keep_far_window
             )
         if not fused:
             return []
@@ -608,6 +608,7 @@ class HybridSearch:
         window: TimeWindow | None = None,
         keywords: str | None = None,
         phrases: Sequence[str] = (),
+        keep_far_window: bool = False,
     ) -> dict[int, dict[str, Any]]:
         """Normalized lane scores plus session-neighbour context, combined with fixed weights;
         every lane score stays within 0..1, so match is 1.0 only for the best of both lanes. The
@@ -693,7 +694,7 @@ class HybridSearch:
         time_scores, when_scores = {}, {}
         asked_window = window
         if time_aware:
-            window, time_scores, when_scores = self.time_factors(query, list(match), window)
+            window, time_scores, when_scores = self.time_factors(query, list(match), window, keep_far_window)
         for frame_id in time_scores.keys() | when_scores.keys():
             match[frame_id] *= 1.0 - config.time_weight * (1.0 - time_scores.get(frame_id, 1.0))
             match[frame_id] *= 1.0 - config.when_weight * (1.0 - when_scores.get(frame_id, 1.0))
@@ -769,7 +770,7 @@ class HybridSearch:
         return [LaneHit(hit.frame_id, 1.0) for hit in hits]
 
     def time_factors(
-        self, query: str, frame_ids: list[int], window: TimeWindow | None
+        self, query: str, frame_ids: list[int], window: TimeWindow | None, keep_far: bool = False
     ) -> tuple[TimeWindow | None, dict[int, float], dict[int, float]]:
         """The question's time window (``window``, parsed by ``search``) if it is used and, per
         frame, 0..1: how near its event time is to the window (1 inside, ``exp(-distance / scale)``
@@ -795,12 +796,27 @@ class HybridSearch:
                 except ValueError:
                     continue
             scale = max(window.length_days or OPEN_WINDOW_SCALE_DAYS, config.time_scale_days)
-            if distances and min(distances.values()) <= scale:
+            if distances and (keep_far or min(distances.values()) <= scale):
                 time_scores = {frame_id: math.exp(-days / scale) for frame_id, days in distances.items()}
             else:
                 window = None
         when_scores = {row[0]: 1.0 if carries_date(row[2]) else 0.0 for row in rows} if wants_when else {}
         return window, time_scores, when_scores
+
+    def _asked_window(self, query: str, asked_from: datetime | None = None) -> TimeWindow | None:
+        """The time the query names, relative dates read from ``asked_from`` (else the mind's
+        latest event time); None when it names none or the fusion has no time boost."""
+        if self.config.fusion != "convex" or self.config.time_weight <= 0 or not may_name_a_time(query):
+            return None
+        return question_window(query, asked_from or self._latest_event_time())
+
+    def names_a_time_near(self, query: str, as_of: str | None = None) -> bool:
+        """Whether the query names a time this mind holds memories near (what ``search`` uses)."""
+        asked_from = None
+        if as_of is not None:
+            asked_from = datetime.fromisoformat(time_bound(as_of, end=True).replace("Z", "+00:00"))
+        window = self._asked_window(well_formed(query[:MAX_QUERY_CHARS]), asked_from)
+        return window is not None and self._memory_near(window)
 
     def _memory_near(self, window: TimeWindow) -> bool:
         """Whether any frame's event time is inside the window or within one decay scale of it

@@ -612,3 +612,32 @@ def test_a_note_dated_by_its_file_is_not_favoured_by_recency():
     assert by_id[copied.id].explain["relevance"]["temporal"] == 0.0
     assert found.workspace_results[0].metadata["frame_id"] == written.id
     mind.close()
+
+
+def test_a_time_one_mind_holds_is_the_question_time_for_both_minds():
+    """ "What happened in June 1996" over a workspace of that June's mails and a personal mind of
+    recent notes that say "happens": the personal mind has no memory then, yet its notes must not
+    come first (its own search alone ignores the time: nothing of its is near it)."""
+    ws = Mind.open(":memory:", embedder=HashingEmbedder())
+    ws.sessions.ensure("mail")
+    june = [
+        ws.frames.create_i_frame("mail", text, created_at=f"1996-06-{day:02d}T10:00:00Z")
+        for day, text in ((3, "the release of version 2 is out"), (17, "meeting notes: budget approved"))
+    ]
+    ws.frames.create_i_frame("mail", "the printer is fixed", created_at="1999-02-01T10:00:00Z")
+    ws.search.index_frames_batch(ws.frames.get_many([f.id for f in june]).values())
+    personal = Mind.open(":memory:", embedder=HashingEmbedder())
+    personal.sessions.ensure("notes")
+    notes = [
+        personal.frames.create_i_frame("notes", text, created_at="2024-05-01T10:00:00Z")
+        for text in ("what happens when sync fails", "what happened at the offsite", "it happens every June")
+    ]
+    personal.search.index_frames_batch(notes)
+    with ws, personal:
+        assert ws.search.names_a_time_near("what happened in June 1996")
+        assert not personal.search.names_a_time_near("what happened in June 1996")
+        alone = personal.search.search("what happened in June 1996", explain=True)
+        assert alone and "time_window_ignored" in alone[0].explain  # by itself, it ignores the time
+        found = CombinedRetrieval(ws, personal, workspace_name="default").search("what happened in June 1996", limit=3)
+        assert [r.workspace for r in found.merged()][:2] == ["default", "default"]
+        assert {r.metadata["frame_id"] for r in found.merged()[:2]} == {f.id for f in june}
