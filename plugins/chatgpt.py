@@ -447,7 +447,7 @@ class ChatGPTSource:
     def detect(self, path: Path) -> bool:
         path = Path(path)
         if path.is_dir():
-            return (path / EXPORT_FILE).is_file() and looks_like_chatgpt(read_head(path / EXPORT_FILE))
+            return any(looks_like_chatgpt(read_head(file)) for file in export_files(path))
         if is_archive(path):
             return any_member_head(path, EXPORT_FILE, looks_like_chatgpt)
         return path.is_file() and looks_like_chatgpt(read_head(path))
@@ -455,11 +455,16 @@ class ChatGPTSource:
     def scan(self, path: Path) -> Iterator[ScanEvent]:
         path = Path(path)
         if path.is_dir():
-            target = path / EXPORT_FILE
-            if not target.is_file():
-                yield HarvestError(str(path), f"no {EXPORT_FILE} in this folder")
-                return
-            path = target
+            files = export_files(path)
+            if not files:
+                yield HarvestError(str(path), f"no {EXPORT_FILE} and no ChatGPT conversation file in this folder")
+            for file in files:
+                yield from self._scan_file(file)
+            return
+        yield from self._scan_file(path)
+
+    @staticmethod
+    def _scan_file(path: Path) -> Iterator[ScanEvent]:
         if not path.is_file():
             yield HarvestError(str(path), "no such file")
             return
@@ -474,7 +479,26 @@ class ChatGPTSource:
 
     def fingerprint(self, path: Path) -> str:
         path = Path(path)
-        return file_fingerprint(path / EXPORT_FILE if path.is_dir() else path)
+        if path.is_dir() and (path / EXPORT_FILE).is_file():
+            return file_fingerprint(path / EXPORT_FILE)
+        return file_fingerprint(path, ("*.json",) if path.is_dir() else ("*",))
+
+
+def export_files(folder: Path) -> list[Path]:
+    """What a folder holds to read: its ``conversations.json``, else every JSON file at its top
+    that starts like a ChatGPT export or a saved conversation (a folder of them)."""
+    main = folder / EXPORT_FILE
+    if main.is_file():
+        return [main]
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [
+        entry
+        for entry in entries
+        if entry.suffix.lower() == ".json" and entry.is_file() and looks_like_chatgpt(read_head(entry))
+    ]
 
 
 def _scan_members(archive: zipfile.ZipFile, report_path: str) -> Iterator[ScanEvent]:

@@ -151,6 +151,30 @@ def test_detects_chatgpt_but_not_claude(shared_data: Path) -> None:
     assert not SOURCE.detect(exports / "gemini/polylogue-aistudio/aistudio-drive.json")
 
 
+def test_a_folder_of_saved_conversations_is_read_file_by_file(shared_data: Path, tmp_path: Path) -> None:
+    """A folder without conversations.json whose JSON files are ChatGPT conversations (as the
+    polylogue fixtures are) is detected and read whole; a file that is not one is left alone."""
+    fixtures = shared_data / "chat-exports/chatgpt/polylogue-fixtures"
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    for file in fixtures.glob("*.json"):
+        (folder / file.name).write_bytes(file.read_bytes())
+    (folder / "settings.json").write_text('{"theme": "dark"}')
+    assert SOURCE.detect(folder)
+    items, errors = scan(folder)
+    alone = [scan(file)[0] for file in sorted(fixtures.glob("*.json"))]
+    assert errors == [] and sorted(i.key for i in items) == sorted(i.key for found in alone for i in found)
+    before = SOURCE.fingerprint(folder)
+    (folder / "origin-chatgpt-export.json").write_bytes((fixtures / "origin-chatgpt-export.json").read_bytes() + b" ")
+    assert SOURCE.fingerprint(folder) != before  # a changed conversation file is a changed source
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert not SOURCE.detect(empty)
+    assert [e.reason for e in scan(empty)[1]] == [
+        "no conversations.json and no ChatGPT conversation file in this folder"
+    ]
+
+
 # --- shapes ---------------------------------------------------------------------------------------
 
 
