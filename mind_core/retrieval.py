@@ -54,6 +54,7 @@ from mind_core.limits import DEFAULT_RESULTS
 from mind_core.query.models import RecallRequest, parse_request
 from mind_core.scoring import borrowed_time, dated_by_file
 from mind_core.search import SearchResult
+from mind_core.snippets import make_snippet, own_text
 from mind_core.source_filter import SourceFilter
 from mind_core.timestamps import now_iso
 
@@ -276,14 +277,19 @@ def explained(result: SearchResult) -> dict[str, Any] | None:
     return {**result.explain, "rrf_score": result.rrf_score, **parts}
 
 
-def search_hit(result: SearchResult) -> dict[str, Any]:
-    """A search hit as the HTTP ``/search`` answer gives it (``SearchHit``)."""
+def search_hit(result: SearchResult, query: str = "", snippet_chars: int | None = None) -> dict[str, Any]:
+    """A search hit as the HTTP ``/search`` answer gives it (``SearchHit``); with
+    ``snippet_chars``, the frame's text cut to a snippet around the query's words, as a recall's."""
+    frame = result.frame.to_dict()
+    provenance = frame_provenance(result.frame)
+    if snippet_chars is not None:
+        frame["content"] = make_snippet(own_text(result.frame.content, provenance), query, width=snippet_chars)
     return {
-        "frame": result.frame.to_dict(),
+        "frame": frame,
         "score": result.score,
         "match_score": result.match_score,
         "confident": result.confident,
-        "provenance": frame_provenance(result.frame),
+        "provenance": provenance,
         "explain": explained(result),
     }
 

@@ -111,7 +111,8 @@ def serve(args: CommandArgs) -> int:
         signal.signal(signum, on_signal)
     url = socket_url(sock)
     print(
-        f"listening on {url} (API docs at {url}/docs; minds in {home.root}; token "
+        f"listening on {url} (API docs at {url}/docs; minds in {home.root}, default workspace "
+        f"{args.workspace!r}; token "
         f"{'required' if token else 'off'}; {args.workers} worker process"
         f"{'es' if args.workers > 1 else ''}; Ctrl-C stops)",
         file=sys.stderr,

@@ -278,6 +278,7 @@ class SearchRequest(QueryRequest):
     since: TimeBound | None = Field(None, description=SINCE_HELP)
     until: TimeBound | None = Field(None, description=UNTIL_HELP)
     explain: bool = Field(False, description=EXPLAIN_ASKED_HELP)
+    snippet_chars: SnippetChars | None = Field(None, description=SNIPPET_HELP)
     session: Annotated[str, Field(max_length=limits.MAX_SESSION_ID_CHARS)] | None = Field(
         None, description="Only frames of this session (gop_id)."
     )

@@ -308,7 +308,7 @@ class QueryService:
         options = request.model_dump(include={"limit", "profile", "since", "until", "explain"})
         with self._mind(request.workspace) as mind:
             found = mind.search.search(request.query, gop_id=request.session, **options)
-            hits = [search_hit(r) for r in found]
+            hits = [search_hit(r, request.query, request.snippet_chars) for r in found]
         confident = any(r.confident for r in found)
         workspace = self._path(request.workspace)[0]
         answer = {"query": request.query, "workspace": workspace, "results": hits, "confident": confident}

@@ -203,6 +203,11 @@ def test_search_frame_sources_entities_stats(client, base):
     assert {"rrf_score", "relevance_score", "final_score"} <= set(results[0]["explain"])
     personal = get(client, base + "/search", query="Grocery", workspace="personal").json()
     assert personal["results"][0]["frame"]["content"] == "Grocery list" and personal["confident"]
+    whole = {r["frame"]["id"]: r["frame"]["content"] for r in results}
+    cut = get(client, base + "/search", query="Falcon", limit=2, snippet_chars=20).json()["results"]
+    assert [r["frame"]["id"] for r in cut] == list(whole)  # the same hits, their text as snippets
+    assert all("Falcon" in r["frame"]["content"] and len(r["frame"]["content"]) <= 22 for r in cut)
+    assert any(len(r["frame"]["content"]) < len(whole[r["frame"]["id"]]) for r in cut)
     default = get(client, base + "/health").json()["default_workspace"]
     assert personal["workspace"] == "personal" and searched["workspace"] == default  # the mind searched
     frame = get(client, base + "/frames/1").json()
