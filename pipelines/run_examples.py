@@ -185,9 +185,11 @@ def main() -> int:
         }
         print("\nthe demo mind: " + ", ".join(f"{v:,} {k}" for k, v in totals.items()))
         failed = [f"{c.asset_key.to_user_string()}:{c.check_name}" for c in checks if not c.passed]
+        skipped = sum(1 for key, result in results.items() if "harvest_items" not in _metadata(result))
         print(
             f"asset checks: {len(checks) - len(failed)} of {len(checks)} passed"
             + (f"; failed: {', '.join(failed)}" if failed else "")
+            + (f" ({skipped} unchanged source{'s' if skipped > 1 else ''}: no steps run, so no checks)" if skipped else "")
         )
         snapshot_meta = _metadata(snapshot).get("memory_snapshots")
         if snapshot_meta:
