@@ -127,12 +127,17 @@ def refuse_repeated_parameters(request: Request, lists: frozenset[str] = frozens
         raise InvalidInputError(f"parameter(s) given more than once: {', '.join(repeated)}")
 
 
-def require_token(request: Request, token: str | None) -> None:
-    """A bearer token, compared in constant time; ``None``: the server needs none."""
+def token_given(request: Request, token: str | None) -> bool:
+    """Whether the request carries the server's bearer token (compared in constant time), or the
+    server needs none (``token`` None)."""
     if not token:
-        return
+        return True
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+def require_token(request: Request, token: str | None) -> None:
+    if not token_given(request, token):
         raise HTTPException(401, "a valid bearer token is required", {"WWW-Authenticate": "Bearer"})
 
 
@@ -187,10 +192,11 @@ def invalid_input(
 @dataclass(frozen=True)
 class EndpointInputs:
     """What an endpoint takes, read once from its signature: path parameters
-    (``Annotated[int, Path(...)]``) and at most one request model, from the query string
-    (``Annotated[Model, Query()]``) or else from a JSON body."""
+    (``Annotated[int, Path(...)]``), at most one request model, from the query string
+    (``Annotated[Model, Query()]``) or else from a JSON body, and the ``Request`` itself."""
 
     path: dict[str, TypeAdapter[Any]]
+    request_parameter: str | None = None
     numeric_path: frozenset[str] = frozenset()
     model_parameter: str | None = None
     model: type[BaseModel] | None = None
@@ -206,7 +212,9 @@ class EndpointInputs:
         for name in inspect.signature(endpoint).parameters:
             hint = hints[name]
             base, *metadata = get_args(hint) if get_origin(hint) is Annotated else (hint,)
-            if isinstance(base, type) and issubclass(base, BaseModel) and not found:
+            if base is Request:
+                found["request_parameter"] = name
+            elif isinstance(base, type) and issubclass(base, BaseModel) and "model" not in found:
                 found = {
                     "model_parameter": name,
                     "model": base,
@@ -229,7 +237,7 @@ class EndpointInputs:
 
     async def arguments(self, request: Request) -> dict[str, Any]:
         """The endpoint's arguments from ``request``; InvalidInputError when they break the contract."""
-        arguments: dict[str, Any] = {}
+        arguments: dict[str, Any] = {} if self.request_parameter is None else {self.request_parameter: request}
         try:
             for name, adapter in self.path.items():
                 arguments[name] = adapter.validate_python(request.path_params[name])
@@ -547,9 +555,10 @@ def create_app(service: QueryService) -> FastAPI:
         summary="Liveness and which minds exist.",
         response_description="The service answers: its version and the minds of its home.",
     )
-    async def health() -> Response:  # a few stat calls: not worth a trip to a worker thread
-        """Needs no token, even when the server has one: for monitors and load balancers."""
-        return JSONAnswer(service.health())
+    async def health(request: Request) -> Response:  # a few stat calls: not worth a worker thread
+        """Needs no token, even when the server has one: for monitors and load balancers. Without
+        the token such a server names none of its minds."""
+        return JSONAnswer(service.health(minds_shown=token_given(request, request.app.state.bearer_token)))
 
     @route(
         "GET",

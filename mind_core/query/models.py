@@ -1123,6 +1123,9 @@ class StatsResponse(BaseModel):
     )
 
 
+WITHHELD = " Null when the server has a token and the request does not carry it."
+
+
 class HealthResponse(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
@@ -1142,10 +1145,16 @@ class HealthResponse(BaseModel):
 
     status: Literal["ok"] = Field(description="Always ok: the service answers.")
     version: str = Field(description="The mind-harvest package version the server runs.")
-    personal: bool = Field(description="Whether the personal mind exists.")
-    workspaces: list[str] = Field(description="The workspaces that have a mind in the server's mind home.")
-    default_workspace: str = Field(description="The workspace a request without workspace reads (mind serve -w).")
-    external_sources: list[str] = Field(description="The external sources a recall may ask (their names).")
+    personal: bool | None = Field(None, description="Whether the personal mind exists." + WITHHELD)
+    workspaces: list[str] | None = Field(
+        None, description="The workspaces that have a mind in the server's mind home." + WITHHELD
+    )
+    default_workspace: str | None = Field(
+        None, description="The workspace a request without workspace reads (mind serve -w)." + WITHHELD
+    )
+    external_sources: list[str] | None = Field(
+        None, description="The external sources a recall may ask (their names)." + WITHHELD
+    )
     auth: bool = Field(description="Whether a bearer token is required.")
 
 

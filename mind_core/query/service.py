@@ -269,17 +269,17 @@ class QueryService:
             yield mind
 
     # -- answers --------------------------------------------------------------------------
-    def health(self) -> models.HealthResponse:
+    def health(self, minds_shown: bool = True) -> models.HealthResponse:
+        """The service's liveness; ``minds_shown`` False (a caller without the token of a server
+        that has one): the minds and sources are not named."""
         home = self.config.home
-        return models.HealthResponse(
-            status="ok",
-            version=models.package_version(),
-            personal=home.personal_path.is_file(),
-            workspaces=home.workspaces(),
-            default_workspace=self.config.default_workspace,
-            external_sources=[r.name for r in self.config.retrievers],
-            auth=bool(self.config.token),
-        )
+        answer = models.HealthResponse(status="ok", version=models.package_version(), auth=bool(self.config.token))
+        if minds_shown:
+            answer.personal = home.personal_path.is_file()
+            answer.workspaces = home.workspaces()
+            answer.default_workspace = self.config.default_workspace
+            answer.external_sources = [r.name for r in self.config.retrievers]
+        return answer
 
     def recall(self, request: models.RecallRequest) -> models.RecallResponse:
         home, scope = self.config.home, request.scope

@@ -484,7 +484,12 @@ def test_unexpected_errors_are_a_generic_500_with_an_error_id(client, base, monk
 # -- authentication -------------------------------------------------------------------------------
 def test_token_is_required_when_configured(client, running):
     url = running(token=TOKEN)
-    assert get(client, url + "/health").status_code == 200  # probes stay open
+    probe = get(client, url + "/health")
+    assert probe.status_code == 200  # probes stay open, but learn no mind's name
+    assert probe.json()["workspaces"] is None and probe.json()["default_workspace"] is None
+    assert probe.json()["auth"] is True and probe.json()["status"] == "ok"
+    named = no_trace(client.get(url + "/health", headers={"Authorization": f"Bearer {TOKEN}"})).json()
+    assert named["workspaces"] == ["team"] and named["default_workspace"] is not None
     for headers in (
         {},
         {"Authorization": "Bearer wrong"},
