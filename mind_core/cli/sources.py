@@ -105,6 +105,7 @@ def sources_add(args: CommandArgs) -> int:
     """
     from dataclasses import replace
 
+    from mind_core.harvest.paths import stored_text
     from mind_core.harvest.pipeline import (
         existing_registration,
         plan_source,
@@ -159,7 +160,9 @@ def sources_add(args: CommandArgs) -> int:
         {
             **source.__dict__,
             "already_registered": False,
-            "also_found_below": {k: [str(f) for f in folders] for k, folders in found.items()},
+            "also_found_below": {
+                other: [stored_text(folder) for folder in folders] for other, folders in found.items()
+            },
         },
         *parts,
     )
@@ -178,7 +181,7 @@ def _also_found_note(path: Path, kind: str, found: dict[str, list[Path]]) -> str
         more = len(folders) - FOLDERS_NAMED
         return ", ".join(shown + ([f"{more} more"] if more > 0 else []))
 
-    kinds = "; ".join(f"{kind} ({named(folders)})" for kind, folders in found.items())
+    kinds = "; ".join(f"{other} ({named(folders)})" for other, folders in found.items())
     return (
         f"also found below: {kinds}; this source reads only {kind}: add those "
         "folders as sources of their own (`mind sources add FOLDER`) to harvest them"
