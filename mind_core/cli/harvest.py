@@ -21,7 +21,13 @@ from mind_core.cli.base import (
 )
 from mind_core.cli.output import StageProgress, TableView, emit
 from mind_core.errors import MindError
-from mind_core.harvest.summary import SourceSummary, is_numeric, summary_columns, summary_notes
+from mind_core.harvest.summary import (
+    SourceSummary,
+    is_numeric,
+    shared_frames_line,
+    summary_columns,
+    summary_notes,
+)
 from mind_core.home import MindHome
 
 
@@ -64,6 +70,11 @@ def harvest(args: CommandArgs) -> int:
             outcome_lines.append(f"  {r['workspace']}/{r['source']}: prune refused: {prune_refused}")
     parts: list[str | TableView] = [_harvest_table(reports)] if reports else ["nothing to harvest"]
     notes = summary_notes([SourceSummary.of_report(r) for r in reports])
+    notes.extend(
+        f"  {r['workspace']}/{shared_frames_line(r['source'], shared)}"
+        for r in reports
+        if (shared := (r["imported"] or {}).get("frames_shared_with"))
+    )
     if notes:
         parts.append("\n" + "\n".join(notes))
     error_lines = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,28 +98,94 @@ def sources() -> None:
 def sources_add(args: CommandArgs) -> int:
     """Register a source; the first one creates the workspace's mind.
 
-    A bad path, kind or name is refused before any mind is created.
+    A bad path, kind or name is refused before any mind is created. Adding a path that is
+    already registered with its kind changes nothing (and says so); another name for a path
+    another source reads is registered with a warning. When other kinds of export lie in folders
+    below PATH, a note names those folders (a source reads its path as one kind).
     """
-    from mind_core.harvest.pipeline import plan_source, register_planned
+    from dataclasses import replace
+
+    from mind_core.harvest.paths import stored_text
+    from mind_core.harvest.pipeline import (
+        existing_registration,
+        plan_source,
+        register_planned,
+        sources_reading_the_same_files,
+    )
+    from mind_core.harvest.survey import other_kinds_below
 
     kind, path = _kind_and_path(args.paths, args.kind)
     plan = plan_source(kind, path, args.name, kind_anyway=args.kind_anyway)
+    sync_given = args.auto_sync or args.interval_hours is not None
     with open_mind(args, embed=False, create=True) as mind:
-        source = register_planned(
-            mind,
-            plan,
-            auto_sync=args.auto_sync,
-            interval_hours=args.interval_hours,
-            replace=args.replace,
+        existing = None if args.replace else existing_registration(mind, plan)
+        if existing is not None:
+            plan = replace(plan, name=existing.source)
+        readers = [] if existing is not None else sources_reading_the_same_files(mind, plan)
+        source = existing
+        if source is None or sync_given:
+            source = register_planned(
+                mind,
+                plan,
+                auto_sync=args.auto_sync,
+                interval_hours=args.interval_hours,
+                replace=args.replace,
+            )
+    where = f"-> {source.source_path} in workspace {args.workspace!r}"
+    if existing is not None:
+        changed = (
+            f"; auto-sync {'on' if source.auto_sync else 'off'}, every {source.sync_interval_hours}h"
+            if sync_given
+            else "; nothing changed"
         )
+        emit(
+            args,
+            {**source.__dict__, "already_registered": True, "also_found_below": {}},
+            f"source {source.source!r} ({source.kind}) is already registered {where}{changed}",
+        )
+        return EXIT_OK
+    for other, how in readers:
+        print(
+            f"warning: source {other.source!r} ({other.kind}) {how}: both harvest those files "
+            "(identical frames are shared, not copied)",
+            file=sys.stderr,
+        )
+    found = other_kinds_below(plan.path, plan.kind)
     detected = ", detected" if kind is None else ""
+    parts = [f"added source {source.source!r} ({source.kind}{detected}) {where}"]
+    if found:
+        parts.append(_also_found_note(plan.path, plan.kind, found))
     emit(
         args,
-        source.__dict__,
-        f"added source {source.source!r} ({source.kind}{detected}) -> {source.source_path} "
-        f"in workspace {args.workspace!r}",
+        {
+            **source.__dict__,
+            "already_registered": False,
+            "also_found_below": {
+                other: [stored_text(folder) for folder in folders] for other, folders in found.items()
+            },
+        },
+        *parts,
     )
     return EXIT_OK
+
+
+FOLDERS_NAMED = 3  # per kind in the note; the rest counted
+
+
+def _also_found_note(path: Path, kind: str, found: dict[str, list[Path]]) -> str:
+    """The other kinds found below ``path`` with their first folders (relative to it)."""
+    from mind_core.harvest.paths import stored_text
+
+    def named(folders: list[Path]) -> str:
+        shown = [stored_text(f.relative_to(path)) for f in folders[:FOLDERS_NAMED]]
+        more = len(folders) - FOLDERS_NAMED
+        return ", ".join(shown + ([f"{more} more"] if more > 0 else []))
+
+    kinds = "; ".join(f"{other} ({named(folders)})" for other, folders in found.items())
+    return (
+        f"also found below: {kinds}; this source reads only {kind}: add those "
+        "folders as sources of their own (`mind sources add FOLDER`) to harvest them"
+    )
 
 
 def _kind_and_path(paths: tuple[str, ...], kind: str | None) -> tuple[str | None, str]:

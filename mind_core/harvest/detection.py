@@ -4,11 +4,26 @@ looks a few levels down, breadth first, and gives up quickly on a folder that ho
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 DETECT_DEPTH = 3  # levels below the named folder
 DETECT_FOLDERS = 200  # folders looked at in all
+
+_levels_below: ContextVar[int] = ContextVar("detect_levels_below", default=DETECT_DEPTH)
+
+
+@contextmanager
+def looking_at_top_only() -> Iterator[None]:
+    """Detection that looks at a folder's own top only: a survey that walks the folders itself
+    asks each folder this way, so its walk is bounded once, not once per folder it asks."""
+    token = _levels_below.set(0)
+    try:
+        yield
+    finally:
+        _levels_below.reset(token)
 
 
 def subfolders(folder: Path, skip: Collection[str] = ()) -> list[Path]:
@@ -26,11 +41,11 @@ def subfolders(folder: Path, skip: Collection[str] = ()) -> list[Path]:
 
 def depth_of_first(folder: Path, holds: Callable[[Path], bool], skip: Collection[str] = ()) -> int | None:
     """How deep below ``folder`` the first folder that ``holds`` an export is (0: the folder
-    itself), looking ``DETECT_DEPTH`` levels down through at most ``DETECT_FOLDERS`` folders;
+    itself), looking ``DETECT_DEPTH`` levels down (none in ``looking_at_top_only``) through at most ``DETECT_FOLDERS`` folders;
     None when none does."""
     level = [folder] if folder.is_dir() else []
     seen = 0
-    for depth in range(DETECT_DEPTH + 1):
+    for depth in range(_levels_below.get() + 1):
         below: list[Path] = []
         for current in level:
             seen += 1

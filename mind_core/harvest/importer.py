@@ -46,7 +46,10 @@ class ImportSummary:
     frames_new: int = 0
     frames_updated: int = 0
     frames_unchanged: int = 0
-    frames_duplicate: int = 0  # new messages whose content already existed as a frame
+    frames_duplicate: int = 0  # new messages whose content already existed as a frame: shared, not copied
+    # the sources whose frames those messages share, with how many (this source's own name: an
+    # identical message of its own; "": a frame no harvest wrote)
+    frames_shared_with: dict[str, int] = field(default_factory=dict)
     frames_restored: int = 0  # messages whose frame had been rewritten under them, given their text back
     frames_metadata_refreshed: int = 0  # same text, new source metadata (frontmatter, tags): the owner's frame follows
     timestamps_missing: int = 0
@@ -365,6 +368,9 @@ def _write_batch(
                 summary.new_frame_ids.append(frame.id)
             else:
                 summary.frames_duplicate += 1
+                origin = frame.metadata.get("provenance")
+                owner = str(origin.get("source") or "") if isinstance(origin, dict) else ""
+                summary.frames_shared_with[owner] = summary.frames_shared_with.get(owner, 0) + 1
             rows.append((source_name, p.key, p.digest, frame.id, now, now))
         db.executemany(
             "INSERT INTO harvest_ledger (source, item_key, content_hash, frame_id, first_seen, last_seen) "

@@ -66,22 +66,32 @@ def default_source_name(path: Path, kind: str) -> str:
     return slug or kind
 
 
+def shown_path(typed: str | Path, resolved: Path) -> str:
+    """A path as the user typed it, for messages, the resolved path added in parentheses when it
+    differs (a symlink, a relative path): a message names what its reader recognises."""
+    typed_text = stored_text(typed)
+    resolved_text = stored_text(resolved)
+    return typed_text if typed_text == resolved_text else f"{typed_text} ({resolved_text})"
+
+
 def resolve_source_path(path: str | Path) -> Path:
     """The absolute path of an existing source; a path that is not valid UTF-8 is refused (the
     registry stores text; files below it may have any name), with the name shown readably."""
     resolved = Path(path).expanduser().resolve()
     if not resolved.exists():
-        raise InvalidInputError(f"source path does not exist: {stored_text(resolved)}")
+        raise InvalidInputError(f"source path does not exist: {shown_path(path, resolved)}")
     if not is_clean(str(resolved)):
         raise InvalidInputError(
-            f"source path is not valid UTF-8: {stored_text(resolved)}; rename it or register a folder above it"
+            f"source path is not valid UTF-8: {shown_path(path, resolved)}; rename it or register a folder above it"
         )
     return resolved
 
 
-def choose_kind(path: Path, kind: str | None, *, kind_anyway: bool = False) -> str:
+def choose_kind(path: Path, kind: str | None, *, kind_anyway: bool = False, shown: str | None = None) -> str:
     """The kind of a source: detected when not given; a given kind that a confident detection of
-    another kind contradicts is refused unless ``kind_anyway``."""
+    another kind contradicts is refused unless ``kind_anyway``. ``shown``: the path as messages
+    name it (``shown_path``)."""
+    shown = str(path) if shown is None else shown
     if kind is not None:
         get_source(kind)  # UnknownSourceError lists the known kinds
     ranked = rank_sources(path)
@@ -89,7 +99,7 @@ def choose_kind(path: Path, kind: str | None, *, kind_anyway: bool = False) -> s
         if ranked and ranked[0].confidence >= PLAUSIBLE:
             return ranked[0].kind
         raise InvalidInputError(
-            f"cannot tell what {path} holds; give its kind: mind sources add PATH --kind KIND "
+            f"cannot tell what {shown} holds; give its kind: mind sources add PATH --kind KIND "
             f"(known kinds: {', '.join(source_kinds())})"
         )
     if kind_anyway or not ranked:
@@ -99,7 +109,7 @@ def choose_kind(path: Path, kind: str | None, *, kind_anyway: bool = False) -> s
     if best.kind != kind and best.confident and own < CONFIDENT:
         article = "an" if best.display_name[:1].lower() in "aeiou" else "a"
         raise InvalidInputError(
-            f"{path} looks like {article} {best.display_name}, not {kind}; pass --kind-anyway to insist"
+            f"{shown} looks like {article} {best.display_name}, not {kind}; pass --kind-anyway to insist"
         )
     return kind
 
@@ -107,12 +117,14 @@ def choose_kind(path: Path, kind: str | None, *, kind_anyway: bool = False) -> s
 @dataclass(frozen=True)
 class SourcePlan:
     """What a registration will record, checked before any mind is touched: the resolved path,
-    the kind (given or detected) and the name (given or derived)."""
+    the kind (given or detected) and the name (given or derived); ``shown``: the path as
+    messages name it (as typed, the resolved path in parentheses when it differs)."""
 
     path: Path
     kind: str
     name: str
     derived: bool
+    shown: str
 
 
 def plan_source(
@@ -121,10 +133,11 @@ def plan_source(
     """The registration of ``path``, or the input error that refuses it: a command can refuse
     a bad path, kind or name before it opens (and so creates) a mind."""
     resolved = resolve_source_path(path)
-    kind = choose_kind(resolved, kind, kind_anyway=kind_anyway)
+    shown = shown_path(path, resolved)
+    kind = choose_kind(resolved, kind, kind_anyway=kind_anyway, shown=shown)
     derived = name is None
     name = validate_source_name(default_source_name(resolved, kind) if name is None else name)
-    return SourcePlan(resolved, kind, name, derived)
+    return SourcePlan(resolved, kind, name, derived, shown)
 
 
 def register_source(
@@ -167,12 +180,12 @@ def register_planned(
         raise InvalidInputError(
             f"a source named {name!r} (the name derived from {resolved.name!r}) already exists "
             f"({existing.kind} at {existing.source_path}); give this one its own name with --name NAME, "
-            f"or pass --replace to point {name!r} at {resolved} (its ledger starts over)"
+            f"or pass --replace to point {name!r} at {plan.shown} (its ledger starts over)"
         )
     if existing is not None and not same and not replace:
         raise InvalidInputError(
             f"a source named {name!r} already exists ({existing.kind} at {existing.source_path}); "
-            f"pass --replace to point it at {resolved} (its ledger starts over), or choose another --name"
+            f"pass --replace to point it at {plan.shown} (its ledger starts over), or choose another --name"
         )
     with mind.db.transaction():
         if existing is None or not same:
@@ -188,6 +201,37 @@ def register_planned(
         if auto_sync or interval_hours is not None:
             store.set_auto_sync(name, auto_sync, interval_hours)
     return store.get_by_source(name)  # type: ignore[return-value]
+
+
+def existing_registration(mind: Mind, plan: SourcePlan) -> HarvestSource | None:
+    """The source ``plan`` is already registered as: the same kind at the same path, under the
+    plan's name or, when the name was derived, under any name (adding a path again changes
+    nothing, whatever name it was first given)."""
+    same = [
+        s
+        for s in HarvestSourceStore(mind.db).get_all()
+        if s.kind == plan.kind and s.source_path == str(plan.path)
+    ]
+    named = [s for s in same if s.source == plan.name]
+    return named[0] if named else same[0] if same and plan.derived else None
+
+
+def sources_reading_the_same_files(mind: Mind, plan: SourcePlan) -> list[tuple[HarvestSource, str]]:
+    """The other sources that read files ``plan`` reads, each with how: the same path, or (of the
+    same kind) a folder around or inside it. Allowed, but both scan those files and their frames
+    are shared, not copied, so the user is told."""
+    found = []
+    for source in HarvestSourceStore(mind.db).get_all():
+        if source.source == plan.name or not source.source_path:
+            continue
+        theirs = Path(source.source_path)
+        if theirs == plan.path:
+            found.append((source, "reads the same path"))
+        elif source.kind == plan.kind and plan.path.is_relative_to(theirs):
+            found.append((source, f"reads {stored_text(theirs)}, a folder around this path"))
+        elif source.kind == plan.kind and theirs.is_relative_to(plan.path):
+            found.append((source, f"reads {stored_text(theirs)}, which lies inside this path"))
+    return found
 
 
 def remove_source(mind: Mind, name: str) -> bool:

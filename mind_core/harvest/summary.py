@@ -18,12 +18,16 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 # shown only when a row has something in it
-OPTIONAL_COLUMNS = ("pruned frames",)
+OPTIONAL_COLUMNS = ("shared frames", "pruned frames")
 # the engine's statuses as the table says them; partial / failed / empty / missing read as they are
 STATUS_WORDS = {"ok": "harvested", "skipped": "unchanged"}
 UNCHANGED_NOTE = (
     "unchanged: the files are as at the last harvest, so they were not read again (items and "
     "errors '-'; `mind harvest --force` reads them); its unchanged frames are all the frames it holds"
+)
+SHARED_NOTE = (
+    "shared frames: messages whose text was already in the mind as a frame, so they share that "
+    "frame instead of a copy (no new frame, no new vector)"
 )
 
 
@@ -46,6 +50,7 @@ class SourceSummary:
     new_frames: int | str = "-"
     updated_frames: int | str = "-"
     unchanged_frames: int | str = "-"
+    shared_frames: int | str = "-"
     pruned_frames: int | str = "-"
     entity_mentions: int | str = "-"
     vectors: int | str = "-"
@@ -71,6 +76,7 @@ class SourceSummary:
             new_frames=imported.get("frames_new", 0),
             updated_frames=imported.get("frames_updated", 0),
             unchanged_frames=imported.get("frames_unchanged", 0),
+            shared_frames=imported.get("frames_duplicate", 0),
             pruned_frames=imported.get("pruned", 0),
             entity_mentions=(report.get("cognified") or {}).get("entities", 0),
             vectors=report.get("vectors_written", 0),
@@ -87,7 +93,8 @@ SUMMARY_COLUMNS = tuple(SUMMARY_FIELDS)
 
 
 def summary_columns(summaries: Sequence[SourceSummary]) -> list[str]:
-    """The table's columns: every one, but ``pruned frames`` only when a source pruned frames."""
+    """The table's columns: every one, but ``shared frames`` and ``pruned frames`` only when a
+    source shared or pruned frames."""
     return [
         column
         for column in SUMMARY_FIELDS
@@ -97,6 +104,27 @@ def summary_columns(summaries: Sequence[SourceSummary]) -> list[str]:
 
 
 def summary_notes(summaries: Sequence[SourceSummary]) -> list[str]:
-    """What a reader of the table needs told: what an ``unchanged`` row counts."""
-    return [UNCHANGED_NOTE] if any(s.status == status_word("skipped") for s in summaries) else []
+    """What a reader of the table needs told: what an ``unchanged`` row counts, what a shared
+    frame is."""
+    notes = [UNCHANGED_NOTE] if any(s.status == status_word("skipped") for s in summaries) else []
+    if any(isinstance(s.shared_frames, int) and s.shared_frames > 0 for s in summaries):
+        notes.append(SHARED_NOTE)
+    return notes
 
+
+def shared_frames_line(source: str, shared_with: dict[str, int]) -> str:
+    """Whose frames one source's shared frames are (``ImportSummary.frames_shared_with``):
+    ``team/claude: 2 frames already in the mind from source 'gpt': shared, not copied``."""
+    total = sum(shared_with.values())
+    owners = []
+    others = sorted(owner for owner in shared_with if owner and owner != source)
+    if others:
+        owners.append(f"source{'s' if len(others) > 1 else ''} " + ", ".join(repr(o) for o in others))
+    if source in shared_with:
+        owners.append("an identical message of this source")
+    if "" in shared_with:
+        owners.append("frames no harvest wrote")
+    return (
+        f"{source}: {total} frame{'s' if total != 1 else ''} already in the mind from "
+        f"{' and '.join(owners)}: shared, not copied"
+    )
