@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from mind_core.harvest import epoch_to_iso, normalize_iso
+from mind_core.harvest import epoch_to_iso, folder_entries, normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -490,13 +490,9 @@ def export_files(folder: Path) -> list[Path]:
     main = folder / EXPORT_FILE
     if main.is_file():
         return [main]
-    try:
-        entries = sorted(folder.iterdir())
-    except OSError:
-        return []
     return [
         entry
-        for entry in entries
+        for entry in folder_entries(folder)
         if entry.suffix.lower() == ".json" and entry.is_file() and looks_like_chatgpt(read_head(entry))
     ]
 

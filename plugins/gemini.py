@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from mind_core.harvest import depth_of_first, format_utc, parse_instant
+from mind_core.harvest import depth_of_first, folder_entries, format_utc, parse_instant
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -406,13 +406,9 @@ def _holds_gemini(folder: Path) -> bool:
         for location in TAKEOUT_LOCATIONS
     ):
         return True
-    try:
-        children = sorted(folder.iterdir())
-    except OSError:
-        return False
     return any(
         child.is_file() and child.suffix.lower() in ("", ".json") and looks_like_aistudio(read_head(child))
-        for child in children
+        for child in folder_entries(folder)
     )
 
 

@@ -3,7 +3,7 @@
 Plugins import from here (and ``mind_core.plugins``) only: the item model and event-time helpers.
 """
 
-from mind_core.harvest.detection import depth_of_first
+from mind_core.harvest.detection import depth_of_first, folder_entries
 from mind_core.harvest.items import (
     ITEM_KINDS,
     HarvestError,
@@ -24,6 +24,7 @@ __all__ = [
     "ScanEvent",
     "Source",
     "depth_of_first",
+    "folder_entries",
     "epoch_to_iso",
     "file_fingerprint",
     "format_utc",

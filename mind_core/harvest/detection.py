@@ -26,15 +26,19 @@ def looking_at_top_only() -> Iterator[None]:
         _levels_below.reset(token)
 
 
-def subfolders(folder: Path, skip: Collection[str] = ()) -> list[Path]:
-    """The folders an export may continue in, sorted: not hidden, not named in ``skip``, no symlinks."""
+def folder_entries(folder: Path) -> list[Path]:
+    """What a folder holds, sorted; none when it cannot be read (detection never raises)."""
     try:
-        entries = sorted(folder.iterdir())
+        return sorted(folder.iterdir())
     except OSError:
         return []
+
+
+def subfolders(folder: Path, skip: Collection[str] = ()) -> list[Path]:
+    """The folders an export may continue in, sorted: not hidden, not named in ``skip``, no symlinks."""
     return [
         entry
-        for entry in entries
+        for entry in folder_entries(folder)
         if not entry.name.startswith(".") and entry.name not in skip and not entry.is_symlink() and entry.is_dir()
     ]
 
