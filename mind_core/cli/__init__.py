@@ -70,11 +70,12 @@ Example:
 
 \b
 Environment:
-  {HOME_ENV:<25} the mind home (--home), default ~/.mind-harvest
-  {HOME_ENV_ALIAS:<25} its older name, still read
-  {EMBEDDER_ENV:<25} the embedding provider (--embedder), default inprocess
-  {"MIND_HARVEST_SERVE_TOKEN":<25} the bearer token `mind serve` requires
-  {"NO_COLOR":<25} plain output on a terminal too
+  {HOME_ENV:<27} the mind home (--home), default ~/.mind-harvest
+  {HOME_ENV_ALIAS:<27} its older name, still read
+  {EMBEDDER_ENV:<27} the embedding provider (--embedder), default inprocess
+  {"MIND_HARVEST_SERVE_TOKEN":<27} the bearer token `mind serve` requires
+  {"MIND_HARVEST_SERVE_WORKERS":<27} worker processes of `mind serve` (--workers)
+  {"NO_COLOR":<27} plain output on a terminal too
 
 Each command's --help has its options and an example; README.md has the whole guide."""
 
