@@ -39,13 +39,14 @@ handlers unconditionally); their lists are empty.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import inspect
 import json
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
@@ -641,9 +642,12 @@ class MindServer(MCPServer):
         self._parameters = parameters
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        unknown = sorted(arguments.keys() - self._parameters.get(name, arguments.keys()))
+        if name not in self._parameters:
+            return _error_result(f"unknown tool {name!r}{_did_you_mean(name, self._parameters)}")
+        known = self._parameters[name]
+        unknown = sorted(arguments.keys() - known)
         if unknown:
-            return _error_result("; ".join(f"unknown parameter {key!r}" for key in unknown))
+            return _error_result("; ".join(f"unknown parameter {key!r}{_did_you_mean(key, known)}" for key in unknown))
         try:
             result = await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -653,6 +657,12 @@ class MindServer(MCPServer):
         if isinstance(result, CallToolResult) and not result.is_error:
             result.content = [_compact(block) for block in result.content]
         return result
+
+
+def _did_you_mean(word: str, choices: Collection[str]) -> str:
+    """``" (did you mean 'x'?)"`` for the closest of ``choices``, as the command line suggests."""
+    close = difflib.get_close_matches(word, sorted(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class WarmUpWhenInitialized:

@@ -274,6 +274,8 @@ BAD_CALLS = [
     ),
     ("recall_memory", {"query": "Falcon", "tags": "a"}, "tags must be a list (got 'a')"),
     ("recall_memory", {"query": "Falcon", "max_results": 3}, "unknown parameter 'max_results'"),
+    ("recall_memory", {"query": "Falcon", "limt": 3}, "unknown parameter 'limt' (did you mean 'limit'?)"),
+    ("recal_memory", {"query": "Falcon"}, "unknown tool 'recal_memory' (did you mean 'recall_memory'?)"),
     (
         "recall_memory",
         {"query": "Falcon", "since": "last tuesday"},
