@@ -18,6 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from mind_core.errors import InvalidInputError, MindError, NotFoundError
 from mind_core.home import DEFAULT_WORKSPACE, HOME_ENV, MindHome
@@ -113,6 +114,8 @@ def mind_command(func: Callable[[CommandArgs], int]) -> Callable[..., int]:
     @functools.wraps(func)
     def callback(**params: Any) -> int:
         args = CommandArgs(**params)
+        if params.get("all_workspaces") and _given_on_command_line("workspace"):
+            raise click.UsageError("--all-workspaces covers every mind: give it or --workspace, not both")
         try:
             return func(args)
         except (InvalidInputError, NotFoundError, LookupError) as exc:
@@ -125,6 +128,11 @@ def mind_command(func: Callable[[CommandArgs], int]) -> Callable[..., int]:
             return EXIT_OK
 
     return callback
+
+
+def _given_on_command_line(parameter: str) -> bool:
+    context = click.get_current_context(silent=True)
+    return context is not None and context.get_parameter_source(parameter) == ParameterSource.COMMANDLINE
 
 
 def report_error(exc: BaseException | str, code: int, debug: bool = False, *, as_json: bool = False) -> int:

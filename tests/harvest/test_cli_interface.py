@@ -302,3 +302,14 @@ def test_the_kg_examples_use_types_the_extractors_make():
     epilogs = [kg.epilog] + [command.epilog for command in kg.commands.values()]
     named = re.findall(r"--type (\w+)", "\n".join(epilogs))
     assert named and set(named) <= made
+
+
+@pytest.mark.parametrize("command", [("harvest",), ("stats",), ("doctor",), ("snapshot",), ("sources", "list")])
+def test_all_workspaces_with_a_workspace_is_a_usage_error(capsys, tmp_path, command):
+    """--all-workspaces with -w named on the command line: which one was meant? Refused, not
+    one of them silently ignored; without -w the default workspace's name is no conflict."""
+    code, out, err = run(capsys, *command, "--all-workspaces", "-w", "team", "--home", str(tmp_path))
+    assert code == EXIT_USAGE and out == ""
+    assert err.splitlines()[0] == "error: --all-workspaces covers every mind: give it or --workspace, not both"
+    code, _, err = run(capsys, *command, "--all-workspaces", "--home", str(tmp_path))
+    assert "covers every mind" not in err
