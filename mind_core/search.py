@@ -482,7 +482,7 @@ class HybridSearch:
         if as_of is not None:
             instant = time_bound(as_of, end=True)
             until = instant if until is None or time_bound(until, end=True) > instant else until
-            now = asked_from = datetime.fromisoformat(instant.replace("Z", "+00:00"))
+            now = asked_from = parse_instant(instant)
         window = self._asked_window(query, asked_from) if time_aware else None
         ignored = None
         if window is not None and not keep_far_window and not self._memory_near(window):
@@ -812,9 +812,7 @@ class HybridSearch:
 
     def names_a_time_near(self, query: str, as_of: str | None = None) -> bool:
         """Whether the query names a time this mind holds memories near (what ``search`` uses)."""
-        asked_from = None
-        if as_of is not None:
-            asked_from = datetime.fromisoformat(time_bound(as_of, end=True).replace("Z", "+00:00"))
+        asked_from = parse_instant(time_bound(as_of, end=True)) if as_of is not None else None
         window = self._asked_window(well_formed(query[:MAX_QUERY_CHARS]), asked_from)
         return window is not None and self._memory_near(window)
 

@@ -20,6 +20,17 @@ from mind_core.mind import Mind
 CONVERSATION_TITLE = "Falcon planning"
 CONVERSATION_KEY = "conv-42"
 MESSAGE_TIME = "2024-03-05T14:02:00+01:00"
+# the keys of a recall answer, the same on HTTP, MCP and `mind recall --json`
+RECALL_ANSWER_KEYS = {
+    "query",
+    "results",
+    "external_available",
+    "external_skipped",
+    "external_error",
+    "has_conflict",
+    "conflict_note",
+    "confident",
+}
 
 
 def build_mind(path: str | Path, texts: Sequence[str], embedder: Any, gop: str = "notes") -> list[int]:

@@ -12,7 +12,7 @@ from mind_core.embeddings import create_embedding_provider
 from mind_core.home import MindHome
 from mind_core.mind import Mind
 from mind_core.snippets import bold_markdown, make_snippet, shorten, without_mail_quotes
-from tests.query.helpers import CONVERSATION_TITLE, build_mind, harvest_conversation
+from tests.query.helpers import CONVERSATION_TITLE, RECALL_ANSWER_KEYS, build_mind, harvest_conversation
 
 
 @pytest.fixture
@@ -62,16 +62,7 @@ def test_json_for_scripts(capsys, home):
     assert top["attribution"] == f"default/gpt: {CONVERSATION_TITLE}"
     assert data["external_available"] is False and data["has_conflict"] is False
     # one list, each result once, and the score parts only under explain
-    assert set(data) == {
-        "query",
-        "results",
-        "external_available",
-        "external_skipped",
-        "external_error",
-        "has_conflict",
-        "conflict_note",
-        "confident",
-    }
+    assert set(data) == RECALL_ANSWER_KEYS
     assert not {"rrf_score", "relevance_score", "final_score"} & set(top["metadata"])
     assert "explain" not in top  # only when asked for
     _, out, _ = recall(capsys, home, "PostgreSQL", "--json", "--explain")

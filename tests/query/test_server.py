@@ -36,7 +36,13 @@ from mind_core.query.api import ENDPOINT_THREADS
 from mind_core.query.http_server import QueryServer, is_loopback
 from mind_core.query.service import QueryService, ServiceConfig
 from tests.fakes import HashingEmbedder
-from tests.query.helpers import CONVERSATION_TITLE, build_mind, fake_external, harvest_conversation
+from tests.query.helpers import (
+    CONVERSATION_TITLE,
+    RECALL_ANSWER_KEYS,
+    build_mind,
+    fake_external,
+    harvest_conversation,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "t0ps3cret-token"
@@ -161,16 +167,7 @@ def test_head_is_answered_without_a_body(client, base):
 
 def test_recall_get_and_post(client, base):
     found = get(client, base + "/recall", query="Falcon approved", limit=5).json()
-    assert set(found) == {
-        "query",
-        "results",
-        "external_available",
-        "external_skipped",
-        "external_error",
-        "has_conflict",
-        "conflict_note",
-        "confident",
-    }
+    assert set(found) == RECALL_ANSWER_KEYS
     assert len(found["results"]) == 5  # limit is the whole answer, across both minds
     assert {r["workspace"] for r in found["results"]} == {"team", "personal"}
     assert all(0 <= r["score"] <= 1 for r in found["results"])
