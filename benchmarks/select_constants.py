@@ -15,7 +15,8 @@ question is embedded once. Questions without resolvable evidence are excluded an
     .venv/bin/python benchmarks/select_constants.py [--data locomo realtalk] [--k 10]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
         [--context-windows 2] [--entity-weights ...] [--feedback-weights ...] [--time-weights ...]
-        [--when-weights ...] [--speaker-weights ...] [--relevance-shares ...] [--session-caps ...]
+        [--when-weights ...] [--speaker-weights ...] [--drop-speaker-names 0 1] [--topic-blend 0 1]
+        [--relevance-shares ...] [--session-caps ...]
         [--session-weights ...] [--session-aggregates sum max] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
 """
@@ -99,6 +100,10 @@ def label(config: Setting) -> str:
     )
     if config.time_weight:
         methods += f" (scale {config.time_scale_days:g} d)"
+    if not config.drop_speaker_names:
+        methods += ", names in lanes"
+    if not config.topic_blend:
+        methods += ", no topic blend"
     if config.relevance_share != 1.0:
         methods += f", relevance {config.relevance_share:g}"
     if config.session_cap:
@@ -133,6 +138,8 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         share,
         cap,
         (session_weight, aggregate),
+        drop_names,
+        blend,
     ) in product(
         args.context_weights,
         args.vector_weights,
@@ -147,6 +154,8 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         args.relevance_shares,
         [0, *args.session_caps],
         sessions,
+        args.drop_speaker_names,
+        args.topic_blend,
     ):
         settings.append(
             replace(
@@ -165,6 +174,8 @@ def grid(args: argparse.Namespace) -> list[Setting]:
                 session_cap=cap,
                 session_weight=session_weight,
                 session_aggregate=aggregate,
+                drop_speaker_names=bool(drop_names),
+                topic_blend=bool(blend),
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -177,6 +188,8 @@ METHODS = {
     "time boost": "time_weight",
     "when preference": "when_weight",
     "speaker preference": "speaker_weight",
+    "speaker names out of the lanes": "drop_speaker_names",
+    "topic blend": "topic_blend",
     "session cap": "session_cap",
     "session strength": "session_weight",
 }
@@ -432,7 +445,7 @@ DATA_SETS = {
 }
 
 
-def main() -> None:
+def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", choices=sorted(DATA_SETS), default=["locomo", "realtalk"])
     parser.add_argument("--k", type=int, default=10)
@@ -445,6 +458,23 @@ def main() -> None:
     parser.add_argument("--time-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--when-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--speaker-weights", type=float, nargs="*", default=[])
+    parser.add_argument(
+        "--drop-speaker-names",
+        type=int,
+        nargs="+",
+        choices=(0, 1),
+        default=[1],
+        help="1: the lanes search the question without the names of the mind's speakers; "
+        "0: with them (give both to measure the method)",
+    )
+    parser.add_argument(
+        "--topic-blend",
+        type=int,
+        nargs="+",
+        choices=(0, 1),
+        default=[1],
+        help="1: the vector lane searches the question's vector blended with its topic words'; 0: the question's alone",
+    )
     parser.add_argument(
         "--relevance-shares",
         type=float,
@@ -475,7 +505,11 @@ def main() -> None:
     parser.add_argument(
         "--name", default="select_constants", help="results file name under benchmarks/results/"
     )
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = arguments().parse_args()
     settings = grid(args)
     embedder = InprocessEmbedder(backend=args.embed_backend)
     print(f"embedding backend: {embedder.backend}")

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from mind_core.db import Database, well_formed
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError
@@ -166,6 +168,17 @@ def normalize_min_max(hits: list[LaneHit], cut: bool = True) -> dict[int, float]
     return {hit.frame_id: (hit.score - low) / (high - low) for hit in hits}
 
 
+def without_names(text: str, names: set[str]) -> str:
+    """``text`` without the given names (and their possessive "'s"), unless nothing else of
+    substance would be left: "What did Melanie paint?" -> "What did paint?", "Melanie" -> "Melanie"."""
+    if not names:
+        return text
+    pattern = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    left = re.sub(rf"\b(?:{pattern})(?:['\u2019]s)?\b", " ", text, flags=re.IGNORECASE)
+    left = re.sub(r"\s+", " ", left).strip()
+    return left if topic_words(left) else text
+
+
 def escape_like(term: str) -> str:
     return re.sub(r"([\\%_])", r"\\\1", term)
 
@@ -174,21 +187,29 @@ def escape_like(term: str) -> str:
 class SearchConfig:
     """How the two lanes become one ranking (see the module docstring).
 
-    The weights are the one setting that leave-one-conversation-out chose on LoCoMo and REALTALK
-    together (context 0.6, vector 0.4, time 0.6, speaker 0.2; benchmarks/README.md); they order
-    the results only: the score thresholds read ``match_score``, whose weights are fixed.
+    The weights are the setting best over the six LoCoMo and REALTALK conversations together, the
+    one leave-one-conversation-out chose most often (context 0.4, vector 0.5, time 0.6, speaker 0.3;
+    benchmarks/README.md);
+    they order the results only: the score thresholds read ``match_score``, whose weights are fixed.
     """
 
     fusion: str = "convex"
-    vector_weight: float = 0.4
+    vector_weight: float = 0.5
     lane_depth: int = 100
     context_window: int = 2
-    context_weight: float = 0.6
+    context_weight: float = 0.4
     feedback_weight: float = 0.0  # RM3: share of the keyword lane given to the feedback terms
     entity_weight: float = 0.0  # share of the match given to the entity lane
     time_weight: float = 0.6  # share of the match that depends on nearness to the question's dates
     when_weight: float = 0.0  # share that depends, for a "when" question, on a date in the frame's text
-    speaker_weight: float = 0.2  # share that depends, for a question naming a speaker, on who said the frame
+    speaker_weight: float = 0.3  # share that depends, for a question naming a speaker, on who said the frame
+    # the lanes search the question without the names of the mind's speakers: a name says who said
+    # it, which the speaker preference reads, not what was said (a lane choice: it moves match_score)
+    drop_speaker_names: bool = True
+    # the vector lane searches the mean direction of the question's vector and its topic words'
+    # ("What activities does Melanie partake in?" + "activities partake"): a question's vector lies
+    # near other questions, its topic's near the statements that answer it
+    topic_blend: bool = True
     time_scale_days: float = 1.0  # the time boost's shortest decay scale: a day's window reaches the next day
     # how much of the shown score the relevance profile (recency, importance, graph nearness,
     # popularity) may take away from the match: 1 = all of it, 0 = relevance only breaks ties
@@ -434,12 +455,19 @@ class HybridSearch:
         since: str | None = None,
         until: str | None = None,
         source: SourceFilter | None = None,
+        blend_with: str | None = None,
     ) -> list[LaneHit]:
-        """Nearest frames with their cosine similarity (``1 - d^2 / 2``: vectors are unit length)."""
+        """Nearest frames with their cosine similarity (``1 - d^2 / 2``: vectors are unit length)
+        to the query's vector, or to the mean direction of it and ``blend_with``'s."""
         if self.embedder is None or not query.strip():
             return []
         try:
-            vector = self.vectors.embed_query(query)
+            if blend_with and blend_with != query:
+                both = np.asarray(self.vectors.embedder.embed_batch([query, blend_with]), dtype=np.float32)
+                vector = both.sum(axis=0)
+                vector /= max(float(np.linalg.norm(vector)), 1e-12)
+            else:
+                vector = self.vectors.embed_query(query)
             hits = self.vectors.knn(vector, limit, gop_id, since, until, source)
         except self.db.errors.Error as exc:
             log.warning("vector lane unavailable (%s); keyword results only", exc)
@@ -620,11 +648,14 @@ class HybridSearch:
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
         keywords = query if keywords is None else keywords
+        dropped = self.named_speakers(query) if config.drop_speaker_names else set()
+        lane_query, keywords = without_names(query, dropped), without_names(keywords, dropped)
         keyword = self.keyword_hits(keywords, depth, gop_id, since, until, source, phrases)
         from_window = window is not None and (not topic_words(keywords) or not keyword)
         if from_window and window is not None:  # only a date and filler: the keyword lane's place
             keyword = self.window_hits(query, window, depth, gop_id, since, until, source)
-        vector = self.vector_hits(query, depth, gop_id, since, until, source)
+        topic = " ".join(topic_words(lane_query)) if config.topic_blend else None
+        vector = self.vector_hits(lane_query, depth, gop_id, since, until, source, blend_with=topic)
         own = {
             "keyword": normalize_by_max(keyword),
             "vector": normalize_min_max(vector, cut=len(vector) >= depth),
@@ -732,6 +763,10 @@ class HybridSearch:
                 entry["when_score"] = when_scores.get(frame_id, 1.0)
             if speakers:
                 entry["speaker_score"] = speakers.get(frame_id, 1.0)
+            if lane_query != query:
+                entry["lanes_without"] = sorted(dropped)
+            if topic and topic != lane_query and vector:
+                entry["vector_blended_with"] = topic
             entry["match"] = match[frame_id]
             entry["calibrated_match"] = calibrated_match(frame_id)
             fused[frame_id] = entry
@@ -838,16 +873,8 @@ class HybridSearch:
         A question naming no speaker, or every one, leaves all frames alone (empty), and so does
         a word that is a chat's generic role (``GENERIC_ROLES``: "user", "assistant", ...).
         A question that names none of the mind's speakers (most do not) reads no frame's role."""
-        asked = query.lower()
-
-        def named_in(speakers: set[str]) -> set[str]:
-            return {
-                speaker
-                for speaker in speakers - GENERIC_ROLES
-                if speaker in asked and re.search(rf"\b{re.escape(speaker)}\b", asked)
-            }
-
-        if not named_in(self._kept_while_unchanged("speakers", self._speakers)):
+        asked = self.named_speakers(query)
+        if not asked:
             return {}
         roles: dict[int, str] = {}
         for start in range(0, len(frame_ids), 500):
@@ -858,10 +885,19 @@ class HybridSearch:
             )
             roles.update({row[0]: row[1].lower() for row in rows if isinstance(row[1], str) and row[1].strip()})
         speakers = set(roles.values())
-        named = named_in(speakers)
+        named = asked & speakers
         if not named or named == speakers:
             return {}
         return {frame_id: 1.0 if role in named else 0.0 for frame_id, role in roles.items()}
+
+    def named_speakers(self, query: str) -> set[str]:
+        """The mind's speakers (lower case) the query names as a whole word, generic roles left out."""
+        asked = query.lower()
+        return {
+            speaker
+            for speaker in self._kept_while_unchanged("speakers", self._speakers) - GENERIC_ROLES
+            if speaker in asked and re.search(rf"\b{re.escape(speaker)}\b", asked)
+        }
 
     def _speakers(self) -> set[str]:
         """Every speaker of the mind, lower case: the distinct roles, read by hopping through

@@ -242,6 +242,10 @@ def _explain_line(rank: int, result: Any) -> str:
         timing += f", time window {parts['time_window_ignored']} ignored: no memory near it"
     if "when_score" in parts:
         timing += f", dated text {parts['when_score']:.0f}"
+    if "speaker_score" in parts:
+        timing += ", said by a named speaker" if parts["speaker_score"] else ", said by another speaker"
+    if parts.get("lanes_without"):
+        timing += f" (lanes searched without {', '.join(parts['lanes_without'])})"
     if parts.get("borrowed_time"):
         timing += f", {parts['borrowed_time']} time: no recency"
     match = parts.get("match", meta["match_score"])  # the ranking match; match_score is the thresholds'

@@ -16,6 +16,12 @@ RRF = sc.Setting(fusion="rrf")
 POINT = {"context_weight": 0.4, "vector_weight": 0.5, "time_weight": 0.0, "speaker_weight": 0.0}
 
 
+def grid_args(options: str) -> argparse.Namespace:
+    """The script's own options: context 0.4, vector 0.5, window 2, every method off, unless given."""
+    methods = "--entity-weights --feedback-weights --time-weights --when-weights --speaker-weights"
+    return sc.arguments().parse_args(f"--context-weights 0.4 --vector-weights 0.5 {methods} {options}".split())
+
+
 def rows(conversation: str, recalls: list[float], category: str = "1") -> list[sc.Scored]:
     return [sc.Scored(conversation, category, r, 1.0 if r else 0.0) for r in recalls]
 
@@ -51,22 +57,7 @@ def test_means_over_conversations_and_over_questions_differ_when_sizes_do():
 
 
 def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
-    args = argparse.Namespace(
-        context_weights=[0.2, 0.4],
-        vector_weights=[0.5],
-        lane_depths=[100],
-        context_windows=[2],
-        entity_weights=[],
-        feedback_weights=[],
-        time_weights=[],
-        when_weights=[],
-        speaker_weights=[],
-        time_scales=[1.0],
-        relevance_shares=[1.0],
-        session_caps=[],
-        session_weights=[],
-        session_aggregates=["sum"],
-    )
+    args = grid_args("--context-weights 0.2 0.4")
     settings = sc.grid(args)
     # the defaults (time boost on), the two context weights without it, the two ablations
     assert settings[0] == sc.DEFAULT and len(settings) == len(set(settings)) == 5
@@ -74,22 +65,7 @@ def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
 
 
 def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
-    args = argparse.Namespace(
-        context_weights=[0.4],
-        vector_weights=[0.5],
-        lane_depths=[100],
-        context_windows=[2],
-        entity_weights=[0.1],
-        feedback_weights=[0.2],
-        time_weights=[0.3],
-        when_weights=[],
-        speaker_weights=[],
-        time_scales=[1.0],
-        relevance_shares=[1.0],
-        session_caps=[],
-        session_weights=[],
-        session_aggregates=["sum"],
-    )
+    args = grid_args("--entity-weights 0.1 --feedback-weights 0.2 --time-weights 0.3")
     settings = sc.grid(args)
     assert sc.Setting(**{**POINT, "time_weight": 0.3}, entity_weight=0.1, feedback_weight=0.2) in settings
     assert len(settings) == 11  # the defaults, 2 x 2 x 2 method settings, 2 ablations
@@ -105,22 +81,7 @@ def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
 
 
 def test_the_speaker_preference_is_crossed_labelled_and_ablated():
-    args = argparse.Namespace(
-        context_weights=[0.4],
-        vector_weights=[0.5],
-        lane_depths=[100],
-        context_windows=[2],
-        entity_weights=[],
-        feedback_weights=[],
-        time_weights=[],
-        when_weights=[],
-        speaker_weights=[0.2],
-        time_scales=[1.0],
-        relevance_shares=[1.0],
-        session_caps=[],
-        session_weights=[],
-        session_aggregates=["sum"],
-    )
+    args = grid_args("--speaker-weights 0.2")
     settings = sc.grid(args)
     speaker = sc.Setting(**{**POINT, "speaker_weight": 0.2})
     assert speaker in settings and "speaker 0.2" in sc.label(speaker)
@@ -129,23 +90,21 @@ def test_the_speaker_preference_is_crossed_labelled_and_ablated():
     assert (ablation["on"], ablation["off"]) == (50.0, 100.0)
 
 
+def test_the_name_dropping_and_topic_blend_are_crossed_labelled_and_ablated():
+    settings = sc.grid(grid_args("--speaker-weights 0.3 --drop-speaker-names 0 1 --topic-blend 0 1"))
+    plain = sc.Setting(**{**POINT, "speaker_weight": 0.3}, drop_speaker_names=False, topic_blend=False)
+    assert plain in settings and len(settings) == 1 + 2 * 2 * 2 + 2  # speaker off/on x names x blend
+    assert sc.label(plain).endswith("speaker 0.3, names in lanes, no topic blend")
+    both = sc.Setting(**{**POINT, "speaker_weight": 0.3})
+    assert both in settings and "names" not in sc.label(both) and "blend" not in sc.label(both)
+    table = {plain: rows("a", [0.0]) + rows("b", [1.0]), both: rows("a", [1.0]) + rows("b", [1.0])}
+    ablation = sc.ablation(table, ["a", "b"])
+    for method in ("speaker names out of the lanes", "topic blend"):
+        assert (ablation[method]["on"], ablation[method]["off"]) == (100.0, 50.0)
+
+
 def test_the_session_reranks_are_crossed_labelled_and_ablated():
-    args = argparse.Namespace(
-        context_weights=[0.4],
-        vector_weights=[0.5],
-        lane_depths=[100],
-        context_windows=[2],
-        entity_weights=[],
-        feedback_weights=[],
-        time_weights=[],
-        when_weights=[],
-        speaker_weights=[],
-        time_scales=[1.0],
-        relevance_shares=[1.0],
-        session_caps=[2],
-        session_weights=[0.1],
-        session_aggregates=["sum", "max"],
-    )
+    args = grid_args("--session-caps 2 --session-weights 0.1 --session-aggregates sum max")
     settings = sc.grid(args)
     cap = sc.Setting(**POINT, session_cap=2)
     strength = sc.Setting(**POINT, session_weight=0.1, session_aggregate="max")

@@ -15,6 +15,7 @@ from mind_core.search import (
     SearchConfig,
     normalize_by_max,
     normalize_min_max,
+    without_names,
 )
 from tests.fakes import HashingEmbedder
 
@@ -52,9 +53,9 @@ def test_default_is_convex_with_session_context():
     config = SearchConfig()
     assert (config.fusion, config.vector_weight, config.context_window, config.context_weight) == (
         "convex",
-        0.4,
+        0.5,
         2,
-        0.6,
+        0.4,
     )
     assert Mind.open(":memory:").search.config == config
 
@@ -267,6 +268,69 @@ def test_a_question_naming_no_speaker_or_every_speaker_leaves_the_match_alone():
         assert mind.search.speaker_scores("What do Caroline and Melanie both paint?", frame_ids) == {}
         scores = mind.search.speaker_scores("What is Melanie's favourite painting?", frame_ids)
         assert scores == {ids["asks"]: 0.0, ids["answers"]: 1.0, ids["praises"]: 0.0, ids["unrelated"]: 1.0}
+
+
+def test_the_lanes_search_the_question_without_the_speakers_names():
+    """A turn that only addresses Melanie matches "What did Melanie paint?" by her name alone while
+    the name is in the lanes; without it, only words about what was said count, and who said it
+    is left to the speaker preference."""
+    turns = [
+        ("Caroline", "Caroline: hi Melanie how are you"),
+        ("Melanie", "Melanie: a sunset over the lake, my first painting in oils"),
+        *(("Jon", f"Jon: note {n} about the quarterly budget") for n in range(8)),
+    ]
+    query = "What painting did Melanie make?"
+    found = {}
+    for drop in (True, False):
+        embedder = HashingEmbedder()
+        mind = Mind.open(":memory:", embedder=embedder)
+        mind.search.config = SearchConfig(drop_speaker_names=drop)
+        mind.sessions.ensure("chat")
+        frames = [
+            mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}}) for role, text in turns
+        ]
+        mind.search.index_frames_batch(frames)
+        with mind:
+            embedder.texts_embedded.clear()
+            found[drop] = {r.frame.content: r.explain for r in mind.search.search(query, limit=10, explain=True)}
+            assert embedder.texts_embedded[0] == ("What painting did make?" if drop else query)
+    greeting, answer = turns[0][1], turns[1][1]
+    assert found[True][answer]["lanes_without"] == ["melanie"]
+    assert "lanes_without" not in found[False][answer]
+    assert found[False][greeting]["keyword_score"] > 0  # the name alone
+    assert found[True].get(greeting, {}).get("keyword_score", 0.0) == 0.0
+    assert found[True][answer]["keyword_score"] == 1.0
+
+
+def test_the_vector_lane_blends_the_question_with_its_topic_words():
+    """A question's vector is near other questions; blended with its topic words' vector it moves
+    toward the statement that answers it."""
+    query = "What painting did Melanie make?"
+    found = {}
+    for blend in (True, False):
+        mind, ids = build_speakers(SearchConfig(topic_blend=blend))
+        embedder = mind.search.vectors.embedder
+        with mind:
+            embedder.texts_embedded.clear()
+            found[blend] = {r.frame.id: r.explain for r in mind.search.search(query, limit=4, explain=True)}
+            assert embedder.texts_embedded == (
+                ["What painting did make?", "painting make"] if blend else ["What painting did make?"]
+            )
+    assert found[True][ids["answers"]]["vector_blended_with"] == "painting make"
+    assert "vector_blended_with" not in found[False][ids["answers"]]
+    statement, question = ids["answers"], ids["asks"]
+    assert found[True][statement]["vector_similarity"] > found[False][statement]["vector_similarity"]
+    assert found[True][question]["vector_similarity"] < found[False][question]["vector_similarity"]
+
+
+def test_a_question_of_only_a_speakers_name_keeps_it():
+    mind, ids = build_speakers(SearchConfig())
+    with mind:
+        assert without_names("What did Melanie's kids paint?", {"melanie"}) == "What did kids paint?"
+        assert without_names("Melanie", {"melanie"}) == "Melanie"
+        results = mind.search.search("Melanie", limit=4, explain=True)
+        assert results and all("lanes_without" not in r.explain for r in results)
+        assert {r.frame.id for r in results if r.explain.get("keyword_score")} >= {ids["asks"], ids["answers"]}
 
 
 def garden_mind() -> Mind:
