@@ -27,8 +27,9 @@ questions, asked in turn in every mode so load on a shared machine hits all mode
 
 The frames are cognified after indexing (entities, relations and entity-frame links, as a
 harvest does), so the entity lane of issue #18 (`hybrid_entity`) walks a real graph;
-`hybrid_feedback` is the keyword lane with RM3 feedback terms; `hybrid_no_time` is the default
-without the time boost (the dates of a question are parsed only in the default `hybrid`).
+`hybrid_feedback` is the keyword lane with RM3 feedback terms; `hybrid_before_blend` the defaults
+before the question's topic blend and speaker names out of the lanes (one query embedding, not two);
+`hybrid_no_time` is the default without the time boost (the dates of a question are parsed only in the default `hybrid`).
 
     .venv/bin/python benchmarks/search.py [--sizes 10000] [--scale-sizes 100000 1000000] [--queries 300] [--single 300]
         [--widths 384 1024] [--recall-queries 100]
@@ -76,6 +77,10 @@ SCAN_MODES = {
 }
 FEEDBACK = SearchConfig(feedback_weight=0.2)
 NO_TIME = SearchConfig(time_weight=0.0)
+# the defaults before the speaker names left the lanes and the topic blend (one embedding per query)
+BEFORE_NAMES_AND_BLEND = SearchConfig(
+    context_weight=0.6, vector_weight=0.4, speaker_weight=0.2, drop_speaker_names=False, topic_blend=False
+)
 
 
 def questions(count: int) -> list[str]:
@@ -139,6 +144,7 @@ def latencies(mind: Mind, asked: list[str]) -> dict[str, dict[str, float]]:
         "hybrid": hybrid(default),
         "hybrid_rrf": hybrid(original),
         "hybrid_no_time": hybrid(NO_TIME),
+        "hybrid_before_blend": hybrid(BEFORE_NAMES_AND_BLEND),
         "hybrid_entity": hybrid(ENTITY),
         "hybrid_feedback": hybrid(FEEDBACK),
         "keyword": lambda q: search.keyword_search(q, 20),

@@ -247,6 +247,19 @@ def test_explain_says_when_only_the_neighbouring_turn_brought_a_frame_in():
     assert "via neighbouring turn" in lines[1] and "keyword rank" not in lines[1]
 
 
+def test_explain_names_the_speaker_and_the_names_left_out_of_the_lanes():
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    mind.sessions.ensure("chat")
+    for role, text in (("Melanie", "Melanie: the pottery class was great"), ("Caroline", "Caroline: Melanie, pottery?")):
+        mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}})
+    mind.search.index_frames_batch(mind.frames.get_many([1, 2]).values())
+    lines = explained(mind, "What did Melanie make in pottery class?")
+    assert len(lines) == 2
+    assert all("(lanes searched without melanie)" in line for line in lines)
+    assert sum("said by a named speaker" in line for line in lines) == 1
+    assert sum("said by another speaker" in line for line in lines) == 1
+
+
 # -- a time that is not the memory's own ----------------------------------------------------------
 def harvested_mind(dated: list[tuple[str, str]], undated: list[str]) -> Mind:
     """Items imported through the harvest engine, some with their own time and some, like an AI
