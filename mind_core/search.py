@@ -264,7 +264,9 @@ class SearchResult:
     final_score: float
     explain: dict[str, Any] | None = field(default=None)
     score: float = 0.0
-    similarity: float | None = None  # the frame's cosine similarity, when the vector lane found it
+    # the frame's cosine similarity to the question as asked (the vector lane may search it without
+    # speakers' names, blended with its topic words), when the vector lane found the frame
+    similarity: float | None = None
     keyword_share: float = 0.0  # the share of the query's keywords the frame contains
     keyword_evidence: bool = False  # the frame holds one of the query's keywords made of letters
     in_asked_time: bool = False  # the query is only a date, and the frame's own time lies inside it
@@ -455,24 +457,34 @@ class HybridSearch:
         since: str | None = None,
         until: str | None = None,
         source: SourceFilter | None = None,
-        blend_with: str | None = None,
+        vector: Any = None,
     ) -> list[LaneHit]:
         """Nearest frames with their cosine similarity (``1 - d^2 / 2``: vectors are unit length)
-        to the query's vector, or to the mean direction of it and ``blend_with``'s."""
+        to the query's vector, or to ``vector`` when given (``lane_vectors``)."""
         if self.embedder is None or not query.strip():
             return []
         try:
-            if blend_with and blend_with != query:
-                both = np.asarray(self.vectors.embedder.embed_batch([query, blend_with]), dtype=np.float32)
-                vector = both.sum(axis=0)
-                vector /= max(float(np.linalg.norm(vector)), 1e-12)
-            else:
-                vector = self.vectors.embed_query(query)
-            hits = self.vectors.knn(vector, limit, gop_id, since, until, source)
+            searched = self.vectors.embed_query(query) if vector is None else vector
+            hits = self.vectors.knn(searched, limit, gop_id, since, until, source)
         except self.db.errors.Error as exc:
             log.warning("vector lane unavailable (%s); keyword results only", exc)
             return []
         return [LaneHit(frame_id, 1.0 - distance * distance / 2.0) for frame_id, distance in hits]
+
+    def lane_vectors(self, query: str, lane_query: str, topic: str | None) -> tuple[Any, Any]:
+        """(the vector the vector lane searches, the question's own vector) from one embedder call.
+        The lane searches ``lane_query``'s vector, or the mean direction of it and ``topic``'s; the
+        confidence cuts (``CONFIDENT_SIMILARITY``) were calibrated on the question's own vector."""
+        texts = list(dict.fromkeys(text for text in (query, lane_query, topic) if text))
+        if len(texts) == 1:
+            own = self.vectors.embed_query(query)
+            return own, own
+        vectors = dict(zip(texts, np.asarray(self.vectors.embedder.embed_batch(texts), dtype=np.float32), strict=True))
+        lane = vectors[lane_query]
+        if topic and topic != lane_query:
+            lane = lane + vectors[topic]
+            lane /= max(float(np.linalg.norm(lane)), 1e-12)
+        return lane, vectors[query]
 
     # -- fusion ---------------------------------------------------------------------------
     def search(
@@ -574,7 +586,7 @@ class HybridSearch:
                 rrf_score * relevance,
                 details,
                 score=score,
-                similarity=entry.get("vector_similarity"),
+                similarity=entry.get("question_similarity"),
                 keyword_share=share,
                 keyword_evidence=evidence,
                 in_asked_time=in_asked_time,
@@ -621,7 +633,7 @@ class HybridSearch:
                 entry[f"{lane}_rank"] = rank
                 entry["match"] += 1.0 / (RRF_K + rank) / MAX_RRF_SCORE
                 if lane == "vector":
-                    entry["vector_similarity"] = hit.score
+                    entry["vector_similarity"] = entry["question_similarity"] = hit.score
         return fused
 
     def _fuse_convex(
@@ -655,7 +667,10 @@ class HybridSearch:
         if from_window and window is not None:  # only a date and filler: the keyword lane's place
             keyword = self.window_hits(query, window, depth, gop_id, since, until, source)
         topic = " ".join(topic_words(lane_query)) if config.topic_blend else None
-        vector = self.vector_hits(lane_query, depth, gop_id, since, until, source, blend_with=topic)
+        lane_vector = own_vector = None
+        if self.embedder is not None and lane_query.strip():
+            lane_vector, own_vector = self.lane_vectors(query, lane_query, topic)
+        vector = self.vector_hits(lane_query, depth, gop_id, since, until, source, vector=lane_vector)
         own = {
             "keyword": normalize_by_max(keyword),
             "vector": normalize_min_max(vector, cut=len(vector) >= depth),
@@ -740,6 +755,9 @@ class HybridSearch:
         for frame_id, said_by_named in speakers.items():
             match[frame_id] *= 1.0 - config.speaker_weight * (1.0 - said_by_named)
         pool = sorted(match, key=lambda fid: (-match[fid], fid))[:pool_size]
+        own_similarity = similarity
+        if own_vector is not lane_vector:  # the lane searched another vector than the question's
+            own_similarity = self.vectors.similarities(own_vector, [fid for fid in pool if fid in similarity])
         fused: dict[int, dict[str, Any]] = {}
         for frame_id in pool:
             entry: dict[str, Any] = {}
@@ -750,6 +768,7 @@ class HybridSearch:
                 entry[f"{lane}_context"] = lane_score(lane, frame_id) - alone
             if frame_id in similarity:
                 entry["vector_similarity"] = similarity[frame_id]
+                entry["question_similarity"] = own_similarity.get(frame_id)
             if expansion:
                 entry["feedback_terms"] = expansion
             if from_window:

@@ -344,6 +344,29 @@ class VectorIndex:
         ranked = sorted(((fid, d) for fid, d in best.items() if fid in alive), key=lambda item: item[1])
         return ranked[:limit]
 
+    def similarities(self, vector: Any, frame_ids: Sequence[int]) -> dict[int, float]:
+        """Cosine similarity of ``vector`` to each frame's best vector (its own or a chunk's, as
+        ``knn`` counts a frame); a frame without a vector is left out."""
+        blob = to_blob(vector)
+        best = dict(self.distances("memory_frames_vec", blob, frame_ids))
+        if frame_ids and self.db.query_one("SELECT 1 FROM memory_frame_chunks LIMIT 1") is not None:
+            marks = ",".join("?" for _ in frame_ids)
+            owner = dict(
+                self.db.query(f"SELECT id, frame_id FROM memory_frame_chunks WHERE frame_id IN ({marks})", list(frame_ids))
+            )
+            for chunk_id, distance in self.distances("memory_frame_chunks_vec", blob, list(owner)):
+                if distance < best.get(owner[chunk_id], math.inf):
+                    best[owner[chunk_id]] = distance
+        return {frame_id: 1.0 - distance * distance / 2.0 for frame_id, distance in best.items()}
+
+    def distances(self, vec_table: str, blob: bytes, rowids: Sequence[int]) -> list[tuple[int, float]]:
+        """(rowid, L2 distance of its float vector to ``blob``) for the rows of ``rowids`` that exist."""
+        rows = [
+            self.db.query_one(f"SELECT rowid, vec_distance_l2(embedding, ?) FROM {vec_table} WHERE rowid = ?", (blob, rowid))
+            for rowid in rowids
+        ]
+        return [(row[0], row[1]) for row in rows if row is not None]
+
     def nearest(self, vec_table: str, blob: bytes, k: int, prescan: bool | None = None) -> list[tuple[int, float]]:
         """The ``k`` nearest rows of one vector table (rowid, L2 distance), nearest first.
 
@@ -373,8 +396,4 @@ class VectorIndex:
                     (blob, k),
                 )
             ]
-        rows = [
-            self.db.query_one(f"SELECT rowid, vec_distance_l2(embedding, ?) FROM {vec_table} WHERE rowid = ?", (blob, rowid))
-            for rowid in nearest
-        ]
-        return sorted(((row[0], row[1]) for row in rows if row is not None), key=lambda item: (item[1], item[0]))[:k]
+        return sorted(self.distances(vec_table, blob, nearest), key=lambda item: (item[1], item[0]))[:k]

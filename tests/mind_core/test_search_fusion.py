@@ -293,7 +293,8 @@ def test_the_lanes_search_the_question_without_the_speakers_names():
         with mind:
             embedder.texts_embedded.clear()
             found[drop] = {r.frame.content: r.explain for r in mind.search.search(query, limit=10, explain=True)}
-            assert embedder.texts_embedded[0] == ("What painting did make?" if drop else query)
+            assert embedder.texts_embedded[0] == query  # the question's own vector: the confidence reads it
+            assert ("What painting did make?" in embedder.texts_embedded) == drop
     greeting, answer = turns[0][1], turns[1][1]
     assert found[True][answer]["lanes_without"] == ["melanie"]
     assert "lanes_without" not in found[False][answer]
@@ -313,14 +314,17 @@ def test_the_vector_lane_blends_the_question_with_its_topic_words():
         with mind:
             embedder.texts_embedded.clear()
             found[blend] = {r.frame.id: r.explain for r in mind.search.search(query, limit=4, explain=True)}
-            assert embedder.texts_embedded == (
-                ["What painting did make?", "painting make"] if blend else ["What painting did make?"]
-            )
+            lane_texts = [query, "What painting did make?"]
+            assert embedder.texts_embedded == (lane_texts + ["painting make"] if blend else lane_texts)
     assert found[True][ids["answers"]]["vector_blended_with"] == "painting make"
     assert "vector_blended_with" not in found[False][ids["answers"]]
     statement, question = ids["answers"], ids["asks"]
     assert found[True][statement]["vector_similarity"] > found[False][statement]["vector_similarity"]
     assert found[True][question]["vector_similarity"] < found[False][question]["vector_similarity"]
+    # what the confidence reads is the question's own similarity, which neither moves
+    for frame_id in (statement, question):
+        assert found[True][frame_id]["question_similarity"] == pytest.approx(found[False][frame_id]["question_similarity"])
+        assert found[True][frame_id]["question_similarity"] != pytest.approx(found[True][frame_id]["vector_similarity"])
 
 
 def test_a_question_of_only_a_speakers_name_keeps_it():

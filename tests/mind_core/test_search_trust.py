@@ -260,6 +260,43 @@ def test_explain_names_the_speaker_and_the_names_left_out_of_the_lanes():
     assert sum("said by another speaker" in line for line in lines) == 1
 
 
+def test_the_confidence_reads_the_questions_own_similarity_not_the_lanes():
+    """The vector lane searches the question without the speaker's name, blended with its topic
+    words; the confidence cuts were calibrated on the question as asked, so ``similarity`` is that."""
+    embedder = HashingEmbedder()
+    mind = Mind.open(":memory:", embedder=embedder)
+    mind.sessions.ensure("chat")
+    turns = [("Melanie", "Melanie: I painted a sunset over the lake"), ("Caroline", "Caroline: Melanie, nice!")]
+    for role, text in turns:
+        mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}})
+    mind.search.index_frames_batch(mind.frames.get_many([1, 2]).values())
+    query = "What did Melanie paint over the lake?"
+    results = mind.search.search(query, explain=True)
+    assert results and results[0].explain["lanes_without"] == ["melanie"]
+    for result in results:
+        own = float(np.dot(embedder.vector(query), embedder.vector(result.frame.content)))
+        assert result.similarity == pytest.approx(own, abs=1e-5)
+    painted = results[0]
+    assert painted.frame.content.startswith("Melanie: I painted")
+    assert abs(painted.explain["vector_similarity"] - painted.similarity) > 0.05  # the lane's is another
+
+
+def test_a_long_frame_is_as_similar_as_its_closest_chunk():
+    embedder = HashingEmbedder()
+    mind = Mind.open(":memory:", embedder=embedder)
+    mind.sessions.ensure("notes")
+    filler = " ".join(f"word{i}" for i in range(400))
+    long_frame = mind.frames.create_i_frame("notes", f"{filler} pottery glaze kiln firing")
+    short_frame = mind.frames.create_i_frame("notes", "a note on gardening")
+    mind.search.index_frames_batch([long_frame, short_frame])
+    query = embedder.vector("pottery glaze kiln firing")
+    found = mind.search.vectors.similarities(query, [long_frame.id, short_frame.id, 999])
+    assert set(found) == {long_frame.id, short_frame.id}  # no vector, no entry
+    whole = float(np.dot(query, embedder.vector(long_frame.content)))
+    assert found[long_frame.id] > whole + 0.1  # the chunk holding the words, not the whole frame
+    assert found[short_frame.id] == pytest.approx(float(np.dot(query, embedder.vector("a note on gardening"))), abs=1e-5)
+
+
 # -- a time that is not the memory's own ----------------------------------------------------------
 def harvested_mind(dated: list[tuple[str, str]], undated: list[str]) -> Mind:
     """Items imported through the harvest engine, some with their own time and some, like an AI
