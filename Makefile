@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run test lint ui cluster cluster-check bench clean
+.PHONY: install servers run test lint ui cluster cluster-check bench clean
 
 # Set-up is quiet (pip -qq: no per-package lines, no warnings about index locations a machine's pip
 # configuration names); one line per step says what is going on, and pip's errors still show.
@@ -40,7 +40,18 @@ DEMO_HOME := MIND_HOME=$(CURDIR)/.demo/home DAGSTER_HOME=$(CURDIR)/.demo/home/da
 run: $(STAMP)
 	$(DEMO_HOME) $(BIN)/python -m pipelines.run_examples
 
-test: $(STAMP)
+# The cluster tests (tests/deploy) start Debian's PostgreSQL and Redis servers themselves (and stop
+# them); installed here when missing, as root or through sudo.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+servers:
+	@if ! command -v redis-server >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  echo "installing Debian's postgresql and redis-server (the cluster tests start them) ..."; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server > /dev/null; \
+	fi
+
+test: $(STAMP) servers
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
@@ -51,11 +62,11 @@ ui: $(STAMP)
 	$(DEMO_HOME) $(BIN)/python -m pipelines.ui
 
 # A real local cluster (deploy/README.md): PostgreSQL, Redis, two Celery workers, daemon, UI; Ctrl-C stops
-# it. The servers come from Debian's packages: apt-get install -y postgresql redis-server
-cluster: $(STAMP)
+# it. The servers come from Debian's packages (`servers` installs them when missing).
+cluster: $(STAMP) servers
 	$(BIN)/python -m deploy.local_cluster
 
-cluster-check: $(STAMP)
+cluster-check: $(STAMP) servers
 	$(BIN)/python -m deploy.local_cluster --check --folder $(CURDIR)/.cluster/check
 
 # Every benchmark, results in benchmarks/results/ (see benchmarks/README.md); about two hours on 2 cores.
