@@ -558,9 +558,9 @@ class HybridSearch:
         def result(frame: Frame, score: float, relevance: float, components: dict[str, float]) -> SearchResult:
             entry = fused[frame.id]
             rrf_score = entry["match"] * MAX_RRF_SCORE
-            text = frame.content.lower()
-            share = sum(1 for word in words if word in text) / len(words) if words else 0.0
-            evidence = any(word in text for word in words if word.isalpha())
+            found = held.get(frame.id, set())
+            share = len(found) / len(words) if words else 0.0
+            evidence = any(word.isalpha() for word in found)
             in_asked_time = only_a_time is not None and self._own_time_inside(frame, only_a_time)
             details = None
             if explain:
@@ -609,7 +609,26 @@ class HybridSearch:
             scores, key=lambda fid: (scores[fid][0], fused[fid]["match"] * MAX_RRF_SCORE * scores[fid][1]), reverse=True
         )[:limit]
         frames = self.frames.get_many(head)
+        held = self.keywords_held(words, frames)
         return [result(frames[fid], *scores[fid]) for fid in head if fid in frames]
+
+    def keywords_held(self, words: list[str], frames: dict[int, Frame]) -> dict[int, set[str]]:
+        """Which of ``words`` (lower case) each frame holds: as written, or as the keyword lane
+        matches it (FTS5's porter stems: "painting" in a frame that says "painted"), so the
+        keyword share shown never says 0% of a frame the keyword lane ranked first."""
+        held = {frame_id: {word for word in words if word in frame.content.lower()} for frame_id, frame in frames.items()}
+        for word in words:
+            missing = [frame_id for frame_id, found in held.items() if word not in found]
+            if not missing:
+                continue
+            marks = ",".join("?" for _ in missing)
+            rows = self.db.query(
+                f"SELECT rowid FROM memory_frames_fts WHERE memory_frames_fts MATCH ? AND rowid IN ({marks})",
+                [any_of([word]), *missing],
+            )
+            for (frame_id,) in rows:
+                held[frame_id].add(word)
+        return held
 
     def _fuse_rrf(
         self,

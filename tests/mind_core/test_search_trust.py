@@ -297,6 +297,20 @@ def test_a_long_frame_is_as_similar_as_its_closest_chunk():
     assert found[short_frame.id] == pytest.approx(float(np.dot(query, embedder.vector("a note on gardening"))), abs=1e-5)
 
 
+def test_the_keyword_share_counts_a_word_the_keyword_lane_matched_by_its_stem():
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    mind.sessions.ensure("chat")
+    painted = mind.frames.create_i_frame("chat", "Yesterday I painted studies of the lake")
+    other = mind.frames.create_i_frame("chat", "the weather by the lake was grey")
+    mind.search.index_frames_batch([painted, other])
+    results = {r.frame.id: r for r in mind.search.search("paintings study lake", explain=True)}
+    # "paintings" and "study" are not in the text as written; FTS5's porter stems match them
+    assert results[painted.id].keyword_share == pytest.approx(1.0)
+    assert results[painted.id].confident  # every keyword held
+    assert results[other.id].keyword_share == pytest.approx(1 / 3)
+    assert results[painted.id].explain["keyword_rank"] == 0
+
+
 # -- a time that is not the memory's own ----------------------------------------------------------
 def harvested_mind(dated: list[tuple[str, str]], undated: list[str]) -> Mind:
     """Items imported through the harvest engine, some with their own time and some, like an AI
