@@ -527,7 +527,13 @@ def match_of(result: CombinedResult) -> float:
 
 
 def has_sufficient_local_coverage(results: Sequence[CombinedResult]) -> bool:
-    strong = [r for r in results if match_of(r) >= LOCAL_COVERAGE_SCORE_THRESHOLD]
+    """At least LOCAL_COVERAGE_MIN_COUNT memories at LOCAL_COVERAGE_SCORE_THRESHOLD or more that
+    also match well (``confident``): the lanes' agreement is relative to the mind (the best of
+    poor candidates is 1.0 in its lane), so a question the mind knows nothing about, whose
+    stems happen to match, is no coverage and the external source is asked."""
+    strong = [
+        r for r in results if match_of(r) >= LOCAL_COVERAGE_SCORE_THRESHOLD and r.metadata.get("confident")
+    ]
     return len(strong) >= LOCAL_COVERAGE_MIN_COUNT
 
 

@@ -84,8 +84,10 @@ def minds():
         mind.close()
 
 
-def result(score: float, content: str = "text") -> CombinedResult:
-    return CombinedResult(content, "default", "notes", "default/notes", score)
+def result(score: float, content: str = "text", confident: bool = True) -> CombinedResult:
+    return CombinedResult(
+        content, "default", "notes", "default/notes", score, {"match_score": score, "confident": confident}
+    )
 
 
 # -- attribution, coverage and gating (combined-retrieval.test) --------------------------------------
@@ -114,6 +116,9 @@ def test_local_coverage_needs_three_results_at_0_7():
     assert not has_sufficient_local_coverage([result(0.9), result(0.9), result(0.69)])
     assert not has_sufficient_local_coverage([result(0.95), result(0.95)])
     assert not has_sufficient_local_coverage([])
+    # strong lane agreement without a confident match (the best of poor candidates) is no coverage
+    assert not has_sufficient_local_coverage([result(0.9, confident=False)] * 3)
+    assert not has_sufficient_local_coverage([result(0.9), result(0.9), result(0.9, confident=False)])
 
 
 def test_should_query_external_cases():
@@ -641,3 +646,25 @@ def test_a_time_one_mind_holds_is_the_question_time_for_both_minds():
         found = CombinedRetrieval(ws, personal, workspace_name="default").search("what happened in June 1996", limit=3)
         assert [r.workspace for r in found.merged()][:2] == ["default", "default"]
         assert {r.metadata["frame_id"] for r in found.merged()[:2]} == {f.id for f in june}
+
+
+def test_stems_that_agree_without_a_confident_match_do_not_cover_and_the_external_source_is_asked(minds):
+    """The lanes agree on the best of poor candidates (match >= 0.7 for three frames that share
+    one word of the question), but none is close in meaning: the mind knows nothing of it."""
+    ws = minds(
+        [
+            "Capitalize first letters in every heading across exported notes",
+            "Capital gains table needs another column for quarterly numbers",
+            "Use capitals for constants and lower case for variables in scripts",
+            *FILLER,
+        ]
+    )
+    spy = SpyRetriever([{"snippet": "Paris is the capital of France", "score": 0.9, "title": "Atlas"}])
+    found = CombinedRetrieval(ws, None, [spy]).search("what is the capital of France")
+    strong = [r for r in found.workspace_results if retrieval.match_of(r) >= retrieval.LOCAL_COVERAGE_SCORE_THRESHOLD]
+    assert len(strong) >= retrieval.LOCAL_COVERAGE_MIN_COUNT  # the old rule called this covered
+    assert not found.confident
+    assert spy.calls == [("what is the capital of France", 10)]
+    assert not found.external_skipped and [r.content for r in found.external_results] == [
+        "Paris is the capital of France"
+    ]
