@@ -531,10 +531,11 @@ class HybridSearch:
         # a window no memory is near is no time of this mind, so its words may be ("last year I ...")
         keywords = without_dates(query) if window is not None else query
         phrases = date_phrases(query) if window is not None else []
+        own_vector = None  # the question's own vector, when the vector lane searched another
         if self.config.fusion == "rrf":
             fused = self._fuse_rrf(query, limit, gop_id, since, until, source)
         else:
-            fused = self._fuse_convex(
+            fused, own_vector = self._fuse_convex(
                 query, limit, gop_id, since, until, source, time_aware, window, keywords, phrases, keep_far_window
             )
         if not fused:
@@ -610,6 +611,10 @@ class HybridSearch:
         )[:limit]
         frames = self.frames.get_many(head)
         held = self.keywords_held(words, frames)
+        if own_vector is not None:  # the confidence cuts read the question's own similarity
+            found = [fid for fid in head if "vector_similarity" in fused[fid]]
+            for frame_id, similarity in self.vectors.similarities(own_vector, found).items():
+                fused[frame_id]["question_similarity"] = similarity
         return [result(frames[fid], *scores[fid]) for fid in head if fid in frames]
 
     def keywords_held(self, words: list[str], frames: dict[int, Frame]) -> dict[int, set[str]]:
@@ -668,14 +673,16 @@ class HybridSearch:
         keywords: str | None = None,
         phrases: Sequence[str] = (),
         keep_far_window: bool = False,
-    ) -> dict[int, dict[str, Any]]:
+    ) -> tuple[dict[int, dict[str, Any]], Any]:
         """Normalized lane scores plus session-neighbour context, combined with fixed weights;
         every lane score stays within 0..1, so match is 1.0 only for the best of both lanes. The
         time parts (``time_factors``) only lower the match of frames far from the asked time
         (``window``). The keyword lane searches ``keywords`` (the query without its date phrases)
         and each of ``phrases`` (the date phrases) as a whole phrase; the vector lane the whole
         query, whose dates shade its meaning only.
-        Returns the best-matching candidates, the ones relevance reorders (``search``)."""
+        Returns the best-matching candidates, the ones relevance reorders (``search``), and the
+        question's own vector when the vector lane searched another (else None: the lane's
+        similarity is the question's)."""
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
         keywords = query if keywords is None else keywords
@@ -719,7 +726,7 @@ class HybridSearch:
         similarity = {hit.frame_id: hit.score for hit in vector}
         candidates = set().union(*own.values())
         if not candidates:
-            return {}
+            return {}, None
         neighbours: dict[int, list[int]] = {}
         if config.context_window > 0 and config.context_weight > 0:
             neighbours = self.session_neighbours(candidates, config.context_window, since, until, source)
@@ -774,9 +781,6 @@ class HybridSearch:
         for frame_id, said_by_named in speakers.items():
             match[frame_id] *= 1.0 - config.speaker_weight * (1.0 - said_by_named)
         pool = sorted(match, key=lambda fid: (-match[fid], fid))[:pool_size]
-        own_similarity = similarity
-        if own_vector is not lane_vector:  # the lane searched another vector than the question's
-            own_similarity = self.vectors.similarities(own_vector, [fid for fid in pool if fid in similarity])
         fused: dict[int, dict[str, Any]] = {}
         for frame_id in pool:
             entry: dict[str, Any] = {}
@@ -787,7 +791,8 @@ class HybridSearch:
                 entry[f"{lane}_context"] = lane_score(lane, frame_id) - alone
             if frame_id in similarity:
                 entry["vector_similarity"] = similarity[frame_id]
-                entry["question_similarity"] = own_similarity.get(frame_id)
+                if own_vector is lane_vector:
+                    entry["question_similarity"] = similarity[frame_id]
             if expansion:
                 entry["feedback_terms"] = expansion
             if from_window:
@@ -808,7 +813,7 @@ class HybridSearch:
             entry["match"] = match[frame_id]
             entry["calibrated_match"] = calibrated_match(frame_id)
             fused[frame_id] = entry
-        return fused
+        return fused, (None if own_vector is lane_vector else own_vector)
 
     def window_hits(
         self,
