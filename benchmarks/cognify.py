@@ -31,9 +31,9 @@ from _common import SHARED_DATA, PeakRSS, write_results
 from extraction import locomo_turns
 
 from mind_core.embeddings import InprocessEmbedder
-from mind_core.extract import PERSON_FIRST_NAMES
-from mind_core.frames import NewFrame
+from mind_core.knowledge.extraction import PERSON_FIRST_NAMES
 from mind_core.mind import Mind
+from mind_core.store.frames import NewFrame
 from tests.fakes import HashingEmbedder
 
 SURNAMES = "Johnson Lopez Novak Petrov Okafor Tanaka Schmidt Rossi Kowalski Silva Dubois Jensen".split()

@@ -79,8 +79,8 @@ def child_env(**extra: str) -> dict[str, str]:
 
 def small_mind_home(folder: Path, backend: str, texts: list[str]) -> Path:
     """A home with one mind of ``texts`` (one session), its vectors made by ``backend``."""
-    from mind_core.home import DEFAULT_WORKSPACE, MindHome
     from mind_core.mind import Mind
+    from mind_core.store.home import DEFAULT_WORKSPACE, MindHome
 
     home = folder / f"home-{backend}"
     with Mind.open(MindHome(home).mind_path(DEFAULT_WORKSPACE), embedder=InprocessEmbedder(backend=backend)) as mind:

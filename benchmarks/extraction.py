@@ -28,10 +28,10 @@ from pathlib import Path
 
 from _common import SHARED_DATA, percentile, write_results
 
-from mind_core.db import Database
-from mind_core.extract import extract
-from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph
-from mind_core.schema import ensure_schema
+from mind_core.knowledge.extraction import extract
+from mind_core.knowledge.graph import CO_OCCURS_WITH, KnowledgeGraph
+from mind_core.store.db import Database
+from mind_core.store.schema import ensure_schema
 
 
 def locomo_turns(path: Path) -> list[str]:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from _common import percentile, write_results
 
-from mind_core.frames import NewFrame
 from mind_core.mind import Mind
+from mind_core.store.frames import NewFrame
 
 BATCH = 1000
 

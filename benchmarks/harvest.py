@@ -112,7 +112,7 @@ def command_line_vs_dagster(messages: int) -> dict:
             (home / "dagster").mkdir(parents=True)
             (home / "dagster" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
             subprocess.run([sys.executable, "-c", "import sys; from pipelines.run_examples import add_partitions;"
-                            "from mind_core.home import MindHome; import dagster as dg;"
+                            "from mind_core.store.home import MindHome; import dagster as dg;"
                             "add_partitions(dg.DagsterInstance.get(), MindHome())"], env=env, check=True)
             seconds[path] = _timed(
                 [str(binaries / "dagster"), "job", "execute", "-m", "pipelines.definitions", "-a", "defs",

@@ -25,13 +25,13 @@ from pathlib import Path
 
 from _common import RESULTS, ROOT, percentile, write_results
 
-from mind_core.db import MMAP_BYTES
 from mind_core.embeddings import create_embedding_provider
-from mind_core.frames import NewFrame
-from mind_core.home import MindHome
 from mind_core.mind import Mind
 from mind_core.retrieval import CombinedRetrieval
-from mind_core.schema import get_meta, set_meta
+from mind_core.store.db import MMAP_BYTES
+from mind_core.store.frames import NewFrame
+from mind_core.store.home import MindHome
+from mind_core.store.schema import get_meta, set_meta
 
 HOME = RESULTS / "recall-home"
 WORKSPACE = "bench"

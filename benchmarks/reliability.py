@@ -29,8 +29,8 @@ from _common import ROOT, SHARED_DATA, write_results
 
 from mind_core.embeddings.mock import MockEmbedder
 from mind_core.harvest.pipeline import harvest, register_source
-from mind_core.home import MindHome
 from mind_core.mind import Mind
+from mind_core.store.home import MindHome
 from tests.fakes import HashingEmbedder
 from tests.reliability import faults
 from tests.reliability.concurrency import harvest_while_recalling

@@ -38,8 +38,8 @@ from deploy.local_cluster import ClusterSettings, LocalCluster
 from deploy.step_events import step_records
 from mind_core.harvest.pipeline import register_source
 from mind_core.harvest.staged_vectors import DEFAULT_CHUNK_TEXTS
-from mind_core.home import MindHome
 from mind_core.mind import Mind
+from mind_core.store.home import MindHome
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 from tests.exports import write_chatgpt_export
 

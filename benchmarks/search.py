@@ -53,14 +53,14 @@ from locomo import load_locomo
 from realtalk import DEFAULT_DATA as REALTALK_DATA
 from realtalk import load_realtalk
 
-from mind_core import vector_codes
-from mind_core.cognify import CognifyPipeline
 from mind_core.embeddings import ORIGINAL_DIMENSIONS, InprocessEmbedder, MockEmbedder
 from mind_core.embeddings.base import Embedder, to_blob
-from mind_core.frames import NewFrame
+from mind_core.knowledge.cognify import CognifyPipeline
 from mind_core.mind import Mind
-from mind_core.search import SearchConfig
-from mind_core.time_window import may_name_a_time
+from mind_core.search import vector_codes
+from mind_core.search.hybrid import SearchConfig
+from mind_core.search.time_window import may_name_a_time
+from mind_core.store.frames import NewFrame
 from mind_core.timestamps import epoch_to_iso
 
 REAL_MODEL_MAX_FRAMES = 20_000

@@ -42,7 +42,7 @@ from _session_rerank import POOL, SESSION_AGGREGATES, by_session_strength, sprea
 from mind_core.embeddings import InprocessEmbedder
 from mind_core.embeddings.base import Embedder
 from mind_core.embeddings.inprocess import BACKENDS
-from mind_core.search import SearchConfig
+from mind_core.search.hybrid import SearchConfig
 
 
 @dataclass(frozen=True)

@@ -53,9 +53,9 @@ def message(i: int) -> str:
 
 
 def build_mind(path: Path, frames: int) -> None:
-    from mind_core.frames import NewFrame
     from mind_core.mind import Mind
-    from mind_core.schema import set_meta
+    from mind_core.store.frames import NewFrame
+    from mind_core.store.schema import set_meta
 
     path.parent.mkdir(parents=True, exist_ok=True)
     for leftover in path.parent.glob(path.name + "*"):
@@ -120,8 +120,8 @@ def build_mind(path: Path, frames: int) -> None:
 
 
 def cached_mind(frames: int, rebuild: bool) -> Path:
-    from mind_core.db import Database
-    from mind_core.schema import get_meta
+    from mind_core.store.db import Database
+    from mind_core.store.schema import get_meta
 
     path = MINDS / f"frames-{frames}.mind"
     if path.is_file() and not rebuild:
@@ -141,7 +141,7 @@ def measure(path: Path, embeddings: bool) -> dict:
     """One snapshot in this (fresh) process: time, peak RSS and the file sizes."""
     import pyarrow  # noqa: F401  (imported before the baseline, as a running service would have it)
 
-    from mind_core.snapshot import snapshot_mind
+    from mind_core.analytics.snapshot import snapshot_mind
 
     with tempfile.TemporaryDirectory() as tmp:
         with PeakRSS() as rss:

@@ -6,19 +6,19 @@ from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 
-from mind_core import reconcile
-from mind_core.awareness import AwarenessLayer
-from mind_core.cognify import CognifyPipeline
-from mind_core.db import Database, access_error
 from mind_core.embeddings.base import Embedder, at_width
-from mind_core.frames import FrameStore
-from mind_core.identity import IdentityLayer
-from mind_core.knowledge import KnowledgeGraph
-from mind_core.linker import MemoryLinker
-from mind_core.schema import ensure_schema, vec_dimensions
-from mind_core.search import HybridSearch
-from mind_core.sessions import SessionStore
-from mind_core.vector_index import VectorIndex
+from mind_core.knowledge.cognify import CognifyPipeline
+from mind_core.knowledge.graph import KnowledgeGraph
+from mind_core.search.hybrid import HybridSearch
+from mind_core.search.linker import MemoryLinker
+from mind_core.search.vector_index import VectorIndex
+from mind_core.store import reconcile
+from mind_core.store.awareness import AwarenessLayer
+from mind_core.store.db import Database, access_error
+from mind_core.store.frames import FrameStore
+from mind_core.store.identity import IdentityLayer
+from mind_core.store.schema import ensure_schema, vec_dimensions
+from mind_core.store.sessions import SessionStore
 
 
 class Mind:

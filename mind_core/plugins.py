@@ -97,7 +97,7 @@ class HookSpecs:
 
     @hookspec
     def register_extractors(self, register: Callable[[Any], None]) -> None:
-        """Provide entity/relation extractors for mind_core.extract (cognify)."""
+        """Provide entity/relation extractors for mind_core.knowledge.extraction (cognify)."""
 
     @hookspec
     def register_retrievers(self, register: Callable[[Any], None]) -> None:

@@ -46,16 +46,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from mind_core.db import Database
 from mind_core.errors import InvalidInputError, MindError
-from mind_core.frames import Frame
-from mind_core.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.limits import DEFAULT_RESULTS
 from mind_core.query.models import RecallRequest, parse_request
-from mind_core.scoring import borrowed_time, dated_by_file
-from mind_core.search import SearchResult
-from mind_core.snippets import make_snippet, own_text
-from mind_core.source_filter import SourceFilter
+from mind_core.search.filters import SourceFilter
+from mind_core.search.hybrid import SearchResult
+from mind_core.search.scoring import borrowed_time, dated_by_file
+from mind_core.search.snippets import make_snippet, own_text
+from mind_core.store.db import Database
+from mind_core.store.frames import Frame
+from mind_core.store.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.timestamps import now_iso
 
 if TYPE_CHECKING:

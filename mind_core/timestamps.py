@@ -16,6 +16,8 @@ Plugins use this module through ``mind_core.harvest``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, time
 
 # The original's strict gate (reference-behaviour §2): a T, and a zone.
@@ -35,8 +37,33 @@ def format_utc(moment: datetime | date) -> str:
     )
 
 
+def _system_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+_clock: Callable[[], datetime] = _system_clock
+
+
+def utc_now() -> datetime:
+    """The current instant (aware, UTC) from the one clock the engine reads: every "now" of this
+    package (frame times, recency, relative dates in questions, snapshot days) comes from here, so
+    a test or a replay sets it once with :func:`use_clock` and no answer depends on the date it runs."""
+    return _clock()
+
+
 def now_iso() -> str:
-    return format_utc(datetime.now(UTC))
+    return format_utc(utc_now())
+
+
+@contextmanager
+def use_clock(clock: Callable[[], datetime]) -> Iterator[None]:
+    """Read "now" from ``clock`` (returning an aware datetime) while the block runs."""
+    global _clock
+    previous, _clock = _clock, clock
+    try:
+        yield
+    finally:
+        _clock = previous
 
 
 def parse_instant(value: str) -> datetime:

@@ -33,8 +33,9 @@ from typing import Any
 
 import dagster as dg
 
-from mind_core.analytics import Analytics
-from mind_core.analytics_report import write_report
+from mind_core.analytics.queries import Analytics
+from mind_core.analytics.report import write_report
+from mind_core.analytics.snapshot import SnapshotDestinationError, write_snapshot
 from mind_core.embeddings import Embedder
 from mind_core.harvest.audit import index_gaps
 from mind_core.harvest.importer import import_items
@@ -56,11 +57,10 @@ from mind_core.harvest.staged_vectors import (
 from mind_core.harvest.staging import read_staged, stage_scan, staged_scan_info
 from mind_core.harvest.staging_store import StagingStoreError
 from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore
+from mind_core.knowledge.session_summary import close_harvested_sessions
 from mind_core.mind import Mind
-from mind_core.session_summary import close_harvested_sessions
-from mind_core.snapshot import SnapshotDestinationError, write_snapshot
-from mind_core.vector_index import meta_fingerprint
-from mind_core.write_lock import mind_write_lock
+from mind_core.search.vector_index import meta_fingerprint
+from mind_core.store.write_lock import mind_write_lock
 from pipelines.history import CHAIN, never_materialized
 from pipelines.metadata import FRAMES_SHOWN, errors_table, frames_preview, mind_totals, rate
 from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key, snapshot_days

@@ -24,7 +24,7 @@ from mind_core.harvest.outcome import staged_outcome
 from mind_core.harvest.staging import staged_scan_info
 from mind_core.harvest.staging_store import StagingStoreError
 from mind_core.harvest.stores import FAILING_STATUSES
-from mind_core.vector_index import VectorIndex, meta_fingerprint
+from mind_core.search.vector_index import VectorIndex, meta_fingerprint
 from pipelines.assets import harvest_items, iframe_imports, reconciled_indexes, vector_index
 from pipelines.metadata import audit_table, errors_table
 from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key

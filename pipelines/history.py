@@ -25,7 +25,7 @@ from typing import Any
 import dagster as dg
 
 from mind_core.harvest.stores import FAILING_STATUSES
-from mind_core.home import PERSONAL, MindHome
+from mind_core.store.home import PERSONAL, MindHome
 from pipelines.instance import prepare_dagster_home
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 

@@ -11,7 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
-from mind_core.home import MindHome
+from mind_core.store.home import MindHome
 
 SHIPPED_CONFIG = Path(__file__).with_name("dagster.yaml")
 INSTANCE_DIR = "dagster"

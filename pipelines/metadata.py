@@ -7,9 +7,9 @@ from typing import Any
 
 import dagster as dg
 
-from mind_core.frames import Frame
 from mind_core.harvest.items import HarvestError
 from mind_core.mind import Mind
+from mind_core.store.frames import Frame
 
 ERRORS_SHOWN = 10
 FRAMES_SHOWN = 5

@@ -14,7 +14,7 @@ import dagster as dg
 
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.pipeline import validate_source_name
-from mind_core.home import PERSONAL, validate_workspace_name
+from mind_core.store.home import PERSONAL, validate_workspace_name
 
 SEPARATOR = "/"
 SNAPSHOTS_START = "2026-01-01"

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import dagster as dg
 
+from mind_core.analytics.snapshot import default_snapshot_root
 from mind_core.embeddings import Embedder, create_embedding_provider
 from mind_core.errors import NotFoundError
 from mind_core.harvest.items import ScanEvent, Source
 from mind_core.harvest.pipeline import get_registered
 from mind_core.harvest.staging_store import StagingStore, default_staging_url
 from mind_core.harvest.stores import HarvestSource
-from mind_core.home import MindHome
 from mind_core.mind import Mind
 from mind_core.plugins import get_source
-from mind_core.snapshot import default_snapshot_root
+from mind_core.store.home import MindHome
 
 
 @functools.cache

@@ -17,7 +17,6 @@ import logging
 import os
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +33,10 @@ from mind_core.harvest.summary import (
     summary_columns,
     summary_notes,
 )
-from mind_core.home import MindHome
 from mind_core.mind import Mind
+from mind_core.store.home import MindHome
 from mind_core.text_table import format_table
+from mind_core.timestamps import utc_now
 from pipelines.definitions import defs
 from pipelines.instance import prepare_dagster_home
 from pipelines.partitions import (
@@ -161,7 +161,7 @@ def main() -> int:
         snapshot = defs.resolve_job_def("memory_snapshot_job").execute_in_process(
             QUIET_RUN_CONFIG,
             instance=instance,
-            partition_key=datetime.now(UTC).date().isoformat(),
+            partition_key=utc_now().date().isoformat(),
             raise_on_error=False,
         )
     runs = [*results.values(), upkeep, snapshot]

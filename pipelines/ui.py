@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mind_core.home import MindHome
+from mind_core.store.home import MindHome
 from pipelines.instance import prepare_dagster_home
 
 WORKSPACE_FILE = Path(__file__).resolve().parents[1] / "workspace.yaml"

@@ -6,7 +6,7 @@ A list server stamps the mail it relays: ``List-Post`` names the address to post
 ``Errors-To`` and ``Return-Path`` the list's bounce or owner address (``notmuch-bounces@``,
 ``owner-linux-kernel@``). Without these, a list address in ``To:`` looks like anybody's, and the
 knowledge graph took ``notmuch@notmuchmail.org`` for a person. What an address's shape alone
-suggests (``noreply@``, ``...-request@``) is read by the graph (``mind_core.addresses``), not here.
+suggests (``noreply@``, ``...-request@``) is read by the graph (``mind_core.knowledge.addresses``), not here.
 """
 
 from __future__ import annotations

@@ -2,12 +2,42 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from mind_core.timestamps import use_clock
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
+
+
+# The instant every test runs at: no test reads the machine's clock, so none depends on the date
+# (or the weekday: "on Saturday" in a question) it runs on. A test that needs another instant
+# moves ``now`` itself; tests/test_clock.py runs the date-sensitive searches over a whole week.
+FIXED_NOW = datetime(2027, 1, 15, 10, 0, tzinfo=UTC)
+
+
+class SettableClock:
+    """The clock the engine reads during a test: it starts at a fixed instant and each reading
+    advances it by one millisecond (the stored resolution), so "later" stays later, as on a real
+    clock, while every instant is the same on every run. A test may set ``instant`` itself."""
+
+    def __init__(self, instant: datetime) -> None:
+        self.instant = instant
+
+    def __call__(self) -> datetime:
+        self.instant += timedelta(milliseconds=1)
+        return self.instant
+
+
+@pytest.fixture(autouse=True)
+def now():
+    """Pin the engine's clock (``mind_core.timestamps.utc_now``) for the test; returns the clock."""
+    clock = SettableClock(FIXED_NOW)
+    with use_clock(clock):
+        yield clock
 
 
 @pytest.fixture(scope="session")

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mind_core.db import Database
-from mind_core.frames import NewFrame
 from mind_core.mind import Mind
+from mind_core.store.db import Database
+from mind_core.store.frames import NewFrame
 from tests.fakes import HashingEmbedder
 
 

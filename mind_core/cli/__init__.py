@@ -33,7 +33,7 @@ from mind_core.cli.base import (
     report_error,
 )
 from mind_core.errors import MindError
-from mind_core.home import HOME_ENV, HOME_ENV_ALIAS
+from mind_core.store.home import HOME_ENV, HOME_ENV_ALIAS
 
 __all__ = [
     "EMBEDDER_ENV",

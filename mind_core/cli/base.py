@@ -21,7 +21,7 @@ import click
 from click.core import ParameterSource
 
 from mind_core.errors import InvalidInputError, MindError, NotFoundError
-from mind_core.home import DEFAULT_WORKSPACE, HOME_ENV, MindHome
+from mind_core.store.home import DEFAULT_WORKSPACE, HOME_ENV, MindHome
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PROBLEMS = 0, 1, 2, 3
 EMBEDDER_ENV = "MIND_HARVEST_EMBEDDER"
@@ -203,7 +203,7 @@ def open_mind(
     mind is refused unless ``create`` (only ``sources add`` creates minds: a typo in a
     workspace name must not become a new mind)."""
     from mind_core.mind import Mind
-    from mind_core.write_lock import mind_write_lock
+    from mind_core.store.write_lock import mind_write_lock
 
     if not create:
         require_mind(args, workspace)

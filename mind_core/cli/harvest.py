@@ -28,7 +28,7 @@ from mind_core.harvest.summary import (
     summary_columns,
     summary_notes,
 )
-from mind_core.home import MindHome
+from mind_core.store.home import MindHome
 
 
 @click.command(

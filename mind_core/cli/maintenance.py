@@ -27,7 +27,7 @@ from mind_core.cli.base import (
     selected_workspaces,
 )
 from mind_core.cli.output import StageProgress, TableView, emit
-from mind_core.home import MindHome
+from mind_core.store.home import MindHome
 from mind_core.text_table import rich_table, styled_output
 
 
@@ -217,7 +217,7 @@ def reindex(args: CommandArgs) -> int:
 
     Needed after changing the embedding model or provider.
     """
-    from mind_core.reconcile import reconcile_vec_index
+    from mind_core.store.reconcile import reconcile_vec_index
 
     with (
         open_mind(args, rebuild=True, write=True) as mind,

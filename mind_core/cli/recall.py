@@ -25,10 +25,10 @@ from mind_core.cli.base import (
 )
 from mind_core.cli.output import TableView, emit
 from mind_core.errors import NotFoundError
-from mind_core.home import DEFAULT_WORKSPACE, PERSONAL, MindHome
 from mind_core.query.models import SCOPES, RecallRequest
-from mind_core.scoring import FILE_TIME, HARVEST_TIME, SCORING_PROFILES
-from mind_core.snippets import DEFAULT_WIDTH
+from mind_core.search.scoring import FILE_TIME, HARVEST_TIME, SCORING_PROFILES
+from mind_core.search.snippets import DEFAULT_WIDTH
+from mind_core.store.home import DEFAULT_WORKSPACE, PERSONAL, MindHome
 
 FROM_TITLE_CHARS = 40
 
@@ -98,7 +98,7 @@ def recall(args: CommandArgs) -> int:
     """
     from mind_core.query.models import RecallResponse, parse_request
     from mind_core.retrieval import CombinedRetrieval, configured_retrievers
-    from mind_core.snippets import bold_ansi
+    from mind_core.search.snippets import bold_ansi
 
     request = parse_request(
         RecallRequest,
@@ -197,7 +197,7 @@ def _event_time(value: str | None) -> str:
 def _origin(workspace: str, source: str, title: str) -> str:
     """The ``from`` cell: mind, source and title, the title cut at a word with an ellipsis."""
     from mind_core.retrieval import memory_attribution
-    from mind_core.snippets import shorten
+    from mind_core.search.snippets import shorten
 
     return memory_attribution(workspace, source, shorten(title, FROM_TITLE_CHARS))
 
@@ -270,7 +270,7 @@ def format_recall(
     result: Any, explain: bool, mark: Callable[[str], str] | None = None, width: int = DEFAULT_WIDTH
 ) -> list[str | TableView]:
     """The recall as printable parts: a table of results (or why there is none) and notes."""
-    from mind_core.snippets import make_snippet, own_text
+    from mind_core.search.snippets import make_snippet, own_text
 
     merged = result.merged()
     parts: list[str | TableView] = []

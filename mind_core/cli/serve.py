@@ -21,7 +21,7 @@ from mind_core.cli.base import (
     make_embedder,
     mind_command,
 )
-from mind_core.home import MindHome
+from mind_core.store.home import MindHome
 
 MAX_DEFAULT_WORKERS = 4
 

@@ -19,7 +19,7 @@ from mind_core.cli.base import (
 )
 from mind_core.cli.output import TableView, emit
 from mind_core.errors import InvalidInputError
-from mind_core.home import MindHome
+from mind_core.store.home import MindHome
 from mind_core.text_table import OUTPUT_FORMATS
 
 ROOT_OPTION = click.option(
@@ -55,7 +55,7 @@ def snapshot(args: CommandArgs) -> int:
 
     One dated snapshot per run; re-running a date replaces it.
     """
-    from mind_core.snapshot import write_snapshot
+    from mind_core.analytics.snapshot import write_snapshot
 
     home = MindHome(args.home)
     workspace = None if args.all_workspaces else args.workspace
@@ -97,7 +97,7 @@ def analytics() -> None:
 
 
 def _analytics_root(args: CommandArgs) -> Any:
-    from mind_core.snapshot import default_snapshot_root
+    from mind_core.analytics.snapshot import default_snapshot_root
 
     return args.root or default_snapshot_root(MindHome(args.home))
 
@@ -112,7 +112,7 @@ def analytics_list(args: CommandArgs) -> int:
     Each named query with its parameters, and the latest snapshot of each workspace under the
     snapshot root (what `run` and `sql` would read).
     """
-    from mind_core.analytics import QUERIES, Analytics, NoSnapshotsError
+    from mind_core.analytics.queries import QUERIES, Analytics, NoSnapshotsError
 
     data: dict[str, Any] = {
         name: {"description": q.description, "params": q.params} for name, q in QUERIES.items()
@@ -144,7 +144,7 @@ def _parse_params(pairs: Sequence[str]) -> dict[str, str]:
 
 
 def _print_rows(args: CommandArgs, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    from mind_core.analytics import format_rows, row_count, table_cells
+    from mind_core.analytics.queries import format_rows, row_count, table_cells
 
     output_format = "json" if args.json else args.output_format
     if output_format == "table":
@@ -165,7 +165,7 @@ def _print_rows(args: CommandArgs, columns: Sequence[str], rows: Sequence[Sequen
 @mind_command
 def analytics_run(args: CommandArgs) -> int:
     """Run a named query over the latest snapshots."""
-    from mind_core.analytics import Analytics
+    from mind_core.analytics.queries import Analytics
 
     with Analytics(_analytics_root(args)) as engine:
         columns, rows = engine.run(args.name, _parse_params(args.param))
@@ -187,7 +187,7 @@ def analytics_sql(args: CommandArgs) -> int:
     The views: frames, entities, relations, and their *_latest forms (the latest snapshot of
     each workspace).
     """
-    from mind_core.analytics import Analytics
+    from mind_core.analytics.queries import Analytics
 
     with Analytics(_analytics_root(args)) as engine:
         columns, rows = engine.sql(args.query)
@@ -202,8 +202,8 @@ def analytics_sql(args: CommandArgs) -> int:
 @mind_command
 def analytics_report(args: CommandArgs) -> int:
     """PNG charts and an index.html over the snapshots."""
-    from mind_core.analytics import Analytics
-    from mind_core.analytics_report import write_report
+    from mind_core.analytics.queries import Analytics
+    from mind_core.analytics.report import write_report
 
     with Analytics(_analytics_root(args)) as engine:
         index = write_report(engine, args.out)

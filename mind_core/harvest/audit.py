@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mind_core.db import Database
+from mind_core.store.db import Database
 from mind_core.timestamps import is_valid_iso_timestamp, normalize_iso
 
 EXAMPLES = 10

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mind_core.db import Database
 from mind_core.harvest.stores import HarvestSource, HarvestSourceStore
-from mind_core.home import MindHome
+from mind_core.store.db import Database
+from mind_core.store.home import MindHome
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from mind_core.db import Database
 from mind_core.harvest.paths import stored_text
 from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore
+from mind_core.store.db import Database
 
 
 @dataclass

@@ -21,14 +21,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mind_core.frames import Frame, NewFrame
 from mind_core.harvest.items import MAX_MESSAGE_CHARS, HarvestError, HarvestItem, HarvestMessage, ScanEvent
 from mind_core.harvest.outcome import judge_import
 from mind_core.harvest.ownership import frame_metadata, frames_held, hand_over, held_by_others, owned_by
 from mind_core.harvest.source_metadata import ledger_digest, same_source_metadata, source_metadata
 from mind_core.harvest.stores import HarvestRunStore, HarvestSourceStore, SourceOutcome
 from mind_core.mind import Mind
-from mind_core.schema import content_hash
+from mind_core.store.db import IN_LIST, in_list
+from mind_core.store.frames import Frame, NewFrame
+from mind_core.store.schema import content_hash
 from mind_core.timestamps import is_valid_iso_timestamp, now_iso
 
 IMPORT_BATCH = 1000
@@ -287,19 +288,15 @@ def _write_batch(
     db = mind.db
     with db.transaction():
         known: dict[str, Any] = {}
-        keys = list(dict.fromkeys(p.key for p in pending))
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
-            marks = ",".join("?" for _ in chunk)
-            for row in db.query(
-                "SELECT l.item_key, l.content_hash, l.frame_id, f.content_hash AS frame_hash, "
-                "json_extract(f.metadata, '$.source') AS frame_source, "
-                "json_extract(f.metadata, '$.provenance.source') AS frame_owner "
-                "FROM harvest_ledger l LEFT JOIN memory_frames f ON f.id = l.frame_id "
-                f"WHERE l.source = ? AND l.item_key IN ({marks})",
-                [source_name, *chunk],
-            ):
-                known[row["item_key"]] = dict(row)
+        for row in db.query(
+            "SELECT l.item_key, l.content_hash, l.frame_id, f.content_hash AS frame_hash, "
+            "json_extract(f.metadata, '$.source') AS frame_source, "
+            "json_extract(f.metadata, '$.provenance.source') AS frame_owner "
+            "FROM harvest_ledger l LEFT JOIN memory_frames f ON f.id = l.frame_id "
+            f"WHERE l.source = ? AND l.item_key IN ({IN_LIST})",
+            (source_name, in_list(dict.fromkeys(p.key for p in pending))),
+        ):
+            known[row["item_key"]] = dict(row)
         now = now_iso()
         new: list[_Pending] = []
         replacing: dict[int, str] = {}  # index in ``new`` -> "updated" or "restored"

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from mind_core.db import Database
+from mind_core.store.db import Database
 
 
 def owned_by(metadata: dict[str, Any], source: str, identity: str | None, key: str) -> bool:

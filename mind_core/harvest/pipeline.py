@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mind_core.cognify import COGNIFIED_KEY
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.harvest.importer import ImportSummary, Progress, import_items
 from mind_core.harvest.items import ScanEvent
@@ -26,18 +25,19 @@ from mind_core.harvest.outcome import missing_outcome
 from mind_core.harvest.ownership import forget_ledger, frames_held
 from mind_core.harvest.paths import is_clean, stored_text
 from mind_core.harvest.stores import FAILING_STATUSES, HarvestSource, HarvestSourceStore
+from mind_core.knowledge.cognify import COGNIFIED_KEY
+from mind_core.knowledge.people import resolve_people
+from mind_core.knowledge.session_summary import close_harvested_sessions
+from mind_core.knowledge.structure import learn_structure
 from mind_core.mind import Mind
-from mind_core.person_resolution import resolve_people
 from mind_core.plugins import CONFIDENT, PLAUSIBLE, get_source, rank_sources, source_kinds
-from mind_core.reconcile import (
+from mind_core.store.reconcile import (
     ReconcileResult,
     clean_orphan_fts,
     clean_orphan_vectors,
     reconcile_fts_index,
     reconcile_vec_index,
 )
-from mind_core.session_summary import close_harvested_sessions
-from mind_core.structure import learn_structure
 
 # the file name every export of a kind has, so it names no export: its folder does
 EXPORT_FILE_NAMES = frozenset({"conversations.json"})
@@ -314,10 +314,10 @@ def cognify_frames(
     mind: Mind, frame_ids: list[int], source: str | None = None, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Entities, relations and entity-frame links for these frames (and their vectors); with
-    ``source``, also what the source's structure states (``mind_core.structure``; idempotent, so
+    ``source``, also what the source's structure states (``mind_core.knowledge.structure``; idempotent, so
     it runs even when no frame is pending), counted as ``structure_entities`` /
     ``structure_relations`` created, then the person mentions that name a known person merged
-    into it (``mind_core.person_resolution``), counted as ``people_merged``. Last, the facts that
+    into it (``mind_core.knowledge.people``), counted as ``people_merged``. Last, the facts that
     lost their last evidence (frames a prune deleted) are ended, counted as ``entities_ended`` /
     ``relations_ended``."""
     result: dict[str, Any] = (

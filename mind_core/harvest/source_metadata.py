@@ -3,7 +3,7 @@
 A frame's ``metadata.source`` holds the item's metadata (a note's frontmatter, tags, links; a
 thread's root and participants; a conversation's model) under ``item`` and the message's own
 (a section's links and tags; a mail's from/to/cc/subject/message id; a chat turn's model) under
-``message``. Search filters (``mind_core.source_filter``), snapshots and the knowledge graph's
+``message``. Search filters (``mind_core.search.filters``), snapshots and the knowledge graph's
 structure step read it from there, so nothing a plugin parsed is lost at import.
 
 Values are made JSON-safe (a plugin's odd value becomes its string, never a failed batch) and a
@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from mind_core.harvest.items import HarvestItem, HarvestMessage
-from mind_core.schema import content_hash
+from mind_core.store.schema import content_hash
 
 MAX_LIST_ENTRIES = 200
 

@@ -29,9 +29,7 @@ from mind_core.embeddings.base import Embedder, to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.harvest.staging_store import filesystem, reaching
 from mind_core.mind import Mind
-from mind_core.reconcile import frames_needing_vectors
-from mind_core.schema import content_hash
-from mind_core.vector_index import (
+from mind_core.search.vector_index import (
     EMBED_BATCH,
     FrameVectors,
     TextChunk,
@@ -41,6 +39,8 @@ from mind_core.vector_index import (
     same_space,
     split_chunks,
 )
+from mind_core.store.reconcile import frames_needing_vectors
+from mind_core.store.schema import content_hash
 
 DEFAULT_CHUNK_TEXTS = 2000
 FOOTER_KEY = b"mind_harvest.staged_vectors"

@@ -11,9 +11,9 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from mind_core.db import Database
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.paths import stored_text
+from mind_core.store.db import Database
 from mind_core.timestamps import now_iso
 
 ERROR_MESSAGE_LIMIT = 2000

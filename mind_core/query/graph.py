@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from mind_core.errors import InvalidInputError, NotFoundError
-from mind_core.extract import ENTITY_TYPES
-from mind_core.knowledge import CO_OCCURS_WITH, Entity, KnowledgeGraph, Relation
+from mind_core.knowledge.extraction import ENTITY_TYPES
+from mind_core.knowledge.graph import CO_OCCURS_WITH, Entity, KnowledgeGraph, Relation
 from mind_core.query import models
 
 

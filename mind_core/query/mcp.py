@@ -57,8 +57,6 @@ from pydantic import Field, ValidationError
 
 from mind_core import limits
 from mind_core.errors import InvalidInputError, MindError
-from mind_core.home import PERSONAL, MindHome, validate_workspace_name
-from mind_core.identity import IDENTITY_FIELDS
 from mind_core.limits import DEFAULT_ENTITY_RESULTS, DEFAULT_GRAPH_RESULTS, DEFAULT_RESULTS
 from mind_core.query.models import (
     AS_OF_HELP,
@@ -109,6 +107,8 @@ from mind_core.query.models import (
     package_version,
     parse_request,
 )
+from mind_core.store.home import PERSONAL, MindHome, validate_workspace_name
+from mind_core.store.identity import IDENTITY_FIELDS
 
 if TYPE_CHECKING:
     from pathlib import Path

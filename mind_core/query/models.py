@@ -32,12 +32,12 @@ from pydantic import (
 from pydantic_core import PydanticCustomError, core_schema
 
 from mind_core import limits
-from mind_core.db import well_formed
 from mind_core.errors import InvalidInputError
-from mind_core.frames import time_bound
-from mind_core.home import PERSONAL, validate_workspace_name
-from mind_core.scoring import SCORING_PROFILES
-from mind_core.snippets import make_snippet, own_text
+from mind_core.search.scoring import SCORING_PROFILES
+from mind_core.search.snippets import make_snippet, own_text
+from mind_core.store.db import well_formed
+from mind_core.store.frames import time_bound
+from mind_core.store.home import PERSONAL, validate_workspace_name
 
 if TYPE_CHECKING:
     from mind_core.retrieval import CombinedRetrievalResult

@@ -20,10 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mind_core.db import Database
 from mind_core.embeddings.base import Embedder, at_width
 from mind_core.errors import FingerprintMismatchError, MindAccessError, MindError, NotFoundError
-from mind_core.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.limits import MAX_ENTITY_RESULTS
 from mind_core.mind import Mind
 from mind_core.query import graph, models
@@ -35,8 +33,10 @@ from mind_core.retrieval import (
     record_access,
     search_hit,
 )
-from mind_core.schema import vec_dimensions
-from mind_core.vector_index import VectorIndex
+from mind_core.search.vector_index import VectorIndex
+from mind_core.store.db import Database
+from mind_core.store.home import PERSONAL, MindHome, validate_workspace_name
+from mind_core.store.schema import vec_dimensions
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from _session_rerank import by_session_strength, spread_sessions  # noqa: E402
 
-from mind_core.frames import Frame  # noqa: E402
-from mind_core.search import SearchResult  # noqa: E402
+from mind_core.search.hybrid import SearchResult  # noqa: E402
+from mind_core.store.frames import Frame  # noqa: E402
 
 
 def result(frame_id: int, session: str, score: float) -> SearchResult:

@@ -17,8 +17,8 @@ import redis
 
 from deploy.local_cluster import ClusterSettings, LocalCluster
 from deploy.step_events import StepRecord, step_records
-from mind_core.home import MindHome
 from mind_core.mind import Mind
+from mind_core.store.home import MindHome
 from pipelines.resources import MindHomeResource
 from tests.exports import write_chatgpt_export
 from tests.harvest.dump import canonical_dump

@@ -1,9 +1,9 @@
 import pytest
 
-from mind_core.frames import NewFrame
 from mind_core.harvest.audit import duplicate_imports, index_gaps, timestamps_not_kept
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
+from mind_core.store.frames import NewFrame
 from tests.exports import write_chatgpt_export
 from tests.fakes import HashingEmbedder
 

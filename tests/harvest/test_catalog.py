@@ -1,7 +1,7 @@
 from mind_core.harvest.catalog import read_catalog
 from mind_core.harvest.pipeline import register_source
-from mind_core.home import MindHome
 from mind_core.mind import Mind
+from mind_core.store.home import MindHome
 from tests.exports import write_chatgpt_export
 
 

@@ -7,10 +7,10 @@ from mind_core.cli import EXIT_OK, EXIT_USAGE, main
 from mind_core.harvest.importer import frame_content
 from mind_core.harvest.items import HarvestItem
 from mind_core.harvest.pipeline import default_source_name
-from mind_core.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.plugins import get_source
-from mind_core.schema import content_hash
-from mind_core.write_lock import mind_write_lock
+from mind_core.store.home import DEFAULT_WORKSPACE, MindHome
+from mind_core.store.schema import content_hash
+from mind_core.store.write_lock import mind_write_lock
 from tests.exports import write_chatgpt_export
 
 

@@ -292,9 +292,9 @@ def test_path_options_are_typed_as_paths():
 
 
 def test_the_kg_examples_use_types_the_extractors_make():
-    from mind_core.cognify import CO_OCCURS_WITH
-    from mind_core.extract import ENTITY_TYPES
-    from mind_core.structure import CC, LINKS_TO, REPLIED_TO, SENT, TAGGED, TO, TYPE_WORDS
+    from mind_core.knowledge.cognify import CO_OCCURS_WITH
+    from mind_core.knowledge.extraction import ENTITY_TYPES
+    from mind_core.knowledge.structure import CC, LINKS_TO, REPLIED_TO, SENT, TAGGED, TO, TYPE_WORDS
 
     made = {CO_OCCURS_WITH, CC, LINKS_TO, REPLIED_TO, SENT, TAGGED, TO, *ENTITY_TYPES, *TYPE_WORDS.values()}
     cli = build_cli()

@@ -14,8 +14,8 @@ from mind_core.cli import EXIT_OK, EXIT_USAGE, main
 from mind_core.cli.serve import warn_if_no_mind
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.pipeline import default_source_name
-from mind_core.home import MindHome
 from mind_core.plugins import rank_sources
+from mind_core.store.home import MindHome
 from tests.exports import write_chatgpt_export
 
 

@@ -9,14 +9,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from mind_core.analytics.snapshot import snapshot_mind
 from mind_core.cli import EXIT_OK, main
 from mind_core.embeddings import create_embedding_provider
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.pipeline import harvest, register_source
-from mind_core.home import MindHome
 from mind_core.mind import Mind
-from mind_core.snapshot import snapshot_mind
-from mind_core.source_filter import SourceFilter
+from mind_core.search.filters import SourceFilter
+from mind_core.store.home import MindHome
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -1,10 +1,10 @@
-"""What an address's shape says: person, list or role (mind_core.addresses)."""
+"""What an address's shape says: person, list or role (mind_core.knowledge.addresses)."""
 
 from __future__ import annotations
 
 import pytest
 
-from mind_core.addresses import address_kind
+from mind_core.knowledge.addresses import address_kind
 
 
 @pytest.mark.parametrize(

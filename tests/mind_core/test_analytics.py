@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from matplotlib.image import imread
 
-from mind_core.analytics import QUERIES, Analytics, NoSnapshotsError, format_rows
-from mind_core.analytics_report import FRAMES_BY_SOURCE_PNG, KG_GROWTH_PNG, write_report
+from mind_core.analytics.queries import QUERIES, Analytics, NoSnapshotsError, format_rows
+from mind_core.analytics.report import FRAMES_BY_SOURCE_PNG, KG_GROWTH_PNG, write_report
+from mind_core.analytics.snapshot import snapshot_mind
 from mind_core.errors import InvalidInputError
 from mind_core.mind import Mind
-from mind_core.snapshot import snapshot_mind
 from mind_core.timestamps import parse_instant
 from tests.fakes import HashingEmbedder
 from tests.snapshot_minds import build_mind, mind_rows, provenance_of

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from mind_core import frames as frames_module
-from mind_core import knowledge as knowledge_module
-from mind_core.cognify import COGNIFIED_KEY, CognifyPipeline
 from mind_core.errors import InvalidInputError
-from mind_core.extract import Extraction, register_extractor, reset_extractors
-from mind_core.frames import NewFrame
-from mind_core.knowledge import CO_OCCURS_WITH, RelationSighting
-from mind_core.linker import MemoryLinker
+from mind_core.knowledge import graph as knowledge_module
+from mind_core.knowledge.cognify import COGNIFIED_KEY, CognifyPipeline
+from mind_core.knowledge.extraction import Extraction, register_extractor, reset_extractors
+from mind_core.knowledge.graph import CO_OCCURS_WITH, RelationSighting
 from mind_core.mind import Mind
+from mind_core.search.linker import MemoryLinker
+from mind_core.store import frames as frames_module
+from mind_core.store.frames import NewFrame
 from tests.fakes import HashingEmbedder, SteppingClock
 
 MEETING = (
@@ -434,7 +434,7 @@ class _CityExtractor:
     name = "cities"
 
     def extract(self, text: str):
-        from mind_core.extract import ExtractedEntity
+        from mind_core.knowledge.extraction import ExtractedEntity
 
         return Extraction(tuple(ExtractedEntity(c, "location", 0.8) for c in ("Berlin", "Lisbon") if c in text))
 
@@ -468,7 +468,7 @@ class _PeopleExtractor:
     name = "people"
 
     def extract(self, text: str):
-        from mind_core.extract import ExtractedEntity
+        from mind_core.knowledge.extraction import ExtractedEntity
 
         return Extraction(tuple(ExtractedEntity(n, "person", 0.95) for n in ("Alice Johnson",) if n in text))
 

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mind_core.db import Database
 from mind_core.embeddings import (
     DEGRADED_WARNING,
     Embedder,
@@ -44,6 +43,7 @@ from mind_core.embeddings.http_providers import (
     retry_after_seconds,
 )
 from mind_core.errors import InvalidInputError
+from mind_core.store.db import Database
 from tests.fakes import HashingEmbedder, _js_string_hash
 
 # -- fake HTTP servers -------------------------------------------------------------------------

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mind_core import extract as extract_module
-from mind_core.extract import (
+from mind_core.knowledge import extraction as extract_module
+from mind_core.knowledge.extraction import (
     ExtractedEntity,
     ExtractedRelation,
     Extraction,

@@ -1,13 +1,13 @@
 import logging
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from mind_core.errors import InvalidInputError, NotFoundError
-from mind_core.frames import IMPORTANCE_MULTIPLIERS, get_importance_multiplier
 from mind_core.mind import Mind
-from mind_core.timestamps import format_utc, parse_instant
+from mind_core.store.frames import IMPORTANCE_MULTIPLIERS, get_importance_multiplier
+from mind_core.timestamps import format_utc, parse_instant, utc_now
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_created_at_is_honoured_normalized_and_original_kept(mind):
 def test_bad_created_at_falls_back_to_now_with_warning(mind, caplog, bad):
     with caplog.at_level(logging.WARNING):
         frame = mind.frames.create_i_frame("g", f"undated {bad}", created_at=bad)
-    age = datetime.now(UTC) - parse_instant(frame.created_at)
+    age = utc_now() - parse_instant(frame.created_at)
     assert abs(age.total_seconds()) < 5
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", frame.created_at)
     if bad is not None:
@@ -113,7 +113,7 @@ def test_delete_cascades_and_keeps_dependents(mind):
 
 
 def old_timestamp(days):
-    return format_utc(datetime.now(UTC) - timedelta(days=days))
+    return format_utc(utc_now() - timedelta(days=days))
 
 
 def test_compact_prunes_old_temporary_and_deprecated_without_orphans(mind):
@@ -193,7 +193,7 @@ def test_unknown_ids_are_clear_errors(mind):
 
 
 def test_create_i_frames_batch_dedups_orders_t_and_indexes(mind):
-    from mind_core.frames import NewFrame
+    from mind_core.store.frames import NewFrame
 
     mind.sessions.ensure("h")
     old = mind.frames.create_i_frame("g", "already here")

@@ -1,11 +1,11 @@
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
-from mind_core.awareness import MAX_ITEMS
 from mind_core.errors import InvalidInputError
 from mind_core.mind import Mind
-from mind_core.timestamps import format_utc
+from mind_core.store.awareness import MAX_ITEMS
+from mind_core.timestamps import format_utc, utc_now
 
 
 def test_identity_is_a_single_row():
@@ -25,7 +25,7 @@ def test_identity_is_a_single_row():
 
 def test_awareness_caps_active_items_and_expires():
     mind = Mind.open(":memory:")
-    past = format_utc(datetime.now(UTC) - timedelta(minutes=1))
+    past = format_utc(utc_now() - timedelta(minutes=1))
     mind.awareness.add("flag", "expired flag", priority=99, expires_at=past)
     for n in range(MAX_ITEMS + 2):
         mind.awareness.add("task", f"task {n}", priority=n)
@@ -55,7 +55,7 @@ def test_adding_an_already_expired_item_does_not_evict_a_live_one():
     mind = Mind.open(":memory:")
     for n in range(MAX_ITEMS):
         mind.awareness.add("task", f"task {n}", priority=n)
-    past = format_utc(datetime.now(UTC) - timedelta(minutes=1))
+    past = format_utc(utc_now() - timedelta(minutes=1))
     mind.awareness.add("flag", "already expired", priority=99, expires_at=past)
     active = [i["content"] for i in mind.awareness.get_active()]
     assert len(active) == MAX_ITEMS and "task 0" in active and "already expired" not in active

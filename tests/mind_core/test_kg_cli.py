@@ -10,8 +10,8 @@ import pytest
 from mind_core.cli import EXIT_OK, EXIT_USAGE, main
 from mind_core.embeddings import create_embedding_provider
 from mind_core.harvest.pipeline import harvest, register_source
-from mind_core.home import MindHome
 from mind_core.mind import Mind
+from mind_core.store.home import MindHome
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

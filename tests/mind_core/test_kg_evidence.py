@@ -9,17 +9,19 @@ what its folded P-frames stated (their I-frame states it now).
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from mind_core.cli import EXIT_OK, main
-from mind_core.db import Database
 from mind_core.harvest.pipeline import harvest, register_source
-from mind_core.home import MindHome
-from mind_core.knowledge import Entity, KnowledgeGraph, Relation
+from mind_core.knowledge.graph import Entity, KnowledgeGraph, Relation
 from mind_core.mind import Mind
-from mind_core.schema import execute_script, migrate
+from mind_core.store.db import Database
+from mind_core.store.home import MindHome
+from mind_core.store.schema import execute_script, migrate
+from mind_core.timestamps import format_utc, utc_now
 from tests.fakes import HashingEmbedder
 
 NOTES = {
@@ -129,8 +131,8 @@ def test_compaction_ends_what_pruned_frames_alone_stated(fake_embedder: HashingE
         shared = [e for e in kg.entities_for_frame(gone.frame_id) if len(kg.frames_for_entity(e.id)) > 1]
         assert only_gone and shared and kept.entities_extracted
         mind.db.execute(  # the temporary frame is 40 days old
-            "UPDATE memory_frames SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-40 days') WHERE id = ?",
-            (gone.frame_id,),
+            "UPDATE memory_frames SET created_at = ? WHERE id = ?",
+            (format_utc(utc_now() - timedelta(days=40)), gone.frame_id),
         )
         assert mind.frames.compact().temporary_pruned == 1
         assert all(kg.get_entity(e.id).valid_to is not None for e in only_gone)

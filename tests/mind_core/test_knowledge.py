@@ -3,15 +3,15 @@ as-of history, mixed timestamp formats, indexed lookup, upserts and the entity-f
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
-from mind_core.db import Database
 from mind_core.errors import InvalidInputError, NotFoundError
-from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph, RelationSighting, text_name_candidates
-from mind_core.schema import ensure_schema
-from mind_core.timestamps import format_utc, now_iso
+from mind_core.knowledge.graph import CO_OCCURS_WITH, KnowledgeGraph, RelationSighting, text_name_candidates
+from mind_core.store.db import Database
+from mind_core.store.schema import ensure_schema
+from mind_core.timestamps import format_utc, now_iso, utc_now
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def kg(db: Database) -> KnowledgeGraph:
 
 
 def shifted(seconds: float) -> str:
-    return format_utc(datetime.now(UTC) + timedelta(seconds=seconds))
+    return format_utc(utc_now() + timedelta(seconds=seconds))
 
 
 def add_frames(db: Database, count: int) -> list[int]:
@@ -275,8 +275,8 @@ def test_instants_compared_across_mixed_formats(db: Database, kg: KnowledgeGraph
     a, b = kg.find_entity("e", "naive-later"), kg.find_entity("e", "offset-earlier")
     db.execute(
         "INSERT INTO knowledge_relations (source_id, target_id, relation_type, valid_from)"
-        " VALUES (?, ?, 'r', datetime('now', '+1 hour'))",
-        (a.id, b.id),
+        " VALUES (?, ?, 'r', ?)",
+        (a.id, b.id, shifted(3600)),
     )
     assert kg.get_relations_valid_at(now_iso()) == []
     assert len(kg.get_relations_valid_at(shifted(2 * 3600))) == 1

@@ -1,15 +1,15 @@
 """Minds made by the original system and by every earlier version of this project are upgraded by
 the numbered migrations to the same schema a new mind gets, keeping their data.
 
-The old schemas are written out here as DDL (taken from ``git show <commit>:mind_core/schema.py``
+The old schemas are written out here as DDL (taken from ``git show <commit>:mind_core/store/schema.py``
 and the spec), so no binary mind file is checked in.
 """
 
 import pytest
 
-from mind_core.db import Database
 from mind_core.mind import Mind
-from mind_core.schema import (
+from mind_core.store.db import Database
+from mind_core.store.schema import (
     MIGRATIONS,
     Migration,
     applied_migrations,

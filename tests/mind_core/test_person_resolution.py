@@ -1,5 +1,5 @@
 """One person, one entity: lists are not people, first-name mentions join their full name
-(mind_core.person_resolution, KnowledgeGraph.merge_entity), on hand-made mail and on the notmuch corpus."""
+(mind_core.knowledge.people, KnowledgeGraph.merge_entity), on hand-made mail and on the notmuch corpus."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import itertools
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from mind_core.db import Database
 from mind_core.embeddings import create_embedding_provider
 from mind_core.harvest.pipeline import harvest, register_source
-from mind_core.knowledge import CO_OCCURS_WITH, KnowledgeGraph
+from mind_core.knowledge.graph import CO_OCCURS_WITH, KnowledgeGraph
+from mind_core.knowledge.people import resolve_people
 from mind_core.mind import Mind
-from mind_core.person_resolution import resolve_people
 from mind_core.query.graph import neighbours
 from mind_core.query.models import NeighboursRequest
-from mind_core.schema import ensure_schema
+from mind_core.store.db import Database
+from mind_core.store.schema import ensure_schema
 from mind_core.timestamps import format_utc
 
 LIST_HEADERS = "List-Id: notmuch <notmuch.notmuchmail.org>\nList-Post: <mailto:notmuch@notmuchmail.org>\n"

@@ -1,8 +1,8 @@
 import pytest
 
-from mind_core import reconcile
-from mind_core.linker import DEFAULT_LINK_THRESHOLD, MemoryLinker
 from mind_core.mind import Mind
+from mind_core.search.linker import DEFAULT_LINK_THRESHOLD, MemoryLinker
+from mind_core.store import reconcile
 from tests.fakes import HashingEmbedder
 
 

@@ -1,8 +1,8 @@
 import pytest
 
-from mind_core.db import Database
 from mind_core.mind import Mind
-from mind_core.schema import DEFAULT_DIMENSIONS, ensure_schema, get_meta, vec_dimensions
+from mind_core.store.db import Database
+from mind_core.store.schema import DEFAULT_DIMENSIONS, ensure_schema, get_meta, vec_dimensions
 from mind_core.timestamps import is_valid_iso_timestamp
 
 SPEC_TABLES = {

@@ -7,15 +7,15 @@ from hypothesis import strategies as st
 from mind_core.embeddings.base import to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.mind import Mind
-from mind_core.scoring import (
+from mind_core.search.hybrid import RRF_K, fts_query, keyword_tokens
+from mind_core.search.scoring import (
     SCORING_PROFILES,
     compute_contextual_score,
     compute_popularity_score,
     compute_temporal_score,
 )
-from mind_core.search import RRF_K, fts_query, keyword_tokens
-from mind_core.timestamps import format_utc
-from mind_core.vector_index import split_chunks
+from mind_core.search.vector_index import split_chunks
+from mind_core.timestamps import format_utc, utc_now
 from tests.fakes import HashingEmbedder
 
 TOPICS = [
@@ -101,12 +101,12 @@ def test_profiles_sum_to_one_and_important_ranks_critical_first():
 
 
 def test_scoring_formulas():
-    now_ts = format_utc(__import__("datetime").datetime.now(__import__("datetime").UTC))
+    now_ts = format_utc(utc_now())
     assert compute_temporal_score(now_ts) == 1.0
-    from datetime import UTC, datetime, timedelta
+    from datetime import timedelta
 
-    three = format_utc(datetime.now(UTC) - timedelta(days=3))
-    thirty_seven = format_utc(datetime.now(UTC) - timedelta(days=37))
+    three = format_utc(utc_now() - timedelta(days=3))
+    thirty_seven = format_utc(utc_now() - timedelta(days=37))
     assert compute_temporal_score(three) == 1.0
     assert 0.3 < compute_temporal_score(thirty_seven) < 0.6
     assert compute_temporal_score("2000-01-01T00:00:00Z") < 0.001

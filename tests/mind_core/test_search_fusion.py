@@ -6,8 +6,7 @@ import pytest
 
 from mind_core.errors import InvalidInputError
 from mind_core.mind import Mind
-from mind_core.schema import FRAME_ROLE_SQL
-from mind_core.search import (
+from mind_core.search.hybrid import (
     MAX_RRF_SCORE,
     RELEVANCE_POOL_LIMIT,
     RRF_K,
@@ -17,6 +16,7 @@ from mind_core.search import (
     normalize_min_max,
     without_names,
 )
+from mind_core.store.schema import FRAME_ROLE_SQL
 from tests.fakes import HashingEmbedder
 
 PARTY = [

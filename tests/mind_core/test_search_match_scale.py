@@ -4,16 +4,18 @@ coverage and conflict thresholds."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
-from mind_core.linker import DEFAULT_LINK_THRESHOLD, MemoryLinker
 from mind_core.mind import Mind
 from mind_core.retrieval import (
     CONFLICT_SCORE_THRESHOLD,
     LOCAL_COVERAGE_SCORE_THRESHOLD,
     map_memory_result,
 )
-from mind_core.search import MATCH_SCALE_CONTEXT_WEIGHT, MATCH_SCALE_VECTOR_WEIGHT, SearchConfig
+from mind_core.search.hybrid import MATCH_SCALE_CONTEXT_WEIGHT, MATCH_SCALE_VECTOR_WEIGHT, SearchConfig
+from mind_core.search.linker import DEFAULT_LINK_THRESHOLD, MemoryLinker
 from tests.fakes import HashingEmbedder
 
 TURNS = [
@@ -35,7 +37,7 @@ QUERIES = [
     "Melanie sunset lake",
 ]
 CALIBRATED = SearchConfig(
-    vector_weight=MATCH_SCALE_VECTOR_WEIGHT, context_weight=MATCH_SCALE_CONTEXT_WEIGHT, speaker_weight=0.0
+    vector_weight=MATCH_SCALE_VECTOR_WEIGHT, context_weight=MATCH_SCALE_CONTEXT_WEIGHT, speaker_weight=0.0, time_weight=0.0
 )
 # the ranking weights the folds may choose: other lane and context weights, the speaker preference
 TUNED = [
@@ -85,7 +87,11 @@ def test_the_ranking_weights_leave_the_threshold_decisions_unchanged(tuned):
         assert reordered  # the tuned weights do change the ranking match
 
 
-def test_at_the_calibrated_weights_the_threshold_scale_is_the_ranking_match():
+@pytest.mark.parametrize("day", range(7))
+def test_at_the_calibrated_weights_the_threshold_scale_is_the_ranking_match(now, day):
+    """Whatever the weekday: "how was the party on Saturday" names a day relative to now, and this
+    test once passed or failed with the date CI ran on."""
+    now.instant += timedelta(days=day)
     with chat_mind(CALIBRATED) as mind:
         for query in QUERIES:
             for result in mind.search.search(query, limit=len(TURNS), explain=True):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from mind_core.cli.recall import format_recall
 from mind_core.mind import Mind
 from mind_core.retrieval import CombinedRetrieval
-from mind_core.search import SearchConfig
-from mind_core.snippets import bold_markdown
+from mind_core.search.hybrid import SearchConfig
+from mind_core.search.snippets import bold_markdown
 from tests.fakes import HashingEmbedder
 
 PLAIN = SearchConfig(time_weight=0.0)

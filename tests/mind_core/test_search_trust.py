@@ -6,7 +6,7 @@ that is only a date is confidently answered from its window, and explain's arith
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -17,10 +17,10 @@ from mind_core.harvest.importer import import_items
 from mind_core.harvest.items import HarvestItem, HarvestMessage
 from mind_core.mind import Mind
 from mind_core.retrieval import CombinedRetrieval, record_access
-from mind_core.scoring import HARVEST_TIME, SCORING_PROFILES, borrowed_time, borrowed_time_sql
-from mind_core.search import CLEAR_SIMILARITY, CONFIDENT_SIMILARITY, SearchConfig
-from mind_core.snippets import bold_markdown
-from mind_core.timestamps import format_utc
+from mind_core.search.hybrid import CLEAR_SIMILARITY, CONFIDENT_SIMILARITY, SearchConfig
+from mind_core.search.scoring import HARVEST_TIME, SCORING_PROFILES, borrowed_time, borrowed_time_sql
+from mind_core.search.snippets import bold_markdown
+from mind_core.timestamps import format_utc, utc_now
 from tests.fakes import HashingEmbedder
 
 PATCH_MAILS = [
@@ -335,7 +335,7 @@ def ending(results: list, text: str):
 
 def test_an_item_without_a_time_of_its_own_is_not_favoured_by_recency():
     # both are "recent"; the undated one matches better, so only recency can put the dated one first
-    two_days_ago = format_utc(datetime.now(UTC) - timedelta(days=2))
+    two_days_ago = format_utc(utc_now() - timedelta(days=2))
     mind = harvested_mind([(two_days_ago, "Falcon budget: 3 million, approved by the board")], ["Falcon budget"])
     results = mind.search.search("Falcon budget", profile="recent", explain=True)
     stamped, dated = ending(results, "Falcon budget"), ending(results, "approved by the board")

@@ -1,7 +1,7 @@
 import re
 
-from mind_core import sessions as sessions_module
 from mind_core.mind import Mind
+from mind_core.store import sessions as sessions_module
 from tests.fakes import SteppingClock
 
 
@@ -89,7 +89,7 @@ def test_a_harvest_closes_its_sessions_with_an_extractive_summary(tmp_path):
 
 
 def test_extractive_summary_first_and_most_central_turn():
-    from mind_core.session_summary import extractive_summary
+    from mind_core.knowledge.session_summary import extractive_summary
 
     turns = [
         "[Trip] Ann: planning the Lisbon trip for May",
@@ -105,7 +105,7 @@ def test_extractive_summary_first_and_most_central_turn():
 
 
 def test_summary_turns_lose_titles_that_hold_brackets():
-    from mind_core.session_summary import extractive_summary
+    from mind_core.knowledge.session_summary import extractive_summary
 
     summary = extractive_summary(["[3.01 MIME [Fwd: a problem]] Chuck Simmons <c@x.com>: My problem message."])
     assert summary == "Chuck Simmons <c@x.com>: My problem message."

@@ -13,14 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mind_core import snapshot
-from mind_core.db import Database
-from mind_core.errors import InvalidInputError, NotFoundError
-from mind_core.frames import NewFrame
-from mind_core.home import MindHome
-from mind_core.mind import Mind
-from mind_core.schema import SCHEMA_SQL
-from mind_core.snapshot import (
+from mind_core.analytics import snapshot
+from mind_core.analytics.snapshot import (
     PART_FILE,
     PROVENANCE_FIELDS,
     SNAPSHOT_TABLES,
@@ -28,6 +22,12 @@ from mind_core.snapshot import (
     snapshot_mind,
     write_snapshot,
 )
+from mind_core.errors import InvalidInputError, NotFoundError
+from mind_core.mind import Mind
+from mind_core.store.db import Database
+from mind_core.store.frames import NewFrame
+from mind_core.store.home import MindHome
+from mind_core.store.schema import SCHEMA_SQL
 from mind_core.timestamps import parse_instant
 from tests.fakes import HashingEmbedder
 from tests.snapshot_minds import MIXED_CREATED_AT, build_mind, mind_rows, provenance_of

@@ -13,13 +13,9 @@ import fsspec
 import pyarrow.parquet as pq
 import pytest
 
-from mind_core.analytics import Analytics
-from mind_core.analytics_report import write_report
-from mind_core.cli import EXIT_OK, main
-from mind_core.frames import NewFrame
-from mind_core.home import MindHome
-from mind_core.mind import Mind
-from mind_core.snapshot import (
+from mind_core.analytics.queries import Analytics
+from mind_core.analytics.report import write_report
+from mind_core.analytics.snapshot import (
     PART_FILE,
     SNAPSHOT_TABLES,
     SNAPSHOT_URL_ENV,
@@ -27,6 +23,10 @@ from mind_core.snapshot import (
     snapshot_mind,
     write_snapshot,
 )
+from mind_core.cli import EXIT_OK, main
+from mind_core.mind import Mind
+from mind_core.store.frames import NewFrame
+from mind_core.store.home import MindHome
 from tests.fakes import HashingEmbedder
 from tests.snapshot_minds import build_mind
 

@@ -10,8 +10,8 @@ import pytest
 
 from mind_core.embeddings import create_embedding_provider
 from mind_core.harvest.pipeline import harvest, register_source
+from mind_core.knowledge.structure import NoteResolver, split_address
 from mind_core.mind import Mind
-from mind_core.structure import NoteResolver, split_address
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")

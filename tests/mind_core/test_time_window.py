@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mind_core.time_window import asks_when, carries_date, may_name_a_time, question_window
+from mind_core.search.time_window import asks_when, carries_date, may_name_a_time, question_window
 
 NOW = datetime(2023, 10, 20, 15, 0, tzinfo=UTC)  # a Friday
 

@@ -9,11 +9,11 @@ import random
 import numpy as np
 import pytest
 
-from mind_core import vector_codes
-from mind_core.frames import NewFrame
 from mind_core.mind import Mind
-from mind_core.schema import applied_migrations
-from mind_core.search import SearchConfig
+from mind_core.search import vector_codes
+from mind_core.search.hybrid import SearchConfig
+from mind_core.store.frames import NewFrame
+from mind_core.store.schema import applied_migrations
 from tests.fakes import HashingEmbedder
 
 WORDS = (

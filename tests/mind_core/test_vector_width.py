@@ -11,7 +11,7 @@ from mind_core.embeddings.base import DIMENSIONS_ENV, requested_dimensions
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.mind import Mind
 from mind_core.query.service import SerializedEmbedder
-from mind_core.schema import get_meta, vec_dimensions
+from mind_core.store.schema import get_meta, vec_dimensions
 
 TEXTS = ["budget meeting moved to friday", "the cat sleeps on the sofa", "rust borrow checker errors"]
 

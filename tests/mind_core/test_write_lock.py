@@ -1,8 +1,8 @@
 import multiprocessing
 import time
 
-from mind_core.home import MindHome
-from mind_core.write_lock import lock_path_for, mind_write_lock
+from mind_core.store.home import MindHome
+from mind_core.store.write_lock import lock_path_for, mind_write_lock
 
 
 def hold_for(mind_path, seconds, started, spans):

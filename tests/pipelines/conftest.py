@@ -1,7 +1,7 @@
 import dagster as dg
 import pytest
 
-from mind_core.home import MindHome
+from mind_core.store.home import MindHome
 from pipelines.resources import MindHomeResource
 from tests.pipelines import doubles
 

@@ -8,8 +8,8 @@ from typing import Any
 import dagster as dg
 
 from mind_core.harvest.pipeline import register_source
-from mind_core.home import MindHome
 from mind_core.mind import Mind
+from mind_core.store.home import MindHome
 from pipelines.assets import cognified_frames, harvest_items, iframe_imports, staged_vectors, vector_index
 from pipelines.checks import SOURCE_CHECKS
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key

@@ -5,8 +5,8 @@ import json
 import dagster as dg
 import pytest
 
-from mind_core.frames import NewFrame
 from mind_core.mind import Mind
+from mind_core.store.frames import NewFrame
 from pipelines.checks import (
     embedding_fingerprint_matches,
     error_rate_below_threshold,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from mind_core.cli import main
 from mind_core.harvest.catalog import read_catalog
-from mind_core.home import MindHome
+from mind_core.store.home import MindHome
 from pipelines.partitions import harvest_sources, mind_workspaces
 from pipelines.run_examples import (
     EXAMPLE_SOURCES,

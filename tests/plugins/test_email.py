@@ -579,8 +579,8 @@ def test_the_notmuch_corpus_folder_is_detected_by_its_maildirs_below(shared_data
 
 def test_an_email_frame_names_its_file_in_its_provenance(tmp_path: Path, capsys) -> None:
     from mind_core.cli import main
-    from mind_core.home import MindHome
     from mind_core.mind import Mind
+    from mind_core.store.home import MindHome
 
     tree = tmp_path / "mail"
     write_maildir_message(tree / "work" / "inbox", "1.host:2,S", "Cut-over")

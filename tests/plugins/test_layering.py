@@ -35,16 +35,16 @@ def forbidden(module: str) -> bool:
 
 def test_the_rule_catches_each_import_form() -> None:
     source = (
-        "import mind_core.db\nfrom mind_core.timestamps import now_iso\nfrom mind_core import frames\n"
+        "import mind_core.store.db\nfrom mind_core.timestamps import now_iso\nfrom mind_core.store import frames\n"
         "from mind_core import harvest\nfrom mind_core.harvest.items import HarvestItem\n"
         "from mind_core.plugins import hookimpl\nimport dagster as dg\nimport json\n"
         "def late():\n    from pipelines import assets\n"
     )
     found = [m for m in imported_modules(source) if forbidden(m)]
     assert found == [
-        "mind_core.db",
+        "mind_core.store.db",
         "mind_core.timestamps.now_iso",
-        "mind_core.frames",
+        "mind_core.store.frames",
         "dagster",
         "pipelines.assets",
     ]

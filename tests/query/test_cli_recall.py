@@ -9,9 +9,9 @@ import pytest
 
 from mind_core.cli import EXIT_OK, EXIT_USAGE, main
 from mind_core.embeddings import create_embedding_provider
-from mind_core.home import MindHome
 from mind_core.mind import Mind
-from mind_core.snippets import bold_markdown, make_snippet, shorten, without_mail_quotes
+from mind_core.search.snippets import bold_markdown, make_snippet, shorten, without_mail_quotes
+from mind_core.store.home import MindHome
 from tests.query.helpers import CONVERSATION_TITLE, RECALL_ANSWER_KEYS, build_mind, harvest_conversation
 
 

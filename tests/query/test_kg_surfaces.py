@@ -14,11 +14,11 @@ import pytest
 from mind_core.cli import EXIT_OK, main
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.harvest.pipeline import harvest, register_source
-from mind_core.home import MindHome
 from mind_core.mind import Mind
 from mind_core.query.http_server import QueryServer
 from mind_core.query.mcp import MindTools
 from mind_core.query.service import ServiceConfig
+from mind_core.store.home import MindHome
 from tests.fakes import HashingEmbedder
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -17,10 +17,10 @@ import anyio
 import pytest
 
 from mind_core.errors import InvalidInputError, NotFoundError
-from mind_core.home import MindHome
 from mind_core.mind import Mind
 from mind_core.query.mcp import TOOL_NAMES, MindTools, OnFirstUse, WarmUpWhenInitialized
 from mind_core.query.models import RecallRequest, RecallResponse, parse_request
+from mind_core.store.home import MindHome
 from tests.fakes import HashingEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -359,7 +359,7 @@ NOT_AT_STARTUP = (
     "tenacity",
     "fastapi",
     "mind_core.mind",
-    "mind_core.search",
+    "mind_core.search.hybrid",
     "mind_core.retrieval",
     "mind_core.plugins",
 )
@@ -396,7 +396,7 @@ def test_mind_mcp_starts_without_the_engine_and_loads_it_on_the_first_call(tmp_p
     assert set(seen["tools"]) == set(TOOL_NAMES)
     assert seen["at_start"] == []
     # the first call that opens a mind brings the engine in (and still no model runtime: mock)
-    assert {"numpy", "mind_core.mind", "mind_core.search"} <= set(seen["after_first_call"])
+    assert {"numpy", "mind_core.mind", "mind_core.search.hybrid"} <= set(seen["after_first_call"])
     assert not {"torch", "dagster", "pyarrow"} & {m.split(".")[0] for m in seen["after_first_call"]}
 
 

@@ -11,9 +11,6 @@ import pytest
 
 from mind_core import plugins, retrieval
 from mind_core.errors import InvalidInputError, NotFoundError
-from mind_core.frames import Frame
-from mind_core.home import MindHome
-from mind_core.linker import MemoryLinker
 from mind_core.mind import Mind
 from mind_core.plugins import hookimpl
 from mind_core.query.service import AccessRecorder
@@ -32,6 +29,9 @@ from mind_core.retrieval import (
     recall_mind_paths,
     should_query_external,
 )
+from mind_core.search.linker import MemoryLinker
+from mind_core.store.frames import Frame
+from mind_core.store.home import MindHome
 from mind_core.timestamps import now_iso
 from tests.fakes import HashingEmbedder
 from tests.query.helpers import CONVERSATION_KEY, CONVERSATION_TITLE, fake_external, harvest_conversation

@@ -29,12 +29,12 @@ from mind_core.errors import InvalidInputError
 from mind_core.harvest.importer import import_items
 from mind_core.harvest.items import HarvestItem, HarvestMessage
 from mind_core.harvest.stores import HarvestSourceStore
-from mind_core.home import MindHome
 from mind_core.limits import MAX_BODY_BYTES, MAX_QUERY_CHARS, MAX_REQUEST_HEAD_BYTES
 from mind_core.mind import Mind
 from mind_core.query.api import ENDPOINT_THREADS
 from mind_core.query.http_server import QueryServer, is_loopback
 from mind_core.query.service import QueryService, ServiceConfig
+from mind_core.store.home import MindHome
 from tests.fakes import HashingEmbedder
 from tests.query.helpers import (
     CONVERSATION_TITLE,

@@ -2,10 +2,10 @@
 in-process model on its int8 ONNX weights is served, not refused as another space."""
 
 from mind_core.embeddings.base import fingerprint_of
-from mind_core.home import MindHome
 from mind_core.mind import Mind
 from mind_core.query.models import RecallRequest
 from mind_core.query.service import QueryService, SerializedEmbedder, ServiceConfig
+from mind_core.store.home import MindHome
 from tests.fakes import HashingEmbedder
 
 

@@ -26,8 +26,8 @@ from typing import Any
 from mind_core.embeddings.mock import MockEmbedder
 from mind_core.harvest.pipeline import pending_cognify_ids
 from mind_core.harvest.stores import HarvestRunStore
-from mind_core.home import MindHome
 from mind_core.mind import Mind
+from mind_core.store.home import MindHome
 from tests.exports import write_chatgpt_export
 from tests.harvest.dump import canonical_dump
 
@@ -38,11 +38,11 @@ STAGES = ("import", "cognify", "vectors", "random")
 # same vector space afterwards without loading a model.
 CHILD_SCRIPT = """
 import sys
-from mind_core.cognify import CognifyPipeline
+from mind_core.knowledge.cognify import CognifyPipeline
 from mind_core.embeddings.mock import MockEmbedder
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
-from mind_core.vector_index import VectorIndex
+from mind_core.search.vector_index import VectorIndex
 
 def announce(stage):
     print(stage, flush=True)

@@ -26,8 +26,8 @@ from typing import Any
 
 from mind_core.embeddings.inprocess import MODEL_NAME
 from mind_core.embeddings.mock import MockEmbedder
-from mind_core.home import MindHome
 from mind_core.mind import Mind
+from mind_core.store.home import MindHome
 from tests.exports import write_chatgpt_export
 from tests.fakes import HashingEmbedder
 from tests.harvest.dump import canonical_dump

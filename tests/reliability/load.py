@@ -29,8 +29,8 @@ import psutil
 
 from mind_core.embeddings.mock import MockEmbedder
 from mind_core.harvest.pipeline import harvest, register_source
-from mind_core.home import MindHome
 from mind_core.mind import Mind
+from mind_core.store.home import MindHome
 from tests.exports import write_chatgpt_export
 from tests.reliability.crash import REPO, child_env
 

@@ -17,9 +17,9 @@ import pytest
 
 from mind_core.cli import EXIT_FAILED, EXIT_OK, main
 from mind_core.embeddings import create_embedding_provider
-from mind_core.home import MindHome
 from mind_core.query.http_server import QueryServer
 from mind_core.query.service import QueryService, ServiceConfig
+from mind_core.store.home import MindHome
 from tests.query.helpers import build_mind
 
 BROKEN = ("corrupt", "foreign", "empty")

@@ -3,8 +3,8 @@ every good item, refuses traversal-named archive members and writes nothing outs
 
 from mind_core.embeddings.mock import MockEmbedder
 from mind_core.harvest.importer import MAX_MESSAGE_CHARS
-from mind_core.home import MindHome
 from mind_core.mind import Mind
+from mind_core.store.home import MindHome
 from tests.reliability.hostile import build_corpus, harvest_corpus, tree_state
 
 

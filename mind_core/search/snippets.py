@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from mind_core.keywords import keyword_tokens
+from mind_core.search.keywords import keyword_tokens
 
 ELLIPSIS = "\u2026"
 DEFAULT_WIDTH = 160

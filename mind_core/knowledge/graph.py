@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mind_core.db import Database, well_formed
 from mind_core.errors import InvalidInputError, NotFoundError
+from mind_core.store.db import Database, escape_like, well_formed
 from mind_core.timestamps import normalize_iso, now_iso
 
 CO_OCCURS_WITH = "co_occurs_with"
@@ -189,10 +189,6 @@ class _HeldRelation:
     confidence: float
     valid_from: str
 
-
-def escape_like(term: str) -> str:
-    """Make ``%``, ``_`` and ``\\`` literal for ``LIKE ? ESCAPE '\\'``."""
-    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _chunks(values: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:

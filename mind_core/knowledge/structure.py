@@ -27,7 +27,7 @@ frames (``valid_from``); ``recorded_at`` stays the time the mind learned them.
   them the same name (up to case and punctuation); an address that a message's list headers name
   (the plugin's ``mailing_lists``, and Gmane's rewrites of a known list's host) or that is shaped
   like a list is a ``mailing_list`` entity, a role mailbox (``noreply@``, ``postmaster@``) an
-  ``organization`` (``mind_core.addresses``); one ``thread`` entity per thread (its first
+  ``organization`` (``mind_core.knowledge.addresses``); one ``thread`` entity per thread (its first
   subject); ``sent`` (a thread's opening mail), ``replied_to`` (a reply), ``to`` and ``cc`` from
   the person, list or mailbox to the thread.
 - Chats: one ``conversation`` entity per conversation (its title); the named author of a turn is
@@ -47,11 +47,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mind_core.addresses import address_kind
-from mind_core.db import Database
 from mind_core.errors import InvalidInputError
-from mind_core.knowledge import Entity, KnowledgeGraph, credit_extractors
-from mind_core.person_context import person_display_name
+from mind_core.knowledge.addresses import address_kind
+from mind_core.knowledge.graph import Entity, KnowledgeGraph, credit_extractors
+from mind_core.knowledge.person_context import person_display_name
+from mind_core.store.db import Database
 from mind_core.timestamps import normalize_iso
 
 log = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ ENDED_STATUSES = frozenset({"done", "completed", "complete", "closed", "finished
 # name, or a list of them); the replaced note's validity ends when the replacing note was created.
 SUPERSEDES_KEYS = ("supersedes", "replaces")
 SUPERSEDED_BY_KEYS = ("superseded_by", "superseded-by", "replaced_by", "replaced-by")
-# What a mail address's kind (mind_core.addresses, or the plugin's list headers) makes it in the graph.
+# What a mail address's kind (mind_core.knowledge.addresses, or the plugin's list headers) makes it in the graph.
 ADDRESS_ENTITY_TYPES = {"person": "person", "list": "mailing_list", "role": "organization"}
 GMANE_HOST = "public.gmane.org"
 MAX_EVIDENCE_FRAMES = 50  # frame ids kept in a relation's properties (all of them link to entities)
@@ -376,7 +376,7 @@ def name_key(name: str) -> str:
 def _address_types(frames: list[FrameFacts]) -> dict[str, str]:
     """The entity type of every address the frames name: ``mailing_list`` when a message's list
     headers name it (``mailing_lists``, from the plugin) or its shape is a list's, ``organization``
-    for a role mailbox, else ``person`` (``mind_core.addresses``)."""
+    for a role mailbox, else ``person`` (``mind_core.knowledge.addresses``)."""
     listed = {
         address.strip().lower()
         for frame in frames

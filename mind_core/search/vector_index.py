@@ -12,7 +12,7 @@ vectors keeps its width; the embedder is fitted to it (``at_width``), and ``mind
 re-embeds it at the embedder's own width.
 
 Scale: a table of PRESCAN_MIN_VECTORS vectors or more is searched through quantized companions
-(``nearest``, mind_core/vector_codes.py) rather than scanned whole.
+(``nearest``, mind_core/search/vector_codes.py) rather than scanned whole.
 """
 
 from __future__ import annotations
@@ -25,20 +25,20 @@ from typing import Any
 
 import numpy as np
 
-from mind_core import vector_codes
-from mind_core.db import Database
 from mind_core.embeddings.base import NO_QUANTIZATION, Embedder, at_width, fingerprint_of, to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
-from mind_core.frames import delete_vector_rows, scope_clauses
-from mind_core.schema import content_hash, get_meta, set_meta, vec_dimensions, vec_table_sql
-from mind_core.source_filter import SourceFilter
+from mind_core.search import vector_codes
+from mind_core.search.filters import SourceFilter
+from mind_core.store.db import Database
+from mind_core.store.frames import delete_vector_rows, scope_clauses
+from mind_core.store.schema import content_hash, get_meta, set_meta, vec_dimensions, vec_table_sql
 
 CHUNK_WORDS = 150
 CHUNK_OVERLAP = 30
 LONG_FRAME_WORDS = 180
 EMBED_BATCH = 512  # frames per embedder call and per transaction
 # The vector lane of a table holding at least PRESCAN_MIN_VECTORS vectors first ranks their sign
-# bits (mind_core/vector_codes.py), then the int8 codes of the nearest
+# bits (mind_core/search/vector_codes.py), then the int8 codes of the nearest
 # ``max(k * PRESCAN_OVERSAMPLE, PRESCAN_MIN_CANDIDATES)`` candidates, then the float vectors of
 # the k best; a smaller table is scanned exactly, which is as cheap there. Chosen by measurement:
 # benchmarks/README.md (Search: constants).
@@ -371,7 +371,7 @@ class VectorIndex:
         """The ``k`` nearest rows of one vector table (rowid, L2 distance), nearest first.
 
         ``prescan`` None: by the table's size (``prescan_min_vectors``) and whether its quantized
-        companions are current. The pre-scan (mind_core/vector_codes.py: sign bits over the whole
+        companions are current. The pre-scan (mind_core/search/vector_codes.py: sign bits over the whole
         table, then the int8 codes of the candidates) picks the k rows; their distances are still
         the float vectors' own (the ``vec_distance_l2`` the exact scan computes), so only a true
         neighbour lost by the quantized passes makes the answer differ from the exact scan's.

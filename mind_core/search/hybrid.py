@@ -16,7 +16,7 @@ Two fusions (``SearchConfig.fusion``):
 - ``"rrf"``: the original, reciprocal rank fusion (K = 60) over each lane's top ``2 x limit``.
 
 With the convex fusion, dates in the query ("in May 2023", "last week") are a soft boost
-(``SearchConfig.time_weight``, ``mind_core.time_window``): a frame's match is multiplied by
+(``SearchConfig.time_weight``, ``mind_core.search.time_window``): a frame's match is multiplied by
 ``1 - time_weight * (1 - time)``, ``time`` being 1 inside the asked window and decaying outside
 it, so frames far from the asked time drop and none is filtered; only ``since``/``until`` filter.
 
@@ -40,19 +40,17 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mind_core.db import Database, well_formed
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import InvalidInputError
-from mind_core.frames import Frame, FrameStore, scope_clauses, time_bound
-from mind_core.keywords import NON_WORD, keyword_tokens
 from mind_core.limits import MAX_QUERY_CHARS
-from mind_core.schema import FRAME_ROLE_SQL
-from mind_core.scoring import (
+from mind_core.search.filters import SourceFilter
+from mind_core.search.keywords import NON_WORD, keyword_tokens
+from mind_core.search.scoring import (
     SCORING_PROFILES,
     ScoringContext,
     borrowed_time,
@@ -63,8 +61,7 @@ from mind_core.scoring import (
     relevance_parts,
     weighted_relevance,
 )
-from mind_core.source_filter import SourceFilter
-from mind_core.time_window import (
+from mind_core.search.time_window import (
     TimeWindow,
     asks_when,
     carries_date,
@@ -73,11 +70,14 @@ from mind_core.time_window import (
     question_window,
     without_dates,
 )
-from mind_core.timestamps import format_utc, parse_instant
-from mind_core.vector_index import PRESCAN_MIN_VECTORS, VectorIndex
+from mind_core.search.vector_index import PRESCAN_MIN_VECTORS, VectorIndex
+from mind_core.store.db import Database, escape_like, well_formed
+from mind_core.store.frames import Frame, FrameStore, scope_clauses, time_bound
+from mind_core.store.schema import FRAME_ROLE_SQL
+from mind_core.timestamps import format_utc, parse_instant, utc_now
 
 if TYPE_CHECKING:
-    from mind_core.knowledge import KnowledgeGraph
+    from mind_core.knowledge.graph import KnowledgeGraph
 
 log = logging.getLogger(__name__)
 
@@ -178,9 +178,6 @@ def without_names(text: str, names: set[str]) -> str:
     left = re.sub(r"\s+", " ", left).strip()
     return left if topic_words(left) else text
 
-
-def escape_like(term: str) -> str:
-    return re.sub(r"([\\%_])", r"\\\1", term)
 
 
 @dataclass(frozen=True)
@@ -517,7 +514,7 @@ class HybridSearch:
             raise InvalidInputError("query must be a string")
         limit = max(1, min(int(limit), 1000))
         query = well_formed(query[:MAX_QUERY_CHARS])
-        now = datetime.now(UTC)
+        now = utc_now()
         asked_from: datetime | None = None
         if as_of is not None:
             instant = time_bound(as_of, end=True)
@@ -968,7 +965,7 @@ class HybridSearch:
         harvest's) count only when no other frame has a time: a vault of undated notes copied
         today, or undated prompts harvested today, would make "last week" the week before today,
         not before the latest dated memory."""
-        now = datetime.now(UTC)
+        now = utc_now()
         latest = self._latest_own_event_time()
         try:
             return min(parse_instant(latest), now) if latest else now

@@ -1,6 +1,6 @@
 """DuckDB over the Parquet snapshots: one view per table across every snapshot, and named queries.
 
-DuckDB reads only the Parquet files written by ``mind_core.snapshot`` (its SQLite extension is not
+DuckDB reads only the Parquet files written by ``mind_core.analytics.snapshot`` (its SQLite extension is not
 available offline and could not read the vec0 tables anyway), so analysts get the same answers
 from ``mind analytics`` as from their own DuckDB, Spark or pandas session on those files.
 
@@ -27,14 +27,14 @@ import duckdb
 import pyarrow as pa
 
 from mind_core import fs_url
-from mind_core.errors import InvalidInputError, NotFoundError
-from mind_core.snapshot import (
+from mind_core.analytics.snapshot import (
     PART_FILE,
     SNAPSHOT_TABLES,
     SNAPSHOTS_TABLE,
     SnapshotDestinationError,
     table_schema,
 )
+from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.text_table import OUTPUT_FORMATS, format_table
 
 TABLE_CELL_WIDTH = 60

@@ -14,8 +14,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from mind_core.db import Database
-from mind_core.sessions import SessionStore
+from mind_core.store.db import Database
+from mind_core.store.sessions import SessionStore
 
 SUMMARY_TURN_CHARS = 200
 SPEAKER_CHARS = 60  # a "Name <address>: " prefix longer than this is not taken for a speaker

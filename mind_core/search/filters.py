@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mind_core.errors import InvalidInputError
+from mind_core.store.db import escape_like
 
 _TAG_PATHS = ("$.source.item.tags", "$.source.message.tags")
 
@@ -52,7 +53,7 @@ class SourceFilter:
                 for path in _TAG_PATHS
             )
             clauses.append(f"({lanes})")
-            nested = _escape_like(tag) + "/%"
+            nested = escape_like(tag) + "/%"
             params += [tag, nested] * len(_TAG_PATHS)
         if self.sender:
             clauses.append(
@@ -68,6 +69,3 @@ class SourceFilter:
             params += [self.source_kind.strip()] * 2
         return clauses, params
 
-
-def _escape_like(term: str) -> str:
-    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

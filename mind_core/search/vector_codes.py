@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from mind_core.db import Database
+from mind_core.store.db import Database
 
 BLOCK_ROWS = 1024
 COMPANION_SQL = """

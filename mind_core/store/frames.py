@@ -15,17 +15,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from mind_core.compaction import CompactionResult, compact
-from mind_core.db import Database
 from mind_core.errors import InvalidInputError, NotFoundError
-from mind_core.knowledge import KnowledgeGraph
-from mind_core.schema import content_hash
-from mind_core.source_filter import SourceFilter
+from mind_core.knowledge.graph import KnowledgeGraph
+from mind_core.search.filters import SourceFilter
+from mind_core.store.compaction import CompactionResult, compact
+from mind_core.store.db import IN_LIST, Database, in_list
+from mind_core.store.schema import content_hash
 from mind_core.timestamps import is_valid_iso_timestamp, normalize_iso, now_iso
 
 log = logging.getLogger(__name__)
 
-IN_LIST_SIZE = 500  # ids per "IN (...)" query, well under SQLite's bound-parameter limit
 
 FRAME_TYPES = ("I", "P", "B")
 IMPORTANCE_LEVELS = ("critical", "important", "normal", "temporary", "deprecated")
@@ -176,16 +175,12 @@ class FrameStore:
         digests = [content_hash(spec.content) for spec in specs]
         with self.db.transaction():
             existing: dict[str, int] = {}
-            unique = list(dict.fromkeys(digests))
-            for start in range(0, len(unique), IN_LIST_SIZE):
-                chunk = unique[start : start + IN_LIST_SIZE]
-                marks = ",".join("?" for _ in chunk)
-                for row in self.db.query(
-                    f"SELECT content_hash, MAX(id) AS id FROM memory_frames WHERE content_hash IN ({marks}) "
-                    "GROUP BY content_hash",
-                    chunk,
-                ):
-                    existing[row["content_hash"]] = row["id"]
+            for row in self.db.query(
+                f"SELECT content_hash, MAX(id) AS id FROM memory_frames WHERE content_hash IN ({IN_LIST}) "
+                "GROUP BY content_hash",
+                (in_list(dict.fromkeys(digests)),),
+            ):
+                existing[row["content_hash"]] = row["id"]
             gops = {spec.gop_id for spec in specs}
             missing = [
                 g for g in gops if self.db.query_one("SELECT 1 FROM sessions WHERE gop_id = ?", (g,)) is None
@@ -452,13 +447,8 @@ class FrameStore:
         return Frame.from_row(row) if row else None
 
     def get_many(self, frame_ids: list[int]) -> dict[int, Frame]:
-        found: dict[int, Frame] = {}
-        for start in range(0, len(frame_ids), IN_LIST_SIZE):
-            chunk = frame_ids[start : start + IN_LIST_SIZE]
-            marks = ",".join("?" for _ in chunk)
-            for row in self.db.query(f"SELECT * FROM memory_frames WHERE id IN ({marks})", chunk):
-                found[row["id"]] = Frame.from_row(row)
-        return found
+        rows = self.db.query(f"SELECT * FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(frame_ids),))
+        return {row["id"]: Frame.from_row(row) for row in rows}
 
     def get_latest_i_frame(self, gop_id: str) -> Frame | None:
         row = self.db.query_one(
@@ -560,17 +550,12 @@ def delete_vector_rows(db: Database, frame_ids: Sequence[int]) -> None:
     """Delete the frame vectors and chunk vectors of these frames (vec0 has no cascades)."""
     # imported here: vector_codes brings numpy, and this module is imported by what only validates
     # requests (the query models, so `mind mcp` before its first tool call)
-    from mind_core import vector_codes
+    from mind_core.search import vector_codes
 
     rows = [(frame_id,) for frame_id in frame_ids]
     db.executemany("DELETE FROM memory_frames_vec WHERE rowid = ?", rows)
     vector_codes.remove(db, "memory_frames_vec", frame_ids)
-    chunk_rows: list[tuple[int]] = []
-    for start in range(0, len(rows), IN_LIST_SIZE):
-        ids = [frame_id for (frame_id,) in rows[start : start + IN_LIST_SIZE]]
-        chunk_rows += db.query(
-            f"SELECT id FROM memory_frame_chunks WHERE frame_id IN ({','.join('?' * len(ids))})", ids
-        )
+    chunk_rows = db.query(f"SELECT id FROM memory_frame_chunks WHERE frame_id IN ({IN_LIST})", (in_list(frame_ids),))
     if chunk_rows:
         chunk_ids = [(row[0],) for row in chunk_rows]
         db.executemany("DELETE FROM memory_frame_chunks_vec WHERE rowid = ?", chunk_ids)

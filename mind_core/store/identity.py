@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mind_core.db import Database
 from mind_core.errors import InvalidInputError
+from mind_core.store.db import Database
 from mind_core.timestamps import now_iso
 
 IDENTITY_FIELDS = ("name", "role", "department", "personality", "capabilities", "system_prompt")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -25,6 +26,20 @@ MMAP_BYTES = 1 << 30
 # half the time of 4 KiB pages (sqlite-vec keeps vectors in large blobs spread over pages).
 NEW_MIND_PAGE_SIZE = 16_384
 WAL_CHECKPOINT_BYTES = 16 << 20  # checkpoint after about 16 MiB of WAL
+# The one way this package asks for rows whose column is one of many values: ``col IN (IN_LIST)``
+# with ``in_list(values)`` as its single bound parameter. Any number of values in one statement,
+# never SQLite's bound-parameter limit, and no SQL text that changes with the count.
+IN_LIST = "SELECT value FROM json_each(?)"
+
+
+def in_list(values: Iterable[Any]) -> str:
+    """The bound parameter of :data:`IN_LIST`: the values (ints or strings) as one JSON array."""
+    return json.dumps(list(values))
+
+
+def escape_like(term: str) -> str:
+    """``term`` with ``%``, ``_`` and ``\\`` made literal, for ``LIKE ? ESCAPE '\\'``."""
+    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _can_load_extensions(module: ModuleType) -> bool:

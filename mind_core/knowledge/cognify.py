@@ -30,19 +30,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mind_core.errors import InvalidInputError
-from mind_core.extract import ExtractedEntity, Extraction, extract
-from mind_core.frames import IMPORTANCE_LEVELS, Frame, FrameStore
-from mind_core.knowledge import (
+from mind_core.knowledge.extraction import ExtractedEntity, Extraction, extract
+from mind_core.knowledge.graph import (
     CO_OCCURS_WITH,
     KnowledgeGraph,
     RelationSighting,
     credit_extractors,
     load_properties,
 )
-from mind_core.linker import MemoryLink, MemoryLinker
-from mind_core.schema import content_hash
-from mind_core.search import HybridSearch
-from mind_core.sessions import SessionStore
+from mind_core.search.hybrid import HybridSearch
+from mind_core.search.linker import MemoryLink, MemoryLinker
+from mind_core.store.frames import IMPORTANCE_LEVELS, Frame, FrameStore
+from mind_core.store.schema import content_hash
+from mind_core.store.sessions import SessionStore
 from mind_core.timestamps import normalize_iso
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from mind_core.addresses import ROLE_LOCAL_PARTS
+from mind_core.knowledge.addresses import ROLE_LOCAL_PARTS
 
 PERSON_CONTEXT_CONFIDENCE = 0.9
 _WORD = r"[^\W\d_][\w'’.-]*"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mind_core.search import HybridSearch
+from mind_core.search.hybrid import HybridSearch
 
 DEFAULT_LINK_THRESHOLD = 0.6
 

@@ -45,11 +45,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mind_core import fs_url
-from mind_core.db import Database
 from mind_core.errors import InvalidInputError, NotFoundError
-from mind_core.home import PERSONAL, MindHome, validate_workspace_name
-from mind_core.schema import get_meta, vec_dimensions
-from mind_core.timestamps import format_utc, parse_instant
+from mind_core.store.db import Database
+from mind_core.store.home import PERSONAL, MindHome, validate_workspace_name
+from mind_core.store.schema import get_meta, vec_dimensions
+from mind_core.timestamps import format_utc, parse_instant, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -334,7 +334,7 @@ def snapshot_location(root: str | Path) -> str:
 def normalize_snapshot_date(value: str | date | None) -> str:
     """``YYYY-MM-DD``; today's UTC date when None."""
     if value is None:
-        return datetime.now(UTC).date().isoformat()
+        return utc_now().date().isoformat()
     if isinstance(value, datetime):
         return value.astimezone(UTC).date().isoformat()
     if isinstance(value, date):
@@ -798,7 +798,7 @@ def snapshot_mind(
     finally:
         db.close()
     seconds = time.perf_counter() - began
-    taken_at = datetime.now(UTC)
+    taken_at = utc_now()
     summary_row = {
         "taken_at": [taken_at],
         "mind_path": [str(mind_file)],

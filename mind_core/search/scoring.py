@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
-from mind_core.frames import IMPORTANCE_MULTIPLIERS, Frame
-from mind_core.timestamps import parse_instant
+from mind_core.store.frames import IMPORTANCE_MULTIPLIERS, Frame
+from mind_core.timestamps import parse_instant, utc_now
 
 HALF_LIFE_DAYS = 30
 RECENCY_BOOST_DAYS = 7
@@ -47,7 +47,7 @@ def compute_temporal_score(timestamp: str, now: datetime | None = None) -> float
         moment = parse_instant(timestamp)
     except (ValueError, TypeError):
         return 0.0
-    days = ((now or datetime.now(UTC)) - moment).total_seconds() / 86_400
+    days = ((now or utc_now()) - moment).total_seconds() / 86_400
     if days <= RECENCY_BOOST_DAYS:
         return 1.0
     return 0.5 ** (days / HALF_LIFE_DAYS)

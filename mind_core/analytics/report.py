@@ -11,7 +11,7 @@ import html
 import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from mind_core import fs_url
-from mind_core.analytics import QUERIES, Analytics, cell_text
-from mind_core.snapshot import SnapshotDestinationError
+from mind_core.analytics.queries import QUERIES, Analytics, cell_text
+from mind_core.analytics.snapshot import SnapshotDestinationError
+from mind_core.timestamps import utc_now
 
 KG_GROWTH_PNG = "kg_growth.png"
 FRAMES_BY_SOURCE_PNG = "frames_by_source.png"
@@ -179,7 +180,7 @@ def _write_report(analytics: Analytics, out: Path) -> Path:
         ("Top entities", QUERIES["top_entities"].description, analytics.run("top_entities", {"limit": 10})),
         ("Harvest history", QUERIES["harvest_history"].description, analytics.run("harvest_history")),
     ]
-    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    generated = utc_now().strftime("%Y-%m-%d %H:%M UTC")
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><title>mind-harvest analytics</title>',

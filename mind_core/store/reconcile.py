@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from mind_core import vector_codes
-from mind_core.db import Database
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import FingerprintMismatchError
-from mind_core.vector_index import LONG_FRAME_WORDS, VectorIndex, split_chunks
+from mind_core.search import vector_codes
+from mind_core.search.vector_index import LONG_FRAME_WORDS, VectorIndex, split_chunks
+from mind_core.store.db import Database
 
 _MISSING_FTS = (
     "SELECT f.id, f.content FROM memory_frames f WHERE f.id NOT IN (SELECT rowid FROM memory_frames_fts)"

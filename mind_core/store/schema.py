@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mind_core.db import Database
+from mind_core.store.db import Database
 from mind_core.timestamps import now_iso
 
 # The original system's informational format version (reference-behaviour §1), kept in
@@ -235,7 +235,7 @@ CREATE INDEX IF NOT EXISTS idx_knowledge_versions_row ON knowledge_versions (kin
 def _vector_codes(db: Database) -> None:
     """The companion tables, filled from the vectors a mind already holds (the vector tables are
     made after the migrations, so a new mind has none yet)."""
-    from mind_core import vector_codes  # brings numpy, which reading the schema module must not
+    from mind_core.search import vector_codes  # brings numpy, which reading the schema module must not
 
     execute_script(db, vector_codes.COMPANION_SQL)
     for table in vector_codes.VECTOR_TABLES:

@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from mind_core.db import Database
-from mind_core.knowledge import Entity, KnowledgeGraph, load_properties
-from mind_core.structure import STRUCTURE_EXTRACTOR, name_key
+from mind_core.knowledge.graph import Entity, KnowledgeGraph, load_properties
+from mind_core.knowledge.structure import STRUCTURE_EXTRACTOR, name_key
+from mind_core.store.db import Database
 
 STATED_GROUP_TYPES = ("mailing_list", "organization")
 _CHUNK = 500

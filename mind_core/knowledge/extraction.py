@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from mind_core.person_context import PERSON_CONTEXT_CONFIDENCE, people_in_context
+from mind_core.knowledge.person_context import PERSON_CONTEXT_CONFIDENCE, people_in_context
 
 log = logging.getLogger(__name__)
 
@@ -319,7 +319,7 @@ def classify_proper_noun(name: str) -> str:
 
 
 def extract_entities(text: str) -> list[ExtractedEntity]:
-    """Technologies, then names their context types (``mind_core.person_context``), then other
+    """Technologies, then names their context types (``mind_core.knowledge.person_context``), then other
     multi-word proper nouns, deduplicated by (type, lower name)."""
     if len(text) < MIN_ENTITY_TEXT_LENGTH:
         return []

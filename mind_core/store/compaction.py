@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mind_core.knowledge import KnowledgeGraph
+from mind_core.knowledge.graph import KnowledgeGraph
+from mind_core.timestamps import now_iso
 
 if TYPE_CHECKING:
-    from mind_core.frames import FrameStore
+    from mind_core.store.frames import FrameStore
 
 P_FRAME_MERGE_THRESHOLD = 10  # a session with more P-frames than this after its I-frame is folded
 P_FRAMES_KEPT = 5  # the newest P-frames stay separate
@@ -32,8 +33,8 @@ class CompactionResult:
 def _prune(frames: FrameStore, importance: str, days: int) -> int:
     rows = frames.db.query(
         "SELECT id FROM memory_frames WHERE importance = ? "
-        "AND julianday(created_at) < julianday('now', '-' || ? || ' days')",
-        (importance, int(days)),
+        "AND julianday(created_at) < julianday(?, '-' || ? || ' days')",
+        (importance, now_iso(), int(days)),
     )
     return sum(frames.delete(row["id"]) for row in rows)
 

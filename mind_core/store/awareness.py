@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mind_core.db import Database
 from mind_core.errors import InvalidInputError, NotFoundError
+from mind_core.store.db import Database
 from mind_core.timestamps import normalize_iso, now_iso
 
 CATEGORIES = ("task", "action", "pending", "flag")

@@ -6,8 +6,8 @@ import secrets
 import string
 from typing import Any
 
-from mind_core.db import Database
 from mind_core.errors import InvalidInputError
+from mind_core.store.db import Database
 from mind_core.timestamps import now_iso
 
 STATUSES = ("active", "closed", "archived")

@@ -1,0 +1,1 @@
+"""Parquet snapshots of minds, the DuckDB views over them and the reports drawn from them."""
