@@ -6,7 +6,7 @@ shared LoCoMo and REALTALK files are recombined: each chat gets two speakers and
 ``per_conversation`` messages, each message one turn's text, or two turns' texts joined (about a
 third of them), drawn with a fixed seed. Titles are unique per chat, so no two frames share
 content and nothing is deduplicated away. Without ../shared/data the turns come from a fixed
-synthetic vocabulary (tests/exports.py), and the result says so.
+synthetic vocabulary (mind_core/testing/exports.py), and the result says so.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from _common import SHARED_DATA
 from _memory_eval import Conversation, Session, Turn, write_export
 
-from tests.exports import WORDS
+from mind_core.testing.exports import WORDS
 
 SEED = 20_240_503
 DAY = 86_400.0

@@ -34,7 +34,7 @@ from mind_core.embeddings import InprocessEmbedder
 from mind_core.knowledge.extraction import PERSON_FIRST_NAMES
 from mind_core.mind import Mind
 from mind_core.store.frames import NewFrame
-from tests.fakes import HashingEmbedder
+from mind_core.testing.fakes import HashingEmbedder
 
 SURNAMES = "Johnson Lopez Novak Petrov Okafor Tanaka Schmidt Rossi Kowalski Silva Dubois Jensen".split()
 PROJECTS = "Falcon Kestrel Heron Osprey Plover Swift Tern Wren Merlin Condor Ibis Egret".split()

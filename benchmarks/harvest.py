@@ -28,7 +28,7 @@ from mind_core.embeddings import InprocessEmbedder
 from mind_core.embeddings.inprocess import DEFAULT_BATCH_SIZE
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
-from tests.exports import write_chatgpt_export
+from mind_core.testing.exports import write_chatgpt_export
 
 assert ROOT
 

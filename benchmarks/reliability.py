@@ -31,11 +31,11 @@ from mind_core.embeddings.mock import MockEmbedder
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
-from tests.fakes import HashingEmbedder
-from tests.reliability import faults
-from tests.reliability.concurrency import harvest_while_recalling
-from tests.reliability.crash import crash_trials
-from tests.reliability.hostile import (
+from mind_core.testing import faults
+from mind_core.testing.concurrency import harvest_while_recalling
+from mind_core.testing.crash import crash_trials
+from mind_core.testing.fakes import HashingEmbedder
+from mind_core.testing.hostile import (
     BAD_BYTE_EXPORTS,
     _has_marker,
     build_corpus,
@@ -43,7 +43,7 @@ from tests.reliability.hostile import (
     harvest_corpus,
     tree_state,
 )
-from tests.reliability.load import (
+from mind_core.testing.load import (
     LoadResult,
     Server,
     build_home,
@@ -53,14 +53,14 @@ from tests.reliability.load import (
     run_load,
     serve_under_load,
 )
-from tests.reliability.properties import (
+from mind_core.testing.properties import (
     build_query_fixture,
     check_parser_on_mutations,
     check_queries,
     parser_samples,
 )
-from tests.reliability.sizes import CASES as SIZE_CASES
-from tests.reliability.sizes import measure
+from mind_core.testing.sizes import CASES as SIZE_CASES
+from mind_core.testing.sizes import measure
 
 
 def section(title: str) -> float:

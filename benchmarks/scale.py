@@ -40,8 +40,8 @@ from mind_core.harvest.pipeline import register_source
 from mind_core.harvest.staged_vectors import DEFAULT_CHUNK_TEXTS
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
+from mind_core.testing.exports import write_chatgpt_export
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
-from tests.exports import write_chatgpt_export
 
 SHARED_SOURCES = [
     ("chats", "chatgpt", "chat-exports/chatgpt/chatgpt2graph-2023/conversations.json"),

@@ -51,7 +51,7 @@ def shared_data() -> Path:
 @pytest.fixture
 def fake_embedder():
     """A fresh deterministic bag-of-words embedder (1024-d) that records what it embedded."""
-    from tests.fakes import HashingEmbedder
+    from mind_core.testing.fakes import HashingEmbedder
 
     return HashingEmbedder()
 

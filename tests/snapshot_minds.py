@@ -15,7 +15,7 @@ from typing import Any
 from mind_core.mind import Mind
 from mind_core.store.db import Database
 from mind_core.store.frames import NewFrame
-from tests.fakes import HashingEmbedder
+from mind_core.testing.fakes import HashingEmbedder
 
 
 def provenance(source: str, plugin: str, kind: str, container: str, key: str, **extra: Any) -> dict:

@@ -19,9 +19,9 @@ from deploy.local_cluster import ClusterSettings, LocalCluster
 from deploy.step_events import StepRecord, step_records
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
+from mind_core.testing.dump import canonical_dump
+from mind_core.testing.exports import write_chatgpt_export
 from pipelines.resources import MindHomeResource
-from tests.exports import write_chatgpt_export
-from tests.harvest.dump import canonical_dump
 from tests.pipelines import doubles
 from tests.pipelines.harness import add_partitions, harvest, register
 

@@ -4,8 +4,8 @@ from mind_core.harvest.audit import duplicate_imports, index_gaps, timestamps_no
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from mind_core.store.frames import NewFrame
-from tests.exports import write_chatgpt_export
-from tests.fakes import HashingEmbedder
+from mind_core.testing.exports import write_chatgpt_export
+from mind_core.testing.fakes import HashingEmbedder
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@ from mind_core.harvest.catalog import read_catalog
 from mind_core.harvest.pipeline import register_source
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
-from tests.exports import write_chatgpt_export
+from mind_core.testing.exports import write_chatgpt_export
 
 
 def test_catalog_lists_sources_of_every_mind_and_which_are_due(tmp_path):

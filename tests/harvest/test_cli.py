@@ -11,7 +11,7 @@ from mind_core.plugins import get_source
 from mind_core.store.home import DEFAULT_WORKSPACE, MindHome
 from mind_core.store.schema import content_hash
 from mind_core.store.write_lock import mind_write_lock
-from tests.exports import write_chatgpt_export
+from mind_core.testing.exports import write_chatgpt_export
 
 
 def run(capsys, *argv):

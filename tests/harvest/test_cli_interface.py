@@ -13,8 +13,8 @@ from mind_core.cli import EXIT_OK, EXIT_USAGE, build_cli, main
 from mind_core.cli.maintenance import status_text
 from mind_core.cli.output import StageProgress
 from mind_core.plugins import get_plugin_manager, hookimpl, register_plugin, source_kinds
+from mind_core.testing.exports import write_chatgpt_export
 from mind_core.text_table import format_table, print_table
-from tests.exports import write_chatgpt_export
 
 
 def run(capsys, *argv):

@@ -16,7 +16,7 @@ from mind_core.errors import InvalidInputError
 from mind_core.harvest.pipeline import default_source_name
 from mind_core.plugins import rank_sources
 from mind_core.store.home import MindHome
-from tests.exports import write_chatgpt_export
+from mind_core.testing.exports import write_chatgpt_export
 
 
 def run(capsys, *argv):

@@ -9,10 +9,10 @@ from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.harvest.stores import HarvestRunStore, HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.plugins import UnknownSourceError
+from mind_core.testing.dump import canonical_dump
+from mind_core.testing.exports import write_chatgpt_export
+from mind_core.testing.fakes import HashingEmbedder
 from mind_core.timestamps import epoch_to_iso
-from tests.exports import write_chatgpt_export
-from tests.fakes import HashingEmbedder
-from tests.harvest.dump import canonical_dump
 
 
 @pytest.fixture

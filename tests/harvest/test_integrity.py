@@ -11,8 +11,8 @@ from mind_core.harvest.health import source_problems
 from mind_core.harvest.pipeline import harvest, register_source, remove_source
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
-from tests.exports import write_chatgpt_export
-from tests.fakes import HashingEmbedder
+from mind_core.testing.exports import write_chatgpt_export
+from mind_core.testing.fakes import HashingEmbedder
 
 
 def open_mind(path):

@@ -6,7 +6,7 @@ import shutil
 
 from mind_core.cli import EXIT_OK
 from mind_core.harvest.summary import shared_frames_line
-from tests.exports import write_chatgpt_export
+from mind_core.testing.exports import write_chatgpt_export
 from tests.harvest.test_cli import report_row, run
 
 

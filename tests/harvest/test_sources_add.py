@@ -5,7 +5,7 @@ import json
 import os
 
 from mind_core.cli import EXIT_OK, EXIT_USAGE, main
-from tests.exports import write_chatgpt_export
+from mind_core.testing.exports import write_chatgpt_export
 
 MBOX = (
     "From alice@example.org Mon Jun  3 10:00:00 1996\n"

@@ -6,9 +6,9 @@ from mind_core.harvest.items import HarvestError, HarvestItem, HarvestMessage
 from mind_core.harvest.staging import read_staged, stage_scan, staged_scan_info
 from mind_core.mind import Mind
 from mind_core.plugins import get_source
-from tests.exports import write_chatgpt_export
-from tests.fakes import HashingEmbedder
-from tests.harvest.dump import canonical_dump
+from mind_core.testing.dump import canonical_dump
+from mind_core.testing.exports import write_chatgpt_export
+from mind_core.testing.fakes import HashingEmbedder
 
 
 def events():

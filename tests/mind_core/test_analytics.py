@@ -21,8 +21,8 @@ from mind_core.analytics.report import FRAMES_BY_SOURCE_PNG, KG_GROWTH_PNG, writ
 from mind_core.analytics.snapshot import snapshot_mind
 from mind_core.errors import InvalidInputError
 from mind_core.mind import Mind
+from mind_core.testing.fakes import HashingEmbedder
 from mind_core.timestamps import parse_instant
-from tests.fakes import HashingEmbedder
 from tests.snapshot_minds import build_mind, mind_rows, provenance_of
 
 FIRST, SECOND = "2024-03-10", "2024-03-11"

@@ -14,7 +14,7 @@ from mind_core.mind import Mind
 from mind_core.search.linker import MemoryLinker
 from mind_core.store import frames as frames_module
 from mind_core.store.frames import NewFrame
-from tests.fakes import HashingEmbedder, SteppingClock
+from mind_core.testing.fakes import HashingEmbedder, SteppingClock
 
 MEETING = (
     "Had a meeting with Alice Johnson about the database migration from PostgreSQL to SQLite. "

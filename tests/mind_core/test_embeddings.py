@@ -44,7 +44,7 @@ from mind_core.embeddings.http_providers import (
 )
 from mind_core.errors import InvalidInputError
 from mind_core.store.db import Database
-from tests.fakes import HashingEmbedder, _js_string_hash
+from mind_core.testing.fakes import HashingEmbedder, _js_string_hash
 
 # -- fake HTTP servers -------------------------------------------------------------------------
 

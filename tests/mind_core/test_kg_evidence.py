@@ -21,8 +21,8 @@ from mind_core.mind import Mind
 from mind_core.store.db import Database
 from mind_core.store.home import MindHome
 from mind_core.store.schema import execute_script, migrate
+from mind_core.testing.fakes import HashingEmbedder
 from mind_core.timestamps import format_utc, utc_now
-from tests.fakes import HashingEmbedder
 
 NOTES = {
     "Movie Template.md": "# Movie Template\n\nRate the film by [[Akira Kurosawa]] standards. #template\n",

@@ -23,8 +23,8 @@ from mind_core.embeddings.inprocess import BACKEND_ENV, bundled_model_path, reso
 from mind_core.embeddings.onnx_runtime import mean_pool
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.mind import Mind
+from mind_core.testing.fakes import HashingEmbedder, write_tiny_bert_onnx
 from tests.conftest import REPO_ROOT
-from tests.fakes import HashingEmbedder, write_tiny_bert_onnx
 
 TEXTS = ["short", "a somewhat longer sentence about databases and indexes", "", "Ünïcödé 🐝 text", "third"]
 
@@ -181,7 +181,7 @@ _EXPORTER = """
 import sys, time
 from pathlib import Path
 from mind_core.embeddings import onnx_export
-from tests.fakes import write_tiny_bert_onnx
+from mind_core.testing.fakes import write_tiny_bert_onnx
 model_dir, root, log, hold = (Path(a) for a in sys.argv[1:5])
 
 def export(model_dir, out_path):

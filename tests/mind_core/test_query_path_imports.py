@@ -19,9 +19,9 @@ from mind_core.embeddings import inprocess as inprocess_module
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from mind_core.store.home import DEFAULT_WORKSPACE, MindHome
+from mind_core.testing.exports import write_chatgpt_export
+from mind_core.testing.fakes import HashingEmbedder
 from tests.conftest import REPO_ROOT
-from tests.exports import write_chatgpt_export
-from tests.fakes import HashingEmbedder
 
 HEAVY = ("torch", "sentence_transformers", "transformers")
 MODEL_RUNTIME = ("onnxruntime", "tokenizers")

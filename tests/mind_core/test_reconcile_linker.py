@@ -3,7 +3,7 @@ import pytest
 from mind_core.mind import Mind
 from mind_core.search.linker import DEFAULT_LINK_THRESHOLD, MemoryLinker
 from mind_core.store import reconcile
-from tests.fakes import HashingEmbedder
+from mind_core.testing.fakes import HashingEmbedder
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from mind_core.search.scoring import (
     compute_temporal_score,
 )
 from mind_core.search.vector_index import split_chunks
+from mind_core.testing.fakes import HashingEmbedder
 from mind_core.timestamps import format_utc, utc_now
-from tests.fakes import HashingEmbedder
 
 TOPICS = [
     "Machine learning models learn patterns from training data",

@@ -17,7 +17,7 @@ from mind_core.search.hybrid import (
     without_names,
 )
 from mind_core.store.schema import FRAME_ROLE_SQL
-from tests.fakes import HashingEmbedder
+from mind_core.testing.fakes import HashingEmbedder
 
 PARTY = [
     "Melanie: how was the birthday party on Saturday",

@@ -16,7 +16,7 @@ from mind_core.retrieval import (
 )
 from mind_core.search.hybrid import MATCH_SCALE_CONTEXT_WEIGHT, MATCH_SCALE_VECTOR_WEIGHT, SearchConfig
 from mind_core.search.linker import DEFAULT_LINK_THRESHOLD, MemoryLinker
-from tests.fakes import HashingEmbedder
+from mind_core.testing.fakes import HashingEmbedder
 
 TURNS = [
     ("party", "Caroline", "Caroline: Melanie, how was the birthday party on Saturday?"),

@@ -7,7 +7,7 @@ from mind_core.mind import Mind
 from mind_core.retrieval import CombinedRetrieval
 from mind_core.search.hybrid import SearchConfig
 from mind_core.search.snippets import bold_markdown
-from tests.fakes import HashingEmbedder
+from mind_core.testing.fakes import HashingEmbedder
 
 PLAIN = SearchConfig(time_weight=0.0)
 BOOSTED = SearchConfig(time_weight=0.5, when_weight=0.5)

@@ -20,8 +20,8 @@ from mind_core.retrieval import CombinedRetrieval, record_access
 from mind_core.search.hybrid import CLEAR_SIMILARITY, CONFIDENT_SIMILARITY, SearchConfig
 from mind_core.search.scoring import HARVEST_TIME, SCORING_PROFILES, borrowed_time, borrowed_time_sql
 from mind_core.search.snippets import bold_markdown
+from mind_core.testing.fakes import HashingEmbedder
 from mind_core.timestamps import format_utc, utc_now
-from tests.fakes import HashingEmbedder
 
 PATCH_MAILS = [
     "[PATCH] mm: fix the page cache refcount in filemap_fault\n@@ -12,7 +12,7 @@",

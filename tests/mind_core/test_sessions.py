@@ -2,7 +2,7 @@ import re
 
 from mind_core.mind import Mind
 from mind_core.store import sessions as sessions_module
-from tests.fakes import SteppingClock
+from mind_core.testing.fakes import SteppingClock
 
 
 def test_gop_id_format():

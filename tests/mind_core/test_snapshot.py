@@ -28,8 +28,8 @@ from mind_core.store.db import Database
 from mind_core.store.frames import NewFrame
 from mind_core.store.home import MindHome
 from mind_core.store.schema import SCHEMA_SQL
+from mind_core.testing.fakes import HashingEmbedder
 from mind_core.timestamps import parse_instant
-from tests.fakes import HashingEmbedder
 from tests.snapshot_minds import MIXED_CREATED_AT, build_mind, mind_rows, provenance_of
 
 DAY = "2024-03-10"

@@ -27,7 +27,7 @@ from mind_core.cli import EXIT_OK, main
 from mind_core.mind import Mind
 from mind_core.store.frames import NewFrame
 from mind_core.store.home import MindHome
-from tests.fakes import HashingEmbedder
+from mind_core.testing.fakes import HashingEmbedder
 from tests.snapshot_minds import build_mind
 
 DAY = "2024-03-10"

@@ -14,7 +14,7 @@ from mind_core.search import vector_codes
 from mind_core.search.hybrid import SearchConfig
 from mind_core.store.frames import NewFrame
 from mind_core.store.schema import applied_migrations
-from tests.fakes import HashingEmbedder
+from mind_core.testing.fakes import HashingEmbedder
 
 WORDS = (
     "budget meeting friday cat sofa rust borrow checker garden tomato harvest train station ticket "

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from mind_core.harvest.items import ScanEvent
 from mind_core.harvest.stores import HarvestSource
+from mind_core.testing.fakes import HashingEmbedder
 from pipelines.resources import EmbedderResource, PluginManagerResource
-from tests.fakes import HashingEmbedder
 
 FAKE_EMBEDDER = HashingEmbedder()
 SCANS: Counter[str] = Counter()

@@ -8,13 +8,13 @@ from mind_core.harvest.pipeline import harvest as engine_harvest
 from mind_core.harvest.pipeline import register_source
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
+from mind_core.testing.dump import canonical_dump
+from mind_core.testing.exports import chatgpt_conversation, write_chatgpt_export
+from mind_core.testing.fakes import HashingEmbedder
 from pipelines.assets import compacted_frames, memory_snapshots, reconciled_indexes
 from pipelines.checks import mind_indexes_consistent
 from pipelines.definitions import defs
 from pipelines.partitions import harvest_sources
-from tests.exports import chatgpt_conversation, write_chatgpt_export
-from tests.fakes import HashingEmbedder
-from tests.harvest.dump import canonical_dump
 from tests.pipelines import doubles
 from tests.pipelines.harness import add_partitions, check_results, harvest, materialized, register
 

@@ -7,6 +7,7 @@ import pytest
 
 from mind_core.mind import Mind
 from mind_core.store.frames import NewFrame
+from mind_core.testing.exports import chatgpt_conversation, write_chatgpt_export
 from pipelines.checks import (
     embedding_fingerprint_matches,
     error_rate_below_threshold,
@@ -16,7 +17,6 @@ from pipelines.checks import (
     timestamps_kept,
 )
 from pipelines.definitions import defs
-from tests.exports import chatgpt_conversation, write_chatgpt_export
 from tests.pipelines import doubles
 from tests.pipelines.harness import (
     add_partitions,

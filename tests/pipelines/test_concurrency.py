@@ -12,9 +12,9 @@ from pathlib import Path
 import dagster as dg
 
 from mind_core.mind import Mind
+from mind_core.testing.exports import write_chatgpt_export
 from pipelines.instance import prepare_dagster_home
 from pipelines.jobs import WORKSPACE_TAG
-from tests.exports import write_chatgpt_export
 from tests.pipelines.harness import add_partitions, register
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,9 +8,9 @@ import pytest
 from mind_core.cli import EXIT_FAILED, EXIT_OK, main
 from mind_core.harvest.pipeline import harvest as engine_harvest
 from mind_core.mind import Mind
+from mind_core.testing.exports import write_chatgpt_export
 from pipelines.history import CHAIN
 from pipelines.partitions import harvest_sources
-from tests.exports import write_chatgpt_export
 from tests.pipelines.harness import add_partitions, check_results, harvest, materialized, register
 
 

@@ -5,10 +5,10 @@ import dagster as dg
 
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
+from mind_core.testing.exports import chatgpt_conversation, write_chatgpt_export
 from pipelines.partitions import harvest_sources, mind_workspaces
 from pipelines.schedules import daily_memory_snapshot, daily_mind_upkeep
 from pipelines.sensors import harvest_sources_sensor
-from tests.exports import chatgpt_conversation, write_chatgpt_export
 from tests.pipelines.harness import harvest, register
 
 

@@ -19,7 +19,7 @@ from mind_core.query.http_server import QueryServer
 from mind_core.query.mcp import MindTools
 from mind_core.query.service import ServiceConfig
 from mind_core.store.home import MindHome
-from tests.fakes import HashingEmbedder
+from mind_core.testing.fakes import HashingEmbedder
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 THREAD = "PostgreSQL migration plan for Falcon"

@@ -21,7 +21,7 @@ from mind_core.mind import Mind
 from mind_core.query.mcp import TOOL_NAMES, MindTools, OnFirstUse, WarmUpWhenInitialized
 from mind_core.query.models import RecallRequest, RecallResponse, parse_request
 from mind_core.store.home import MindHome
-from tests.fakes import HashingEmbedder
+from mind_core.testing.fakes import HashingEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
 

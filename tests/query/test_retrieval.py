@@ -32,8 +32,8 @@ from mind_core.retrieval import (
 from mind_core.search.linker import MemoryLinker
 from mind_core.store.frames import Frame
 from mind_core.store.home import MindHome
+from mind_core.testing.fakes import HashingEmbedder
 from mind_core.timestamps import now_iso
-from tests.fakes import HashingEmbedder
 from tests.query.helpers import CONVERSATION_KEY, CONVERSATION_TITLE, fake_external, harvest_conversation
 
 FALCON_APPROVED = [

@@ -35,7 +35,7 @@ from mind_core.query.api import ENDPOINT_THREADS
 from mind_core.query.http_server import QueryServer, is_loopback
 from mind_core.query.service import QueryService, ServiceConfig
 from mind_core.store.home import MindHome
-from tests.fakes import HashingEmbedder
+from mind_core.testing.fakes import HashingEmbedder
 from tests.query.helpers import (
     CONVERSATION_TITLE,
     RECALL_ANSWER_KEYS,

@@ -6,7 +6,7 @@ from mind_core.mind import Mind
 from mind_core.query.models import RecallRequest
 from mind_core.query.service import QueryService, SerializedEmbedder, ServiceConfig
 from mind_core.store.home import MindHome
-from tests.fakes import HashingEmbedder
+from mind_core.testing.fakes import HashingEmbedder
 
 
 class Int8Stand(HashingEmbedder):

@@ -1,6 +1,6 @@
 """SIGKILL during import, during cognify and during vector writes; the rerun equals a clean run."""
 
-from tests.reliability.crash import crash_trials
+from mind_core.testing.crash import crash_trials
 
 
 def test_sigkill_in_each_stage_then_rerun_equals_a_clean_run(tmp_path):

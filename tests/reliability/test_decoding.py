@@ -14,7 +14,7 @@ import pytest
 from mind_core.embeddings.mock import MockEmbedder
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
-from tests.reliability.hostile import _has_marker, export_with_bad_bytes
+from mind_core.testing.hostile import _has_marker, export_with_bad_bytes
 
 RECORDS = 6
 BROKEN = 3

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from tests.reliability import faults
+from mind_core.testing import faults
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from mind_core.harvest.items import HarvestError, stable_key
 from mind_core.harvest.paths import display_text, stored_text
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
+from mind_core.testing.hostile import _has_marker
 from plugins.email import EmailSource
-from tests.reliability.hostile import _has_marker
 
 
 def write_named(folder: Path, name: bytes, data: bytes) -> None:

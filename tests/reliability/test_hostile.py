@@ -5,7 +5,7 @@ from mind_core.embeddings.mock import MockEmbedder
 from mind_core.harvest.importer import MAX_MESSAGE_CHARS
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
-from tests.reliability.hostile import build_corpus, harvest_corpus, tree_state
+from mind_core.testing.hostile import build_corpus, harvest_corpus, tree_state
 
 
 def test_hostile_corpus_is_harvested_without_loss_or_escape(tmp_path):

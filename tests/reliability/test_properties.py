@@ -2,8 +2,8 @@
 
 import pytest
 
-from tests.fakes import HashingEmbedder
-from tests.reliability.properties import (
+from mind_core.testing.fakes import HashingEmbedder
+from mind_core.testing.properties import (
     build_query_fixture,
     check_parser_on_mutations,
     check_queries,

@@ -5,7 +5,7 @@ import urllib.request
 
 import pytest
 
-from tests.reliability.load import Server, build_home, serve_under_load
+from mind_core.testing.load import Server, build_home, serve_under_load
 
 
 def test_mixed_hostile_requests_get_clean_answers_and_bounded_memory(tmp_path):

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from mind_core.harvest.items import HarvestError, HarvestItem
+from mind_core.testing.sizes import write_huge_chatgpt_export
 from plugins._bounded import MAX_LINE_BYTES, read_capped
 from plugins._jsonstream import MAX_STRING_BYTES
 from plugins.chatgpt import ChatGPTSource
 from plugins.email import EmailSource
 from plugins.mailbox_files import MAX_HEADER_BYTES
 from plugins.markdown import MarkdownSource
-from tests.reliability.sizes import write_huge_chatgpt_export
 
 BIG = 5 * 2**20
 LARGEST_READ = max(MAX_LINE_BYTES, MAX_HEADER_BYTES) + 1  # one line's cap (a header line's is 4 MiB)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mind_core.cli import EXIT_FAILED, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, main
-from tests.exports import write_chatgpt_export
+from mind_core.testing.exports import write_chatgpt_export
 
 CLAUDE_EXPORT = [
     {

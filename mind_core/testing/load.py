@@ -31,8 +31,8 @@ from mind_core.embeddings.mock import MockEmbedder
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
-from tests.exports import write_chatgpt_export
-from tests.reliability.crash import REPO, child_env
+from mind_core.testing.crash import REPO, child_env
+from mind_core.testing.exports import write_chatgpt_export
 
 HOST = "127.0.0.1"  # loopback only
 HTTP09 = 0  # the status of an answer without a status line (the stdlib's reply to a garbage request line)

@@ -28,10 +28,10 @@ from mind_core.harvest.pipeline import pending_cognify_ids
 from mind_core.harvest.stores import HarvestRunStore
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
-from tests.exports import write_chatgpt_export
-from tests.harvest.dump import canonical_dump
+from mind_core.testing.dump import canonical_dump
+from mind_core.testing.exports import write_chatgpt_export
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[2]  # the repository root: the children run from there
 WORKSPACE = "crash"
 STAGES = ("import", "cognify", "vectors", "random")
 # The child uses the deterministic mock so the real `mind doctor --embedder mock` can check the

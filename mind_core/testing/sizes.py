@@ -7,7 +7,7 @@ real; it prints its resident memory before the harvest and its peak during it (`
 nothing is sampled or missed), how many frames it wrote, whether the marker record was imported and
 the located warnings it got. Run one case by hand with:
 
-    python -m tests.reliability.sizes KIND PATH
+    python -m mind_core.testing.sizes KIND PATH
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from tests.exports import chatgpt_conversation
+from mind_core.testing.exports import chatgpt_conversation
 
 MARKER = "zqsizemarker"
 FILLER = b"lorem ipsum dolor sit amet "  # 27 bytes, no newline: the record is one line
@@ -147,7 +147,7 @@ def measure(case: SizeCase, timeout: float = 1800) -> dict:
     """Harvest ``case`` in a fresh interpreter; its report as a dict (see ``_child``)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(
-        [sys.executable, "-m", "tests.reliability.sizes", case.kind, str(case.path)],
+        [sys.executable, "-m", "mind_core.testing.sizes", case.kind, str(case.path)],
         capture_output=True,
         text=True,
         timeout=timeout,

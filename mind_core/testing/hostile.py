@@ -23,7 +23,7 @@ from typing import Any
 from mind_core.harvest.importer import MAX_MESSAGE_CHARS
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
-from tests.exports import WORDS, chatgpt_conversation
+from mind_core.testing.exports import WORDS, chatgpt_conversation
 
 DEEP = 100_000
 

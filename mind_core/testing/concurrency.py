@@ -18,8 +18,8 @@ from typing import Any
 
 from mind_core.embeddings.mock import MockEmbedder
 from mind_core.mind import Mind
-from tests.exports import write_chatgpt_export
-from tests.reliability.crash import REPO, child_env
+from mind_core.testing.crash import REPO, child_env
+from mind_core.testing.exports import write_chatgpt_export
 
 # record_access waits only briefly for the lock and skips the touch when a harvest holds it: a
 # logged warning by design (the recall itself is answered), not a failure.
