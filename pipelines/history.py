@@ -26,6 +26,7 @@ import dagster as dg
 
 from mind_core.harvest.stores import FAILING_STATUSES
 from mind_core.store.home import PERSONAL, MindHome
+from pipelines.history_plugin import recorded_mark
 from pipelines.instance import prepare_dagster_home
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 
@@ -122,7 +123,13 @@ def record_harvest(instance: dg.DagsterInstance, workspace: str, report: Any) ->
 
 
 def record_command_line_harvest(mind_home: Path, workspace: str | None, report: Any) -> None:
-    """Record a harvest of the ``mind`` command in the instance of its mind home."""
+    """Record a harvest of the ``mind`` command in the instance of its mind home; once the chain
+    is recorded, a mark lets the next unchanged harvest skip the instance (``history_plugin``)."""
     folder = prepare_dagster_home(MindHome(mind_home))
+    workspace = workspace or PERSONAL
     with dg.DagsterInstance.from_config(str(folder)) as instance:
-        record_harvest(instance, workspace or PERSONAL, report)
+        record_harvest(instance, workspace, report)
+    if report.status not in FAILING_STATUSES:
+        mark = recorded_mark(mind_home, workspace, report.source)
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.touch()

@@ -1,7 +1,9 @@
 """The ``harvest_finished`` hook of the pipelines package, registered as a ``mind_harvest`` plugin.
 
 Kept apart from ``pipelines.history`` so that loading the plugins (every ``mind`` command does)
-does not import Dagster; only a finished harvest does.
+does not import Dagster; only a harvest that has something to record does. A source harvested
+again unchanged, whose chain the instance already holds, costs a file lookup: the mark that
+``pipelines.history`` leaves beside the instance when it records a source's chain.
 """
 
 from __future__ import annotations
@@ -10,10 +12,21 @@ from pathlib import Path
 from typing import Any
 
 from mind_core.plugins import hookimpl
+from mind_core.store.home import PERSONAL, MindHome
+from pipelines.instance import dagster_home
+
+MARKS_DIR = "mind_harvest_recorded"
+
+
+def recorded_mark(mind_home: Path, workspace: str, source: str) -> Path:
+    """The file whose presence says the instance holds this source's harvest chain."""
+    return dagster_home(MindHome(mind_home)) / MARKS_DIR / workspace / source
 
 
 @hookimpl
 def harvest_finished(mind_home: Path, workspace: str | None, report: Any) -> None:
+    if report.skipped and recorded_mark(mind_home, workspace or PERSONAL, report.source).exists():
+        return  # unchanged, and already in the history: nothing to record, no Dagster to import
     from pipelines.history import record_command_line_harvest
 
     record_command_line_harvest(mind_home, workspace, report)

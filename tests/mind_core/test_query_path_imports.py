@@ -40,9 +40,10 @@ print(json.dumps({{"codes": codes, "outputs": outputs, "loaded": loaded}}))
 """
 
 
-def run_cli(commands: list[list[str]], env: dict[str, str]) -> dict:
-    """Run ``mind`` commands in one fresh interpreter; their exit codes, outputs and heavy modules."""
-    code = _RUN_COMMANDS.format(heavy=repr(set(HEAVY + MODEL_RUNTIME)))
+def run_cli(commands: list[list[str]], env: dict[str, str], watched: tuple[str, ...] = HEAVY + MODEL_RUNTIME) -> dict:
+    """Run ``mind`` commands in one fresh interpreter; their exit codes, outputs and the watched
+    (heavy) modules they loaded."""
+    code = _RUN_COMMANDS.format(heavy=repr(set(watched)))
     done = subprocess.run(
         [sys.executable, "-c", code, json.dumps(commands)],
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **env},
@@ -89,6 +90,19 @@ def test_commands_that_need_no_vector_load_no_model(tmp_path: Path) -> None:
     assert "missing" in result["outputs"][2]  # doctor reports the (not yet exported) ONNX cache
     assert result["loaded"] == []
     assert not list((tmp_path / "no-cache-yet").glob("all-MiniLM-*"))  # nothing was exported
+
+
+def test_an_unchanged_harvest_already_in_the_history_imports_no_dagster(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    export = write_chatgpt_export(tmp_path / "export" / "conversations.json", 2, 4)
+    base = ["--home", str(home), "--embedder", "mock", "-q"]
+    env = {"DAGSTER_HOME": ""}
+    first = run_cli([["sources", "add", str(export), "--name", "gpt", *base], ["harvest", *base]], env, ("dagster",))
+    assert first["codes"] == [0, 0], first["outputs"]
+    assert first["loaded"]  # the first harvest is recorded in the home's Dagster instance
+    again = run_cli([["harvest", *base]], env, ("dagster",))
+    assert again["codes"] == [0] and "unchanged" in again["outputs"][0]
+    assert again["loaded"] == []
 
 
 @pytest.mark.real_model
