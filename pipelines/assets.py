@@ -49,10 +49,10 @@ from mind_core.harvest.pipeline import (
 )
 from mind_core.harvest.staged_vectors import (
     DEFAULT_CHUNK_TEXTS,
-    chunk_count,
     embed_chunk,
     load_vectors,
     stage_pending_texts,
+    staged_chunks,
 )
 from mind_core.harvest.staging import read_staged, stage_scan, staged_scan_info
 from mind_core.harvest.staging_store import StagingStoreError
@@ -259,16 +259,21 @@ def harvest_items(
 def plan_vector_chunks(
     context: dg.OpExecutionContext, config: VectorChunksConfig, mind_home: MindHomeResource
 ):
-    """The texts of the mind's frames that need a vector, staged (the old chunks removed), and one
-    chunk number per ``chunk_texts`` of them. Reads the mind, so it runs on its home node."""
+    """The texts of the mind's frames that need a vector, staged, and one chunk number per
+    ``chunk_texts`` of them. Chunk files already embedded for the same texts are kept (a re-run
+    or a retry from failure reuses them), the others removed. Reads the mind, so it runs on its
+    home node."""
     key = parse_source_partition_key(context.partition_key)
     store = mind_home.staging()
     with _staging_store():
-        store.clear_vectors(key.workspace, key.source)
         with mind_home.open_mind(key.workspace, readonly=True) as mind:
-            texts = stage_pending_texts(mind, store.texts_url(key.workspace, key.source))
-    chunks = chunk_count(texts, config.chunk_texts)
-    context.log.info(f"{key}: {texts} text(s) to embed in {chunks} chunk(s) of up to {config.chunk_texts}")
+            staged = stage_pending_texts(mind, store.texts_url(key.workspace, key.source), config.chunk_texts)
+        removed = store.keep_only_chunks(key.workspace, key.source, staged.chunk_keys)
+    chunks = len(staged.chunk_keys)
+    context.log.info(
+        f"{key}: {staged.texts} text(s) to embed in {chunks} chunk(s) of up to {config.chunk_texts}"
+        + (f"; {removed} chunk file(s) of texts no longer pending removed" if removed else "")
+    )
     for chunk in range(chunks):
         yield dg.DynamicOutput(chunk, mapping_key=f"chunk_{chunk}")
 
@@ -276,7 +281,6 @@ def plan_vector_chunks(
 @dg.op(tags=stateless_step(), retry_policy=CHUNK_RETRY)
 def embed_vector_chunk(
     context: dg.OpExecutionContext,
-    config: VectorChunksConfig,
     chunk: int,
     mind_home: MindHomeResource,
     embedder: EmbedderResource,
@@ -285,17 +289,22 @@ def embed_vector_chunk(
     key = parse_source_partition_key(context.partition_key)
     store = mind_home.staging()
     began = time.perf_counter()
+    texts_url = store.texts_url(key.workspace, key.source)
     with _staging_store():
+        staged = staged_chunks(texts_url)
         done = embed_chunk(
-            store.texts_url(key.workspace, key.source),
+            texts_url,
             chunk,
-            config.chunk_texts,
+            staged.chunk_size,
             embedder.build(),
-            store.chunk_url(key.workspace, key.source, chunk),
+            store.chunk_url(key.workspace, key.source, staged.chunk_keys[chunk]),
         )
     seconds = time.perf_counter() - began
-    context.log.info(f"{key}: chunk {chunk}: {done.texts} texts embedded in {seconds:.2f}s")
-    return {"chunk": chunk, "texts": done.texts, "windows": done.chunk_vectors, "seconds": seconds}
+    if done.kept:
+        context.log.info(f"{key}: chunk {chunk}: already embedded ({done.texts} texts), kept")
+    else:
+        context.log.info(f"{key}: chunk {chunk}: {done.texts} texts embedded in {seconds:.2f}s")
+    return {"chunk": chunk, "texts": done.texts, "windows": done.chunk_vectors, "seconds": seconds, "kept": done.kept}
 
 
 @dg.op(out=dg.Out(dg.Nothing), tags=stateless_step())
@@ -304,11 +313,12 @@ def collect_vector_chunks(
 ):
     """The embedding of every chunk, summed up as the asset's metadata."""
     seconds = sum(c["seconds"] for c in chunks)
-    texts = sum(c["texts"] for c in chunks)
+    texts = sum(c["texts"] for c in chunks if not c.get("kept"))
     yield dg.Output(
         None,
         metadata={
             "chunks": len(chunks),
+            "chunks_kept": sum(bool(c.get("kept")) for c in chunks),
             "texts_embedded": texts,
             "chunk_vectors": sum(c["windows"] for c in chunks),
             "embed_seconds": round(seconds, 3),

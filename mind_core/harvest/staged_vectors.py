@@ -3,25 +3,32 @@
 Embedding is the heavy, stateless part of a harvest: it needs the texts and the model, not the
 mind. After the import, the home node stages the texts of the frames that need a vector (new,
 changed, or left without one by a crash: what ``reconcile_vec_index`` would embed; none for an
-unchanged source) as one Parquet file; any worker embeds chunk number ``n`` of it
-(``chunk_size`` texts) the way ``VectorIndex`` does (the frame text, then the windows of its
-later text) into one Parquet file per chunk keyed by content hash. A chunk file is written whole
-or not at all, so a retried chunk just writes it again and the mind is never touched.
+unchanged source) as one Parquet file, one row group per chunk of ``chunk_size`` texts, written
+as the frames are read (a page at a time, never all texts at once). Each chunk has a key: the
+digest of its texts' content hashes, in the file's footer. Any worker embeds chunk number ``n``
+(reading only that row group) the way ``VectorIndex`` does (the frame text, then the windows of
+its later text) into ``chunk-<key>.parquet``, keyed by content hash. A chunk file is written
+whole or not at all; one that already exists for the same texts and embedder is kept, so a
+retried step or a second run never embeds a chunk twice, and the mind is never touched.
 
-The home node then loads the vectors into the mind for every frame that needs one, matching by
-content hash; a frame no chunk covers (its text changed in between) is embedded there, as the
-engine would. A chunk made by another embedder (provider, model, width, or quantization) than the
-mind's is refused: vectors of two spaces in one index give meaningless distances.
+The home node then loads the vectors into the mind, a row batch of one chunk file at a time,
+for every frame that needs one, matching by content hash; a frame no chunk covers (its text
+changed in between) is embedded there, as the engine would. A chunk made by another embedder
+(provider, model, width, or quantization) than the mind's is refused: vectors of two spaces in
+one index give meaningless distances.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -39,8 +46,8 @@ from mind_core.search.vector_index import (
     same_space,
     split_chunks,
 )
-from mind_core.store.reconcile import frames_needing_vectors
-from mind_core.store.schema import content_hash
+from mind_core.store.db import IN_LIST, in_list
+from mind_core.store.reconcile import ids_needing_vectors, pending_vector_batches
 
 DEFAULT_CHUNK_TEXTS = 2000
 FOOTER_KEY = b"mind_harvest.staged_vectors"
@@ -55,34 +62,85 @@ Progress = Callable[[int, int | None], None]
 
 
 TEXTS_SCHEMA = pa.schema([("content_hash", pa.string()), ("content", pa.large_string())])
-TEXTS_BATCH = 10_000
+LOAD_BATCH_ROWS = 1_000  # rows of a chunk file decoded at a time when loading vectors
 
 
-def stage_pending_texts(mind: Mind, texts_url: str) -> int:
-    """Write the distinct texts of the frames that need a vector to ``texts_url``; their count."""
-    texts: dict[str, str] = {}
-    for _, content in frames_needing_vectors(mind.db):
-        texts.setdefault(content_hash(content), content)
-    rows = [{"content_hash": digest, "content": content} for digest, content in texts.items()]
-    _write_whole(pa.Table.from_pylist(rows, schema=TEXTS_SCHEMA), texts_url, {"version": FORMAT_VERSION})
-    return len(rows)
+@dataclass(frozen=True)
+class StagedTexts:
+    """What ``stage_pending_texts`` wrote: the count of texts and the key of each chunk."""
+
+    texts: int
+    chunk_size: int
+    chunk_keys: list[str]
 
 
-def chunk_count(texts: int, chunk_size: int) -> int:
-    """How many chunks of ``chunk_size`` texts ``texts`` texts make."""
+def stage_pending_texts(mind: Mind, texts_url: str, chunk_size: int = DEFAULT_CHUNK_TEXTS) -> StagedTexts:
+    """Write the texts of the frames that need a vector to ``texts_url``, one row group of
+    ``chunk_size`` texts per chunk. A text shared by frames of one page is written once; the
+    load matches vectors to frames by content hash, so a text repeated across pages costs only
+    a second embedding, never a wrong vector."""
     _check_chunk_size(chunk_size)
-    return -(-texts // chunk_size)
+    fs, path = filesystem(texts_url)
+    keys: list[str] = []
+    pending: list[tuple[str, str]] = []
+    texts = 0
+
+    def flush(writer: pq.ParquetWriter, rows: list[tuple[str, str]]) -> None:
+        digests = [digest for digest, _ in rows]
+        writer.write_table(
+            pa.table({"content_hash": digests, "content": [content for _, content in rows]}, schema=TEXTS_SCHEMA),
+            row_group_size=chunk_size,
+        )
+        keys.append(chunk_key(digests))
+
+    def write(writer: pq.ParquetWriter) -> None:
+        nonlocal pending, texts
+        ids = ids_needing_vectors(mind.db)
+        for batch in pending_vector_batches(mind.db, ids):
+            page = {digest: content for _, content, digest in batch}
+            for digest, content in page.items():
+                pending.append((digest, content))
+                texts += 1
+                if len(pending) == chunk_size:
+                    flush(writer, pending)
+                    pending = []
+        if pending:
+            flush(writer, pending)
+
+    _write_streamed(
+        texts_url,
+        fs,
+        path,
+        write,
+        lambda: {"version": FORMAT_VERSION, "texts": texts, "chunk_size": chunk_size, "chunks": keys},
+    )
+    return StagedTexts(texts, chunk_size, keys)
+
+
+def chunk_key(content_hashes: list[str]) -> str:
+    """The key of a chunk of texts: the same texts in the same order give the same key."""
+    return hashlib.sha256("\n".join(content_hashes).encode()).hexdigest()[:24]
+
+
+def staged_chunks(texts_url: str) -> StagedTexts:
+    """The chunk size and keys recorded in a staged texts file's footer."""
+    footer = _footer(texts_url)
+    return StagedTexts(int(footer.get("texts", 0)), int(footer["chunk_size"]), list(footer["chunks"]))
 
 
 def _texts_of_chunk(texts_url: str, first: int, last: int) -> Iterator[tuple[str, str]]:
+    """Rows ``first`` to ``last`` of the staged texts, decoding only the row groups that hold them."""
     fs, path = filesystem(texts_url)
-    position = 0
     with reaching(texts_url), fs.open(path, "rb") as source, pq.ParquetFile(source) as staged:
-        for batch in staged.iter_batches(batch_size=TEXTS_BATCH):
-            if position + batch.num_rows > first:
-                for row in batch.slice(max(0, first - position), last - max(first, position)).to_pylist():
+        position = 0
+        for group in range(staged.metadata.num_row_groups):
+            rows = staged.metadata.row_group(group).num_rows
+            if position + rows > first and position < last:
+                table = staged.read_row_group(group)
+                begin = max(0, first - position)
+                for row in table.slice(begin, min(rows, last - position) - begin).to_pylist():
                     yield row["content_hash"], row["content"]
-            position += batch.num_rows
+            position += rows
             if position >= last:
                 return
 
@@ -92,6 +150,20 @@ class EmbeddedChunk:
     url: str
     texts: int  # distinct texts embedded (frame vectors)
     chunk_vectors: int  # windows of long texts embedded
+    kept: bool = False  # the chunk file was already there, made for the same texts by the same embedder
+
+
+def _kept_chunk(chunk_url: str, embedder: Embedder) -> EmbeddedChunk | None:
+    """The chunk file already at ``chunk_url`` (its name is its texts' key) when it was made by an
+    embedder of ``embedder``'s space: a retried step or a second run does not embed it again."""
+    fs, path = filesystem(chunk_url)
+    with reaching(chunk_url):
+        if not fs.exists(path):
+            return None
+    footer = _footer(chunk_url)
+    if footer.get("version") != FORMAT_VERSION or footer.get("fingerprint") != meta_fingerprint(embedder):
+        return None
+    return EmbeddedChunk(chunk_url, int(footer.get("texts", 0)), int(footer.get("chunk_vectors", 0)), kept=True)
 
 
 def embed_chunk(
@@ -102,6 +174,9 @@ def embed_chunk(
     _check_chunk_size(chunk_size)
     if chunk < 0:
         raise InvalidInputError(f"chunk must be >= 0, got {chunk}")
+    kept = _kept_chunk(chunk_url, embedder)
+    if kept is not None:
+        return kept
     items = list(_texts_of_chunk(texts_url, chunk * chunk_size, (chunk + 1) * chunk_size))
     rows: list[dict[str, object]] = []
     windows = 0
@@ -123,21 +198,45 @@ def embed_chunk(
                     ],
                 }
             )
-    footer = {"version": FORMAT_VERSION, "fingerprint": meta_fingerprint(embedder), "texts": texts_url}
+    footer = {
+        "version": FORMAT_VERSION,
+        "fingerprint": meta_fingerprint(embedder),
+        "texts": len(rows),
+        "chunk_vectors": windows,
+    }
     _write_whole(pa.Table.from_pylist(rows, schema=SCHEMA), chunk_url, footer)
     return EmbeddedChunk(chunk_url, len(rows), windows)
 
 
 def _write_whole(table: pa.Table, url: str, footer: dict[str, object]) -> None:
     fs, path = filesystem(url)
+
+    def write(writer: pq.ParquetWriter) -> None:
+        writer.write_table(table)
+
+    _write_streamed(url, fs, path, write, lambda: footer, schema=table.schema)
+
+
+def _write_streamed(
+    url: str,
+    fs: Any,
+    path: str,
+    write: Callable[[pq.ParquetWriter], None],
+    footer: Callable[[], dict[str, object]],
+    schema: pa.Schema = TEXTS_SCHEMA,
+) -> None:
+    """Write ``url`` through ``write(writer)`` into a partial file renamed into place at the end,
+    with ``footer()`` (read after the rows are written) in the file's key-value metadata: the
+    file is there whole or not at all."""
     folder, _, name = path.rpartition("/")
     partial = f"{folder}/.{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.partial"
-    table = table.replace_schema_metadata({FOOTER_KEY: json.dumps(footer).encode()})
     with reaching(url):
         fs.makedirs(folder, exist_ok=True)
         try:
             with fs.open(partial, "wb") as sink:
-                pq.write_table(table, sink, compression="zstd")
+                with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+                    write(writer)
+                    writer.add_key_value_metadata({FOOTER_KEY: json.dumps(footer()).encode()})
             fs.mv(partial, path)
         except BaseException:
             if fs.exists(partial):
@@ -145,12 +244,16 @@ def _write_whole(table: pa.Table, url: str, footer: dict[str, object]) -> None:
             raise
 
 
+def _footer(url: str) -> dict[str, Any]:
+    fs, path = filesystem(url)
+    with reaching(url), fs.open(path, "rb") as source:
+        metadata = pq.read_metadata(source).metadata or {}
+    return json.loads(metadata.get(FOOTER_KEY, b"{}"))
+
+
 def chunk_fingerprint(chunk_url: str) -> dict[str, str]:
     """The embedder fingerprint a chunk file was made with."""
-    fs, path = filesystem(chunk_url)
-    with reaching(chunk_url), fs.open(path, "rb") as source:
-        metadata = pq.read_metadata(source).metadata or {}
-    footer = json.loads(metadata.get(FOOTER_KEY, b"{}"))
+    footer = _footer(chunk_url)
     if footer.get("version") != FORMAT_VERSION:
         raise InvalidInputError(f"{chunk_url} is not a vectors file of this version of mind-harvest")
     return dict(footer["fingerprint"])
@@ -186,37 +289,48 @@ def load_vectors(mind: Mind, chunk_urls: list[str], progress: Progress | None = 
     index.check_fingerprint()
     for url in chunk_urls:
         refuse_other_space(url, mind.embedder)
-    needed: dict[str, list[tuple[int, str]]] = {}
-    for frame_id, content in frames_needing_vectors(mind.db):
-        needed.setdefault(content_hash(content), []).append((frame_id, content))
-    total = sum(len(frames) for frames in needed.values())
+    ids = ids_needing_vectors(mind.db)
+    pending = np.asarray(ids, dtype=np.int64)
+    done = np.zeros(len(pending), dtype=bool)
     result = LoadedVectors()
     for url in chunk_urls:
-        if not needed:
+        if done.all():
             break
         fs, path = filesystem(url)
-        with reaching(url), fs.open(path, "rb") as source:
-            table = pq.read_table(source)
-        entries: list[FrameVectors] = []
-        for row in table.to_pylist():
-            for frame_id, content in needed.pop(row["content_hash"], []):
-                chunks = [
-                    (TextChunk(c["index"], c["char_start"], c["char_end"], ""), c["vector"])
-                    for c in row["chunks"]
-                ]
-                entries.append(FrameVectors(frame_id, content, row["vector"], chunks))
-        entries.sort(key=lambda entry: entry.frame_id)  # the order the engine writes them in
-        for start in range(0, len(entries), EMBED_BATCH):
-            index.store_vectors(entries[start : start + EMBED_BATCH])
-        result.loaded += len(entries)
-        if progress is not None and entries:
-            progress(result.loaded, total)
-    rest = [frame for frames in needed.values() for frame in frames]
-    if rest:
-        result.embedded_here = index.index_frames(rest)
+        with reaching(url), fs.open(path, "rb") as source, pq.ParquetFile(source) as staged:
+            for batch in staged.iter_batches(batch_size=LOAD_BATCH_ROWS):
+                rows = {row["content_hash"]: row for row in batch.to_pylist()}
+                entries = _entries_for(mind, rows, pending, done)
+                for start in range(0, len(entries), EMBED_BATCH):
+                    index.store_vectors(entries[start : start + EMBED_BATCH])
+                result.loaded += len(entries)
+                if progress is not None and entries:
+                    progress(result.loaded, len(ids))
+    rest = pending[~done].tolist()
+    for batch in pending_vector_batches(mind.db, rest):
+        result.embedded_here += index.index_frames([(frame_id, content) for frame_id, content, _ in batch])
         if progress is not None:
-            progress(result.written, total)
+            progress(result.written, len(ids))
     return result
+
+
+def _entries_for(mind: Mind, rows: dict[str, dict[str, Any]], pending: np.ndarray, done: np.ndarray) -> list[FrameVectors]:
+    """The vectors of ``rows`` (a chunk file's, by content hash) for the pending frames holding
+    those texts, in id order (as the engine writes them); marks those frames done."""
+    entries: list[FrameVectors] = []
+    found = mind.db.query(
+        f"SELECT id, content, content_hash FROM memory_frames WHERE content_hash IN ({IN_LIST}) ORDER BY id",
+        (in_list(rows),),
+    )
+    for frame in found:
+        at = int(np.searchsorted(pending, frame["id"]))
+        if at == len(pending) or pending[at] != frame["id"] or done[at]:
+            continue  # not waiting for a vector, or already given one
+        done[at] = True
+        row = rows[frame["content_hash"]]
+        chunks = [(TextChunk(c["index"], c["char_start"], c["char_end"], ""), c["vector"]) for c in row["chunks"]]
+        entries.append(FrameVectors(frame["id"], frame["content"], row["vector"], chunks))
+    return entries
 
 
 def _check_chunk_size(chunk_size: int) -> None:

@@ -9,7 +9,8 @@ Layout under the URL (one folder per mind, one entry per source)::
 
     <workspace>/<source>.parquet                    the staged scan
     <workspace>/<source>.vectors/texts.parquet      the texts of the frames that need a vector
-    <workspace>/<source>.vectors/chunk-00000.parquet the vectors of the first chunk of those texts
+    <workspace>/<source>.vectors/chunk-<key>.parquet the vectors of one chunk of those texts (its key:
+                                                    the digest of its texts' content hashes)
 
 A store that cannot be reached (unknown protocol, missing fsspec package, refused credentials,
 a path that is not a folder) raises ``StagingStoreError`` naming the URL and the reason, so a run
@@ -79,8 +80,8 @@ class StagingStore:
     def texts_url(self, workspace: str, source: str) -> str:
         return f"{self.vectors_url(workspace, source)}/texts{SCAN_SUFFIX}"
 
-    def chunk_url(self, workspace: str, source: str, chunk: int) -> str:
-        return f"{self.vectors_url(workspace, source)}/chunk-{chunk:05d}{SCAN_SUFFIX}"
+    def chunk_url(self, workspace: str, source: str, key: str) -> str:
+        return f"{self.vectors_url(workspace, source)}/chunk-{key}{SCAN_SUFFIX}"
 
     def ensure_reachable(self) -> None:
         """Create the store's root if needed and list it: fails early, with the URL and reason."""
@@ -101,12 +102,16 @@ class StagingStore:
             )
         return [f"{folder}/{name}" for name in names]
 
-    def clear_vectors(self, workspace: str, source: str) -> None:
-        """Remove a source's vector chunks (a new scan makes the old ones meaningless)."""
-        fs, path = filesystem(self.vectors_url(workspace, source))
+    def keep_only_chunks(self, workspace: str, source: str, keys: list[str]) -> int:
+        """Remove the source's vector chunks whose key is not in ``keys`` (made for texts that no
+        longer need a vector); the others are kept for the embedding steps to reuse. The count removed."""
+        wanted = {self.chunk_url(workspace, source, key) for key in keys}
+        stale = [url for url in self.chunk_urls(workspace, source) if url not in wanted]
+        fs, _ = filesystem(self.url)
         with reaching(self.url):
-            if fs.exists(path):
-                fs.rm(path, recursive=True)
+            for url in stale:
+                fs.rm(filesystem(url)[1])
+        return len(stale)
 
 
 def _is_chunk(entry: Any) -> bool:

@@ -7,6 +7,7 @@ Everything here is idempotent and safe to run on a schedule.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -14,7 +15,7 @@ from mind_core.embeddings.base import Embedder
 from mind_core.errors import FingerprintMismatchError
 from mind_core.search import vector_codes
 from mind_core.search.vector_index import LONG_FRAME_WORDS, VectorIndex, split_chunks
-from mind_core.store.db import Database
+from mind_core.store.db import IN_LIST, Database, in_list
 
 _MISSING_FTS = (
     "SELECT f.id, f.content FROM memory_frames f WHERE f.id NOT IN (SELECT rowid FROM memory_frames_fts)"
@@ -37,6 +38,20 @@ _EMBEDDED_LONG_WITHOUT_CHUNKS = (
     "SELECT f.id, f.content FROM memory_frames f WHERE f.embedded_hash = f.content_hash "
     "AND length(f.content) >= ? AND f.id NOT IN (SELECT frame_id FROM memory_frame_chunks)"
 )
+_MISSING_VEC_IDS = "SELECT f.id FROM memory_frames f WHERE f.id NOT IN (SELECT rowid FROM memory_frames_vec)"
+_STALE_VEC_IDS = (
+    "SELECT f.id FROM memory_frames f WHERE f.id IN (SELECT rowid FROM memory_frames_vec) "
+    "AND (f.embedded_hash IS NULL OR f.embedded_hash != f.content_hash)"
+)
+_CHUNK_WITHOUT_VEC_IDS = (
+    "SELECT DISTINCT c.frame_id FROM memory_frame_chunks c "
+    "WHERE c.id NOT IN (SELECT rowid FROM memory_frame_chunks_vec)"
+)
+_EMBEDDED_LONG_WITHOUT_CHUNKS_PAGE = (
+    "SELECT f.id, f.content FROM memory_frames f WHERE f.id > ? AND f.embedded_hash = f.content_hash "
+    "AND length(f.content) >= ? AND f.id NOT IN (SELECT frame_id FROM memory_frame_chunks) ORDER BY f.id LIMIT ?"
+)
+PAGE_ROWS = 2_000  # frames (with their text) read at a time by what walks all frames needing a vector
 _ORPHAN_CHUNK_VEC = (
     "SELECT rowid FROM memory_frame_chunks_vec WHERE rowid NOT IN (SELECT id FROM memory_frame_chunks)"
 )
@@ -52,6 +67,35 @@ def frames_missing_chunk_vectors(db: Database) -> list[Any]:
         if split_chunks(row["content"]):
             missing[row["id"]] = row
     return list(missing.values())
+
+
+def ids_needing_vectors(db: Database) -> list[int]:
+    """The ids of the frames with no vector, a stale one or missing chunk vectors, ascending:
+    ids only (a few bytes a frame), so a million pending frames never sit in memory with their text."""
+    if not db.table_exists("memory_frames_vec"):
+        return []
+    ids = {row[0] for row in db.query(_MISSING_VEC_IDS)}
+    ids.update(row[0] for row in db.query(_STALE_VEC_IDS))
+    if db.table_exists("memory_frame_chunks_vec"):
+        ids.update(row[0] for row in db.query(_CHUNK_WITHOUT_VEC_IDS))
+        after = 0
+        while rows := db.query(_EMBEDDED_LONG_WITHOUT_CHUNKS_PAGE, (after, 2 * LONG_FRAME_WORDS, PAGE_ROWS)):
+            ids.update(row["id"] for row in rows if split_chunks(row["content"]))
+            after = rows[-1]["id"]
+    return sorted(ids)
+
+
+def pending_vector_batches(
+    db: Database, ids: Sequence[int], batch_rows: int = PAGE_ROWS
+) -> Iterator[list[tuple[int, str, str]]]:
+    """(id, content, content hash) of these frames (``ids_needing_vectors``), ``batch_rows`` at a
+    time in id order: what the staging and the reconcile embed, in memory one batch at a time."""
+    for start in range(0, len(ids), batch_rows):
+        rows = db.query(
+            f"SELECT id, content, content_hash FROM memory_frames WHERE id IN ({IN_LIST}) ORDER BY id",
+            (in_list(ids[start : start + batch_rows]),),
+        )
+        yield [(row["id"], row["content"], row["content_hash"]) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -140,17 +184,13 @@ def reconcile_vec_index(db: Database, embedder: Embedder, progress: Any = None) 
     (the original: 50); re-indexing a frame rewrites its chunks with it."""
     if not db.table_exists("memory_frames_vec"):
         return 0
-    fixed = VectorIndex(db, embedder).index_frames(frames_needing_vectors(db), progress=progress)
+    index, ids, fixed = VectorIndex(db, embedder), ids_needing_vectors(db), 0
+    for batch in pending_vector_batches(db, ids):
+        fixed += index.index_frames([(frame_id, content) for frame_id, content, _ in batch])
+        if progress is not None:
+            progress(fixed, len(ids))
     refresh_vector_codes(db)  # rows deleted behind the index's back leave their codes behind
     return fixed
-
-
-def frames_needing_vectors(db: Database) -> list[tuple[int, str]]:
-    """(id, content) of frames with no vector, a stale one or missing chunk vectors."""
-    if not db.table_exists("memory_frames_vec"):
-        return []
-    rows = {r["id"]: r for r in db.query(_MISSING_VEC) + db.query(_STALE_VEC) + frames_missing_chunk_vectors(db)}
-    return [(r["id"], r["content"]) for r in rows.values()]
 
 
 def clean_orphan_fts(db: Database) -> int:

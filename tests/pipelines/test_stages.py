@@ -19,10 +19,7 @@ from pipelines.routing import QUEUE_TAG, STAGE_TAG
 from tests.pipelines import doubles
 from tests.pipelines.harness import add_partitions, harvest, materialized, register
 
-SMALL_CHUNKS = {"ops": {"staged_vectors": {"ops": {
-    "plan_vector_chunks": {"config": {"chunk_texts": 4}},
-    "embed_vector_chunk": {"config": {"chunk_texts": 4}},
-}}}}
+SMALL_CHUNKS = {"ops": {"staged_vectors": {"ops": {"plan_vector_chunks": {"config": {"chunk_texts": 4}}}}}}
 
 
 class FlakyEmbedder(HashingEmbedder):
