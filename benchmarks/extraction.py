@@ -29,7 +29,8 @@ from pathlib import Path
 from _common import SHARED_DATA, percentile, write_results
 
 from mind_core.knowledge.extraction import extract
-from mind_core.knowledge.graph import CO_OCCURS_WITH, KnowledgeGraph
+from mind_core.knowledge.graph import KnowledgeGraph
+from mind_core.knowledge.model import CO_OCCURS_WITH
 from mind_core.store.db import Database
 from mind_core.store.schema import ensure_schema
 

@@ -55,7 +55,6 @@ from realtalk import load_realtalk
 
 from mind_core.embeddings import ORIGINAL_DIMENSIONS, InprocessEmbedder, MockEmbedder
 from mind_core.embeddings.base import Embedder, to_blob
-from mind_core.knowledge.cognify import CognifyPipeline
 from mind_core.mind import Mind
 from mind_core.search import vector_codes
 from mind_core.search.hybrid import SearchConfig
@@ -188,7 +187,7 @@ def run_size(size: int, asked: list[str], single: int, real: InprocessEmbedder) 
         write_s = time.perf_counter() - began
         rates = index_rates(mind, frames, single if use_real else MOCK_SINGLE)
         began = time.perf_counter()
-        CognifyPipeline.from_mind(mind).cognify_batch([frame_id for frame_id, _ in frames])
+        mind.cognify.cognify_batch([frame_id for frame_id, _ in frames])
         cognify_s = time.perf_counter() - began
         lat = latencies(mind, asked)
         mind.close()

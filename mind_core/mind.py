@@ -79,7 +79,7 @@ class Mind:
     @cached_property
     def cognify(self) -> CognifyPipeline:
         """The write path (frame, knowledge graph, vector), built on first use; linking off."""
-        return CognifyPipeline.from_mind(self)
+        return CognifyPipeline(self.frames, self.sessions, self.knowledge, self.search, linker=self.linker)
 
     def reconcile(self) -> reconcile.ReconcileResult:
         """Repair FTS and vector indexes (vectors only when this mind has an embedder)."""

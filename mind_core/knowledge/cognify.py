@@ -22,31 +22,27 @@ a vector.
 
 from __future__ import annotations
 
-import json
 import logging
-import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from mind_core.errors import InvalidInputError
 from mind_core.knowledge.extraction import ExtractedEntity, Extraction, extract
-from mind_core.knowledge.graph import (
+from mind_core.knowledge.graph import KnowledgeGraph
+from mind_core.knowledge.model import (
     CO_OCCURS_WITH,
-    KnowledgeGraph,
     RelationSighting,
+    ascii_lower,
     credit_extractors,
     load_properties,
 )
 from mind_core.search.hybrid import HybridSearch
 from mind_core.search.linker import MemoryLink, MemoryLinker
+from mind_core.store.db import IN_LIST, in_list
 from mind_core.store.frames import IMPORTANCE_LEVELS, Frame, FrameStore
 from mind_core.store.schema import content_hash
 from mind_core.store.sessions import SessionStore
 from mind_core.timestamps import normalize_iso
-
-if TYPE_CHECKING:
-    from mind_core.mind import Mind
 
 log = logging.getLogger(__name__)
 
@@ -57,15 +53,11 @@ COGNIFIED_KEY = "cognified_hash"
 # Shared (never mutated) so a batch's thousands of sightings have their properties checked once.
 _CO_OCCURRENCE_PROPERTIES = {"source": "cognify"}
 _SEMANTIC_PROPERTIES = {"source": "semantic"}
-_CHUNK = 500
-
-# SQLite's lower() folds ASCII only; entity keys must fold the same way as the
-# idx_entities_type_lname index, or a non-ASCII name would be looked up under another key.
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 def _entity_key(entity_type: str, name: str) -> tuple[str, str]:
-    return entity_type, name.translate(_ASCII_LOWER)
+    """An entity's key as ``idx_entities_type_lname`` holds it (names folded as SQLite does)."""
+    return entity_type, ascii_lower(name)
 
 
 @dataclass
@@ -109,17 +101,6 @@ class CognifyPipeline:
         self.db = frames.db
         self.enable_linking = enable_linking
         self.linker = linker or (MemoryLinker(search) if enable_linking else None)
-
-    @classmethod
-    def from_mind(cls, mind: Mind, *, enable_linking: bool = False) -> CognifyPipeline:
-        return cls(
-            mind.frames,
-            mind.sessions,
-            mind.knowledge,
-            mind.search,
-            linker=mind.linker,
-            enable_linking=enable_linking,
-        )
 
     # -- entry points ---------------------------------------------------------------------
     def cognify(
@@ -268,16 +249,12 @@ class CognifyPipeline:
         return outcome
 
     def _still_pending(self, frames: Sequence[Frame]) -> list[Frame]:
-        current: dict[int, tuple[str | None, str | None]] = {}
-        ids = [f.id for f in frames]
-        for start in range(0, len(ids), _CHUNK):
-            chunk = ids[start : start + _CHUNK]
-            rows = self.db.query(
-                f"SELECT id, content_hash, CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.{COGNIFIED_KEY}')"
-                f" END AS marker FROM memory_frames WHERE id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            )
-            current.update({row["id"]: (row["content_hash"], row["marker"]) for row in rows})
+        rows = self.db.query(
+            f"SELECT id, content_hash, CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.{COGNIFIED_KEY}')"
+            f" END AS marker FROM memory_frames WHERE id IN ({IN_LIST})",
+            (in_list(f.id for f in frames),),
+        )
+        current = {row["id"]: (row["content_hash"], row["marker"]) for row in rows}
         return [
             f
             for f in frames
@@ -289,7 +266,7 @@ class CognifyPipeline:
     ) -> dict[tuple[str, str], int]:
         """``{(type, lower name): entity id}`` for every mention, creating the missing entities.
 
-        Existing entities are found with one indexed query per type and chunk (the oldest
+        Existing entities are found with one indexed query per type (the oldest
         active one wins, as in ``KnowledgeGraph.find_entity``); every entity in the graph is
         seen, not only the first 500 of a type. Valid time is event time: a new entity is valid
         from its earliest mentioning frame, an existing one is moved back to it when that is
@@ -310,20 +287,19 @@ class CognifyPipeline:
             by_type.setdefault(entity_type, []).append(lname)
         resolved: dict[tuple[str, str], int] = {}
         for entity_type, names in by_type.items():
-            for start in range(0, len(names), _CHUNK):
-                rows = self.db.query(
-                    "SELECT id, lower(name) AS lname, valid_from, properties FROM knowledge_entities WHERE entity_type = ?"
-                    " AND lower(name) IN (SELECT value FROM json_each(?)) AND valid_to IS NULL ORDER BY id",
-                    (entity_type, json.dumps(names[start : start + _CHUNK])),
-                )
-                for row in rows:
-                    key = (entity_type, row["lname"])
-                    if key in resolved:
-                        continue
-                    resolved[key] = row["id"]
-                    if _sooner(first_seen[key], row["valid_from"]):
-                        self.knowledge.extend_validity_back("entity", row["id"], first_seen[key])
-                    self._credit_extractors(row["id"], row["properties"], found_by[key])
+            rows = self.db.query(
+                "SELECT id, lower(name) AS lname, valid_from, properties FROM knowledge_entities WHERE entity_type = ?"
+                f" AND lower(name) IN ({IN_LIST}) AND valid_to IS NULL ORDER BY id",
+                (entity_type, in_list(names)),
+            )
+            for row in rows:
+                key = (entity_type, row["lname"])
+                if key in resolved:
+                    continue
+                resolved[key] = row["id"]
+                if _sooner(first_seen[key], row["valid_from"]):
+                    self.knowledge.extend_validity_back("entity", row["id"], first_seen[key])
+                self._credit_extractors(row["id"], row["properties"], found_by[key])
         for key, (frame_id, entity) in wanted.items():
             if key in resolved:
                 continue
@@ -384,29 +360,21 @@ class CognifyPipeline:
 
     def _link_counts(self, frame_ids: Sequence[int]) -> dict[int, int]:
         counts = dict.fromkeys(frame_ids, 0)
-        for start in range(0, len(frame_ids), _CHUNK):
-            chunk = frame_ids[start : start + _CHUNK]
-            rows = self.db.query(
-                "SELECT frame_id, COUNT(*) AS n FROM kg_entity_frames"
-                f" WHERE frame_id IN ({','.join('?' * len(chunk))}) GROUP BY frame_id",
-                chunk,
-            )
-            counts.update({row["frame_id"]: row["n"] for row in rows})
+        rows = self.db.query(
+            f"SELECT frame_id, COUNT(*) AS n FROM kg_entity_frames WHERE frame_id IN ({IN_LIST}) GROUP BY frame_id",
+            (in_list(frame_ids),),
+        )
+        counts.update({row["frame_id"]: row["n"] for row in rows})
         return counts
 
     def _index_vectors(self, frames: Sequence[Frame]) -> int:
         """Embed, in one embedder call, the frames whose vector is missing or stale."""
         if self.search.embedder is None or not frames:
             return 0
-        embedded: dict[int, str | None] = {}
-        ids = [f.id for f in frames]
-        for start in range(0, len(ids), _CHUNK):
-            chunk = ids[start : start + _CHUNK]
-            rows = self.db.query(
-                f"SELECT id, embedded_hash FROM memory_frames WHERE id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            )
-            embedded.update({row["id"]: row["embedded_hash"] for row in rows})
+        rows = self.db.query(
+            f"SELECT id, embedded_hash FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(f.id for f in frames),)
+        )
+        embedded = {row["id"]: row["embedded_hash"] for row in rows}
         stale = [(f.id, f.content) for f in frames if f.id in embedded and embedded[f.id] != _digest(f)]
         if not stale:
             return 0

@@ -29,12 +29,12 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from mind_core.knowledge.graph import Entity, KnowledgeGraph, load_properties
+from mind_core.knowledge.graph import KnowledgeGraph
+from mind_core.knowledge.model import Entity, entity_from_row
 from mind_core.knowledge.structure import STRUCTURE_EXTRACTOR, name_key
-from mind_core.store.db import Database
+from mind_core.store.db import IN_LIST, Database, in_list
 
 STATED_GROUP_TYPES = ("mailing_list", "organization")
-_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -59,35 +59,28 @@ def _stated(entity: Entity) -> bool:
 
 
 def _active(db: Database, entity_types: tuple[str, ...]) -> list[Entity]:
-    marks = ",".join("?" * len(entity_types))
     rows = db.query(
-        f"SELECT id, entity_type, name, properties, valid_from, valid_to, recorded_at FROM knowledge_entities"
-        f" WHERE entity_type IN ({marks}) AND valid_to IS NULL ORDER BY id",
-        entity_types,
+        f"SELECT * FROM knowledge_entities WHERE entity_type IN ({IN_LIST}) AND valid_to IS NULL ORDER BY id",
+        (in_list(entity_types),),
     )
-    return [
-        Entity(r["id"], r["entity_type"], r["name"], load_properties(r["properties"]), r["valid_from"], None, r["recorded_at"])
-        for r in rows
-    ]
+    return [entity_from_row(r) for r in rows]
 
 
 def _persons_by_frame(db: Database, entity_ids: list[int]) -> dict[int, dict[int, list[int]]]:
     """``{mentioned entity: {frame: [other active persons linked to that frame]}}``."""
     found: dict[int, dict[int, list[int]]] = {entity_id: {} for entity_id in entity_ids}
-    for start in range(0, len(entity_ids), _CHUNK):
-        chunk = entity_ids[start : start + _CHUNK]
-        rows = db.query(
-            "SELECT m.entity_id AS mention, m.frame_id AS frame, o.entity_id AS other"
-            " FROM kg_entity_frames m LEFT JOIN kg_entity_frames o ON o.frame_id = m.frame_id"
-            " AND o.entity_id != m.entity_id AND o.entity_id IN"
-            " (SELECT id FROM knowledge_entities WHERE entity_type = 'person' AND valid_to IS NULL)"
-            f" WHERE m.entity_id IN ({','.join('?' * len(chunk))})",
-            chunk,
-        )
-        for row in rows:
-            others = found[row["mention"]].setdefault(row["frame"], [])
-            if row["other"] is not None:
-                others.append(row["other"])
+    rows = db.query(
+        "SELECT m.entity_id AS mention, m.frame_id AS frame, o.entity_id AS other"
+        " FROM kg_entity_frames m LEFT JOIN kg_entity_frames o ON o.frame_id = m.frame_id"
+        " AND o.entity_id != m.entity_id AND o.entity_id IN"
+        " (SELECT id FROM knowledge_entities WHERE entity_type = 'person' AND valid_to IS NULL)"
+        f" WHERE m.entity_id IN ({IN_LIST})",
+        (in_list(entity_ids),),
+    )
+    for row in rows:
+        others = found[row["mention"]].setdefault(row["frame"], [])
+        if row["other"] is not None:
+            others.append(row["other"])
     return found
 
 

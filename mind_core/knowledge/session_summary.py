@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from mind_core.store.db import Database
+from mind_core.store.db import IN_LIST, Database, in_list
 from mind_core.store.sessions import SessionStore
 
 SUMMARY_TURN_CHARS = 200
@@ -80,16 +80,11 @@ def close_harvested_sessions(db: Database, source: str, frame_ids: Sequence[int]
             (len(prefix), prefix),
         )
     }
-    ids = list(frame_ids)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        gop_ids |= {
-            r["gop_id"]
-            for r in db.query(
-                f"SELECT DISTINCT gop_id FROM memory_frames WHERE id IN ({','.join('?' * len(chunk))})", chunk
-            )
-            if r["gop_id"].startswith(prefix)
-        }
+    gop_ids |= {
+        r["gop_id"]
+        for r in db.query(f"SELECT DISTINCT gop_id FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(frame_ids),))
+        if r["gop_id"].startswith(prefix)
+    }
     closed = 0
     for gop_id in sorted(gop_ids):
         contents = [

@@ -49,7 +49,8 @@ from typing import Any
 
 from mind_core.errors import InvalidInputError
 from mind_core.knowledge.addresses import address_kind
-from mind_core.knowledge.graph import Entity, KnowledgeGraph, credit_extractors
+from mind_core.knowledge.graph import KnowledgeGraph
+from mind_core.knowledge.model import Entity, credit_extractors
 from mind_core.knowledge.person_context import person_display_name
 from mind_core.store.db import Database
 from mind_core.timestamps import normalize_iso

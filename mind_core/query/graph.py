@@ -14,7 +14,8 @@ from typing import Any
 
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.knowledge.extraction import ENTITY_TYPES
-from mind_core.knowledge.graph import CO_OCCURS_WITH, Entity, KnowledgeGraph, Relation
+from mind_core.knowledge.graph import KnowledgeGraph
+from mind_core.knowledge.model import CO_OCCURS_WITH, Entity, Relation
 from mind_core.query import models
 
 

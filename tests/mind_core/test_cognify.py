@@ -9,7 +9,7 @@ from mind_core.errors import InvalidInputError
 from mind_core.knowledge import graph as knowledge_module
 from mind_core.knowledge.cognify import COGNIFIED_KEY, CognifyPipeline
 from mind_core.knowledge.extraction import Extraction, register_extractor, reset_extractors
-from mind_core.knowledge.graph import CO_OCCURS_WITH, RelationSighting
+from mind_core.knowledge.model import CO_OCCURS_WITH, RelationSighting
 from mind_core.mind import Mind
 from mind_core.search.linker import MemoryLinker
 from mind_core.store import frames as frames_module
@@ -99,18 +99,24 @@ def test_a_repeated_name_is_one_entity(mind):
 
 
 # -- cognify-linking.test ----------------------------------------------------------------------
+def linking_pipeline(mind: Mind, linker: MemoryLinker | None = None) -> CognifyPipeline:
+    """The mind's write path with linking on (``mind.cognify`` has it off)."""
+    return CognifyPipeline(
+        mind.frames, mind.sessions, mind.knowledge, mind.search, linker=linker or mind.linker, enable_linking=True
+    )
+
+
 def test_linking_returns_related_frames_without_self(mind):
     for i, note in enumerate(OTHER_NOTES):
         mind.cognify.cognify(note, gop_id=f"notes-{i}")
-    linking = CognifyPipeline.from_mind(mind, enable_linking=True)
+    linking = linking_pipeline(mind)
     first = linking.cognify("PostgreSQL database migration plan for Project Falcon", gop_id="plan-1")
     assert isinstance(first.related_frames, list)
     assert first.frame_id not in [link.frame_id for link in first.related_frames]
     assert mind.cognify.cognify("An unrelated note about lunch").related_frames is None
 
     # with every match accepted, the closest other frame comes first and the frame itself never
-    accept_all = CognifyPipeline.from_mind(mind, enable_linking=True)
-    accept_all.linker = MemoryLinker(mind.search, threshold=0.0)
+    accept_all = linking_pipeline(mind, MemoryLinker(mind.search, threshold=0.0))
     second = accept_all.cognify(
         "PostgreSQL database migration plan for Project Falcon, next week", gop_id="plan-2"
     )

@@ -16,7 +16,8 @@ import pytest
 
 from mind_core.cli import EXIT_OK, main
 from mind_core.harvest.pipeline import harvest, register_source
-from mind_core.knowledge.graph import Entity, KnowledgeGraph, Relation
+from mind_core.knowledge.graph import KnowledgeGraph
+from mind_core.knowledge.model import Entity, Relation
 from mind_core.mind import Mind
 from mind_core.store.db import Database
 from mind_core.store.home import MindHome

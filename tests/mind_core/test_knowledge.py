@@ -8,7 +8,9 @@ from datetime import datetime, timedelta
 import pytest
 
 from mind_core.errors import InvalidInputError, NotFoundError
-from mind_core.knowledge.graph import CO_OCCURS_WITH, KnowledgeGraph, RelationSighting, text_name_candidates
+from mind_core.knowledge.entities import text_name_candidates
+from mind_core.knowledge.graph import KnowledgeGraph
+from mind_core.knowledge.model import CO_OCCURS_WITH, RelationSighting
 from mind_core.store.db import Database
 from mind_core.store.schema import ensure_schema
 from mind_core.timestamps import format_utc, now_iso, utc_now

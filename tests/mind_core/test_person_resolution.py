@@ -9,7 +9,8 @@ from pathlib import Path
 
 from mind_core.embeddings import create_embedding_provider
 from mind_core.harvest.pipeline import harvest, register_source
-from mind_core.knowledge.graph import CO_OCCURS_WITH, KnowledgeGraph
+from mind_core.knowledge.graph import KnowledgeGraph
+from mind_core.knowledge.model import CO_OCCURS_WITH
 from mind_core.knowledge.people import resolve_people
 from mind_core.mind import Mind
 from mind_core.query.graph import neighbours
