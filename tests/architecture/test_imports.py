@@ -108,7 +108,9 @@ def import_graph(modules: Mapping[str, Module]) -> dict[str, set[str]]:
     return _without_redundant_packages(graph, modules)
 
 
-def _without_redundant_packages(graph: dict[str, set[str]], modules: Mapping[str, Module]) -> dict[str, set[str]]:
+def _without_redundant_packages(
+    graph: dict[str, set[str]], modules: Mapping[str, Module]
+) -> dict[str, set[str]]:
     """``from pkg import mod`` yields both ``pkg`` and ``pkg.mod``; it imports only ``pkg.mod``
     unless the same statement (or another) also takes a name defined in ``pkg`` itself."""
     pruned = {}
@@ -278,9 +280,14 @@ def test_the_layer_rule_catches_each_forbidden_import() -> None:
     ]
     surface = synthetic("mind_core.cli.example", "from mind_core.query import models\nimport dagster\n")
     assert forbidden_imports(surface) == ["dagster"]
-    testing = synthetic("mind_core.testing.example", "from tests import conftest\nfrom mind_core.cli import main\n")
+    testing = synthetic(
+        "mind_core.testing.example", "from tests import conftest\nfrom mind_core.cli import main\n"
+    )
     assert forbidden_imports(testing) == []
-    assert forbidden_imports(synthetic("pipelines.example", "import dagster\nfrom mind_core.cli import main\n")) == []
+    assert (
+        forbidden_imports(synthetic("pipelines.example", "import dagster\nfrom mind_core.cli import main\n"))
+        == []
+    )
 
 
 # -- (b) no cycle --------------------------------------------------------------------------------
@@ -294,7 +301,9 @@ def test_the_cycle_rule_sees_every_kind_of_import() -> None:
         m.name: m
         for m in (
             synthetic("pkg", "", "pkg/__init__.py"),
-            synthetic("pkg.a", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.b import B\n"),
+            synthetic(
+                "pkg.a", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.b import B\n"
+            ),
             synthetic("pkg.b", "def f():\n    from pkg import c\n"),
             synthetic("pkg.c", "from . import a\n"),
             synthetic("pkg.d", "from pkg import VALUE\n"),
@@ -309,7 +318,10 @@ def test_the_cycle_rule_sees_every_kind_of_import() -> None:
     assert sorted(map(sorted, import_cycles(graph))) == [["pkg.a", "pkg.b", "pkg.c"]]
     modules["pkg"] = synthetic("pkg", "from pkg.sub import f\n", "pkg/__init__.py")
     cycles = import_cycles(import_graph(modules))
-    assert sorted(map(sorted, cycles)) == [["pkg", "pkg.d", "pkg.e", "pkg.sub", "pkg.sub.f"], ["pkg.a", "pkg.b", "pkg.c"]]
+    assert sorted(map(sorted, cycles)) == [
+        ["pkg", "pkg.d", "pkg.e", "pkg.sub", "pkg.sub.f"],
+        ["pkg.a", "pkg.b", "pkg.c"],
+    ]
 
 
 # -- (c) a short top ------------------------------------------------------------------------------
@@ -321,7 +333,9 @@ def test_mind_core_top_holds_at_most_twelve_modules() -> None:
 def test_the_top_rule_counts_only_the_top() -> None:
     modules = [synthetic(f"mind_core.m{i}", "") for i in range(13)] + [synthetic("mind_core.store.db", "")]
     assert len(top_level_modules(modules)) == 13 > MAX_TOP_MODULES
-    assert top_level_modules([synthetic("mind_core", "", "mind_core/__init__.py")]) == ["mind_core/__init__.py"]
+    assert top_level_modules([synthetic("mind_core", "", "mind_core/__init__.py")]) == [
+        "mind_core/__init__.py"
+    ]
 
 
 # -- (d) module size -----------------------------------------------------------------------------
@@ -338,7 +352,11 @@ def test_the_size_rule_counts_lines() -> None:
 # -- (e) packages say what they are for ----------------------------------------------------------
 @pytest.mark.parametrize(
     "name",
-    [n for n, m in repository_modules().items() if m.is_package and n.count(".") == 1 and in_scope(n, "mind_core")],
+    [
+        n
+        for n, m in repository_modules().items()
+        if m.is_package and n.count(".") == 1 and in_scope(n, "mind_core")
+    ],
 )
 def test_package_states_its_purpose(name: str) -> None:
     assert states_its_purpose(repository_modules()[name])
@@ -347,5 +365,7 @@ def test_package_states_its_purpose(name: str) -> None:
 def test_the_purpose_rule_wants_a_first_line() -> None:
     assert states_its_purpose(synthetic("mind_core.x", '"""Where rows live."""\n', "mind_core/x/__init__.py"))
     assert not states_its_purpose(synthetic("mind_core.x", "import os\n", "mind_core/x/__init__.py"))
-    assert not states_its_purpose(synthetic("mind_core.x", '"""\n\nWhere rows live."""\n', "mind_core/x/__init__.py"))
+    assert not states_its_purpose(
+        synthetic("mind_core.x", '"""\n\nWhere rows live."""\n', "mind_core/x/__init__.py")
+    )
     assert not states_its_purpose(synthetic("mind_core.x", "", "mind_core/x/__init__.py"))
