@@ -16,7 +16,7 @@ Each rule is a function over module sources, so a synthetic source shows it catc
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -32,13 +32,25 @@ NEVER_IN_MIND_CORE = ("dagster", "pipelines")
 MAX_TOP_MODULES = 12
 MAX_LINES = 700
 
-# Other branches are splitting these files and untangling these cycles at the time of writing;
-# their xfails (strict: a fixed one fails until its mark goes) are removed when the branches merge.
-IN_PROGRESS = {
-    "mind_core.search.": "search",
-    "mind_core.knowledge.": "knowledge",
-    "mind_core.query.": "query",
-    "mind_core.retrieval": "query",
+# Other branches are splitting these files and untangling these cycles at the time of writing:
+# rule -> module -> the branch it lands with. Each is a strict xfail (a fixed one fails until its
+# entry goes); the entries are removed when those branches merge.
+BEING_FIXED: dict[str, dict[str, str]] = {
+    "layers": {"mind_core.retrieval": "query"},
+    "cycles": {
+        "mind_core.knowledge.cognify": "knowledge",
+        "mind_core.mind": "knowledge",
+        "mind_core.query.models": "query",
+        "mind_core.retrieval": "query",
+    },
+    "size": {
+        "mind_core.knowledge.graph": "knowledge",
+        "mind_core.query.api": "query",
+        "mind_core.query.mcp": "query",
+        "mind_core.query.models": "query",
+        "mind_core.retrieval": "query",
+        "mind_core.search.hybrid": "search",
+    },
 }
 
 
@@ -203,52 +215,26 @@ def states_its_purpose(module: Module) -> bool:
     return bool(docstring and docstring.strip() and docstring.splitlines()[0].strip())
 
 
-def in_progress(name: str) -> str | None:
-    return next((branch for prefix, branch in IN_PROGRESS.items() if name.startswith(prefix)), None)
-
-
-def expected_failure(name: str, failing: bool) -> list[pytest.MarkDecorator]:
-    branch = in_progress(name)
-    if branch and failing:
-        return [pytest.mark.xfail(strict=True, reason=f"lands with branch {branch}")]
-    return []
-
-
 @cache
 def cyclic_modules() -> dict[str, set[str]]:
     modules = repository_modules()
     return {name: cycle for cycle in import_cycles(import_graph(modules)) for name in cycle}
 
 
-def cycle_owner(cycle: set[str]) -> str | None:
-    """The branch untangling a cycle: the one owning one of its modules (cognify <-> mind runs
-    through the knowledge package, retrieval <-> query through the query package)."""
-    branches = [in_progress(name) for name in sorted(cycle)]
-    return next((b for b in ("query", "knowledge", "search") if b in branches), None)
-
-
-def cycle_params() -> list:
+def module_params(rule: str, select: Callable[[Module], bool] = lambda m: True) -> list:
+    """One case per module the rule covers, those another branch is fixing marked as such."""
     params = []
-    for name in repository_modules():
-        cycle = cyclic_modules().get(name)
-        branch = cycle_owner(cycle) if cycle else None
+    for name, module in repository_modules().items():
+        if not select(module):
+            continue
+        branch = BEING_FIXED[rule].get(name)
         marks = [pytest.mark.xfail(strict=True, reason=f"lands with branch {branch}")] if branch else []
         params.append(pytest.param(name, marks=marks, id=name))
     return params
 
 
-def module_params(select, failing) -> list:
-    return [
-        pytest.param(name, marks=expected_failure(name, failing(module)), id=name)
-        for name, module in repository_modules().items()
-        if select(module)
-    ]
-
-
 # -- (a) layers ----------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "name", module_params(lambda m: in_scope(m.name, "mind_core"), lambda m: bool(forbidden_imports(m)))
-)
+@pytest.mark.parametrize("name", module_params("layers", lambda m: in_scope(m.name, "mind_core")))
 def test_module_imports_only_what_its_layer_may(name: str) -> None:
     assert forbidden_imports(repository_modules()[name]) == []
 
@@ -291,7 +277,7 @@ def test_the_layer_rule_catches_each_forbidden_import() -> None:
 
 
 # -- (b) no cycle --------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", cycle_params())
+@pytest.mark.parametrize("name", module_params("cycles"))
 def test_module_is_in_no_import_cycle(name: str) -> None:
     assert sorted(cyclic_modules().get(name, ())) == []
 
@@ -339,7 +325,7 @@ def test_the_top_rule_counts_only_the_top() -> None:
 
 
 # -- (d) module size -----------------------------------------------------------------------------
-@pytest.mark.parametrize("name", module_params(lambda m: True, lambda m: line_count(m) > MAX_LINES))
+@pytest.mark.parametrize("name", module_params("size"))
 def test_module_is_at_most_700_lines(name: str) -> None:
     assert line_count(repository_modules()[name]) <= MAX_LINES
 
