@@ -21,7 +21,7 @@ import importlib
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,48 +127,94 @@ def _build_manager() -> pluggy.PluginManager:
     return manager
 
 
-def _call_in_registration_order(hook: pluggy.HookCaller, register: Callable[[Any], None]) -> None:
-    """Call each implementation oldest-registered first (pluggy itself calls newest first).
+@dataclass(frozen=True)
+class HookCall:
+    """One plugin's part in a hook call: what its implementation returned, or what it raised."""
 
-    Registration hooks only collect objects, so order is all that differs: built-ins, in
-    DEFAULT_PLUGINS order, come before entry-point plugins, which makes ``detect_source``
-    deterministic and lets no third-party detector shadow a built-in format.
+    plugin_name: str
+    result: Any = None
+    error: Exception | None = None
+
+
+def call_each(manager: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> Iterator[HookCall]:
+    """Call every implementation of a hook, one plugin at a time, in pluggy's own order (tryfirst
+    first, trylast last, otherwise the newest registered first), each inside the hook's wrappers
+    (``wrapper=True`` and old-style ``hookwrapper=True``) as a plain hook call would be.
+
+    A plain call stops at the first plugin that raises and does not say which one it was; here
+    each plugin's failure is its own ``HookCall`` and the others still run. Lazy: a caller sees
+    one plugin's call (and whatever it registered) before the next plugin is called.
     """
-    for impl in hook.get_hookimpls():
-        if impl.hookwrapper or impl.wrapper:
-            continue
+    hook = getattr(manager.hook, hook_name)
+    implementations = [i for i in reversed(hook.get_hookimpls()) if not (i.wrapper or i.hookwrapper)]
+    for implementation in implementations:
+        others = [i.plugin for i in implementations if i is not implementation]
+        alone = manager.subset_hook_caller(hook_name, remove_plugins=others)
         try:
-            impl.function(register=register)
-        except PluginError:
-            raise
+            results = alone(**kwargs)
         except Exception as exc:
-            raise PluginError(f"plugin {impl.plugin_name!r} failed in {hook.name}: {exc}") from exc
+            yield HookCall(implementation.plugin_name, error=exc)
+        else:
+            yield HookCall(implementation.plugin_name, result=results[0] if results else None)
+
+
+def _registered(manager: pluggy.PluginManager, hook_name: str) -> Iterator[tuple[str, Any]]:
+    """(plugin name, object) for everything the plugins register through a ``register_*`` hook.
+
+    Registration is all or nothing: a plugin that raises fails the whole load with a PluginError
+    naming it, so a broken plugin is fixed rather than silently missing.
+    """
+    registered: list[Any] = []
+    for call in call_each(manager, hook_name, register=registered.append):
+        if call.error is not None:
+            failure = f"plugin {call.plugin_name!r} failed in {hook_name}: {call.error}"
+            raise PluginError(failure) from call.error
+        for obj in registered:
+            yield call.plugin_name, obj
+        registered.clear()
 
 
 def _collect_sources(manager: pluggy.PluginManager) -> dict[str, Source]:
+    """The sources by kind, in plugin registration order (built-ins in DEFAULT_PLUGINS order, then
+    entry-point plugins): ``rank_sources`` breaks ties by this order, so which source claims a path
+    is deterministic and no third-party detector shadows a built-in format."""
+    registration_order = {name: rank for rank, (name, _) in enumerate(manager.list_name_plugin())}
+    found = sorted(_registered(manager, "register_sources"), key=lambda found: registration_order[found[0]])
     sources: dict[str, Source] = {}
-
-    def register(source: Source) -> None:
+    for plugin_name, source in found:
         if not isinstance(source, Source):
             raise PluginError(
-                f"{source!r} is not a source: it needs kind, display_name, detect, scan and fingerprint"
+                f"plugin {plugin_name!r} registered {source!r}, which is not a source: it needs kind, "
+                "display_name, detect, scan and fingerprint"
             )
         kind = source.kind
         if not isinstance(kind, str) or not kind:
-            raise PluginError(f"source {source!r} has no kind name")
+            raise PluginError(f"plugin {plugin_name!r} registered source {source!r} without a kind name")
         if kind in sources:
             raise PluginError(
-                f"two plugins register the source kind {kind!r}: {sources[kind]!r} and {source!r}"
+                f"two plugins register the source kind {kind!r}: {sources[kind]!r} and {source!r} "
+                f"(from {plugin_name!r})"
             )
         sources[kind] = source
-
-    _call_in_registration_order(manager.hook.register_sources, register)
     return sources
 
 
-def _collect(hook: pluggy.HookCaller) -> list[Any]:
-    collected: list[Any] = []
-    _call_in_registration_order(hook, collected.append)
+def _named_with(obj: Any, method: str) -> bool:
+    name = getattr(obj, "name", None)
+    return isinstance(name, str) and bool(name) and callable(getattr(obj, method, None))
+
+
+def _collect(manager: pluggy.PluginManager, hook_name: str, method: str, what: str) -> list[Any]:
+    """What a ``register_*`` hook provides, each object checked: a non-empty str ``name`` and the
+    ``method`` its users call (an extractor's ``extract``, a retriever's ``search``)."""
+    collected = []
+    for plugin_name, obj in _registered(manager, hook_name):
+        if not _named_with(obj, method):
+            raise PluginError(
+                f"plugin {plugin_name!r} registered {obj!r}, which is not {what}: it needs a str "
+                f"`name` and a `{method}` method"
+            )
+        collected.append(obj)
     return collected
 
 
@@ -177,8 +223,8 @@ def _load(manager: pluggy.PluginManager | None = None) -> _Registry:
     return _Registry(
         manager=manager,
         sources=_collect_sources(manager),
-        extractors=_collect(manager.hook.register_extractors),
-        retrievers=_collect(manager.hook.register_retrievers),
+        extractors=_collect(manager, "register_extractors", "extract", "an extractor"),
+        retrievers=_collect(manager, "register_retrievers", "search", "a retriever"),
     )
 
 
@@ -216,12 +262,13 @@ def announce_harvest(mind_home: Path, workspace: str, report: Any) -> list[str]:
     """Tell every ``harvest_finished`` implementation; returns one warning per implementation that
     failed (a history that cannot be written never fails the harvest it describes)."""
     warnings = []
-    for impl in get_plugin_manager().hook.harvest_finished.get_hookimpls():
-        try:
-            impl.function(mind_home=mind_home, workspace=workspace, report=report)
-        except Exception as exc:
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            warnings.append(f"plugin {impl.plugin_name!r} could not record the harvest: {reason}")
+    calls = call_each(
+        get_plugin_manager(), "harvest_finished", mind_home=mind_home, workspace=workspace, report=report
+    )
+    for call in calls:
+        if call.error is not None:
+            reason = (str(call.error).strip().splitlines() or [type(call.error).__name__])[0]
+            warnings.append(f"plugin {call.plugin_name!r} could not record the harvest: {reason}")
     return warnings
 
 
@@ -262,15 +309,12 @@ def rank_sources(path: Path | str) -> list[Detection]:
     target = Path(path)
     registry = _current()
     answered: dict[str, float] = {}
-    for impl in registry.manager.hook.detect_sources.get_hookimpls():
-        if impl.hookwrapper or impl.wrapper:
+    for call in call_each(registry.manager, "detect_sources", path=target):
+        if call.error is not None or not isinstance(call.result, Mapping | None):
+            failure = call.error or TypeError(f"detect_sources returned {call.result!r}, not a mapping")
+            log.warning("plugin %r failed to inspect %s", call.plugin_name, target, exc_info=failure)
             continue
-        try:
-            result = impl.function(path=target)
-        except Exception:
-            log.warning("plugin %r failed to inspect %s", impl.plugin_name, target, exc_info=True)
-            continue
-        for kind, confidence in (result or {}).items():
+        for kind, confidence in (call.result or {}).items():
             if kind in registry.sources and isinstance(confidence, int | float):
                 answered[kind] = max(answered.get(kind, 0.0), min(1.0, max(0.0, float(confidence))))
     ranked: list[Detection] = []

@@ -27,13 +27,8 @@ import duckdb
 import pyarrow as pa
 
 from mind_core import fs_url
-from mind_core.analytics.snapshot import (
-    PART_FILE,
-    SNAPSHOT_TABLES,
-    SNAPSHOTS_TABLE,
-    SnapshotDestinationError,
-    table_schema,
-)
+from mind_core.analytics.snapshot import SnapshotDestinationError
+from mind_core.analytics.snapshot_tables import PART_FILE, SNAPSHOT_TABLES, SNAPSHOTS_TABLE, table_schema
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.text_table import OUTPUT_FORMATS, format_table
 

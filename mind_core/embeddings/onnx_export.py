@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from mind_core.embeddings.base import EmbeddingError
+from mind_core.embeddings.packaged_model import bundled_model_path
 
 CACHE_ENV = "MIND_HARVEST_ONNX_CACHE"
 WEIGHTS_FILE = "model.safetensors"
@@ -308,8 +309,6 @@ def _announce_rebuild(cache: OnnxCache, problem: str) -> None:
 
 def main() -> int:
     """Export the ONNX files now (set-up), so the first query does not pay for it."""
-    from mind_core.embeddings.inprocess import bundled_model_path
-
     try:
         model_dir = bundled_model_path()
         cache = ensure_cache(model_dir)

@@ -9,18 +9,36 @@ is now stated by its I-frame.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from mind_core.knowledge.graph import KnowledgeGraph
+from mind_core.store.db import Database
 from mind_core.timestamps import now_iso
-
-if TYPE_CHECKING:
-    from mind_core.store.frames import FrameStore
 
 P_FRAME_MERGE_THRESHOLD = 10  # a session with more P-frames than this after its I-frame is folded
 P_FRAMES_KEPT = 5  # the newest P-frames stay separate
 MERGE_SEPARATOR = "\n---\n"
+
+
+class StoredFrame(Protocol):
+    @property
+    def id(self) -> int: ...
+    @property
+    def content(self) -> str: ...
+
+
+class FrameEditor(Protocol):
+    """What compaction needs of the frame store (``FrameStore`` is one): the store calls
+    compaction, so compaction names only the operations it uses and never imports the store."""
+
+    db: Database
+
+    def get_latest_i_frame(self, gop_id: str) -> StoredFrame | None: ...
+    def get_p_frames_since_last_i(self, gop_id: str) -> Sequence[StoredFrame]: ...
+    def update(self, frame_id: int, content: str) -> object: ...
+    def delete(self, frame_id: int) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -30,7 +48,7 @@ class CompactionResult:
     p_frames_merged: int = 0
 
 
-def _prune(frames: FrameStore, importance: str, days: int) -> int:
+def _prune(frames: FrameEditor, importance: str, days: int) -> int:
     rows = frames.db.query(
         "SELECT id FROM memory_frames WHERE importance = ? "
         "AND julianday(created_at) < julianday(?, '-' || ? || ' days')",
@@ -40,7 +58,7 @@ def _prune(frames: FrameStore, importance: str, days: int) -> int:
 
 
 def compact(
-    frames: FrameStore, max_temp_age_days: int = 30, max_deprecated_age_days: int = 90
+    frames: FrameEditor, max_temp_age_days: int = 30, max_deprecated_age_days: int = 90
 ) -> CompactionResult:
     db = frames.db
     knowledge = KnowledgeGraph(db)

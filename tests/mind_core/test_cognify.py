@@ -451,7 +451,6 @@ class _CityPlugin:
     @hookimpl
     def register_extractors(self, register):
         register(_CityExtractor())
-        register("not an extractor")  # logged and left out, never a crash
 
 
 def test_cognify_runs_the_extractors_plugins_register_and_records_who_found_what(mind):

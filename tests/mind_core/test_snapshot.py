@@ -14,14 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from mind_core.analytics import snapshot
-from mind_core.analytics.snapshot import (
-    PART_FILE,
-    PROVENANCE_FIELDS,
-    SNAPSHOT_TABLES,
-    partition_dir,
-    snapshot_mind,
-    write_snapshot,
-)
+from mind_core.analytics.snapshot import snapshot_mind, write_snapshot
+from mind_core.analytics.snapshot_tables import PART_FILE, PROVENANCE_FIELDS, SNAPSHOT_TABLES, partition_dir
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.mind import Mind
 from mind_core.store.db import Database

@@ -16,13 +16,12 @@ import pytest
 from mind_core.analytics.queries import Analytics
 from mind_core.analytics.report import write_report
 from mind_core.analytics.snapshot import (
-    PART_FILE,
-    SNAPSHOT_TABLES,
     SNAPSHOT_URL_ENV,
     SnapshotDestinationError,
     snapshot_mind,
     write_snapshot,
 )
+from mind_core.analytics.snapshot_tables import PART_FILE, SNAPSHOT_TABLES
 from mind_core.cli import EXIT_OK, main
 from mind_core.mind import Mind
 from mind_core.store.frames import NewFrame
