@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-
 from mind_core.analytics.queries import Analytics
 from mind_core.analytics.report import write_report
 from mind_core.analytics.snapshot import SnapshotDestinationError, write_snapshot

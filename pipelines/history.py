@@ -23,11 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-
 from mind_core.harvest.stores import FAILING_STATUSES
 from mind_core.store.home import PERSONAL, MindHome
-from pipelines.history_plugin import recorded_mark
-from pipelines.instance import prepare_dagster_home
+from pipelines.instance import prepare_dagster_home, recorded_mark
 from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 
 CHAIN = ("harvest_items", "staged_vectors", "iframe_imports", "cognified_frames", "vector_index")

@@ -12,15 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from mind_core.plugins import hookimpl
-from mind_core.store.home import PERSONAL, MindHome
-from pipelines.instance import dagster_home
-
-MARKS_DIR = "mind_harvest_recorded"
-
-
-def recorded_mark(mind_home: Path, workspace: str, source: str) -> Path:
-    """The file whose presence says the instance holds this source's harvest chain."""
-    return dagster_home(MindHome(mind_home)) / MARKS_DIR / workspace / source
+from mind_core.store.home import PERSONAL
+from pipelines.instance import recorded_mark
 
 
 @hookimpl

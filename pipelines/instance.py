@@ -15,6 +15,7 @@ from mind_core.store.home import MindHome
 
 SHIPPED_CONFIG = Path(__file__).with_name("dagster.yaml")
 INSTANCE_DIR = "dagster"
+MARKS_DIR = "mind_harvest_recorded"
 
 
 def dagster_home(home: MindHome) -> Path:
@@ -33,3 +34,9 @@ def prepare_dagster_home(home: MindHome) -> Path:
     if not config.exists():
         shutil.copyfile(SHIPPED_CONFIG, config)
     return folder
+
+
+def recorded_mark(mind_home: Path, workspace: str, source: str) -> Path:
+    """The file whose presence says the instance holds this source's harvest chain (written by
+    ``pipelines.history`` once it recorded it): an unchanged re-harvest then records nothing."""
+    return dagster_home(MindHome(mind_home)) / MARKS_DIR / workspace / source

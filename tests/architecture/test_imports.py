@@ -38,13 +38,10 @@ MAX_LINES = 700
 BEING_FIXED: dict[str, dict[str, str]] = {
     "layers": {"mind_core.retrieval": "query"},
     "cycles": {
-        "mind_core.knowledge.cognify": "knowledge",
-        "mind_core.mind": "knowledge",
         "mind_core.query.models": "query",
         "mind_core.retrieval": "query",
     },
     "size": {
-        "mind_core.knowledge.graph": "knowledge",
         "mind_core.query.api": "query",
         "mind_core.query.mcp": "query",
         "mind_core.query.models": "query",

@@ -2,9 +2,9 @@
 
 import uuid
 
-import dagster as dg
 import fsspec
 
+import dagster as dg
 from mind_core.harvest.pipeline import harvest as engine_harvest
 from mind_core.harvest.pipeline import register_source
 from mind_core.harvest.staging import staged_scan_info
