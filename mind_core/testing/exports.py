@@ -9,8 +9,10 @@ import json
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
+from email.generator import BytesGenerator
 from email.message import EmailMessage
 from email.utils import format_datetime, formataddr
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
@@ -180,13 +182,10 @@ def write_gemini_takeout(root: Path, conversations: int, prompts_each: int, seed
     return _write_json(root / "Takeout" / "My Activity" / "Gemini Apps" / "MyActivity.json", entries[::-1])
 
 
-def aistudio_prompt(texts: list[str], system: str | None = None) -> dict:
-    """An AI Studio chat file: alternating user/model chunks, with an optional system instruction."""
+def aistudio_prompt(texts: list[str]) -> dict:
+    """An AI Studio chat file: alternating user/model chunks."""
     chunks = [{"role": "user" if i % 2 == 0 else "model", "text": t} for i, t in enumerate(texts)]
-    prompt: dict[str, Any] = {"runSettings": {"model": "models/gemini-2.5-pro"}, "chunkedPrompt": {"chunks": chunks}}
-    if system is not None:
-        prompt["systemInstruction"] = {"parts": [{"text": system}]}
-    return prompt
+    return {"runSettings": {"model": "models/gemini-2.5-pro"}, "chunkedPrompt": {"chunks": chunks}}
 
 
 def write_aistudio_prompts(folder: Path, prompts: int, turns_each: int, seed: int = 7) -> Path:
@@ -253,7 +252,8 @@ class SyntheticMail:
 
 def mail_threads(threads: int, replies_each: int, seed: int = 7) -> list[SyntheticMail]:
     """``threads`` threads of a first mail and ``replies_each`` replies, between two of
-    ``PEOPLE`` taking turns an hour apart; the first mail of every other thread is HTML only."""
+    ``PEOPLE`` taking turns an hour apart; the first mail of every other thread is HTML only, and
+    each first reply begins with ``From `` (which an mbox must escape and a reader unescape)."""
     rng = random.Random(seed)
     mails: list[SyntheticMail] = []
     for t in range(threads):
@@ -269,7 +269,7 @@ def mail_threads(threads: int, replies_each: int, seed: int = 7) -> list[Synthet
                 recipient=PEOPLE[reader],
                 subject=topic if parent is None else f"Re: {topic}",
                 sent=datetime.fromtimestamp(START_EPOCH + 86_400 * t + 3_600 * i, ZONES[writer]),
-                text=f"{text} (thread {t})",
+                text=f"From my side: {text} (thread {t})" if i == 1 else f"{text} (thread {t})",
                 parent=parent,
                 html=parent is None and t % 2 == 1,
             )
@@ -287,9 +287,9 @@ def write_mbox(path: Path, mails: list[SyntheticMail]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as handle:
         for mail in mails:
-            message = mail.to_message()
-            body = message.as_bytes(policy=message.policy.clone(mangle_from_=True))
-            handle.write(_postmark(mail) + body.rstrip(b"\n") + b"\n\n")
+            buffer = BytesIO()
+            BytesGenerator(buffer, mangle_from_=True).flatten(mail.to_message())
+            handle.write(_postmark(mail) + buffer.getvalue().rstrip(b"\n") + b"\n\n")
     return path
 
 
