@@ -23,7 +23,14 @@ from typing import Any
 from mind_core.harvest.importer import MAX_MESSAGE_CHARS
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
-from mind_core.testing.exports import WORDS, chatgpt_conversation
+from mind_core.testing.exports import (
+    START_EPOCH,
+    WORDS,
+    aistudio_prompt,
+    chatgpt_conversation,
+    claude_conversation,
+    takeout_entry,
+)
 
 DEEP = 100_000
 
@@ -173,21 +180,8 @@ def chatgpt_zip(root: Path, rng: random.Random, markers: Markers) -> HostileCase
 
 
 def _claude_conversation(uuid: str, texts: list[str]) -> dict[str, Any]:
-    return {
-        "uuid": uuid,
-        "name": f"claude {uuid}",
-        "created_at": "2025-03-01T10:00:00Z",
-        "updated_at": "2025-03-01T10:05:00Z",
-        "chat_messages": [
-            {
-                "uuid": f"{uuid}-m{i}",
-                "sender": "human" if i % 2 == 0 else "assistant",
-                "text": text,
-                "created_at": f"2025-03-01T10:0{i}:00Z",
-            }
-            for i, text in enumerate(texts)
-        ],
-    }
+    """The flat-text shape: a bad byte put into the text lands in what the reader imports."""
+    return claude_conversation(uuid, f"claude {uuid}", texts, blocks=False)
 
 
 def claude_cases(root: Path, rng: random.Random, markers: Markers) -> list[HostileCase]:
@@ -241,12 +235,7 @@ def _chatgpt_record(uuid: str, texts: list[str]) -> dict[str, Any]:
 
 
 def _takeout_entry(uuid: str, texts: list[str]) -> dict[str, Any]:
-    return {
-        "header": "Gemini Apps",
-        "title": f"Prompted {texts[0]}",
-        "time": f"2025-01-01T03:04:05.{int(uuid.rsplit('-', 1)[1]) % 1000:03d}Z",
-        "safeHtmlItem": [{"html": f"<p>{texts[1]}</p>"}],
-    }
+    return takeout_entry(START_EPOCH + int(uuid.rsplit("-", 1)[1]), texts[0], f"<p>{texts[1]}</p>")
 
 
 BAD_BYTE_EXPORTS = {
@@ -275,8 +264,7 @@ def export_with_bad_bytes(
 
 
 def _aistudio(texts: list[str]) -> bytes:
-    chunks = [{"role": "user" if i % 2 == 0 else "model", "text": t} for i, t in enumerate(texts)]
-    return _dumps({"chunkedPrompt": {"chunks": chunks}})
+    return _dumps(aistudio_prompt(texts))
 
 
 def gemini_folder(root: Path, rng: random.Random, markers: Markers, big_bytes: int) -> HostileCase:
@@ -290,12 +278,7 @@ def gemini_folder(root: Path, rng: random.Random, markers: Markers, big_bytes: i
         _write(folder / f"prompt-{i}.json", _aistudio(texts))
     takeout_text = _text(rng, markers("geminitakeout"))
     entries = [
-        {
-            "header": "Gemini Apps",
-            "title": f"Prompted {takeout_text}",
-            "time": "2025-01-02T03:04:05.678Z",
-            "safeHtmlItem": [{"html": "<p>an answer</p>"}],
-        },
+        takeout_entry(START_EPOCH, takeout_text, "<p>an answer</p>"),
         {"header": "Gemini Apps", "title": "Prompted a bad time", "time": "the day after tomorrow"},
     ]
     _write(folder / "MyActivity.json", _dumps(entries))

@@ -25,7 +25,7 @@ from pipelines.resources import MindHomeResource
 from tests.pipelines import doubles
 from tests.pipelines.harness import add_partitions, harvest, register
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 LOCATION = ("-m", "tests.pipelines.queued_location", "-a", "defs")
 # (workspace, source, conversations, seed): two sources of one mind, one of another

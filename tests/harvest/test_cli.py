@@ -3,6 +3,8 @@ import re
 import threading
 from pathlib import Path
 
+import pytest
+
 from mind_core.cli import EXIT_OK, EXIT_USAGE, main
 from mind_core.harvest.importer import frame_content
 from mind_core.harvest.items import HarvestItem
@@ -108,6 +110,7 @@ def expected_frames(kind: str, path: Path) -> set[str]:
     return hashes
 
 
+@pytest.mark.slow
 def test_harvest_all_shared_data_through_the_cli(tmp_path, capsys, shared_data):
     base = ["--home", str(tmp_path / "home"), "--embedder", "mock", "-q"]
     expected: set[str] = set()
@@ -152,6 +155,7 @@ def test_snapshot_and_analytics_commands(tmp_path, capsys):
     assert code == EXIT_USAGE and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_cli_harvest_waits_for_the_mind_s_other_writer(tmp_path, capsys):
     home = tmp_path / "home"
     export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 2, 5)

@@ -403,6 +403,7 @@ def test_report_without_graph_or_harvests(scene: Scene, tmp_path: Path) -> None:
     assert "no rows" in index.read_text()
 
 
+@pytest.mark.slow
 def test_kg_growth_of_the_shared_mail_spans_the_years_of_its_mails(shared_data: Path, tmp_path: Path) -> None:
     """Issue #16's done-when: the KG-growth chart follows the sources' years, not the harvest day."""
     from mind_core.harvest.pipeline import harvest, register_source

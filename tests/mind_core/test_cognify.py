@@ -428,6 +428,7 @@ def test_connected_profile_ranks_frames_about_related_entities_higher(mind):
 
 
 @pytest.mark.real_model
+@pytest.mark.slow
 def test_real_model_cognified_frame_is_first_for_database_migration(real_embedder):
     with Mind.open(":memory:", embedder=real_embedder) as m:
         for note in OTHER_NOTES:

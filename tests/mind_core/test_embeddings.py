@@ -357,6 +357,7 @@ def test_auto_reads_prefixed_env_keys_but_never_generic_ones(serve, closed_url: 
     assert openai.requests[0]["headers"]["Authorization"] == "Bearer sk-mine"
 
 
+@pytest.mark.slow
 def test_provider_failure_mid_run_raises_instead_of_writing_mock_vectors(serve, missing_model: Path) -> None:
     healthy = {"up": True}
     good = ollama_responder(768)
@@ -378,6 +379,7 @@ def test_provider_failure_mid_run_raises_instead_of_writing_mock_vectors(serve, 
     np.testing.assert_allclose(provider.embed("c")[:768], _vector_for("c", 768), rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_reprobe_switches_to_a_provider_that_came_up(serve, missing_model: Path) -> None:
     up = {"ready": False}
     good = ollama_responder(768)
@@ -668,6 +670,7 @@ def test_inprocess_rejects_bad_batch_size() -> None:
 
 
 @pytest.mark.real_model
+@pytest.mark.slow
 def test_real_model_vectors_are_unit_norm_and_padded(real_embedder: InprocessEmbedder) -> None:
     vectors = real_embedder.embed_batch(["The cat sat on the mat", "", "Ünïcödé and emoji 🐝"])
     assert vectors.shape == (3, 1024) and vectors.dtype == np.float32
@@ -677,6 +680,7 @@ def test_real_model_vectors_are_unit_norm_and_padded(real_embedder: InprocessEmb
 
 
 @pytest.mark.real_model
+@pytest.mark.slow
 def test_real_model_is_semantic(real_embedder: InprocessEmbedder) -> None:
     cat, rug, revenue = real_embedder.embed_batch(
         ["The cat sat on the mat", "A cat was sitting on a rug", "Quarterly revenue grew by 5%"]
@@ -685,6 +689,7 @@ def test_real_model_is_semantic(real_embedder: InprocessEmbedder) -> None:
 
 
 @pytest.mark.real_model
+@pytest.mark.slow
 def test_real_model_batch_equals_single_and_is_deterministic(real_embedder: InprocessEmbedder) -> None:
     texts = ["short", "a somewhat longer sentence about databases and indexes", "third"]
     fp32 = InprocessEmbedder(backend="onnx")
@@ -695,6 +700,7 @@ def test_real_model_batch_equals_single_and_is_deterministic(real_embedder: Inpr
 
 
 @pytest.mark.real_model
+@pytest.mark.slow
 def test_int8_vectors_depend_a_little_on_their_pass() -> None:
     """Dynamic quantization scales activations per pass (all its texts and padding together), so
     an int8 vector moves slightly with its pass-mates: close to the single-text vector, not equal."""
@@ -707,6 +713,7 @@ def test_int8_vectors_depend_a_little_on_their_pass() -> None:
 
 
 @pytest.mark.real_model
+@pytest.mark.slow
 def test_real_model_is_loaded_once_and_exposes_its_window(real_embedder: InprocessEmbedder) -> None:
     assert inprocess_module.load_model() is inprocess_module.load_model()
     assert real_embedder.max_seq_length == 256
@@ -717,6 +724,7 @@ def test_real_model_is_loaded_once_and_exposes_its_window(real_embedder: Inproce
 
 
 @pytest.mark.real_model
+@pytest.mark.slow
 def test_auto_selects_the_real_inprocess_model(real_embedder: InprocessEmbedder, closed_url: str) -> None:
     provider = create_embedding_provider("auto", ollama_url=closed_url, env=_no_env())
     status = provider.get_status()
@@ -733,6 +741,7 @@ def test_auto_selects_the_real_inprocess_model(real_embedder: InprocessEmbedder,
 
 
 @pytest.mark.real_model
+@pytest.mark.slow
 def test_onnx_fp32_reproduces_torch_and_int8_stays_close(real_embedder: InprocessEmbedder) -> None:
     """The measurement behind the fingerprint rule: fp32 ONNX and torch share one vector space
     (cosine >= 0.9999), int8 is near it (mean >= 0.99) but is a space of its own."""

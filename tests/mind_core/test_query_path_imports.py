@@ -72,6 +72,7 @@ def harvested_home(tmp_path: Path, embedder) -> Path:
     return home
 
 
+@pytest.mark.slow
 def test_commands_that_need_no_vector_load_no_model(tmp_path: Path) -> None:
     home = harvested_home(tmp_path, DefaultLike(1024))
     base = ["--home", str(home), "-q"]
@@ -106,6 +107,7 @@ def test_an_unchanged_harvest_already_in_the_history_imports_no_dagster(tmp_path
 
 
 @pytest.mark.real_model
+@pytest.mark.slow
 def test_recall_loads_onnx_runtime_and_never_torch(tmp_path: Path, onnx_cache: Path, real_embedder) -> None:
     home = harvested_home(tmp_path, real_embedder)
     result = run_cli(

@@ -269,6 +269,7 @@ LAST_PARAGRAPH = (
 
 
 @pytest.mark.real_model
+@pytest.mark.slow
 def test_long_frame_is_found_by_a_paraphrase_of_its_last_paragraph(real_embedder):
     m = Mind.open(":memory:", embedder=real_embedder)
     m.sessions.ensure("g")
@@ -282,6 +283,7 @@ def test_long_frame_is_found_by_a_paraphrase_of_its_last_paragraph(real_embedder
 
 
 @pytest.mark.real_model
+@pytest.mark.slow
 def test_real_model_end_to_end(real_embedder):
     m = Mind.open(":memory:", embedder=real_embedder)
     m.sessions.ensure("g")

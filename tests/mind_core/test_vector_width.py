@@ -111,6 +111,7 @@ def test_provider_width_comes_from_the_argument_the_environment_or_the_model():
 
 
 @pytest.mark.real_model
+@pytest.mark.slow
 def test_real_model_native_and_padded_minds_rank_alike(real_embedder, tmp_path):
     native = InprocessEmbedder(backend=real_embedder.backend)
     assert native.dimensions == 384

@@ -18,6 +18,8 @@ from pipelines.partitions import harvest_sources
 from tests.pipelines import doubles
 from tests.pipelines.harness import add_partitions, check_results, harvest, materialized, register
 
+pytestmark = pytest.mark.slow
+
 
 def write_vault(folder):
     (folder / "People").mkdir(parents=True)

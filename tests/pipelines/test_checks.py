@@ -26,6 +26,8 @@ from tests.pipelines.harness import (
     register,
 )
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def harvested(tmp_path, home, instance, resources):

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from pipelines.definitions import defs
 
@@ -51,6 +52,7 @@ def test_definitions_hold_every_asset_check_sensor_schedule_and_job():
     }
 
 
+@pytest.mark.slow
 def test_dagster_definitions_validate_passes(tmp_path):
     result = subprocess.run(
         [str(BIN / "dagster"), "definitions", "validate", "-w", "workspace.yaml"],
@@ -70,6 +72,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_the_webserver_serves_the_assets_over_graphql(tmp_path):
     port = free_port()
     server = subprocess.Popen(

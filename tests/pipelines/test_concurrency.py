@@ -10,12 +10,15 @@ import time
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from mind_core.mind import Mind
 from mind_core.testing.exports import write_chatgpt_export
 from pipelines.instance import prepare_dagster_home
 from pipelines.jobs import WORKSPACE_TAG
 from tests.pipelines.harness import add_partitions, register
+
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -85,6 +85,7 @@ def test_a_dagster_run_of_an_unchanged_source_keeps_it_materialized(tmp_path, ho
     assert all(key in instance.get_materialized_partitions(dg.AssetKey(asset)) for asset in CHAIN)
 
 
+@pytest.mark.slow
 def test_broken_sources_fail_their_runs_with_the_reason(tmp_path, home, instance, resources):
     missing = tmp_path / "gone"
     missing.mkdir()

@@ -3,6 +3,7 @@
 import uuid
 
 import fsspec
+import pytest
 
 import dagster as dg
 from mind_core.harvest.pipeline import harvest as engine_harvest
@@ -62,6 +63,7 @@ def test_a_chunked_harvest_writes_the_same_mind_as_the_engine(tmp_path, home, in
         assert canonical_dump(mind) == engine_dump(tmp_path, export)
 
 
+@pytest.mark.slow
 def test_a_failed_chunk_is_retried_and_the_mind_ends_identical(tmp_path, home, instance, resources):
     export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 2, 4)
     key = register(home, "alpha", "chatgpt", export, "gpt")
@@ -104,6 +106,7 @@ def test_every_step_names_its_queue():
     assert ops["embed_vector_chunk"].retry_policy.max_retries == 3
 
 
+@pytest.mark.slow
 def test_the_harvest_jobs_runs_carry_the_source_so_the_scan_opens_no_mind(
     tmp_path, home, instance, resources, monkeypatch
 ):
@@ -139,6 +142,7 @@ def test_the_harvest_jobs_runs_carry_the_source_so_the_scan_opens_no_mind(
     assert unchanged.success and "harvest_items" not in materialized(unchanged)
 
 
+@pytest.mark.slow
 def test_step_outputs_go_to_the_url_every_worker_reaches(tmp_path, home, instance, resources, monkeypatch):
     """The values the chunk steps hand each other live under $MIND_HARVEST_STEP_OUTPUTS_URL
     (fsspec's in-memory file system standing in for an object store), not in one machine's folder."""

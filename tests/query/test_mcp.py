@@ -202,6 +202,7 @@ async def _round_trip(home: Path) -> dict:
     return seen
 
 
+@pytest.mark.slow
 def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
     seen = anyio.run(_round_trip, tmp_path / "home")
     info = seen["init"].server_info

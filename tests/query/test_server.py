@@ -650,6 +650,7 @@ def test_readonly_open_of_a_mind_in_a_read_only_folder(tmp_path):
 
 
 # -- the `mind serve` command ---------------------------------------------------------------------
+@pytest.mark.slow
 def test_mind_serve_command(tmp_path):
     home = MindHome(tmp_path / "home")
     build_mind(home.personal_path, ["Falcon notes"], create_embedding_provider("mock"))

@@ -1,6 +1,10 @@
 """Two harvesting processes and a recalling one share a mind: no lock failure, exact counts."""
 
+import pytest
+
 from mind_core.testing.concurrency import harvest_while_recalling
+
+pytestmark = pytest.mark.slow
 
 
 def test_two_harvests_and_a_recall_loop_share_one_mind(tmp_path):

@@ -1,6 +1,10 @@
 """SIGKILL during import, during cognify and during vector writes; the rerun equals a clean run."""
 
+import pytest
+
 from mind_core.testing.crash import crash_trials
+
+pytestmark = pytest.mark.slow
 
 
 def test_sigkill_in_each_stage_then_rerun_equals_a_clean_run(tmp_path):

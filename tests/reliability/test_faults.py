@@ -23,6 +23,7 @@ def check(outcome: faults.FaultOutcome) -> None:
     assert outcome.ok
 
 
+@pytest.mark.slow
 def test_read_only_mind_file(root):
     if os.geteuid() == 0 and not shutil.which("setpriv"):
         pytest.skip("root ignores chmod 444 and setpriv (util-linux) is missing to drop to nobody")
@@ -31,12 +32,14 @@ def test_read_only_mind_file(root):
     assert "read-only" in outcome.error_line
 
 
+@pytest.mark.slow
 def test_read_only_folder(root):
     outcome = faults.readonly_folder(root)
     check(outcome)
     assert "read-only" in outcome.error_line
 
 
+@pytest.mark.slow
 def test_a_read_only_mind_is_still_recalled_and_checked(root):
     if os.geteuid() == 0 and not faults.can_mount():
         pytest.skip("root writes into a 555 folder and mounting a read-only tmpfs is not permitted here")
@@ -51,6 +54,7 @@ def test_a_read_only_mind_is_still_recalled_and_checked(root):
 
 
 @pytest.mark.parametrize("method", ["tmpfs", "rlimit"])
+@pytest.mark.slow
 def test_full_disk_then_space_freed(root, method):
     if method == "tmpfs" and not faults.can_mount():
         pytest.skip("mounting a tmpfs is not permitted here; the rlimit variant covers the full disk")

@@ -8,6 +8,7 @@ import pytest
 from mind_core.testing.load import Server, build_home, serve_under_load
 
 
+@pytest.mark.slow
 def test_mixed_hostile_requests_get_clean_answers_and_bounded_memory(tmp_path):
     first, second = serve_under_load(tmp_path, count=200, clients=16, seed=9, rounds=2)
     for result in (first, second):
