@@ -1,11 +1,11 @@
 """Hybrid search: an FTS5 keyword lane and a sqlite-vec vector lane (``lanes``), fused
 (``fusion``), then weighted by a relevance profile (reference-behaviour §3, §4; ``scoring``).
 
-``HybridSearch`` orchestrates one search: it reads the time the question names (``time_lane``)
-and the speakers it names (``speakers``), runs the lanes, fuses them, and lets relevance reorder
-the best-matching candidates. Either way ``rrf_score`` is the fused score on the RRF scale
-(0 .. 2/K) that orders the results, and ``match_score`` what the score thresholds compare
-(``SearchResult``).
+``HybridSearch`` orchestrates one search: it reads the time and the speakers the question names
+(``time_lane``, ``speakers``), runs the two lanes, fuses them (convex by default, or the original
+RRF), and lets the relevance profile reorder the best-matching candidates. Whatever the fusion,
+``rrf_score`` is the fused score on the RRF scale (0 .. 2/K) that orders the results, and
+``match_score`` what the score thresholds compare (``SearchResult``).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from mind_core.timestamps import parse_instant, utc_now
 if TYPE_CHECKING:
     from mind_core.knowledge.graph import KnowledgeGraph
 
-GRAPH_MAX_DEPTH = 3
+GRAPH_MAX_DEPTH = 3  # how far from the question's entities relevance's graph nearness reaches
 
 
 def profile_weights(profile: str) -> ScoringWeights:
@@ -72,6 +72,9 @@ def profile_weights(profile: str) -> ScoringWeights:
 
 
 class HybridSearch:
+    """Search over one mind: the lanes, the time and speaker parts and relevance, run in order by
+    ``search``; ``config`` (``SearchConfig``) may be replaced between searches."""
+
     def __init__(
         self,
         db: Database,
@@ -197,8 +200,8 @@ class HybridSearch:
         words = [word.lower() for word in keyword_tokens(keywords)]
         held = self.keyword_lane.held(words, frames)
         if own_vector is not None:  # the confidence cuts read the question's own similarity
-            found = [fid for fid in head if "vector_similarity" in fused[fid]]
-            for frame_id, similarity in self.vectors.similarities(own_vector, found).items():
+            searched = [fid for fid in head if "vector_similarity" in fused[fid]]
+            for frame_id, similarity in self.vectors.similarities(own_vector, searched).items():
                 fused[frame_id]["question_similarity"] = similarity
         only_a_time = window if window is not None and not topic_words(keywords) else None
         results = []

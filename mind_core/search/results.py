@@ -21,6 +21,8 @@ CLEAR_SIMILARITY = 0.40
 
 @dataclass
 class LaneHit:
+    """One lane's candidate with the lane's own score, before normalization."""
+
     frame_id: int
     score: float  # keyword: BM25 (higher is better); vector: cosine similarity
 
