@@ -38,7 +38,8 @@ from _common import PeakRSS, machine, write_results
 from mind_core.embeddings.base import Embedder
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
-from mind_core.search.hybrid import FUSIONS, SearchConfig, keyword_tokens
+from mind_core.search.config import FUSIONS, SearchConfig
+from mind_core.search.keywords import keyword_tokens
 
 MODES = ("hybrid", "keyword", "vector", "grep")
 DEFAULT_KS = (5, 10, 25, 50)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from mind_core.search.hybrid import RELEVANCE_POOL_FACTOR, RELEVANCE_POOL_LIMIT, SearchResult
+from mind_core.search.config import RELEVANCE_POOL_FACTOR, RELEVANCE_POOL_LIMIT
+from mind_core.search.results import SearchResult
 
 POOL = RELEVANCE_POOL_LIMIT * RELEVANCE_POOL_FACTOR
 # the session strength: the sum of a session's best SESSION_TOP scores ("sum") or its best ("max")

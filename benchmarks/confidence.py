@@ -36,7 +36,9 @@ from mind_core.embeddings import InprocessEmbedder
 from mind_core.embeddings.inprocess import BACKENDS
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
-from mind_core.search.hybrid import CONFIDENT_SIMILARITY, HybridSearch, SearchConfig
+from mind_core.search.config import SearchConfig
+from mind_core.search.hybrid import HybridSearch
+from mind_core.search.results import CONFIDENT_SIMILARITY
 
 NONSENSE = [
     "zxqv blorft quuxle",

@@ -24,7 +24,7 @@ import select_constants
 from _memory_eval import harvested
 
 from mind_core.embeddings import InprocessEmbedder
-from mind_core.search.hybrid import SearchConfig
+from mind_core.search.config import SearchConfig
 
 MULTI_HOP = "1"
 

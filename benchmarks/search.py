@@ -26,8 +26,7 @@ questions, asked in turn in every mode so load on a shared machine hits all mode
   load, the CPU time much less.
 
 The frames are cognified after indexing (entities, relations and entity-frame links, as a
-harvest does), so the entity lane of issue #18 (`hybrid_entity`) walks a real graph;
-`hybrid_feedback` is the keyword lane with RM3 feedback terms; `hybrid_before_blend` the defaults
+harvest does), so relevance's graph nearness walks a real graph; `hybrid_before_blend` the defaults
 before the question's topic blend and speaker names out of the lanes (one query embedding, not two);
 `hybrid_no_time` is the default without the time boost (the dates of a question are parsed only in the default `hybrid`).
 
@@ -57,7 +56,7 @@ from mind_core.embeddings import ORIGINAL_DIMENSIONS, InprocessEmbedder, MockEmb
 from mind_core.embeddings.base import Embedder, to_blob
 from mind_core.mind import Mind
 from mind_core.search import vector_codes
-from mind_core.search.hybrid import SearchConfig
+from mind_core.search.config import SearchConfig
 from mind_core.search.time_window import may_name_a_time
 from mind_core.store.frames import NewFrame
 from mind_core.timestamps import epoch_to_iso
@@ -68,13 +67,11 @@ TARGET_SPEEDUP = 5.0
 MOCK_SINGLE = 3_000  # frames indexed one at a time with the mock embedder (fast: a larger sample)
 NOISE_COSINE = 0.9  # a synthetic frame vector's cosine to the pool vector it was made from
 VECTOR_BATCH = 20_000
-ENTITY = SearchConfig(entity_weight=0.2)
 # before issue #19: both lanes exhaustive (every vector scanned, every frame with a query word ranked)
 SCAN_MODES = {
     "exact": SearchConfig(keyword_split_frames=10**12, prescan_min_vectors=10**12),
     "prescan": SearchConfig(),
 }
-FEEDBACK = SearchConfig(feedback_weight=0.2)
 NO_TIME = SearchConfig(time_weight=0.0)
 # the defaults before the speaker names left the lanes and the topic blend (one embedding per query)
 BEFORE_NAMES_AND_BLEND = SearchConfig(
@@ -144,8 +141,6 @@ def latencies(mind: Mind, asked: list[str]) -> dict[str, dict[str, float]]:
         "hybrid_rrf": hybrid(original),
         "hybrid_no_time": hybrid(NO_TIME),
         "hybrid_before_blend": hybrid(BEFORE_NAMES_AND_BLEND),
-        "hybrid_entity": hybrid(ENTITY),
-        "hybrid_feedback": hybrid(FEEDBACK),
         "keyword": lambda q: search.keyword_search(q, 20),
         "vector": lambda q: search.vector_search(q, 20),
     }

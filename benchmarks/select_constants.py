@@ -14,8 +14,8 @@ question is embedded once. Questions without resolvable evidence are excluded an
 
     .venv/bin/python benchmarks/select_constants.py [--data locomo realtalk] [--k 10]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
-        [--context-windows 2] [--entity-weights ...] [--feedback-weights ...] [--time-weights ...]
-        [--when-weights ...] [--speaker-weights ...] [--drop-speaker-names 0 1] [--topic-blend 0 1]
+        [--context-windows 2] [--time-weights ...] [--speaker-weights ...] [--drop-speaker-names 0 1]
+        [--topic-blend 0 1]
         [--relevance-shares ...] [--session-caps ...]
         [--session-weights ...] [--session-aggregates sum max] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
@@ -42,7 +42,7 @@ from _session_rerank import POOL, SESSION_AGGREGATES, by_session_strength, sprea
 from mind_core.embeddings import InprocessEmbedder
 from mind_core.embeddings.base import Embedder
 from mind_core.embeddings.inprocess import BACKENDS
-from mind_core.search.hybrid import SearchConfig
+from mind_core.search.config import SearchConfig
 
 
 @dataclass(frozen=True)
@@ -90,10 +90,7 @@ def label(config: Setting) -> str:
     methods = "".join(
         f", {name} {value:g}"
         for name, value in (
-            ("entity", config.entity_weight),
-            ("feedback", config.feedback_weight),
             ("time", config.time_weight),
-            ("when", config.when_weight),
             ("speaker", config.speaker_weight),
         )
         if value
@@ -117,8 +114,8 @@ def label(config: Setting) -> str:
 
 
 def grid(args: argparse.Namespace) -> list[Setting]:
-    """The convex grid, crossed with the methods of issue #18 (entity lane, RM3 feedback, time
-    boost, "when" and speaker preference weights, 0 = off), plus the two ablations as candidates (no session context at the default
+    """The convex grid, crossed with the methods of issue #18 (time boost and speaker preference
+    weights, 0 = off), plus the two ablations as candidates (no session context at the default
     vector weight, and the original RRF); the defaults first, so ties keep them."""
     settings = [DEFAULT]
     sessions = [(0.0, DEFAULT.session_aggregate)] + [
@@ -129,10 +126,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         vector_weight,
         depth,
         window,
-        entity,
-        feedback,
         time,
-        when,
         speaker,
         scale,
         share,
@@ -145,10 +139,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         args.vector_weights,
         args.lane_depths,
         args.context_windows,
-        [0.0, *args.entity_weights],
-        [0.0, *args.feedback_weights],
         [0.0, *args.time_weights],
-        [0.0, *args.when_weights],
         [0.0, *args.speaker_weights],
         args.time_scales,
         args.relevance_shares,
@@ -164,10 +155,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
                 vector_weight=vector_weight,
                 lane_depth=depth,
                 context_window=window,
-                entity_weight=entity,
-                feedback_weight=feedback,
                 time_weight=time,
-                when_weight=when,
                 speaker_weight=speaker,
                 time_scale_days=scale if time else DEFAULT.time_scale_days,
                 relevance_share=share,
@@ -183,10 +171,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
 
 
 METHODS = {
-    "entity lane": "entity_weight",
-    "RM3 feedback": "feedback_weight",
     "time boost": "time_weight",
-    "when preference": "when_weight",
     "speaker preference": "speaker_weight",
     "speaker names out of the lanes": "drop_speaker_names",
     "topic blend": "topic_blend",
@@ -453,10 +438,7 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument("--vector-weights", type=float, nargs="+", default=[0.3, 0.5, 0.7])
     parser.add_argument("--lane-depths", type=int, nargs="+", default=[DEFAULT.lane_depth])
     parser.add_argument("--context-windows", type=int, nargs="+", default=[DEFAULT.context_window])
-    parser.add_argument("--entity-weights", type=float, nargs="*", default=[0.1, 0.2])
-    parser.add_argument("--feedback-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--time-weights", type=float, nargs="*", default=[0.2, 0.4])
-    parser.add_argument("--when-weights", type=float, nargs="*", default=[0.2, 0.4])
     parser.add_argument("--speaker-weights", type=float, nargs="*", default=[])
     parser.add_argument(
         "--drop-speaker-names",

@@ -50,7 +50,7 @@ from mind_core.errors import InvalidInputError, MindError
 from mind_core.limits import DEFAULT_RESULTS
 from mind_core.query.models import RecallRequest, parse_request
 from mind_core.search.filters import SourceFilter
-from mind_core.search.hybrid import SearchResult
+from mind_core.search.results import SearchResult
 from mind_core.search.scoring import borrowed_time, dated_by_file
 from mind_core.search.snippets import make_snippet, own_text
 from mind_core.store.db import Database

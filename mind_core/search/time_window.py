@@ -69,18 +69,6 @@ _QUICK = re.compile(
     rf"\d|\b(?:{_MONTH}|{_WEEKDAY}|{_SEASON}|yesterday|today|tonight|ago|last|this|next|past)\b",
     re.IGNORECASE,
 )
-_ASKS_WHEN = re.compile(
-    r"(?:^|[,;:]\s*)(?:when\b|since\s+when|how\s+long\s+ago|what\s+(?:date|day|time|year|month)\b"
-    r"|which\s+(?:date|day|year|month)\b|in\s+what\s+(?:year|month)\b)",
-    re.IGNORECASE,
-)
-_TEXT_DATE = re.compile(
-    rf"\b(?:{_MONTH}\s+{_DAY}|{_DAY}\s+(?:of\s+)?{_MONTH}|{_MONTH},?\s+{_YEAR}"
-    rf"|(?!{_AMBIGUOUS_MONTH}\b){_MONTH}"
-    rf"|\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}|{_YEAR}|{_WEEKDAY}|yesterday|today|tonight|tomorrow"
-    rf"|(?:last|this|next|past)\s+(?:week(?:end)?|month|year|night|{_SEASON})|{_COUNT}\s+{_UNIT}\s+ago)\b",
-    re.IGNORECASE,
-)
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a few": 3, "a couple of": 2, "several": 3,
@@ -122,17 +110,6 @@ def may_name_a_time(text: str) -> bool:
     """The cheap gate: False means the text surely names no date (no digit, month, weekday,
     season or relative word), so nothing else needs to run."""
     return _QUICK.search(text) is not None
-
-
-def asks_when(question: str) -> bool:
-    """Whether the question asks for a time ("When did ...", "How long ago ...", "What year ...")."""
-    return _ASKS_WHEN.search(question) is not None
-
-
-def carries_date(text: str) -> bool:
-    """Whether a text names a time of its own (a date, a weekday, "yesterday", "last week",
-    "two years ago"): a turn that can answer a "when" question together with its event time."""
-    return _TEXT_DATE.search(text) is not None
 
 
 def question_window(question: str, now: datetime) -> TimeWindow | None:

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from mind_core.store.db import Database
+from mind_core.store.db import IN_LIST, Database, in_list
 
 BLOCK_ROWS = 1024
 COMPANION_SQL = """
@@ -55,7 +55,6 @@ REBUILD_PAGE = 20_000  # vectors read per query while rebuilding
 # bits in memory while the token is unchanged (a token, not a counter, so a rolled-back write
 # cannot make two contents share a value)
 VERSION_KEY = "vector_codes_version"
-LOOKUP_SIZE = 500  # int8 codes read per query
 
 
 def sign_bits(vectors: np.ndarray) -> np.ndarray:
@@ -243,14 +242,13 @@ def bit_candidates(
 
 def int8_nearest(db: Database, vec_table: str, query: np.ndarray, rowids: Sequence[int], k: int) -> list[int]:
     """The ``k`` of ``rowids`` nearest the query by their int8 codes (L2), nearest first."""
-    found: list[tuple[int, bytes]] = []
-    for start in range(0, len(rowids), LOOKUP_SIZE):
-        part = rowids[start : start + LOOKUP_SIZE]
-        found += db.query(
-            f"WITH c(id) AS (VALUES {','.join('(?)' for _ in part)}) "
-            "SELECT c.id, q.code FROM c JOIN vector_int8_codes q ON q.vec_table = ? AND q.row = c.id",
-            [*part, vec_table],
+    codes = dict(
+        db.query(
+            f"SELECT row, code FROM vector_int8_codes WHERE vec_table = ? AND row IN ({IN_LIST})",
+            (vec_table, in_list(rowids)),
         )
+    )
+    found = [(rowid, codes[rowid]) for rowid in rowids if rowid in codes]  # in the candidates' order
     if not found:
         return []
     vectors = decode_int8([code for _, code in found])

@@ -29,7 +29,7 @@ from mind_core.embeddings.base import NO_QUANTIZATION, Embedder, at_width, finge
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.search import vector_codes
 from mind_core.search.filters import SourceFilter
-from mind_core.store.db import Database
+from mind_core.store.db import IN_LIST, Database, in_list
 from mind_core.store.frames import delete_vector_rows, scope_clauses
 from mind_core.store.schema import content_hash, get_meta, set_meta, vec_dimensions, vec_table_sql
 
@@ -217,7 +217,7 @@ class VectorIndex:
             self._create_tables(int(self.embedder.dimensions))
             self.db.execute("DELETE FROM memory_frame_chunks")
             self.db.execute("UPDATE memory_frames SET embedded_hash = NULL")
-            self.db.execute(f"DELETE FROM meta WHERE key IN ({','.join('?' for _ in SPACE_KEYS)})", SPACE_KEYS)
+            self.db.execute(f"DELETE FROM meta WHERE key IN ({IN_LIST})", (in_list(SPACE_KEYS),))
             for key, value in meta_fingerprint(self.embedder).items():
                 set_meta(self.db, key, value)
 
@@ -320,11 +320,10 @@ class VectorIndex:
         if self.db.query_one("SELECT 1 FROM memory_frame_chunks LIMIT 1") is not None:
             hits = self.nearest("memory_frame_chunks_vec", blob, k)
             if hits:
-                marks = ",".join("?" for _ in hits)
                 owner = dict(
                     self.db.query(
-                        f"SELECT id, frame_id FROM memory_frame_chunks WHERE id IN ({marks})",
-                        [h[0] for h in hits],
+                        f"SELECT id, frame_id FROM memory_frame_chunks WHERE id IN ({IN_LIST})",
+                        (in_list(h[0] for h in hits),),
                     )
                 )
                 for chunk_id, distance in hits:
@@ -333,11 +332,9 @@ class VectorIndex:
                         best[frame_id] = distance
         if not best:
             return []
-        ids = list(best)
-        marks = ",".join("?" for _ in ids)
         scope, scope_params = scope_clauses("", gop_id, since, until, source)
-        clauses = [f"id IN ({marks})", *scope]
-        params: list[Any] = [*ids, *scope_params]
+        clauses = [f"id IN ({IN_LIST})", *scope]
+        params: list[Any] = [in_list(best), *scope_params]
         alive = {
             r[0] for r in self.db.query(f"SELECT id FROM memory_frames WHERE {' AND '.join(clauses)}", params)
         }
@@ -350,9 +347,10 @@ class VectorIndex:
         blob = to_blob(vector)
         best = dict(self.distances("memory_frames_vec", blob, frame_ids))
         if frame_ids and self.db.query_one("SELECT 1 FROM memory_frame_chunks LIMIT 1") is not None:
-            marks = ",".join("?" for _ in frame_ids)
             owner = dict(
-                self.db.query(f"SELECT id, frame_id FROM memory_frame_chunks WHERE frame_id IN ({marks})", list(frame_ids))
+                self.db.query(
+                    f"SELECT id, frame_id FROM memory_frame_chunks WHERE frame_id IN ({IN_LIST})", (in_list(frame_ids),)
+                )
             )
             for chunk_id, distance in self.distances("memory_frame_chunks_vec", blob, list(owner)):
                 if distance < best.get(owner[chunk_id], math.inf):

@@ -29,10 +29,10 @@ from hypothesis import strategies as st
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.harvest.pipeline import harvest, register_source
+from mind_core.limits import MAX_QUERY_CHARS
 from mind_core.mind import Mind
 from mind_core.plugins import get_source
 from mind_core.retrieval import CombinedRetrieval
-from mind_core.search.hybrid import MAX_QUERY_CHARS
 from mind_core.search.scoring import SCORING_PROFILES
 from mind_core.testing.exports import WORDS, chatgpt_conversation
 

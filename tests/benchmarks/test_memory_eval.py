@@ -15,7 +15,7 @@ from realtalk import load_realtalk  # noqa: E402
 
 from mind_core.harvest.pipeline import harvest, register_source  # noqa: E402
 from mind_core.mind import Mind  # noqa: E402
-from mind_core.search.hybrid import SearchConfig  # noqa: E402
+from mind_core.search.config import SearchConfig  # noqa: E402
 from mind_core.testing.fakes import HashingEmbedder  # noqa: E402
 
 KNOWN = {"D1:1", "D1:2", "D4:4", "D4:6", "D8:6", "D9:1", "D9:17"}

@@ -18,7 +18,7 @@ POINT = {"context_weight": 0.4, "vector_weight": 0.5, "time_weight": 0.0, "speak
 
 def grid_args(options: str) -> argparse.Namespace:
     """The script's own options: context 0.4, vector 0.5, window 2, every method off, unless given."""
-    methods = "--entity-weights --feedback-weights --time-weights --when-weights --speaker-weights"
+    methods = "--time-weights --speaker-weights"
     return sc.arguments().parse_args(f"--context-weights 0.4 --vector-weights 0.5 {methods} {options}".split())
 
 
@@ -65,17 +65,17 @@ def test_the_grid_starts_with_the_defaults_and_holds_both_ablations():
 
 
 def test_the_methods_are_crossed_with_the_grid_and_ablated_on_and_off():
-    args = grid_args("--entity-weights 0.1 --feedback-weights 0.2 --time-weights 0.3")
+    args = grid_args("--time-weights 0.3 --speaker-weights 0.2")
     settings = sc.grid(args)
-    assert sc.Setting(**{**POINT, "time_weight": 0.3}, entity_weight=0.1, feedback_weight=0.2) in settings
-    assert len(settings) == 11  # the defaults, 2 x 2 x 2 method settings, 2 ablations
-    entity = sc.Setting(entity_weight=0.1)
-    # the entity lane wins on every conversation, so with it on the folds do better than off
-    table = {sc.DEFAULT: rows("a", [0.0]) + rows("b", [0.0]), entity: rows("a", [1.0]) + rows("b", [1.0])}
+    assert sc.Setting(**{**POINT, "time_weight": 0.3, "speaker_weight": 0.2}) in settings
+    assert len(settings) == 7  # the defaults, 2 x 2 method settings, 2 ablations
+    boosted = sc.Setting(**{**POINT, "time_weight": 0.3})
+    # the time boost wins on every conversation, so with it on the folds do better than off
+    table = {sc.Setting(**POINT): rows("a", [0.0]) + rows("b", [0.0]), boosted: rows("a", [1.0]) + rows("b", [1.0])}
     ablation = sc.ablation(table, ["a", "b"])
-    assert (ablation["entity lane"]["on"], ablation["entity lane"]["off"]) == (100.0, 0.0)
-    assert "RM3 feedback" not in ablation  # never on in this table: nothing to compare
-    folds = ablation["entity lane"]["per_fold"]
+    assert (ablation["time boost"]["on"], ablation["time boost"]["off"]) == (100.0, 0.0)
+    assert "speaker preference" not in ablation  # never on in this table: nothing to compare
+    folds = ablation["time boost"]["per_fold"]
     assert [(f["held_out"], f["on"], f["off"]) for f in folds] == [("a", 100.0, 0.0), ("b", 100.0, 0.0)]
     assert folds[0]["by_category_on"] == {"1": 100.0} and folds[0]["by_category_off"] == {"1": 0.0}
 

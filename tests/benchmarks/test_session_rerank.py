@@ -7,7 +7,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from _session_rerank import by_session_strength, spread_sessions  # noqa: E402
 
-from mind_core.search.hybrid import SearchResult  # noqa: E402
+from mind_core.search.results import SearchResult  # noqa: E402
 from mind_core.store.frames import Frame  # noqa: E402
 
 

@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 from mind_core.embeddings.base import to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.mind import Mind
-from mind_core.search.hybrid import RRF_K, fts_query, keyword_tokens
+from mind_core.search.config import RRF_K
+from mind_core.search.keywords import keyword_tokens
+from mind_core.search.lanes import fts_query
 from mind_core.search.scoring import (
     SCORING_PROFILES,
     compute_contextual_score,

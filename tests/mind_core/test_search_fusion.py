@@ -6,16 +6,11 @@ import pytest
 
 from mind_core.errors import InvalidInputError
 from mind_core.mind import Mind
-from mind_core.search.hybrid import (
-    MAX_RRF_SCORE,
-    RELEVANCE_POOL_LIMIT,
-    RRF_K,
-    LaneHit,
-    SearchConfig,
-    normalize_by_max,
-    normalize_min_max,
-    without_names,
-)
+from mind_core.search.config import MAX_RRF_SCORE, RELEVANCE_POOL_LIMIT, RRF_K, SearchConfig
+from mind_core.search.fusion import session_neighbours
+from mind_core.search.lanes import Scope, normalize_by_max, normalize_min_max
+from mind_core.search.results import LaneHit
+from mind_core.search.speakers import without_names
 from mind_core.store.schema import FRAME_ROLE_SQL
 from mind_core.testing.fakes import HashingEmbedder
 
@@ -105,10 +100,10 @@ def test_context_stays_inside_the_session_and_the_window():
 def test_session_neighbours_follow_t_within_the_window():
     with build() as mind:
         ids = [f.id for f in mind.frames.get_gop_frames("party")]
-        neighbours = mind.search.session_neighbours({ids[0]}, 1)
+        neighbours = session_neighbours(mind.db, {ids[0]}, 1, Scope())
         assert neighbours[ids[0]] == [ids[1]]
-        assert sorted(mind.search.session_neighbours({ids[1]}, 1)[ids[1]]) == [ids[0], ids[2]]
-        assert sorted(mind.search.session_neighbours({ids[0]}, 2)[ids[0]]) == [ids[1], ids[2]]
+        assert sorted(session_neighbours(mind.db, {ids[1]}, 1, Scope())[ids[1]]) == [ids[0], ids[2]]
+        assert sorted(session_neighbours(mind.db, {ids[0]}, 2, Scope())[ids[0]]) == [ids[1], ids[2]]
 
 
 def test_a_neighbour_outside_the_time_filter_is_never_returned():
@@ -155,10 +150,10 @@ def test_rrf_option_is_the_original_fusion():
 
 def test_lane_hits_carry_scores_in_rank_order():
     with build() as mind:
-        keyword = mind.search.keyword_hits("birthday party", 10)
+        keyword = mind.search.keyword_lane.hits("birthday party", 10, Scope())
         assert keyword and all(hit.score > 0 for hit in keyword)
         assert [h.score for h in keyword] == sorted((h.score for h in keyword), reverse=True)
-        vector = mind.search.vector_hits("birthday party", 10)
+        vector = mind.search.vector_lane.hits("birthday party", 10, Scope())
         assert [h.score for h in vector] == sorted((h.score for h in vector), reverse=True)
         assert all(-1.0 - 1e-6 <= h.score <= 1.0 + 1e-6 for h in vector)
 
@@ -174,53 +169,7 @@ def test_normalizations():
     assert normalize_min_max([]) == {} and normalize_by_max([]) == {}
 
 
-# -- the entity lane and pseudo-relevance feedback (issue #18; off by default) --------------------
-def build_trip(config: SearchConfig) -> tuple[Mind, dict[str, int]]:
-    """A trip to the Grand Canyon told in two sessions; the second never names the question's words."""
-    mind = Mind.open(":memory:", embedder=HashingEmbedder())
-    mind.search.config = config
-    for gop in ("may", "june", "other"):
-        mind.sessions.ensure(gop)
-    texts = {
-        "named": ("may", "Caroline: we drove to the Grand Canyon with the kids"),
-        "photos": ("june", "Caroline: here are the sunrise photos from our canyon hike"),
-        **{f"other{i}": ("other", text) for i, text in enumerate(OTHER)},
-    }
-    ids = {key: mind.frames.create_i_frame(gop, text).id for key, (gop, text) in texts.items()}
-    mind.search.index_frames_batch(mind.frames.get_many(list(ids.values())).values())
-    canyon, _ = mind.knowledge.upsert_entity("place", "Grand Canyon")
-    mind.knowledge.link_entity_to_frame(canyon, ids["named"])
-    mind.knowledge.link_entity_to_frame(canyon, ids["photos"])  # the photos are evidence of the trip
-    return mind, ids
-
-
-def test_the_entity_lane_brings_in_frames_evidencing_the_question_entity():
-    query = "Grand Canyon trip pictures"
-    mind, ids = build_trip(SearchConfig(entity_weight=0.3))
-    with mind:
-        results = mind.search.search(query, limit=10, explain=True)
-        photos = next(r for r in results if r.frame.id == ids["photos"])
-        assert photos.explain["entity_score"] > 0 and photos.explain["entity_rank"] is not None
-        unrelated = [r for r in results if r.frame.id not in (ids["named"], ids["photos"])]
-        assert all(r.explain["entity_score"] == 0 for r in unrelated)
-        assert all(photos.rrf_score > r.rrf_score for r in unrelated)
-    mind, ids = build_trip(SearchConfig())
-    with mind:
-        without = {r.frame.id: r for r in mind.search.search(query, limit=10, explain=True)}
-        assert "entity_score" not in without[ids["named"]].explain  # the lane is off by default
-        assert ids["photos"] not in without or without[ids["photos"]].rrf_score < photos.rrf_score
-
-
-def test_feedback_terms_come_from_the_top_frames_not_the_query():
-    mind, ids = build_trip(SearchConfig(feedback_weight=0.3))
-    with mind:
-        results = mind.search.search("Grand Canyon", limit=10, explain=True)
-        terms = results[0].explain["feedback_terms"]
-        assert "drove" in terms and "kids" in terms
-        assert not {"grand", "canyon"} & set(terms)
-
-
-@pytest.mark.parametrize("kwargs", [{"entity_weight": 1.5}, {"feedback_weight": -0.1}, {"speaker_weight": 1.2}])
+@pytest.mark.parametrize("kwargs", [{"time_weight": 1.5}, {"relevance_share": -0.1}, {"speaker_weight": 1.2}])
 def test_method_weights_outside_zero_to_one_are_refused(kwargs):
     with pytest.raises(InvalidInputError):
         SearchConfig(**kwargs)
@@ -264,9 +213,9 @@ def test_a_question_naming_no_speaker_or_every_speaker_leaves_the_match_alone():
     mind, ids = build_speakers(SearchConfig(speaker_weight=0.5))
     with mind:
         frame_ids = list(ids.values())
-        assert mind.search.speaker_scores("what was painted?", frame_ids) == {}
-        assert mind.search.speaker_scores("What do Caroline and Melanie both paint?", frame_ids) == {}
-        scores = mind.search.speaker_scores("What is Melanie's favourite painting?", frame_ids)
+        assert mind.search.speakers.scores("what was painted?", frame_ids) == {}
+        assert mind.search.speakers.scores("What do Caroline and Melanie both paint?", frame_ids) == {}
+        scores = mind.search.speakers.scores("What is Melanie's favourite painting?", frame_ids)
         assert scores == {ids["asks"]: 0.0, ids["answers"]: 1.0, ids["praises"]: 0.0, ids["unrelated"]: 1.0}
 
 
@@ -393,8 +342,8 @@ def test_a_chats_generic_roles_name_no_speaker():
     turns = [("user", "how do I add a user to postgres?"), ("assistant", "run CREATE ROLE with LOGIN")]
     ids = [mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}}).id for role, text in turns]
     with mind:
-        assert mind.search.speaker_scores("add a user to postgres", ids) == {}
-        assert mind.search.speaker_scores("what did the assistant answer?", ids) == {}
+        assert mind.search.speakers.scores("add a user to postgres", ids) == {}
+        assert mind.search.speakers.scores("what did the assistant answer?", ids) == {}
 
 
 def test_the_minds_speakers_come_from_the_role_index_and_follow_new_frames():
@@ -403,9 +352,9 @@ def test_the_minds_speakers_come_from_the_role_index_and_follow_new_frames():
     mind, ids = build_speakers(SearchConfig(speaker_weight=0.5))
     with mind:
         frame_ids = list(ids.values())
-        assert mind.search.speaker_scores("what did Jon say about the lake?", frame_ids) == {}
+        assert mind.search.speakers.scores("what did Jon say about the lake?", frame_ids) == {}
         plan = " ".join(str(row[-1]) for row in mind.db.query(f"EXPLAIN QUERY PLAN SELECT MIN({FRAME_ROLE_SQL}) FROM memory_frames"))
         assert "idx_frames_role" in plan
         jon = mind.frames.create_i_frame("chat", "Jon: the lake froze", metadata={"provenance": {"role": "Jon"}}).id
-        scores = mind.search.speaker_scores("what did Jon say about the lake?", [*frame_ids, jon])
+        scores = mind.search.speakers.scores("what did Jon say about the lake?", [*frame_ids, jon])
         assert scores[jon] == 1.0 and scores[ids["answers"]] == 0.0

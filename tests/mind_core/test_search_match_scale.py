@@ -14,7 +14,7 @@ from mind_core.retrieval import (
     LOCAL_COVERAGE_SCORE_THRESHOLD,
     map_memory_result,
 )
-from mind_core.search.hybrid import MATCH_SCALE_CONTEXT_WEIGHT, MATCH_SCALE_VECTOR_WEIGHT, SearchConfig
+from mind_core.search.config import MATCH_SCALE_CONTEXT_WEIGHT, MATCH_SCALE_VECTOR_WEIGHT, SearchConfig
 from mind_core.search.linker import DEFAULT_LINK_THRESHOLD, MemoryLinker
 from mind_core.testing.fakes import HashingEmbedder
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from mind_core.cli.recall import format_recall
 from mind_core.mind import Mind
 from mind_core.retrieval import CombinedRetrieval
-from mind_core.search.hybrid import SearchConfig
+from mind_core.search.config import SearchConfig
 from mind_core.search.snippets import bold_markdown
 from mind_core.testing.fakes import HashingEmbedder
 
 PLAIN = SearchConfig(time_weight=0.0)
-BOOSTED = SearchConfig(time_weight=0.5, when_weight=0.5)
+BOOSTED = SearchConfig(time_weight=0.5)
 # nearly the same words at three times: May's has the most other words, so it matches least
 COOKING = [
     ("2022-11-11T18:00:00Z", "Caroline: we cooked a big pot of chili with friends"),
@@ -34,10 +34,9 @@ def contents(results) -> list[str]:
     return [r.frame.content for r in results]
 
 
-def test_the_time_boost_is_on_by_default_and_the_when_preference_is_not():
+def test_the_time_boost_is_on_by_default():
     default = build(SearchConfig()).search
     assert contents(default.search("who cooked chili with Caroline in May 2023?"))[0] == COOKING[1][1]
-    assert "when_score" not in default.search("When did Caroline cook chili?", explain=True)[0].explain
 
 
 def test_a_date_in_the_question_moves_the_frame_of_that_time_up():
@@ -67,23 +66,6 @@ def test_a_window_outside_the_candidates_changes_nothing():
     boosted = build(BOOSTED).search.search(question, explain=True)
     assert contents(boosted) == contents(plain)
     assert "time_score" not in boosted[0].explain
-
-
-def test_a_when_question_prefers_a_frame_that_carries_a_date():
-    mind = build(BOOSTED)
-    mind.sessions.ensure("told")
-    dated = mind.frames.create_i_frame(
-        "told", "Melanie: the pottery class was yesterday", created_at="2023-06-01T10:00:00Z"
-    )
-    plain = mind.frames.create_i_frame(
-        "told", "Melanie: the pottery class start was fun", created_at="2023-06-02T10:00:00Z"
-    )
-    mind.search.index_frames_batch([dated, plain])
-    results = mind.search.search("When did the pottery class start?", limit=2, explain=True)
-    assert contents(results)[0] == dated.content
-    assert results[0].explain["when_score"] == 1.0
-    mind.search.config = PLAIN
-    assert contents(mind.search.search("When did the pottery class start?", limit=2))[0] == plain.content
 
 
 def test_only_since_and_until_filter_hard():

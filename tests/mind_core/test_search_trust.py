@@ -17,7 +17,8 @@ from mind_core.harvest.importer import import_items
 from mind_core.harvest.items import HarvestItem, HarvestMessage
 from mind_core.mind import Mind
 from mind_core.retrieval import CombinedRetrieval, record_access
-from mind_core.search.hybrid import CLEAR_SIMILARITY, CONFIDENT_SIMILARITY, SearchConfig
+from mind_core.search.config import SearchConfig
+from mind_core.search.results import CLEAR_SIMILARITY, CONFIDENT_SIMILARITY
 from mind_core.search.scoring import HARVEST_TIME, SCORING_PROFILES, borrowed_time, borrowed_time_sql
 from mind_core.search.snippets import bold_markdown
 from mind_core.testing.fakes import HashingEmbedder

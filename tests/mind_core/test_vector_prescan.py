@@ -11,7 +11,7 @@ import pytest
 
 from mind_core.mind import Mind
 from mind_core.search import vector_codes
-from mind_core.search.hybrid import SearchConfig
+from mind_core.search.config import SearchConfig
 from mind_core.store.frames import NewFrame
 from mind_core.store.schema import applied_migrations
 from mind_core.testing.fakes import HashingEmbedder

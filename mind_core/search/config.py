@@ -1,0 +1,82 @@
+"""How a search turns its lanes into one ranking: ``SearchConfig`` and the fixed constants of the
+fusion (RRF's K, lane depths, the relevance pool, the scale that score thresholds compare on)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mind_core.errors import InvalidInputError
+from mind_core.search.vector_index import PRESCAN_MIN_VECTORS
+
+RRF_K = 60
+MAX_RRF_SCORE = 2.0 / RRF_K  # rank 0 in both lanes
+LANE_DEPTH_FACTOR = 2  # rrf: each lane returns limit * 2 candidates, as the original
+RELEVANCE_POOL_FACTOR = 2 * LANE_DEPTH_FACTOR  # fused candidates that relevance may reorder, per result
+RELEVANCE_POOL_LIMIT = 10  # the pool is never smaller than for this many results (the default limit)
+FUSIONS = ("convex", "rrf")
+# The fusion weights the score thresholds (linker 0.6, coverage 0.7, conflict 0.6) were calibrated
+# on: ``match_score`` reads the lanes at these, so equal lane weights keep "one lane alone gives at
+# most 0.5" whatever ``SearchConfig.vector_weight`` and ``context_weight`` order the results by.
+MATCH_SCALE_VECTOR_WEIGHT = 0.5
+MATCH_SCALE_CONTEXT_WEIGHT = 0.4
+# The keyword lane in a large mind: BM25 is computed for every frame that holds any query word, so
+# one word in a quarter of the frames (a speaker's name, "make") costs 50-170 ms at 100,000
+# frames. There, the frames are those holding one of the query's rarer words (in at most
+# ``COMMON_WORD_SHARE`` of the frames), still ranked by every word (``KeywordLane.match_expression``).
+KEYWORD_SPLIT_FRAMES = 20_000
+
+
+def relevance_pool_size(limit: int) -> int:
+    """How many of the best-matching candidates relevance may reorder: ``RELEVANCE_POOL_FACTOR``
+    per result, and never fewer than for ``RELEVANCE_POOL_LIMIT`` results, so every limit up to
+    that one reorders the same pool: a longer list extends a shorter one, never reorders its head."""
+    return max(limit, RELEVANCE_POOL_LIMIT) * RELEVANCE_POOL_FACTOR
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """How the two lanes become one ranking (``mind_core.search.fusion``).
+
+    The weights are the setting best over the six LoCoMo and REALTALK conversations together, the
+    one leave-one-conversation-out chose most often (context 0.4, vector 0.5, time 0.6, speaker 0.3;
+    benchmarks/README.md);
+    they order the results only: the score thresholds read ``match_score``, whose weights are fixed.
+    """
+
+    fusion: str = "convex"
+    vector_weight: float = 0.5
+    lane_depth: int = 100
+    context_window: int = 2
+    context_weight: float = 0.4
+    time_weight: float = 0.6  # share of the match that depends on nearness to the question's dates
+    speaker_weight: float = 0.3  # share that depends, for a question naming a speaker, on who said the frame
+    # the lanes search the question without the names of the mind's speakers: a name says who said
+    # it, which the speaker preference reads, not what was said (a lane choice: it moves match_score)
+    drop_speaker_names: bool = True
+    # the vector lane searches the mean direction of the question's vector and its topic words'
+    # ("What activities does Melanie partake in?" + "activities partake"): a question's vector lies
+    # near other questions, its topic's near the statements that answer it
+    topic_blend: bool = True
+    time_scale_days: float = 1.0  # the time boost's shortest decay scale: a day's window reaches the next day
+    # how much of the shown score the relevance profile (recency, importance, graph nearness,
+    # popularity) may take away from the match: 1 = all of it, 0 = relevance only breaks ties
+    relevance_share: float = 1.0
+    # from how many frames the keyword lane leaves frames holding only common words out, and the
+    # vector lane pre-scans quantized vectors (benchmarks force these to 0 to measure the effect)
+    keyword_split_frames: int = KEYWORD_SPLIT_FRAMES
+    prescan_min_vectors: int = PRESCAN_MIN_VECTORS
+
+    def __post_init__(self) -> None:
+        if self.fusion not in FUSIONS:
+            raise InvalidInputError(f"unknown fusion {self.fusion!r}; expected one of {', '.join(FUSIONS)}")
+        if not 0.0 <= self.vector_weight <= 1.0:
+            raise InvalidInputError(f"vector_weight must be within 0..1, got {self.vector_weight}")
+        shares = (self.time_weight, self.speaker_weight, self.relevance_share)
+        if not all(0.0 <= share <= 1.0 for share in shares):
+            raise InvalidInputError("time_weight, speaker_weight, relevance_share: within 0..1")
+        if self.time_scale_days <= 0:
+            raise InvalidInputError(f"time_scale_days must be > 0, got {self.time_scale_days}")
+        if self.lane_depth < 1 or self.context_window < 0 or not 0.0 <= self.context_weight <= 1.0:
+            raise InvalidInputError(
+                "lane_depth must be >= 1, context_window >= 0, context_weight within 0..1"
+            )

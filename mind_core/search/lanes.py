@@ -1,0 +1,213 @@
+"""The two lanes a search runs: the FTS5 keyword lane (with a LIKE fallback) and the sqlite-vec
+vector lane, each returning its candidates with their raw scores, and how each lane's scores are
+normalized to 0..1 before the fusion combines them.
+
+No user query can raise or inject FTS5 syntax: the keyword lane only ever sends quoted word
+tokens joined with OR; a failure of either lane degrades to the other, never to an exception.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mind_core.search.config import KEYWORD_SPLIT_FRAMES
+from mind_core.search.filters import SourceFilter
+from mind_core.search.keywords import NON_WORD, keyword_tokens
+from mind_core.search.results import LaneHit
+from mind_core.search.vector_index import VectorIndex
+from mind_core.store.db import IN_LIST, Database, escape_like, in_list
+from mind_core.store.frames import Frame, scope_clauses
+
+log = logging.getLogger(__name__)
+
+# Words that ask about a time without naming a topic: a question of only these and a date ("what
+# happened in June 2010", "anything new last week") is answered by the frames of that time.
+QUESTION_FILLER = frozenset(
+    "what happened happen happens going discussed discuss talked talk said anything something "
+    "new news did was were any there".split()
+)
+COMMON_WORD_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which frames a search may find: one session, an event-time range, a source filter (each
+    optional). Both lanes apply it in SQL, so a narrow scope still fills a lane."""
+
+    gop_id: str | None = None
+    since: str | None = None
+    until: str | None = None
+    source: SourceFilter | None = None
+
+    def clauses(self, alias: str) -> tuple[list[str], list[Any]]:
+        """SQL conditions on the frames table (alias ``alias``, or "" for none)."""
+        return scope_clauses(alias, self.gop_id, self.since, self.until, self.source)
+
+
+def topic_words(keywords: str) -> list[str]:
+    """The words of a question that name a topic: its keywords less ``QUESTION_FILLER``. None
+    left (and a date) means the question asks only what happened at that time."""
+    return [word for word in keyword_tokens(keywords) if word.lower() not in QUESTION_FILLER]
+
+
+def any_of(tokens: list[str]) -> str:
+    """FTS5 for "any of these words": each quoted, OR-joined."""
+    return " OR ".join(f'"{token}"' for token in tokens)
+
+
+def fts_query(query: str) -> str:
+    """The FTS5 MATCH expression: each token quoted, OR-joined (recall over precision)."""
+    return any_of(keyword_tokens(query))
+
+
+def normalize_by_max(hits: list[LaneHit]) -> dict[int, float]:
+    """BM25 has a natural zero, so a lane's scores are divided by the best one (0..1)."""
+    best = max((hit.score for hit in hits), default=0.0)
+    if best <= 0:
+        return {hit.frame_id: 1.0 for hit in hits}
+    return {hit.frame_id: hit.score / best for hit in hits}
+
+
+def normalize_min_max(hits: list[LaneHit], cut: bool = True) -> dict[int, float]:
+    """Cosine similarities have no useful zero (unrelated text still scores ~0.1-0.3), so when
+    the lane's list was cut at its depth the candidates are stretched to 0..1 between the score
+    at the cut and the best. A list that was not cut (the whole mind fitted) has no such floor:
+    then 0 is the floor, so two near-equal candidates stay near-equal."""
+    if not hits:
+        return {}
+    low = min(hit.score for hit in hits) if cut else min(0.0, *(hit.score for hit in hits))
+    high = max(hit.score for hit in hits)
+    if high - low < 1e-12:
+        return {hit.frame_id: 1.0 for hit in hits}
+    return {hit.frame_id: (hit.score - low) / (high - low) for hit in hits}
+
+
+class KeywordLane:
+    """FTS5 matches ranked by BM25; ``split_frames``: from how many frames a query mixing rare and
+    common words finds frames by its rarer words only (``match_expression``)."""
+
+    def __init__(self, db: Database, split_frames: int = KEYWORD_SPLIT_FRAMES) -> None:
+        self.db = db
+        self.split_frames = split_frames
+
+    def hits(self, query: str, limit: int, scope: Scope, phrases: Sequence[str] = ()) -> list[LaneHit]:
+        """FTS5 matches in rank order with their BM25 score (FTS5's ``rank`` negated, >= 0);
+        ``phrases`` match as whole phrases besides the query's words."""
+        if not fts_query(query) and not any(phrase.strip() for phrase in phrases):
+            return []
+        clauses, scope_params = scope.clauses("mf")
+        sql = (
+            "SELECT mf.id, memory_frames_fts.rank FROM memory_frames_fts "
+            "JOIN memory_frames mf ON mf.id = memory_frames_fts.rowid "
+            f"WHERE {' AND '.join(['memory_frames_fts MATCH ?', *clauses])} ORDER BY rank LIMIT ?"
+        )
+        try:
+            params: list[Any] = [self.match_expression(query, phrases), *scope_params, limit]
+            return [LaneHit(row[0], max(0.0, -float(row[1]))) for row in self.db.query(sql, params)]
+        except self.db.errors.Error as exc:
+            log.warning("FTS query failed (%s); using the LIKE fallback", exc)
+            return [LaneHit(frame_id, 1.0) for frame_id in self.like_fallback(query, limit, scope)]
+
+    def match_expression(self, query: str, phrases: Sequence[str] = ()) -> str:
+        """The FTS5 expression of the keyword lane: :func:`fts_query`, except in a mind of at least
+        ``split_frames`` frames when the query mixes rarer words with common ones (in more
+        than COMMON_WORD_SHARE of the frames). Then it is ``(rarer) AND (every word)``: the frames
+        are those holding a rarer word, and BM25 still counts every word, the rarer ones twice
+        (FTS5 scores each phrase of the expression). A frame holding only common words is left
+        out; such a frame ranks low anyway (a common word's IDF is small) and ranking all of
+        them is what made the lane slow. Measured: benchmarks/README.md (issue #19). ``phrases``
+        count as one term each."""
+        tokens = keyword_tokens(query) + [p for p in (" ".join(p.split()) for p in phrases) if p]
+        every = any_of(tokens)
+        if len(tokens) < 2:
+            return every
+        frames = int(self.db.scalar("SELECT max(id) FROM memory_frames") or 0)  # ids issued: cheap
+        if frames < self.split_frames:
+            return every
+        rarer = [t for t in tokens if self.document_frequency(t) <= COMMON_WORD_SHARE * frames]
+        if not rarer or len(rarer) == len(tokens):
+            return every
+        return f"({any_of(rarer)}) AND ({every})"
+
+    def document_frequency(self, word: str) -> int:
+        """How many frames hold the word (as FTS5 matches it); 0 when FTS5 cannot say."""
+        try:
+            return int(
+                self.db.scalar("SELECT COUNT(*) FROM memory_frames_fts WHERE memory_frames_fts MATCH ?", (f'"{word}"',))
+                or 0
+            )
+        except self.db.errors.Error:
+            return 0
+
+    def like_fallback(self, query: str, limit: int, scope: Scope) -> list[int]:
+        """The frames containing any of the query's words, latest first: the lane when FTS5 fails."""
+        tokens = [t for t in (NON_WORD.sub("", w) for w in query.split()) if t] or [query]
+        clauses, scope_params = scope.clauses("")
+        clauses = ["(" + " OR ".join("content LIKE ? ESCAPE '\\'" for _ in tokens) + ")", *clauses]
+        params: list[Any] = [*(f"%{escape_like(t)}%" for t in tokens), *scope_params]
+        try:
+            rows = self.db.query(
+                f"SELECT id FROM memory_frames WHERE {' AND '.join(clauses)} "
+                "ORDER BY julianday(created_at) DESC LIMIT ?",
+                [*params, limit],
+            )
+        except self.db.errors.Error:
+            return []
+        return [row[0] for row in rows]
+
+    def held(self, words: list[str], frames: dict[int, Frame]) -> dict[int, set[str]]:
+        """Which of ``words`` (lower case) each frame holds: as written, or as the keyword lane
+        matches it (FTS5's porter stems: "painting" in a frame that says "painted"), so the
+        keyword share shown never says 0% of a frame the keyword lane ranked first."""
+        held = {frame_id: {word for word in words if word in frame.content.lower()} for frame_id, frame in frames.items()}
+        for word in words:
+            missing = [frame_id for frame_id, found in held.items() if word not in found]
+            if not missing:
+                continue
+            rows = self.db.query(
+                f"SELECT rowid FROM memory_frames_fts WHERE memory_frames_fts MATCH ? AND rowid IN ({IN_LIST})",
+                (any_of([word]), in_list(missing)),
+            )
+            for (frame_id,) in rows:
+                held[frame_id].add(word)
+        return held
+
+
+class VectorLane:
+    """The nearest frames by cosine similarity, over the mind's ``VectorIndex``."""
+
+    def __init__(self, vectors: VectorIndex) -> None:
+        self.vectors = vectors
+
+    def hits(self, query: str, limit: int, scope: Scope, vector: Any = None) -> list[LaneHit]:
+        """Nearest frames with their cosine similarity (``1 - d^2 / 2``: vectors are unit length)
+        to the query's vector, or to ``vector`` when given (``query_vectors``)."""
+        if self.vectors.embedder is None or not query.strip():
+            return []
+        try:
+            searched = self.vectors.embed_query(query) if vector is None else vector
+            hits = self.vectors.knn(searched, limit, scope.gop_id, scope.since, scope.until, scope.source)
+        except self.vectors.db.errors.Error as exc:
+            log.warning("vector lane unavailable (%s); keyword results only", exc)
+            return []
+        return [LaneHit(frame_id, 1.0 - distance * distance / 2.0) for frame_id, distance in hits]
+
+    def query_vectors(self, query: str, lane_query: str, topic: str | None) -> tuple[Any, Any]:
+        """(the vector the vector lane searches, the question's own vector) from one embedder call.
+        The lane searches ``lane_query``'s vector, or the mean direction of it and ``topic``'s; the
+        confidence cuts (``CONFIDENT_SIMILARITY``) were calibrated on the question's own vector."""
+        texts = list(dict.fromkeys(text for text in (query, lane_query, topic) if text))
+        if len(texts) == 1:
+            own = self.vectors.embed_query(query)
+            return own, own
+        vectors = dict(zip(texts, np.asarray(self.vectors.embedder.embed_batch(texts), dtype=np.float32), strict=True))
+        lane = vectors[lane_query]
+        if topic and topic != lane_query:
+            lane = lane + vectors[topic]
+            lane /= max(float(np.linalg.norm(lane)), 1e-12)
+        return lane, vectors[query]

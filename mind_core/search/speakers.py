@@ -1,0 +1,78 @@
+"""The speakers a question names, and the preference for what they said.
+
+"What did Melanie paint?" is answered by Melanie's turns, while the turns that say her name are
+mostly the other speaker addressing her. So a question naming a speaker of the mind (the message
+author a chat importer records as ``provenance.role``) prefers that speaker's frames
+(``SearchConfig.speaker_weight``), and the lanes search it without the name
+(``SearchConfig.drop_speaker_names``): a name says who said it, not what was said.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mind_core.search.lanes import topic_words
+from mind_core.search.until_changed import UntilChanged
+from mind_core.store.db import IN_LIST, Database, in_list
+from mind_core.store.schema import FRAME_ROLE_SQL
+
+# The roles an AI chat export gives its two sides name no one a question asks about: "add a user
+# to postgres" must not prefer the user's turns over the assistant's answer.
+GENERIC_ROLES = frozenset({"user", "assistant", "system", "tool", "model", "human", "unknown"})
+
+
+def without_names(text: str, names: set[str]) -> str:
+    """``text`` without the given names (and their possessive "'s"), unless nothing else of
+    substance would be left: "What did Melanie paint?" -> "What did paint?", "Melanie" -> "Melanie"."""
+    if not names:
+        return text
+    pattern = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    left = re.sub(rf"\b(?:{pattern})(?:['\u2019]s)?\b", " ", text, flags=re.IGNORECASE)
+    left = re.sub(r"\s+", " ", left).strip()
+    return left if topic_words(left) else text
+
+
+class Speakers:
+    """The mind's speakers, read once per change of the mind (``UntilChanged``)."""
+
+    def __init__(self, db: Database, kept: UntilChanged) -> None:
+        self.db = db
+        self.kept = kept
+
+    def named(self, query: str) -> set[str]:
+        """The mind's speakers (lower case) the query names as a whole word, generic roles left out."""
+        asked = query.lower()
+        return {
+            speaker
+            for speaker in self.kept.get("speakers", self._all) - GENERIC_ROLES
+            if speaker in asked and re.search(rf"\b{re.escape(speaker)}\b", asked)
+        }
+
+    def scores(self, query: str, frame_ids: list[int]) -> dict[int, float]:
+        """For a question that names some but not all of the candidates' speakers: 1 for a frame
+        said by a named speaker, 0 for one said by another. A question naming no speaker, or
+        every one, leaves all frames alone (empty), and so does a word that is a chat's generic
+        role (``GENERIC_ROLES``: "user", "assistant", ...). A question that names none of the
+        mind's speakers (most do not) reads no frame's role."""
+        asked = self.named(query)
+        if not asked:
+            return {}
+        rows = self.db.query(
+            f"SELECT id, {FRAME_ROLE_SQL} FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(frame_ids),)
+        )
+        roles = {row[0]: row[1].lower() for row in rows if isinstance(row[1], str) and row[1].strip()}
+        speakers = set(roles.values())
+        named = asked & speakers
+        if not named or named == speakers:
+            return {}
+        return {frame_id: 1.0 if role in named else 0.0 for frame_id, role in roles.items()}
+
+    def _all(self) -> set[str]:
+        """Every speaker of the mind, lower case: the distinct roles, read by hopping through
+        ``idx_frames_role`` (a loose index scan: its cost grows with the speakers, not the frames)."""
+        rows = self.db.query(
+            f"WITH RECURSIVE r(v) AS (SELECT MIN({FRAME_ROLE_SQL}) FROM memory_frames UNION ALL"
+            f" SELECT (SELECT MIN({FRAME_ROLE_SQL}) FROM memory_frames WHERE {FRAME_ROLE_SQL} > r.v)"
+            " FROM r WHERE r.v IS NOT NULL) SELECT v FROM r WHERE v IS NOT NULL"
+        )
+        return {row[0].lower() for row in rows if isinstance(row[0], str) and row[0].strip()}
