@@ -47,6 +47,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "plugins.gemini",
     "plugins.markdown",
     "plugins.email",
+    "plugins.whatsapp",
 )
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)

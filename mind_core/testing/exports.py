@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import zipfile
+from datetime import datetime
 from pathlib import Path
 
 WORDS = (
@@ -64,4 +66,62 @@ def write_chatgpt_export(path: Path, conversations: int, messages_each: int, see
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data))
+    return path
+
+
+# -- messaging and document exports (plugins/whatsapp.py, plaintext.py, pdf.py, web.py, calendar) --
+WHATSAPP_STYLES = ("ios", "android", "us", "german")
+
+
+def whatsapp_stamp(moment: datetime, style: str) -> str:
+    """A message's opening stamp as the phone's locale writes it (docs/formats.md)."""
+    if style == "ios":
+        return f"[{moment:%d/%m/%Y, %H:%M:%S}] "
+    if style == "android":
+        return f"{moment:%d/%m/%Y, %H:%M} - "
+    if style == "us":
+        hour = moment.hour % 12 or 12
+        return f"{moment.month}/{moment.day}/{moment:%y}, {hour}:{moment:%M}\u202f{'AM' if moment.hour < 12 else 'PM'} - "
+    if style == "german":
+        return f"{moment:%d.%m.%y, %H:%M} - "
+    raise ValueError(f"unknown WhatsApp style {style!r}; expected one of {', '.join(WHATSAPP_STYLES)}")
+
+
+def write_whatsapp_export(
+    path: Path,
+    turns: list[tuple[str, str, datetime]],
+    style: str = "ios",
+    *,
+    system_lines: bool = True,
+    media: dict[str, bytes] | None = None,
+) -> Path:
+    """A WhatsApp "Export chat" of ``turns`` (speaker, text, wall-clock time) in ``style``.
+
+    ``path`` ending in ``.zip`` writes the archive the phone shares (``_chat.txt`` plus the
+    ``media`` files); else the text file itself. ``system_lines`` opens the chat with the
+    encryption notice and a join, as real exports do. A text with line breaks is a multi-line
+    message, written as the app writes it (continuation lines without a stamp)."""
+    lines: list[str] = []
+    if system_lines and turns:
+        first = turns[0][2]
+        notice = "Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them."
+        if style == "ios":
+            lines.append(f"\u200e{whatsapp_stamp(first, style)}Chat: \u200e{notice}")
+            lines.append(f"\u200e{whatsapp_stamp(first, style)}Chat: \u200e{turns[0][0]} joined using this group's invite link")
+        else:
+            lines.append(f"{whatsapp_stamp(first, style)}{notice} Tap to learn more.")
+            lines.append(f"{whatsapp_stamp(first, style)}{turns[0][0]} joined using this group's invite link")
+    for speaker, text, moment in turns:
+        lines.append(f"{whatsapp_stamp(moment, style)}{speaker}: {text}")
+    body = "\n".join(lines) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("_chat.txt", body)
+            for name, data in (media or {}).items():
+                archive.writestr(name, data)
+    else:
+        path.write_text(body, encoding="utf-8")
+        for name, data in (media or {}).items():
+            (path.parent / name).write_bytes(data)
     return path
