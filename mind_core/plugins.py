@@ -48,6 +48,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "plugins.markdown",
     "plugins.email",
     "plugins.whatsapp",
+    "plugins.plaintext",
 )
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
