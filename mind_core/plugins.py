@@ -49,6 +49,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "plugins.email",
     "plugins.whatsapp",
     "plugins.plaintext",
+    "plugins.pdf",
 )
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)

@@ -125,3 +125,58 @@ def write_whatsapp_export(
         for name, data in (media or {}).items():
             (path.parent / name).write_bytes(data)
     return path
+
+
+def _pdf_string(text: str) -> str:
+    return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
+
+
+def write_pdf(
+    path: Path,
+    pages: list[str],
+    *,
+    title: str | None = None,
+    author: str | None = None,
+    created: datetime | None = None,
+) -> Path:
+    """A small PDF 1.4 file, one page per text (lines in Helvetica; an empty text is a page
+    without a text layer, as a scanned page is), with an Info dictionary when given
+    title/author/created (``D:YYYYMMDDHHmmSSZ``). Written object by object with its xref table,
+    as ISO 32000-1 §7.5 lays a file out."""
+    objects: list[str] = ["<< /Type /Catalog /Pages 2 0 R >>", ""]
+    page_ids = []
+    font_id = 3
+    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    for text in pages:
+        lines = text.split("\n") if text else []
+        stream = "BT /F1 12 Tf 14 TL 72 740 Td " + " ".join(f"{_pdf_string(line)} Tj T*" for line in lines) + " ET"
+        objects.append(f"<< /Length {len(stream.encode('latin-1'))} >>\nstream\n{stream}\nendstream")
+        content_id = len(objects)
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_id} 0 R"
+            f" /Resources << /Font << /F1 {font_id} 0 R >> >> >>"
+        )
+        page_ids.append(len(objects))
+    objects[1] = f"<< /Type /Pages /Kids [{' '.join(f'{i} 0 R' for i in page_ids)}] /Count {len(page_ids)} >>"
+    info = []
+    if title is not None:
+        info.append(f"/Title {_pdf_string(title)}")
+    if author is not None:
+        info.append(f"/Author {_pdf_string(author)}")
+    if created is not None:
+        info.append(f"/CreationDate (D:{created:%Y%m%d%H%M%S}Z)")
+    if info:
+        objects.append("<< " + " ".join(info) + " >>")
+    body = b"%PDF-1.4\n"
+    offsets = []
+    for number, obj in enumerate(objects, start=1):
+        offsets.append(len(body))
+        body += f"{number} 0 obj\n{obj}\nendobj\n".encode("latin-1")
+    xref = len(body)
+    body += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    body += "".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode()
+    trailer = f"/Size {len(objects) + 1} /Root 1 0 R" + (f" /Info {len(objects)} 0 R" if info else "")
+    body += f"trailer\n<< {trailer} >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(body)
+    return path
