@@ -50,6 +50,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "plugins.whatsapp",
     "plugins.plaintext",
     "plugins.pdf",
+    "plugins.web",
 )
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)

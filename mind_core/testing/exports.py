@@ -180,3 +180,21 @@ def write_pdf(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(body)
     return path
+
+
+def article_html(title: str, paragraphs: list[str], *, author: str | None = None, published: str | None = None) -> str:
+    """A web page as blogs write one: navigation, the article (heading, paragraphs), a footer."""
+    meta = "".join(
+        [
+            f'<meta name="author" content="{author}">' if author else "",
+            f'<meta property="article:published_time" content="{published}">' if published else "",
+        ]
+    )
+    body = "".join(f"<p>{text}</p>" for text in paragraphs)
+    return (
+        f"<!DOCTYPE html><html><head><title>{title} | Example Blog</title>{meta}</head><body>"
+        '<nav><a href="/">Home</a> | <a href="/about">About</a> | <a href="/archive">Archive</a></nav>'
+        f"<main><article><h1>{title}</h1>{body}</article></main>"
+        "<footer>Subscribe to the newsletter. Copyright Example Blog. All rights reserved.</footer>"
+        "</body></html>"
+    )
