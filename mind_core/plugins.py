@@ -51,6 +51,8 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "plugins.plaintext",
     "plugins.pdf",
     "plugins.web",
+    "plugins.ical",
+    "plugins.vcard",
 )
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)

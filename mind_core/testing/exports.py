@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import random
 import zipfile
-from datetime import datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 WORDS = (
     "project falcon database migration postgres sqlite release budget meeting alice bob carol dashboard "
@@ -198,3 +199,104 @@ def article_html(title: str, paragraphs: list[str], *, author: str | None = None
         "<footer>Subscribe to the newsletter. Copyright Example Blog. All rights reserved.</footer>"
         "</body></html>"
     )
+
+
+def write_ics(path: Path, events: list[dict], *, with_zone_definition: bool = False) -> Path:
+    """An RFC 5545 calendar: each event a dict of uid, summary, start/end (aware datetimes, or
+    dates for all-day), zone (TZID written with the local time), organizer/attendees
+    (``(name, address)``), and optional location, description, rrule, recurrence_id, status.
+    Lines are folded at 75 octets and end in CRLF, as §3.1 asks."""
+
+    def stamp(value: datetime | date, zone: str | None) -> tuple[str, str]:
+        if not isinstance(value, datetime):
+            return ";VALUE=DATE", f"{value:%Y%m%d}"
+        if zone:
+            return f";TZID={zone}", f"{value.astimezone(ZoneInfo(zone)):%Y%m%dT%H%M%S}"
+        return "", f"{value.astimezone(UTC):%Y%m%dT%H%M%SZ}"
+
+    lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//mind-harvest//tests//EN"]
+    if with_zone_definition:
+        lines += [
+            "BEGIN:VTIMEZONE", "TZID:Europe/Berlin",
+            "BEGIN:DAYLIGHT", "TZOFFSETFROM:+0100", "TZOFFSETTO:+0200", "DTSTART:19700329T020000",
+            "RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU", "END:DAYLIGHT",
+            "BEGIN:STANDARD", "TZOFFSETFROM:+0200", "TZOFFSETTO:+0100", "DTSTART:19701025T030000",
+            "RRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU", "END:STANDARD",
+            "END:VTIMEZONE",
+        ]  # fmt: skip
+    for event in events:
+        zone = event.get("zone")
+        lines += ["BEGIN:VEVENT", f"UID:{event['uid']}", "DTSTAMP:20240101T000000Z"]
+        for name in ("start", "end"):
+            if event.get(name) is not None:
+                params, value = stamp(event[name], zone)
+                lines.append(f"DT{name.upper()}{params}:{value}")
+        if event.get("recurrence_id") is not None:
+            params, value = stamp(event["recurrence_id"], zone)
+            lines.append(f"RECURRENCE-ID{params}:{value}")
+        lines.append(f"SUMMARY:{_ics_text(event['summary'])}")
+        for name in ("location", "description", "status"):
+            if event.get(name):
+                lines.append(f"{name.upper()}:{_ics_text(event[name])}")
+        if event.get("rrule"):
+            lines.append(f"RRULE:{event['rrule']}")
+        if event.get("organizer"):
+            person, address = event["organizer"]
+            lines.append(f"ORGANIZER;CN={person}:mailto:{address}")
+        for person, address in event.get("attendees", ()):
+            lines.append(f"ATTENDEE;CN={person};ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED:mailto:{address}")
+        lines.append("END:VEVENT")
+    lines.append("END:VCALENDAR")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(("\r\n".join(_folded(line) for line in lines) + "\r\n").encode())
+    return path
+
+
+def _ics_text(value: str) -> str:
+    return value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
+
+
+def _folded(line: str, width: int = 75) -> str:
+    """A content line folded as RFC 5545 §3.1 / RFC 6350 §3.2 do: CRLF and a space every 75 octets."""
+    data = line.encode()
+    if len(data) <= width:
+        return line
+    parts, rest = [], data
+    while rest:
+        cut = min(len(rest), width if not parts else width - 1)
+        while cut < len(rest) and (rest[cut] & 0xC0) == 0x80:  # never inside a UTF-8 character
+            cut -= 1
+        parts.append(rest[:cut].decode())
+        rest = rest[cut:]
+    return "\r\n ".join(parts)
+
+
+def write_vcf(path: Path, contacts: list[dict], *, version: str = "3.0") -> Path:
+    """An RFC 6350 (or 2426, ``version="3.0"``) address book: each contact a dict of name
+    (``(given, family)``), emails, phones, organization, title, address (``(street, city,
+    postcode, country)``), birthday (a date), note, uid."""
+    lines: list[str] = []
+    for contact in contacts:
+        given, family = contact["name"]
+        lines += ["BEGIN:VCARD", f"VERSION:{version}", f"FN:{given} {family}", f"N:{family};{given};;;"]
+        if contact.get("uid"):
+            lines.append(f"UID:{contact['uid']}")
+        for index, email in enumerate(contact.get("emails", ())):
+            lines.append(f"EMAIL;TYPE={'work' if index == 0 else 'home'}:{email}")
+        for phone in contact.get("phones", ()):
+            lines.append(f"TEL;TYPE=cell:{phone}")
+        if contact.get("organization"):
+            lines.append(f"ORG:{_ics_text(contact['organization'])}")
+        if contact.get("title"):
+            lines.append(f"TITLE:{_ics_text(contact['title'])}")
+        if contact.get("address"):
+            street, city, postcode, country = contact["address"]
+            lines.append(f"ADR;TYPE=home:;;{street};{city};;{postcode};{country}")
+        if contact.get("birthday"):
+            lines.append(f"BDAY:{contact['birthday']:%Y-%m-%d}")
+        if contact.get("note"):
+            lines.append(f"NOTE:{_ics_text(contact['note'])}")
+        lines.append("END:VCARD")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(("\r\n".join(_folded(line) for line in lines) + "\r\n").encode())
+    return path
