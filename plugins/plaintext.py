@@ -200,17 +200,18 @@ class PlainTextSource:
 
 
 def detect_confidence(path: Path) -> float:
-    """Sure of a ``.txt`` file that is not a chat export; plausible for a folder with text files at
-    its top (a folder of Markdown notes is the markdown source's, which is surer)."""
+    """Plausible, never sure: ``.txt`` holds many formats (a saved mail, a chat export), so any
+    source that recognises the content outranks this one. A text file that is not a WhatsApp chat
+    (0.7), a folder with text files at its top (0.5)."""
     if path.is_file():
-        return 0.85 if path.suffix.lower() in TEXT_SUFFIXES and not whatsapp_confidence(path) else 0.0
+        return 0.7 if path.suffix.lower() in TEXT_SUFFIXES and not whatsapp_confidence(path) else 0.0
     if path.is_dir() and not whatsapp_confidence(path):
         try:
             entries = sorted(path.iterdir())[:200]
         except OSError:
             return 0.0
         if any(e.is_file() and e.suffix.lower() in TEXT_SUFFIXES and not e.name.startswith(".") for e in entries):
-            return 0.6
+            return 0.5
     return 0.0
 
 
