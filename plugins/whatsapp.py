@@ -11,9 +11,11 @@ The export is a text file, one message per line group, in the phone's locale (se
 Decisions (each pinned by tests/plugins/test_whatsapp.py):
 
 - Day or month first is decided per file from its values: a first number above 12 makes the file
-  day-first, a second number above 12 month-first; a file where neither ever happens follows its
-  locale's habit: a 12-hour clock with ``/`` is the US (month first), anything else day first. A
-  four-digit first number is year-month-day.
+  day-first, a second number above 12 month-first; else, since messages are in time order, the
+  number that goes back while the other goes forward within one year is the day (05/03 then
+  02/04: day first); a file where nothing decides follows its locale's habit: a 12-hour clock
+  with ``/`` is the US (month first), anything else day first. A four-digit first number is
+  year-month-day. (The order of checks of whatsapp-chat-parser's ``daysBeforeMonths``.)
 - Time zone: the export writes the phone's wall-clock time without a zone. It is read in the zone
   named by a ``.mind-timezone`` file beside the export (one IANA name, e.g. ``Europe/Berlin``: the
   per-source option, since a source registration has no options of its own), else as UTC, which is
@@ -144,25 +146,28 @@ def looks_like_chat(lines: Iterable[str]) -> bool:
 
 def date_order(dates: Iterable[str], twelve_hour: bool) -> DateOrder:
     """The day/month/year positions of a file's dates, decided by their values (module docstring)."""
-    first_high = second_high = four_digit_first = False
+    numbers: list[tuple[int, int, int]] = []
     separator = "/"
     for value in dates:
         parts = re.split(r"[./-]", value.rstrip("."))
         separator = value[len(parts[0])]
         if len(parts[0]) == 4:
-            four_digit_first = True
-            break
-        first_high |= int(parts[0]) > 12
-        second_high |= int(parts[1]) > 12
-    if four_digit_first:
-        return DateOrder(2, 1, 0, "year first")
-    if first_high:
+            return DateOrder(2, 1, 0, "year first")
+        numbers.append((int(parts[0]), int(parts[1]), int(parts[2])))
+    if any(first > 12 for first, _, _ in numbers):
         return DateOrder(0, 1, 2, "a first number above 12")
-    if second_high:
+    if any(second > 12 for _, second, _ in numbers):
         return DateOrder(1, 0, 2, "a second number above 12")
+    # Messages are in time order, so within one year the month never goes back: the number that
+    # does is the day.
+    for before, after in zip(numbers, numbers[1:], strict=False):
+        if before[2] == after[2] and after[0] < before[0] and after[1] > before[1]:
+            return DateOrder(0, 1, 2, "the first number went back within a year")
+        if before[2] == after[2] and after[1] < before[1] and after[0] > before[0]:
+            return DateOrder(1, 0, 2, "the second number went back within a year")
     if twelve_hour and separator == "/":
-        return DateOrder(1, 0, 2, "no number above 12: a 12-hour clock with '/' reads month first (US)")
-    return DateOrder(0, 1, 2, "no number above 12: day first")
+        return DateOrder(1, 0, 2, "undecided: a 12-hour clock with '/' reads month first (US)")
+    return DateOrder(0, 1, 2, "undecided: day first")
 
 
 def local_datetime(date_text: str, time_text: str, order: DateOrder) -> datetime:

@@ -55,6 +55,8 @@ def test_each_locale_is_read_whole_with_each_messages_own_time_and_speaker(tmp_p
 def test_day_or_month_first_is_decided_by_the_files_values() -> None:
     assert date_order(["03/05/2023", "13/05/2023"], twelve_hour=False).day == 0
     assert date_order(["05/03/23", "05/13/23"], twelve_hour=False).day == 1
+    assert date_order(["05/03/23", "02/04/23"], twelve_hour=True).day == 0  # the day went back
+    assert date_order(["03/05/23", "04/02/23"], twelve_hour=False).day == 1  # the day went back
     assert date_order(["05/03/23"], twelve_hour=True).day == 1  # undecided: a US 12-hour export
     assert date_order(["05.03.23"], twelve_hour=False).day == 0  # undecided: day first
     assert date_order(["2023-05-03"], twelve_hour=False).year == 0
