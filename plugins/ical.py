@@ -98,9 +98,18 @@ def event_item(event: Any, relpath: str) -> HarvestItem:
     zone = event.get("DTSTART").params.get("TZID") if event.get("DTSTART") is not None else None
     organizer = party(event["ORGANIZER"]) if event.get("ORGANIZER") is not None else None
     raw_attendees = event.get("ATTENDEE")
-    attendees = [party(a) for a in (raw_attendees if isinstance(raw_attendees, list) else [raw_attendees] if raw_attendees else [])]
+    attendees = [
+        party(a)
+        for a in (
+            raw_attendees if isinstance(raw_attendees, list) else [raw_attendees] if raw_attendees else []
+        )
+    ]
     summary = _text(event, "SUMMARY") or "(no title)"
-    location, description, status = _text(event, "LOCATION"), _text(event, "DESCRIPTION"), _text(event, "STATUS")
+    location, description, status = (
+        _text(event, "LOCATION"),
+        _text(event, "DESCRIPTION"),
+        _text(event, "STATUS"),
+    )
     rrule = event.get("RRULE").to_ical().decode() if event.get("RRULE") is not None else None
     categories = [str(c) for cats in _as_list(event.get("CATEGORIES")) for c in getattr(cats, "cats", [cats])]
     when = local_start or "no start"
@@ -207,7 +216,9 @@ def scan_calendar(file: Path, relpath: str) -> Iterator[ScanEvent]:
                 zones.append("\r\n".join(lines))
                 continue
             if name != "VEVENT":
-                yield HarvestError(where, f"{name.lower()} at the end of the file; skipped", record=f"line {line}")
+                yield HarvestError(
+                    where, f"{name.lower()} at the end of the file; skipped", record=f"line {line}"
+                )
                 continue
             text = "\r\n".join(["BEGIN:VCALENDAR", "VERSION:2.0", *zones, *lines, "END:VCALENDAR", ""])
             try:
@@ -217,7 +228,9 @@ def scan_calendar(file: Path, relpath: str) -> Iterator[ScanEvent]:
                     raise ValueError("; ".join(f"{name}: {reason}" for name, reason in broken))
                 items = [event_item(event, relpath) for event in events]
             except Exception as exc:  # icalendar raises ValueError, KeyError and others on bad input
-                yield HarvestError(where, f"unreadable event: {type(exc).__name__}: {exc}", record=f"line {line}")
+                yield HarvestError(
+                    where, f"unreadable event: {type(exc).__name__}: {exc}", record=f"line {line}"
+                )
                 continue
             for name, reason in broken:
                 yield HarvestError(where, f"event property {name} dropped: {reason}", record=f"line {line}")
@@ -270,7 +283,9 @@ def detect_confidence(path: Path) -> float:
             entries = sorted(path.iterdir())[:200]
         except OSError:
             return 0.0
-        if any(e.is_file() and e.suffix.lower() in ICS_SUFFIXES and not e.name.startswith(".") for e in entries):
+        if any(
+            e.is_file() and e.suffix.lower() in ICS_SUFFIXES and not e.name.startswith(".") for e in entries
+        ):
             return 0.6
     return 0.0
 
@@ -283,4 +298,3 @@ def register_sources(register: Any) -> None:
 @hookimpl
 def detect_sources(path: Path) -> dict[str, float]:
     return {"icalendar": detect_confidence(Path(path))}
-

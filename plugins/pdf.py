@@ -98,7 +98,9 @@ def scan_pdf(file: Path, relpath: str) -> Iterator[ScanEvent]:
         try:
             text = (pages[number - 1].extract_text() or "").strip()
         except Exception as exc:  # pypdf raises many kinds on a damaged content stream
-            yield HarvestError(where, f"cannot extract page text: {type(exc).__name__}: {exc}", record=f"page {number}")
+            yield HarvestError(
+                where, f"cannot extract page text: {type(exc).__name__}: {exc}", record=f"page {number}"
+            )
             continue
         if not text:
             without_text += 1
@@ -108,7 +110,11 @@ def scan_pdf(file: Path, relpath: str) -> Iterator[ScanEvent]:
             metadata["dated_by"] = "file"
         messages.append(
             HarvestMessage(
-                key=stable_key("pdf", relpath, number), text=text, author=author, timestamp=timestamp, metadata=metadata
+                key=stable_key("pdf", relpath, number),
+                text=text,
+                author=author,
+                timestamp=timestamp,
+                metadata=metadata,
             )
         )
     yield HarvestItem(
@@ -167,7 +173,9 @@ def detect_confidence(path: Path) -> float:
             entries = sorted(path.iterdir())[:200]
         except OSError:
             return 0.0
-        if any(e.is_file() and e.suffix.lower() == PDF_SUFFIX and not e.name.startswith(".") for e in entries):
+        if any(
+            e.is_file() and e.suffix.lower() == PDF_SUFFIX and not e.name.startswith(".") for e in entries
+        ):
             return 0.6
     return 0.0
 

@@ -133,7 +133,9 @@ def scan_text_file(file: Path, relpath: str) -> Iterator[ScanEvent]:
         yield HarvestError(where, f"text cut while reading: {left_out}", record=f"line {read.cuts[0].line}")
     text, bad = decode(read.data)
     if bad is not None:
-        yield HarvestError(where, "invalid UTF-8; undecodable bytes replaced with U+FFFD", record=f"byte {bad}")
+        yield HarvestError(
+            where, "invalid UTF-8; undecodable bytes replaced with U+FFFD", record=f"byte {bad}"
+        )
     file_time = epoch_to_iso(mtime)
     messages = []
     for index, block in enumerate(blocks(text)):
@@ -142,7 +144,12 @@ def scan_text_file(file: Path, relpath: str) -> Iterator[ScanEvent]:
                 key=stable_key("plaintext", relpath, index),
                 text=block.text,
                 timestamp=file_time,
-                metadata={"line": block.line, "heading": block.heading, "block_index": index, "dated_by": "file"},
+                metadata={
+                    "line": block.line,
+                    "heading": block.heading,
+                    "block_index": index,
+                    "dated_by": "file",
+                },
             )
         )
     yield HarvestItem(
@@ -210,7 +217,9 @@ def detect_confidence(path: Path) -> float:
             entries = sorted(path.iterdir())[:200]
         except OSError:
             return 0.0
-        if any(e.is_file() and e.suffix.lower() in TEXT_SUFFIXES and not e.name.startswith(".") for e in entries):
+        if any(
+            e.is_file() and e.suffix.lower() in TEXT_SUFFIXES and not e.name.startswith(".") for e in entries
+        ):
             return 0.5
     return 0.0
 

@@ -127,7 +127,10 @@ def card_item(card: Any, relpath: str, index: int, lent_time: str) -> HarvestIte
         container_key=relpath,
         messages=[
             HarvestMessage(
-                key=stable_key("vcard", identity), text="\n".join(lines), timestamp=revised or lent_time, metadata=metadata
+                key=stable_key("vcard", identity),
+                text="\n".join(lines),
+                timestamp=revised or lent_time,
+                metadata=metadata,
             )
         ],
         metadata={"path": relpath, "address_book": relpath},
@@ -179,7 +182,9 @@ def scan_address_book(file: Path, relpath: str) -> Iterator[ScanEvent]:
     with handle:
         for index, (line, lines) in enumerate(card_blocks(handle)):
             if not lines:
-                yield HarvestError(where, "card without END:VCARD at the end of the file; skipped", record=f"line {line}")
+                yield HarvestError(
+                    where, "card without END:VCARD at the end of the file; skipped", record=f"line {line}"
+                )
                 continue
             text = "\r\n".join(lines) + "\r\n"
             try:
@@ -187,14 +192,22 @@ def scan_address_book(file: Path, relpath: str) -> Iterator[ScanEvent]:
                     card = vobject.readOne(text)
                 except vobject.base.ParseError as exc:  # one bad line: the card without it, reported
                     card = vobject.readOne(text, ignoreUnreadable=True)
-                    reason = re.sub(r"^At line \d+: ", "", str(exc))  # a line of the card as cut, not of the file
-                    yield HarvestError(where, f"card kept without its unreadable lines: {reason}", record=f"line {line}")
+                    reason = re.sub(
+                        r"^At line \d+: ", "", str(exc)
+                    )  # a line of the card as cut, not of the file
+                    yield HarvestError(
+                        where, f"card kept without its unreadable lines: {reason}", record=f"line {line}"
+                    )
                 item = card_item(card, relpath, index, lent_time)
             except Exception as exc:  # vobject raises ParseError, ValueError, and others on bad input
-                yield HarvestError(where, f"unreadable card: {type(exc).__name__}: {exc}", record=f"line {line}")
+                yield HarvestError(
+                    where, f"unreadable card: {type(exc).__name__}: {exc}", record=f"line {line}"
+                )
                 continue
             if item is None:
-                yield HarvestError(where, "card with neither a name nor an address; skipped", record=f"line {line}")
+                yield HarvestError(
+                    where, "card with neither a name nor an address; skipped", record=f"line {line}"
+                )
                 continue
             yield item
 
@@ -245,7 +258,9 @@ def detect_confidence(path: Path) -> float:
             entries = sorted(path.iterdir())[:200]
         except OSError:
             return 0.0
-        if any(e.is_file() and e.suffix.lower() in VCF_SUFFIXES and not e.name.startswith(".") for e in entries):
+        if any(
+            e.is_file() and e.suffix.lower() in VCF_SUFFIXES and not e.name.startswith(".") for e in entries
+        ):
             return 0.6
     return 0.0
 

@@ -101,7 +101,9 @@ def fetch(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> tuple[bytes, str]:
     import tenacity
 
     def wait(state: tenacity.RetryCallState) -> float:
-        backoff = random.uniform(0, min(policy.max_wait_s, policy.initial_wait_s * 2 ** (state.attempt_number - 1)))
+        backoff = random.uniform(
+            0, min(policy.max_wait_s, policy.initial_wait_s * 2 ** (state.attempt_number - 1))
+        )
         error = state.outcome.exception() if state.outcome else None
         asked = error.retry_after if isinstance(error, _RetryableReply) and error.retry_after else 0.0
         return min(policy.max_wait_s, max(backoff, asked))
@@ -117,7 +119,9 @@ def fetch(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> tuple[bytes, str]:
     def attempt() -> tuple[bytes, str]:
         with client.stream("GET", url) as response:
             if response.status_code == 429 or 500 <= response.status_code <= 599:
-                raise _RetryableReply(response.status_code, retry_after_seconds(response.headers.get("Retry-After")))
+                raise _RetryableReply(
+                    response.status_code, retry_after_seconds(response.headers.get("Retry-After"))
+                )
             if response.status_code >= 400:
                 raise FetchError(f"HTTP {response.status_code}")
             declared = response.headers.get("Content-Length")
@@ -187,7 +191,9 @@ def extract_page(html: bytes | str, url: str | None = None) -> Page | None:
     return Page(document.text, document.title, document.author, date, document.sitename, document.url or url)
 
 
-def page_item(page: Page, key: str, container: str, fallback_title: str, lent_time: str | None) -> HarvestItem:
+def page_item(
+    page: Page, key: str, container: str, fallback_title: str, lent_time: str | None
+) -> HarvestItem:
     """The note item of a page: one message per block of its main text."""
     text = "\n\n".join(line.strip() for line in page.text.split("\n") if line.strip())
     timestamp = page.date or lent_time
@@ -198,7 +204,11 @@ def page_item(page: Page, key: str, container: str, fallback_title: str, lent_ti
             metadata["dated_by"] = "file"
         messages.append(
             HarvestMessage(
-                key=stable_key("web", key, index), text=block.text, author=page.author, timestamp=timestamp, metadata=metadata
+                key=stable_key("web", key, index),
+                text=block.text,
+                author=page.author,
+                timestamp=timestamp,
+                metadata=metadata,
             )
         )
     return HarvestItem(
@@ -253,7 +263,9 @@ def scan_html_file(file: Path, relpath: str) -> Iterator[ScanEvent]:
     try:
         stat = file.stat()
         if stat.st_size > MAX_FILE_BYTES:
-            yield HarvestError(where, f"saved page of {stat.st_size:,} bytes is larger than {MAX_FILE_BYTES:,}; skipped")
+            yield HarvestError(
+                where, f"saved page of {stat.st_size:,} bytes is larger than {MAX_FILE_BYTES:,}; skipped"
+            )
             return
         body = file.read_bytes()
     except OSError as exc:
@@ -339,7 +351,9 @@ def detect_confidence(path: Path | str) -> float:
             entries = sorted(path.iterdir())[:200]
         except OSError:
             return 0.0
-        if any(e.is_file() and e.suffix.lower() in HTML_SUFFIXES and not e.name.startswith(".") for e in entries):
+        if any(
+            e.is_file() and e.suffix.lower() in HTML_SUFFIXES and not e.name.startswith(".") for e in entries
+        ):
             return 0.6
     return 0.0
 

@@ -291,13 +291,17 @@ def scan_chat(chat: ChatFile, where: str) -> Iterator[ScanEvent]:
             try:
                 moment = local_datetime(raw.date, raw.time, order).replace(tzinfo=chat.zone)
             except ValueError as exc:
-                yield HarvestError(where, f"unreadable message time: {exc}", record=f"{chat.relpath} line {raw.line}")
+                yield HarvestError(
+                    where, f"unreadable message time: {exc}", record=f"{chat.relpath} line {raw.line}"
+                )
                 continue
             author_match = AUTHOR.match(raw.rest)
             author = author_match.group("author").strip().strip(MARKS) if author_match else None
             text = "\n".join([author_match.group("text") if author_match else raw.rest, *raw.continuation])
             system = author is None or (
-                text[:1] != "" and text[:1] in MARKS and bool(SYSTEM_TEXT.search(text) or ENCRYPTION_NOTICE.search(text))
+                text[:1] != ""
+                and text[:1] in MARKS
+                and bool(SYSTEM_TEXT.search(text) or ENCRYPTION_NOTICE.search(text))
             )
             text = text.replace("\u200e", "").replace("\u200f", "")
             if system and ENCRYPTION_NOTICE.search(text):
@@ -323,7 +327,8 @@ def scan_chat(chat: ChatFile, where: str) -> Iterator[ScanEvent]:
             }
             if attachments:
                 metadata["attachments"] = [
-                    {**a, "path": _member_path(chat.relpath, a["name"]) if a["located"] else None} for a in attachments
+                    {**a, "path": _member_path(chat.relpath, a["name"]) if a["located"] else None}
+                    for a in attachments
                 ]
             if edited:
                 metadata["edited"] = True
@@ -383,7 +388,9 @@ class WhatsAppSource:
             if problem:
                 yield HarvestError(str(root.parent / TIMEZONE_FILE), problem)
             members = {p.name for p in root.parent.iterdir() if p.is_file()}
-            chat = ChatFile(root.name, chat_title(root.name, root.parent.name), lambda: open(root, "rb"), members, zone)
+            chat = ChatFile(
+                root.name, chat_title(root.name, root.parent.name), lambda: open(root, "rb"), members, zone
+            )
             yield from scan_chat(chat, str(root))
             return
         if not root.is_dir():
@@ -401,7 +408,11 @@ class WhatsAppSource:
                 relpath = file.relative_to(root).as_posix()
                 members = {p.name for p in file.parent.iterdir() if p.is_file()}
                 chat = ChatFile(
-                    relpath, chat_title(relpath, file.parent.name), lambda f=file: open(f, "rb"), members, zone
+                    relpath,
+                    chat_title(relpath, file.parent.name),
+                    lambda f=file: open(f, "rb"),
+                    members,
+                    zone,
                 )
                 yield from scan_chat(chat, str(file))
 
@@ -412,12 +423,16 @@ class WhatsAppSource:
 def _scan_members(archive: zipfile.ZipFile, where: str, root: Path, zone: ZoneInfo) -> Iterator[ScanEvent]:
     files = list(safe_files(archive))
     names = {member_basename(info) for info in files}
-    chats = [info for info in files if info.filename.lower().endswith(".txt") and _member_is_chat(archive, info)]
+    chats = [
+        info for info in files if info.filename.lower().endswith(".txt") and _member_is_chat(archive, info)
+    ]
     if not chats:
         yield HarvestError(where, "no WhatsApp chat text in the archive")
     for info in chats:
         relpath = f"{root.name}/{info.filename}"
-        chat = ChatFile(relpath, chat_title(info.filename, root.stem), lambda i=info: archive.open(i), names, zone)
+        chat = ChatFile(
+            relpath, chat_title(info.filename, root.stem), lambda i=info: archive.open(i), names, zone
+        )
         yield from scan_chat(chat, where)
 
 

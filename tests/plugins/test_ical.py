@@ -28,7 +28,12 @@ REVIEW = {
     "description": "Agenda: the Q3 budget and the hiring plan for the data team, which is long enough to fold",
     "rrule": "FREQ=WEEKLY;COUNT=4",
 }
-HOLIDAY = {"uid": "holiday@example.org", "summary": "Holiday", "start": date(2024, 8, 1), "end": date(2024, 8, 15)}
+HOLIDAY = {
+    "uid": "holiday@example.org",
+    "summary": "Holiday",
+    "start": date(2024, 8, 1),
+    "end": date(2024, 8, 15),
+}
 MOVED = {
     "uid": "review@example.org",
     "summary": "Design review (moved)",
@@ -36,12 +41,18 @@ MOVED = {
     "recurrence_id": datetime(2024, 5, 8, 9, 0, tzinfo=BERLIN),
     "zone": "Europe/Berlin",
 }
-STANDUP_UTC = {"uid": "standup@example.org", "summary": "Standup", "start": datetime(2024, 1, 10, 8, 0, tzinfo=UTC)}
+STANDUP_UTC = {
+    "uid": "standup@example.org",
+    "summary": "Standup",
+    "start": datetime(2024, 1, 10, 8, 0, tzinfo=UTC),
+}
 
 
 def scan(path: Path) -> tuple[list[HarvestItem], list[HarvestError]]:
     events = list(SOURCE.scan(path))
-    return [e for e in events if isinstance(e, HarvestItem)], [e for e in events if isinstance(e, HarvestError)]
+    return [e for e in events if isinstance(e, HarvestItem)], [
+        e for e in events if isinstance(e, HarvestError)
+    ]
 
 
 def test_each_event_is_a_frame_at_its_own_start_in_its_zone(tmp_path: Path) -> None:
@@ -62,7 +73,9 @@ def test_each_event_is_a_frame_at_its_own_start_in_its_zone(tmp_path: Path) -> N
         "2024-05-01T10:30:00+02:00",
         "Europe/Berlin",
     )
-    assert review["recurrence_rule"] == "FREQ=WEEKLY;COUNT=4" and by_title["Holiday"].metadata["all_day"] is True
+    assert (
+        review["recurrence_rule"] == "FREQ=WEEKLY;COUNT=4" and by_title["Holiday"].metadata["all_day"] is True
+    )
     moved = next(i for i in items if i.title == "Design review (moved)")
     original = next(i for i in items if i.title == "Design review, budget")
     assert moved.container_key == original.container_key and moved.key != original.key  # one series

@@ -16,7 +16,9 @@ SOURCE = PdfSource()
 
 def scan(path: Path) -> tuple[list[HarvestItem], list[HarvestError]]:
     events = list(SOURCE.scan(path))
-    return [e for e in events if isinstance(e, HarvestItem)], [e for e in events if isinstance(e, HarvestError)]
+    return [e for e in events if isinstance(e, HarvestItem)], [
+        e for e in events if isinstance(e, HarvestError)
+    ]
 
 
 def test_one_frame_per_page_with_the_documents_metadata_and_time(tmp_path: Path) -> None:
@@ -59,5 +61,7 @@ def test_a_damaged_pdf_is_reported_and_the_folder_goes_on(tmp_path: Path) -> Non
     (tmp_path / "notes.txt").write_text("not a pdf")
     items, errors = scan(tmp_path)
     assert [i.metadata["path"] for i in items] == ["good.pdf"]
-    assert len(errors) == 1 and errors[0].path.endswith("broken.pdf") and "cannot read PDF" in errors[0].reason
+    assert (
+        len(errors) == 1 and errors[0].path.endswith("broken.pdf") and "cannot read PDF" in errors[0].reason
+    )
     assert plugins.detect_source(tmp_path / "notes.txt").kind != "pdf"

@@ -21,7 +21,9 @@ MTIME = 1_650_000_000  # 2022-04-15T05:20:00Z
 
 def scan(path: Path) -> tuple[list[HarvestItem], list[HarvestError]]:
     events = list(SOURCE.scan(path))
-    return [e for e in events if isinstance(e, HarvestItem)], [e for e in events if isinstance(e, HarvestError)]
+    return [e for e in events if isinstance(e, HarvestItem)], [
+        e for e in events if isinstance(e, HarvestError)
+    ]
 
 
 def write(path: Path, text: str | bytes) -> Path:

@@ -32,7 +32,9 @@ MTIME = 1_650_000_000
 
 def scan(path: Path) -> tuple[list[HarvestItem], list[HarvestError]]:
     events = list(SOURCE.scan(path))
-    return [e for e in events if isinstance(e, HarvestItem)], [e for e in events if isinstance(e, HarvestError)]
+    return [e for e in events if isinstance(e, HarvestItem)], [
+        e for e in events if isinstance(e, HarvestError)
+    ]
 
 
 def test_each_card_is_a_person_with_addresses_phones_and_organization(tmp_path: Path) -> None:
@@ -54,23 +56,33 @@ def test_each_card_is_a_person_with_addresses_phones_and_organization(tmp_path: 
     }
     assert message.metadata["from"] == "Ada Lovelace <ada@example.org>"
     assert message.metadata["to"] == ["Ada Lovelace <ada@home.example>"]
-    assert message.text.splitlines()[:3] == ["Ada Lovelace <ada@example.org>", "Email: ada@home.example", "Phone: +44 20 1234 5678"]
+    assert message.text.splitlines()[:3] == [
+        "Ada Lovelace <ada@example.org>",
+        "Email: ada@home.example",
+        "Phone: +44 20 1234 5678",
+    ]
     assert message.text.endswith("wants the notes on Bernoulli numbers")
     assert message.timestamp == "2022-04-15T05:20:00.000Z" and message.metadata["dated_by"] == "file"
 
 
 def test_photos_are_dropped_and_a_bad_line_does_not_lose_its_card(tmp_path: Path) -> None:
-    path = write_vcf(tmp_path / "contacts.vcf", [ADA, GRACE, {"name": ("Linus", "T"), "emails": ["l@k.example"]}])
+    path = write_vcf(
+        tmp_path / "contacts.vcf", [ADA, GRACE, {"name": ("Linus", "T"), "emails": ["l@k.example"]}]
+    )
     text = path.read_bytes().decode()
     photo = "PHOTO;ENCODING=b;TYPE=JPEG:" + "QUFB" * 40 + "\r\n " + "QUFB" * 30 + "\r\n"
     text = text.replace("TITLE:Mathematician\r\n", "TITLE:Mathematician\r\n" + photo, 1)
-    text = text.replace("FN:Grace Hopper\r\n", "FN:Grace Hopper\r\nEMAIL;TYPE=work\r\n", 1)  # no colon: unreadable
+    text = text.replace(
+        "FN:Grace Hopper\r\n", "FN:Grace Hopper\r\nEMAIL;TYPE=work\r\n", 1
+    )  # no colon: unreadable
     text = text.replace("FN:Linus T\r\n", "FN:Linus T\r\nBDAY;VALUE=date:\r\n ;;;\r\n", 1)
     path.write_bytes(text.encode())
     items, errors = scan(path)
     assert "QUFB" not in items[0].messages[0].text
     assert [i.title for i in items] == ["Ada Lovelace", "Grace Hopper", "Linus T"]
-    assert [e.reason for e in errors] == ["card kept without its unreadable lines: Failed to parse line: EMAIL;TYPE=work"]
+    assert [e.reason for e in errors] == [
+        "card kept without its unreadable lines: Failed to parse line: EMAIL;TYPE=work"
+    ]
     graces_card = text.split("\r\n").index("BEGIN:VCARD", 1) + 1
     assert errors[0].record == f"line {graces_card}"
     assert items[1].messages[0].metadata["person"]["emails"] == ["grace@navy.example"]

@@ -75,7 +75,9 @@ def no_sleep(waits: list[float]) -> FetchPolicy:
 
 def scan(source: WebSource, path: Path | str) -> tuple[list[HarvestItem], list[HarvestError]]:
     events = list(source.scan(Path(path)))
-    return [e for e in events if isinstance(e, HarvestItem)], [e for e in events if isinstance(e, HarvestError)]
+    return [e for e in events if isinstance(e, HarvestItem)], [
+        e for e in events if isinstance(e, HarvestError)
+    ]
 
 
 def test_a_url_is_fetched_and_its_main_text_kept_without_the_navigation(server: str) -> None:

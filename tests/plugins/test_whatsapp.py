@@ -20,7 +20,11 @@ SOURCE = WhatsAppSource()
 # The 3rd and 13th: only the 13th tells day from month, and only in the last message.
 CONVERSATION = [
     ("Caroline", "Hi Melanie, how was the art class?", datetime(2023, 5, 3, 9, 15, 4)),
-    ("Melanie", "I painted a sunset over the lake,\nmy first painting in oils", datetime(2023, 5, 3, 9, 17, 30)),
+    (
+        "Melanie",
+        "I painted a sunset over the lake,\nmy first painting in oils",
+        datetime(2023, 5, 3, 9, 17, 30),
+    ),
     ("Caroline", "That sounds lovely, I went hiking in the hills", datetime(2023, 5, 3, 21, 2, 0)),
     ("Melanie", "Next week I start a portrait of my dog", datetime(2023, 5, 13, 8, 0, 0)),
 ]
@@ -28,7 +32,9 @@ CONVERSATION = [
 
 def scan(path: Path) -> tuple[list[HarvestItem], list[HarvestError]]:
     events = list(SOURCE.scan(path))
-    return [e for e in events if isinstance(e, HarvestItem)], [e for e in events if isinstance(e, HarvestError)]
+    return [e for e in events if isinstance(e, HarvestItem)], [
+        e for e in events if isinstance(e, HarvestError)
+    ]
 
 
 def expected_utc(moment: datetime, style: str) -> str:
@@ -37,7 +43,9 @@ def expected_utc(moment: datetime, style: str) -> str:
 
 
 @pytest.mark.parametrize("style", WHATSAPP_STYLES)
-def test_each_locale_is_read_whole_with_each_messages_own_time_and_speaker(tmp_path: Path, style: str) -> None:
+def test_each_locale_is_read_whole_with_each_messages_own_time_and_speaker(
+    tmp_path: Path, style: str
+) -> None:
     path = write_whatsapp_export(tmp_path / "_chat.txt", CONVERSATION, style)
     assert plugins.detect_source(path).kind == "whatsapp"
     items, errors = scan(path)
@@ -74,7 +82,10 @@ def test_the_zone_file_beside_the_export_sets_the_wall_clocks_zone(tmp_path: Pat
     (tmp_path / TIMEZONE_FILE).write_text("Europe/Berlin\n")
     message = scan(path)[0][0].messages[0]
     assert message.timestamp == "2023-05-03T07:15:00.000Z"  # 09:15 summer time in Berlin
-    assert message.metadata["local_time"] == "03/05/2023 09:15" and message.metadata["timezone"] == "Europe/Berlin"
+    assert (
+        message.metadata["local_time"] == "03/05/2023 09:15"
+        and message.metadata["timezone"] == "Europe/Berlin"
+    )
     (tmp_path / TIMEZONE_FILE).write_text("Mars/Olympus\n")
     items, errors = scan(path)
     assert items[0].messages[0].timestamp == "2023-05-03T09:15:00.000Z"
@@ -120,7 +131,9 @@ def test_a_plain_text_file_is_not_a_chat(tmp_path: Path) -> None:
     assert "whatsapp" not in {d.kind for d in plugins.rank_sources(note)}
 
 
-def test_a_harvested_chat_answers_a_question_naming_a_speaker_with_that_speakers_turns(tmp_path: Path) -> None:
+def test_a_harvested_chat_answers_a_question_naming_a_speaker_with_that_speakers_turns(
+    tmp_path: Path,
+) -> None:
     folder = tmp_path / "WhatsApp Chat with Melanie"
     write_whatsapp_export(folder / "WhatsApp Chat with Melanie.txt", CONVERSATION, "ios")
     with Mind.open(tmp_path / "a.mind", embedder=HashingEmbedder()) as mind:
@@ -143,3 +156,5 @@ def test_a_harvested_chat_answers_a_question_naming_a_speaker_with_that_speakers
         assert greeting.explain["speaker_score"] == 0.0
         persons = {e.name for e in mind.knowledge.get_entities_by_type("person")}
         assert {"Caroline", "Melanie"} <= persons
+        again = harvest(mind, "wa", force=True)  # the same export read again writes nothing
+        assert again.imported.frames_new == 0 and again.imported.unchanged
