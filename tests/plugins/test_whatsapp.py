@@ -154,7 +154,8 @@ def test_a_harvested_chat_answers_a_question_naming_a_speaker_with_that_speakers
         assert results[0].explain["speaker_score"] == 1.0
         greeting = next(r for r in results if r.frame.content == rows[0]["content"])
         assert greeting.explain["speaker_score"] == 0.0
-        persons = {e.name for e in mind.knowledge.get_entities_by_type("person")}
-        assert {"Caroline", "Melanie"} <= persons
+        persons = {e.name: e for e in mind.knowledge.get_entities_by_type("person")}
+        assert "structure" in persons["Melanie"].properties["extractors"]  # stated by the export
+        assert "structure" in persons["Caroline"].properties["extractors"]
         again = harvest(mind, "wa", force=True)  # the same export read again writes nothing
         assert again.imported.frames_new == 0 and again.imported.unchanged
