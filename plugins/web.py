@@ -3,7 +3,7 @@
 and a URL itself. One note item per page; its main text cut into blocks as plain text is
 (``plugins.plaintext.blocks``), one frame per block.
 
-Main text: trafilatura (maintained, the best-scoring open extractor of its benchmarks) drops
+Main text: trafilatura (maintained; among the best in its documented evaluation) drops
 navigation, footers, comments and boilerplate and keeps the article text, with the page's title,
 author, site name and publication date. The date, when the page states one, is the frames' own
 time; else a saved file lends its modification time (``dated_by: file``) and a fetched page has no
