@@ -47,6 +47,12 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "plugins.gemini",
     "plugins.markdown",
     "plugins.email",
+    "plugins.whatsapp",
+    "plugins.plaintext",
+    "plugins.pdf",
+    "plugins.web",
+    "plugins.ical",
+    "plugins.vcard",
 )
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)

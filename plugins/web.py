@@ -1,0 +1,368 @@
+"""Web pages: saved HTML files (``.html``, ``.htm``, a folder of them), Internet Shortcut files
+(``.url``: ``[InternetShortcut]`` / ``URL=...``, what a browser writes when a link is dragged out)
+and a URL itself. One note item per page; its main text cut into blocks as plain text is
+(``plugins.plaintext.blocks``), one frame per block.
+
+Main text: trafilatura (maintained; among the best in its documented evaluation) drops
+navigation, footers, comments and boilerplate and keeps the article text, with the page's title,
+author, site name and publication date. The date, when the page states one, is the frames' own
+time; else a saved file lends its modification time (``dated_by: file``) and a fetched page has no
+time (the harvest's, which recency does not count).
+
+Fetching (``fetch``): httpx, redirects followed (at most 5), a connect timeout of 5 s, and
+``FETCH_TIMEOUT_S`` both for each read and for the whole body of one attempt; the body is read as it streams and a page over
+``MAX_PAGE_BYTES`` is refused (never held whole). A 429 or 5xx reply is retried with exponential
+backoff and full jitter, waiting at least what ``Retry-After`` asks (capped), the rule of the
+embedding servers' HTTP layer (``mind_core.embeddings.http_providers``), which plugins may not
+import; a server that cannot be reached is not retried. A page that still fails is a located error.
+A URL given as a path (``Path("https://host/a")`` keeps one slash) is read back as the URL.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any
+
+from mind_core.harvest import epoch_to_iso, normalize_iso
+from mind_core.harvest.items import (
+    HarvestError,
+    HarvestItem,
+    HarvestMessage,
+    ScanEvent,
+    file_fingerprint,
+    stable_key,
+)
+from mind_core.plugins import hookimpl
+from plugins.plaintext import blocks
+
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+SHORTCUT_SUFFIX = ".url"
+URL_PATH = re.compile(r"^(https?):/+(.+)$", re.I)
+MAX_PAGE_BYTES = 5 * 2**20
+MAX_FILE_BYTES = 20 * 2**20  # a saved page with inline images is larger than a fetched one
+FETCH_TIMEOUT_S = 20.0
+CONNECT_TIMEOUT_S = 5.0
+MAX_REDIRECTS = 5
+USER_AGENT = "mind-harvest (+https://github.com/mind-harvest)"
+
+
+@dataclass(frozen=True)
+class FetchPolicy:
+    """How a page is fetched: attempts for a 429/5xx reply, the backoff, the limits."""
+
+    attempts: int = 3
+    initial_wait_s: float = 0.5
+    max_wait_s: float = 10.0
+    timeout_s: float = FETCH_TIMEOUT_S
+    max_bytes: int = MAX_PAGE_BYTES
+    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+
+
+DEFAULT_FETCH = FetchPolicy()
+
+
+class FetchError(Exception):
+    """A page that could not be fetched, with the reason a harvest reports."""
+
+
+class _RetryableReply(Exception):
+    def __init__(self, status: int, retry_after: float | None) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.retry_after = retry_after
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """``Retry-After`` as seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value.strip()))
+    except ValueError:
+        pass
+    try:
+        moment = parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return max(0.0, moment.timestamp() - time.time()) if moment.tzinfo else None
+
+
+def fetch(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> tuple[bytes, str]:
+    """The page's bytes and its final URL (after redirects); raises ``FetchError``."""
+    import httpx
+    import tenacity
+
+    def wait(state: tenacity.RetryCallState) -> float:
+        backoff = random.uniform(
+            0, min(policy.max_wait_s, policy.initial_wait_s * 2 ** (state.attempt_number - 1))
+        )
+        error = state.outcome.exception() if state.outcome else None
+        asked = error.retry_after if isinstance(error, _RetryableReply) and error.retry_after else 0.0
+        return min(policy.max_wait_s, max(backoff, asked))
+
+    client = httpx.Client(
+        timeout=httpx.Timeout(policy.timeout_s, connect=min(CONNECT_TIMEOUT_S, policy.timeout_s)),
+        follow_redirects=True,
+        max_redirects=MAX_REDIRECTS,
+        headers={"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml"},
+        trust_env=False,
+    )
+
+    def attempt() -> tuple[bytes, str]:
+        with client.stream("GET", url) as response:
+            if response.status_code == 429 or 500 <= response.status_code <= 599:
+                raise _RetryableReply(
+                    response.status_code, retry_after_seconds(response.headers.get("Retry-After"))
+                )
+            if response.status_code >= 400:
+                raise FetchError(f"HTTP {response.status_code}")
+            declared = response.headers.get("Content-Length")
+            if declared and declared.isdigit() and int(declared) > policy.max_bytes:
+                raise FetchError(f"page of {int(declared):,} bytes is larger than {policy.max_bytes:,}")
+            body = bytearray()
+            began = time.monotonic()
+            for piece in response.iter_bytes():
+                body += piece
+                if len(body) > policy.max_bytes:
+                    raise FetchError(f"page larger than {policy.max_bytes:,} bytes")
+                if time.monotonic() - began > policy.timeout_s:  # a server trickling bytes forever
+                    raise FetchError(f"page took longer than {policy.timeout_s:g} s to arrive")
+            return bytes(body), str(response.url)
+
+    retrying = tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type(_RetryableReply),
+        stop=tenacity.stop_after_attempt(policy.attempts),
+        wait=wait,
+        sleep=policy.sleep,
+        reraise=True,
+    )
+    try:
+        with client:
+            return retrying(attempt)
+    except _RetryableReply as exc:
+        raise FetchError(f"{exc} after {policy.attempts} attempts") from exc
+    except httpx.TooManyRedirects as exc:
+        raise FetchError(f"more than {MAX_REDIRECTS} redirects") from exc
+    except httpx.TimeoutException as exc:
+        raise FetchError(f"timed out after {policy.timeout_s:g} s") from exc
+    except httpx.HTTPError as exc:
+        raise FetchError(f"{type(exc).__name__}: {exc}") from exc
+
+
+@dataclass
+class Page:
+    """What the extractor kept of one page."""
+
+    text: str
+    title: str | None
+    author: str | None
+    date: str | None  # ISO, UTC
+    sitename: str | None
+    url: str | None
+
+
+def extract_page(html: bytes | str, url: str | None = None) -> Page | None:
+    """The page's main text and metadata, or None when it has no main text."""
+    import trafilatura
+
+    document = trafilatura.bare_extraction(
+        html,
+        url=url,
+        with_metadata=True,
+        include_comments=False,
+        date_extraction_params={"extensive_search": False, "original_date": True},
+    )
+    if document is None or not (document.text or "").strip():
+        return None
+    date = None
+    if document.date:
+        try:
+            date = normalize_iso(document.date)
+        except ValueError:
+            date = None
+    return Page(document.text, document.title, document.author, date, document.sitename, document.url or url)
+
+
+def page_item(
+    page: Page, key: str, container: str, fallback_title: str, lent_time: str | None
+) -> HarvestItem:
+    """The note item of a page: one message per block of its main text."""
+    text = "\n\n".join(line.strip() for line in page.text.split("\n") if line.strip())
+    timestamp = page.date or lent_time
+    messages = []
+    for index, block in enumerate(blocks(text)):
+        metadata: dict[str, Any] = {"block_index": index}
+        if page.date is None and lent_time is not None:
+            metadata["dated_by"] = "file"
+        messages.append(
+            HarvestMessage(
+                key=stable_key("web", key, index),
+                text=block.text,
+                author=page.author,
+                timestamp=timestamp,
+                metadata=metadata,
+            )
+        )
+    return HarvestItem(
+        key=stable_key("web", key),
+        kind="note",
+        title=page.title or fallback_title,
+        container_key=container,
+        messages=messages,
+        metadata={
+            "path": container,
+            "url": page.url,
+            "site": page.sitename,
+            "author": page.author,
+            "published": page.date,
+        },
+        timestamp=timestamp,
+    )
+
+
+def url_of(path: Path | str) -> str | None:
+    """The URL a path stands for (``https:/host/a`` as a ``Path`` keeps it), else None."""
+    match = URL_PATH.match(str(path).replace("\\", "/"))
+    return f"{match.group(1).lower()}://{match.group(2)}" if match else None
+
+
+def shortcut_url(file: Path) -> str | None:
+    """The ``URL=`` of an Internet Shortcut file, or None."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(file.read_text(encoding="utf-8", errors="replace")[:65536])
+        url = parser.get("InternetShortcut", "URL", fallback=None)
+    except (OSError, configparser.Error):
+        return None
+    return url.strip() if url and url_of(url.strip()) else None
+
+
+def scan_url(url: str, container: str, where: str, policy: FetchPolicy) -> Iterator[ScanEvent]:
+    try:
+        body, final = fetch(url, policy)
+    except FetchError as exc:
+        yield HarvestError(where, f"cannot fetch {url}: {exc}")
+        return
+    page = extract_page(body, final)
+    if page is None:
+        yield HarvestError(where, f"no main text found at {final}")
+        return
+    yield page_item(page, url, container, url, None)
+
+
+def scan_html_file(file: Path, relpath: str) -> Iterator[ScanEvent]:
+    where = str(file)
+    try:
+        stat = file.stat()
+        if stat.st_size > MAX_FILE_BYTES:
+            yield HarvestError(
+                where, f"saved page of {stat.st_size:,} bytes is larger than {MAX_FILE_BYTES:,}; skipped"
+            )
+            return
+        body = file.read_bytes()
+    except OSError as exc:
+        yield HarvestError(where, f"cannot read: {exc.strerror or exc}")
+        return
+    page = extract_page(body)
+    if page is None:
+        yield HarvestError(where, "no main text found in the page")
+        return
+    yield page_item(page, relpath, relpath, Path(relpath).stem, epoch_to_iso(stat.st_mtime))
+
+
+class WebSource:
+    """Saved web pages, Internet Shortcut files, or a URL."""
+
+    kind = "web"
+    display_name = "Web pages (saved HTML or URL)"
+
+    def __init__(self, policy: FetchPolicy = DEFAULT_FETCH) -> None:
+        self.policy = policy
+
+    def detect(self, path: Path) -> bool:
+        return detect_confidence(path) > 0
+
+    def scan(self, path: Path) -> Iterator[ScanEvent]:
+        url = url_of(path)
+        if url is not None:
+            yield from scan_url(url, url, url, self.policy)
+            return
+        root = Path(path)
+        if root.is_file():
+            yield from self._scan_file(root, root.name)
+            return
+        if not root.is_dir():
+            yield HarvestError(str(root), "no such file or folder")
+            return
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not d.endswith("_files"))
+            for name in sorted(files):
+                if not name.startswith(".") and name.lower().endswith((*HTML_SUFFIXES, SHORTCUT_SUFFIX)):
+                    file = Path(folder, name)
+                    yield from self._scan_file(file, file.relative_to(root).as_posix())
+
+    def _scan_file(self, file: Path, relpath: str) -> Iterator[ScanEvent]:
+        if file.suffix.lower() == SHORTCUT_SUFFIX:
+            url = shortcut_url(file)
+            if url is None:
+                yield HarvestError(str(file), "no [InternetShortcut] URL= line")
+                return
+            yield from scan_url(url, relpath, str(file), self.policy)
+            return
+        yield from scan_html_file(file, relpath)
+
+    def fingerprint(self, path: Path) -> str:
+        url = url_of(path)
+        if url is not None:
+            return f"url:{url}"  # a page changes without telling: each harvest fetches it again
+        return file_fingerprint(Path(path), (*(f"*{s}" for s in HTML_SUFFIXES), f"*{SHORTCUT_SUFFIX}"))
+
+
+def _looks_like_html(file: Path) -> bool:
+    try:
+        with open(file, "rb") as handle:
+            head = handle.read(2048).lstrip().lower()
+    except OSError:
+        return False
+    return head.startswith((b"<!doctype html", b"<html", b"<?xml", b"<head", b"<meta", b"<!--"))
+
+
+def detect_confidence(path: Path | str) -> float:
+    """Sure of a URL, a saved page that starts as HTML does and a shortcut with a URL; plausible for
+    a folder with saved pages at its top."""
+    if url_of(path):
+        return 0.95
+    path = Path(path)
+    if path.is_file():
+        suffix = path.suffix.lower()
+        if suffix in HTML_SUFFIXES:
+            return 0.9 if _looks_like_html(path) else 0.5
+        return 0.9 if suffix == SHORTCUT_SUFFIX and shortcut_url(path) else 0.0
+    if path.is_dir():
+        try:
+            entries = sorted(path.iterdir())[:200]
+        except OSError:
+            return 0.0
+        if any(
+            e.is_file() and e.suffix.lower() in HTML_SUFFIXES and not e.name.startswith(".") for e in entries
+        ):
+            return 0.6
+    return 0.0
+
+
+@hookimpl
+def register_sources(register: Any) -> None:
+    register(WebSource())
+
+
+@hookimpl
+def detect_sources(path: Path) -> dict[str, float]:
+    return {"web": detect_confidence(path)}
