@@ -46,7 +46,6 @@ BEING_FIXED: dict[str, dict[str, str]] = {
         "mind_core.query.mcp": "query",
         "mind_core.query.models": "query",
         "mind_core.retrieval": "query",
-        "mind_core.search.hybrid": "search",
     },
 }
 
