@@ -60,10 +60,6 @@ class Traversal:
         distances.pop(start_id, None)
         return distances
 
-    def entity_distances(self, seeds: Sequence[int], max_depth: int) -> dict[int, int]:
-        """``{entity id: hops}`` from the nearest seed over active relations, either direction."""
-        return self._bfs(list(seeds), max_depth, undirected=True)
-
     def _bfs(self, seeds: Sequence[int], max_depth: int, *, undirected: bool) -> dict[int, int]:
         distances = {seed: 0 for seed in seeds}
         frontier = list(distances)

@@ -291,7 +291,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0008_knowledge_versions", _KNOWLEDGE_VERSIONS_SQL),
     Migration("0009_vector_codes", _vector_codes),
     Migration("0010_knowledge_evidence", _KNOWLEDGE_EVIDENCE_SQL),
-    # the search asks which speakers a mind has for every question (``HybridSearch._speakers``)
+    # the search asks which speakers a mind has for every question (``mind_core.search.speakers``)
     Migration("0011_frames_role_index", f"CREATE INDEX idx_frames_role ON memory_frames {FRAME_ROLE_SQL}"),
 )
 

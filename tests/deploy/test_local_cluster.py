@@ -11,10 +11,10 @@ waits in the home queue and nothing is written until the worker is back."""
 import time
 from pathlib import Path
 
-import dagster as dg
 import pytest
 import redis
 
+import dagster as dg
 from deploy.local_cluster import ClusterSettings, LocalCluster
 from deploy.step_events import StepRecord, step_records
 from mind_core.mind import Mind

@@ -1,9 +1,9 @@
 import json
 import os
 
-import dagster as dg
 import pytest
 
+import dagster as dg
 from mind_core.harvest.pipeline import harvest as engine_harvest
 from mind_core.harvest.pipeline import register_source
 from mind_core.harvest.stores import HarvestSourceStore

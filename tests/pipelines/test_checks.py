@@ -2,9 +2,9 @@
 
 import json
 
-import dagster as dg
 import pytest
 
+import dagster as dg
 from mind_core.mind import Mind
 from mind_core.store.frames import NewFrame
 from mind_core.testing.exports import chatgpt_conversation, write_chatgpt_export

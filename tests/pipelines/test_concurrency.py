@@ -9,9 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-import dagster as dg
 import pytest
 
+import dagster as dg
 from mind_core.mind import Mind
 from mind_core.testing.exports import write_chatgpt_export
 from pipelines.instance import prepare_dagster_home

@@ -2,9 +2,9 @@
 instance; a Dagster run of an unchanged source leaves it materialized; broken sources fail their
 runs with the reason in plain sight, on both paths."""
 
-import dagster as dg
 import pytest
 
+import dagster as dg
 from mind_core.cli import EXIT_FAILED, EXIT_OK, main
 from mind_core.harvest.pipeline import harvest as engine_harvest
 from mind_core.mind import Mind
