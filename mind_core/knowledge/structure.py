@@ -505,7 +505,74 @@ def chat_structure(frames: list[FrameFacts], structure: Structure) -> None:
             )
 
 
-READERS = {"markdown": markdown_structure, "email": email_structure}
+# -- calendars and address books ------------------------------------------------------------------
+ORGANIZES, ATTENDS, WORKS_AT = "organizes", "attends", "works_at"
+
+
+def _person(structure: Structure, value: Any, frame: FrameFacts) -> tuple[str, str] | None:
+    """The person a ``Name <address>`` value names, with its address among the entity's."""
+    if not isinstance(value, str):
+        return None
+    name, address = split_address(value)
+    name = person_display_name(name) if name and name.lower() != address else address
+    if not name:
+        return None
+    key = structure.fact("person", name, frame.id, frame.created_at)
+    if address:
+        known = structure.facts[key].properties.setdefault("addresses", [])
+        if address not in known:
+            known.append(address)
+    return key
+
+
+def calendar_structure(frames: list[FrameFacts], structure: Structure) -> None:
+    """An event is an entity dated by its own start; its organizer organizes it, its attendees
+    attend it, each a person with the address the invitation gives."""
+    for frame in frames:
+        title = frame.provenance.get("title") or frame.message.get("uid")
+        if not isinstance(title, str) or not title:
+            continue
+        event = structure.fact("event", title, frame.id, frame.created_at)
+        for name in ("start", "location", "uid"):
+            if frame.message.get(name):
+                structure.facts[event].properties.setdefault(name, frame.message[name])
+        organizer = _person(structure, frame.message.get("from"), frame)
+        if organizer is not None:
+            structure.link(organizer, event, ORGANIZES, frame.id, frame.created_at)
+        for value in frame.message.get("to") or ():
+            attendee = _person(structure, value, frame)
+            if attendee is not None:
+                structure.link(attendee, event, ATTENDS, frame.id, frame.created_at)
+
+
+def contact_structure(frames: list[FrameFacts], structure: Structure) -> None:
+    """A contact is a person with every address, phone and title its card gives, working at
+    its card's organization."""
+    for frame in frames:
+        card = frame.message.get("person")
+        if not isinstance(card, dict) or not card.get("name"):
+            continue
+        person = structure.fact("person", person_display_name(str(card["name"])), frame.id, frame.created_at)
+        properties = structure.facts[person].properties
+        for address in card.get("emails") or ():
+            if address not in properties.setdefault("addresses", []):
+                properties["addresses"].append(address)
+        for phone in card.get("phones") or ():
+            if phone not in properties.setdefault("phones", []):
+                properties["phones"].append(phone)
+        if card.get("title"):
+            properties.setdefault("title", card["title"])
+        if card.get("organization"):
+            organization = structure.fact("organization", str(card["organization"]), frame.id, frame.created_at)
+            structure.link(person, organization, WORKS_AT, frame.id, frame.created_at)
+
+
+READERS = {
+    "markdown": markdown_structure,
+    "email": email_structure,
+    "icalendar": calendar_structure,
+    "vcard": contact_structure,
+}
 CHAT_ITEM_KINDS = ("conversation",)
 
 
