@@ -29,9 +29,9 @@ from mind_core.harvest.items import (
     HarvestItem,
     HarvestMessage,
     ScanEvent,
-    file_fingerprint,
     stable_key,
 )
+from mind_core.harvest.source_files import file_fingerprint, open_source_file
 from mind_core.plugins import hookimpl
 from plugins._archive import (
     ARCHIVE_ERRORS,
@@ -41,7 +41,14 @@ from plugins._archive import (
     safe_files,
     scan_archive,
 )
-from plugins._jsonstream import JSONStreamError, key_before, note_reasons, read_head, stream_records
+from plugins._jsonstream import (
+    JSONStreamError,
+    LostRecord,
+    key_before,
+    note_reasons,
+    read_head,
+    stream_records,
+)
 
 KIND = "chatgpt"
 EXPORT_FILE = "conversations.json"
@@ -422,6 +429,11 @@ def scan_stream(stream: IO[bytes], report_path: str, member: str | None = None) 
     seen_instructions: set[str] = set()
     try:
         for record in stream_records(stream, ("conversations",)):
+            if isinstance(record, LostRecord):
+                yield HarvestError(
+                    report_path, f"conversation lost: {record.describe()}", record=f"{prefix}conversation {record.index}"
+                )
+                continue
             label = "root object" if record.index is None else _record_label(record.index, record.value)
             for reason in note_reasons(record.notes):
                 yield HarvestError(report_path, reason, record=prefix + label)
@@ -459,12 +471,12 @@ class ChatGPTSource:
             if not files:
                 yield HarvestError(str(path), f"no {EXPORT_FILE} and no ChatGPT conversation file in this folder")
             for file in files:
-                yield from self._scan_file(file)
+                yield from self._scan_file(file, within=path)
             return
         yield from self._scan_file(path)
 
     @staticmethod
-    def _scan_file(path: Path) -> Iterator[ScanEvent]:
+    def _scan_file(path: Path, within: Path | None = None) -> Iterator[ScanEvent]:
         if not path.is_file():
             yield HarvestError(str(path), "no such file")
             return
@@ -472,7 +484,7 @@ class ChatGPTSource:
             yield from scan_archive(path, _scan_members)
             return
         try:
-            with open(path, "rb") as handle:
+            with open_source_file(path, streamed=True, within=within) as handle:
                 yield from scan_stream(handle, str(path))
         except OSError as exc:
             yield HarvestError(str(path), f"cannot read: {exc}")

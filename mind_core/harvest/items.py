@@ -104,25 +104,3 @@ class Source(Protocol):
     def fingerprint(self, path: Path) -> str:
         """A cheap change detector (sizes and mtimes of the input files)."""
         ...
-
-
-def file_fingerprint(path: Path, patterns: tuple[str, ...] = ("*",)) -> str:
-    """Sizes and mtimes of a file, or of every matching file below a folder, hashed."""
-    path = Path(path)
-    entries: list[str] = []
-    if path.is_file():
-        st = path.stat()
-        entries.append(f"{path.name}\x00{st.st_size}\x00{st.st_mtime_ns}")
-    elif path.is_dir():
-        seen: set[Path] = set()
-        for pattern in patterns:
-            for p in path.rglob(pattern):
-                if p in seen or not p.is_file():
-                    continue
-                seen.add(p)
-                st = p.stat()
-                entries.append(f"{p.relative_to(path)}\x00{st.st_size}\x00{st.st_mtime_ns}")
-    else:
-        return "missing"
-    entries.sort()
-    return hashlib.sha256("\n".join(entries).encode("utf-8", "surrogatepass")).hexdigest()

@@ -14,6 +14,8 @@ from plugins._jsonstream import (
     MAX_STRING_BYTES,
     GuardedReader,
     JSONStreamError,
+    LostRecord,
+    Record,
     _TooDeep,
     note_reasons,
     stream_records,
@@ -118,13 +120,22 @@ def test_long_leading_whitespace_is_not_mistaken_for_an_empty_document() -> None
         records(b"")
 
 
-def test_records_before_a_too_deep_element_are_kept() -> None:
-    data = b'[{"a": 1}, {"b": 2}, ' + b"[" * 100_000 + b"]" * 100_000 + b"]"
-    stream = stream_records(io.BytesIO(data))
-    assert [next(stream).value, next(stream).value] == [{"a": 1}, {"b": 2}]
+def test_a_too_deep_element_is_lost_alone() -> None:
+    data = b'[{"a": 1}, {"a": 2}, ' + b"[" * 100_000 + b"]" * 100_000 + b', {"a": 3}]'
+    found = list(stream_records(io.BytesIO(data)))
+    assert [(r.index, r.value) for r in found if isinstance(r, Record)] == [(0, {"a": 1}), (1, {"a": 2}), (3, {"a": 3})]
+    assert [(r.index, r.offset, r.reason) for r in found if isinstance(r, LostRecord)] == [
+        (2, 21, "JSON nested deeper than 256 levels")
+    ]
+
+
+def test_a_broken_record_in_a_root_object_still_ends_the_stream() -> None:
+    data = b'{"conversations": [{"a": 1}, ' + b"[" * 300 + b"]" * 300 + b', {"c": 3}]}'
+    stream = stream_records(io.BytesIO(data), ("conversations",))
+    assert next(stream).value == {"a": 1}
     with pytest.raises(JSONStreamError, match="nested deeper than 256") as refused:
         next(stream)
-    assert refused.value.records == 2 and refused.value.offset == 21 + 255  # the 257th level
+    assert refused.value.records == 1
 
 
 STRING_TEXT = st.text(alphabet=st.sampled_from('x"\\\n\u00e9\U0001f600'), max_size=60)
