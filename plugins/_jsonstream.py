@@ -453,6 +453,28 @@ def _bytes_before_overflow(data: bytes, depth: int, in_string: bool, escaped: bo
     return len(data)
 
 
+OTHER_BOMS = (
+    (b"\x00\x00\xfe\xff", "UTF-32BE"),
+    (b"\xff\xfe\x00\x00", "UTF-32LE"),
+    (b"\xfe\xff", "UTF-16BE"),
+    (b"\xff\xfe", "UTF-16LE"),
+)
+
+
+def other_encoding(head: bytes) -> str | None:
+    """The encoding of a document that is UTF-16 or UTF-32 (by its byte order mark, or by the
+    NUL byte beside each ASCII character of its opening), or None."""
+    for bom, name in OTHER_BOMS:
+        if head.startswith(bom):
+            return name
+    opening = head[:4]
+    if len(opening) == 4 and opening[1] == opening[3] == 0 and opening[0] and opening[2]:
+        return "UTF-16LE"
+    if len(opening) == 4 and opening[0] == opening[2] == 0 and opening[1] and opening[3]:
+        return "UTF-16BE"
+    return None
+
+
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     """The first bytes of a file (BOM removed), for cheap detection; b"" when unreadable."""
     try:
@@ -460,6 +482,8 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
             head = handle.read(size)
     except OSError:
         return b""
+    if encoding := other_encoding(head):  # detected as what it holds; the scan names the encoding
+        return head.decode(encoding, "ignore").lstrip("\ufeff").encode()
     return head[len(UTF8_BOM) :] if head.startswith(UTF8_BOM) else head
 
 
@@ -558,6 +582,13 @@ def stream_records(raw: IO[bytes], list_keys: tuple[str, ...] = ()) -> Iterator[
     failure raises JSONStreamError after the records that were complete.
     """
     head = raw.read(HEAD_BYTES)
+    if encoding := other_encoding(head):
+        raise JSONStreamError(
+            f"the file is {encoding} text, not UTF-8, which JSON exports are read as; "
+            f"convert it (iconv -f {encoding} -t UTF-8) and harvest again",
+            0,
+            0,
+        )
     bom = len(UTF8_BOM) if head.startswith(UTF8_BOM) else 0
     head = head[bom:]
     skipped = 0

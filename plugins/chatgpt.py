@@ -216,18 +216,32 @@ def _newest_leaf(mapping: dict[str, Any]) -> str | None:
 
 def visible_branch(
     mapping: dict[str, Any], current_node: Any
-) -> tuple[list[tuple[str, dict[str, Any]]], str]:
-    """Root-to-leaf nodes of the branch the user last saw, and how its leaf was chosen."""
+) -> tuple[list[tuple[str, dict[str, Any]]], str, str | None]:
+    """Root-to-leaf nodes of the branch the user last saw, how its leaf was chosen, and the
+    cycle its parent links end in (None when they reach a root).
+
+    Nodes whose children all lead back into the conversation leave no leaf to start from: that
+    is refused (a ShapeError names it) rather than read as an empty conversation. A parent link
+    back to a node already on the branch ends the branch there; the caller reports it.
+    """
     if isinstance(current_node, str) and current_node in mapping:
         leaf: str | None = current_node
         chosen_by = "current_node"
     else:
         leaf = _newest_leaf(mapping)
         chosen_by = "newest_leaf"
+        if leaf is None and mapping:
+            raise ShapeError(
+                f"the children links of its {len(mapping)} nodes form a cycle: no message ends the conversation"
+            )
     branch: list[tuple[str, dict[str, Any]]] = []
     seen: set[str] = set()
     node_id = leaf
-    while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
+    cycle = None
+    while isinstance(node_id, str) and node_id in mapping:
+        if node_id in seen:
+            cycle = f"the parent links from node {leaf!r} form a cycle at node {node_id!r}; read up to it"
+            break
         seen.add(node_id)
         node = mapping[node_id]
         if not isinstance(node, dict):
@@ -235,7 +249,7 @@ def visible_branch(
         branch.append((node_id, node))
         node_id = node.get("parent")
     branch.reverse()
-    return branch, chosen_by
+    return branch, chosen_by, cycle
 
 
 def _instruction_text(message: dict[str, Any]) -> str | None:
@@ -284,7 +298,9 @@ def conversation_events(conversation: Any, origin: str, seen_instructions: set[s
             KIND, "untitled", conversation.get("title"), conversation.get("create_time")
         )
     events: list[ScanEvent] = []
-    branch, chosen_by = visible_branch(mapping, conversation.get("current_node"))
+    branch, chosen_by, cycle = visible_branch(mapping, conversation.get("current_node"))
+    if cycle is not None:
+        events.append(HarvestError(origin, cycle, record=f"conversation {conversation_id}"))
     messages: list[HarvestMessage] = []
     skipped: Counter[str] = Counter()
     for node_id, node in branch:

@@ -17,7 +17,8 @@ Decisions on bad or odd input (each pinned by a test in tests/plugins/test_markd
 - A line longer than 4,000,000 bytes keeps its beginning; the rest is skipped while reading (never
   held in memory) and an error names the line and its size.
 - An empty note, or one with only frontmatter, is still an item (its properties and links matter to
-  the graph) but has no messages.
+  the graph) but has no messages. A 0-byte file is marked (``EMPTY_FILE_KEY``): if it held text
+  before, the import engine keeps those frames and reports it instead of pruning them.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import yaml
 
 from mind_core.harvest import epoch_to_iso, format_utc, normalize_iso
 from mind_core.harvest.items import (
+    EMPTY_FILE_KEY,
     HarvestError,
     HarvestItem,
     HarvestMessage,
@@ -227,6 +229,8 @@ def scan_note(file: Path, relpath: str) -> Iterator[ScanEvent]:
         )
     if bad_byte is not None:
         item.metadata["decode_error"] = f"invalid UTF-8 at byte {bad_byte}"
+    if stat.st_size == 0:
+        item.metadata[EMPTY_FILE_KEY] = True
     yield item
 
 

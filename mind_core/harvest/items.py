@@ -18,6 +18,11 @@ from mind_core.harvest.paths import display_text, stored_text
 # cut while reading (never holding a whole 100 MB line), the import engine cuts what is left.
 MAX_MESSAGE_CHARS = 1_000_000
 
+# Set to True in an item's metadata by a plugin that read the item from a 0-byte file: an emptied
+# file is far more often a failed save or sync than a deliberate edit, so the import engine keeps
+# what the item held before (a prune does not delete it) and reports it.
+EMPTY_FILE_KEY = "empty_file"
+
 ItemKind = Literal["conversation", "note", "email", "memory", "instruction", "artifact"]
 ITEM_KINDS: tuple[str, ...] = ("conversation", "note", "email", "memory", "instruction", "artifact")
 

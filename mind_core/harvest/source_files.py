@@ -64,7 +64,9 @@ class ReadingRules:
         return DEFAULT_MAX_EXPORT_BYTES if streamed else DEFAULT_MAX_FILE_BYTES
 
     def to_json(self) -> str:
-        return json.dumps({"max_file_bytes": self.max_file_bytes, "follow_outside_links": self.follow_outside_links})
+        return json.dumps(
+            {"max_file_bytes": self.max_file_bytes, "follow_outside_links": self.follow_outside_links}
+        )
 
     @classmethod
     def from_json(cls, text: str | None) -> ReadingRules:
@@ -135,7 +137,9 @@ def kind_of(mode: int) -> str:
 def _size_problem(size: int, limit: int) -> str | None:
     if size <= limit:
         return None
-    return f"{size:,} bytes, over the {limit:,}-byte limit for one file; skipped (raise it with --max-file-size)"
+    return (
+        f"{size:,} bytes, over the {limit:,}-byte limit for one file; skipped (raise it with --max-file-size)"
+    )
 
 
 def outside_link(path: Path, within: Path) -> Path | None:
@@ -151,7 +155,9 @@ def outside_reason(target: Path) -> str:
     )
 
 
-def open_source_file(path: str | os.PathLike[str], *, streamed: bool = False, within: Path | None = None) -> BinaryIO:
+def open_source_file(
+    path: str | os.PathLike[str], *, streamed: bool = False, within: Path | None = None
+) -> BinaryIO:
     """``path`` opened for reading, or RefusedFile: not a regular file, over the size limit, or
     (with ``within``, the source's folder) a link that leads outside it."""
     rules = current_rules()
@@ -174,7 +180,9 @@ def open_source_file(path: str | os.PathLike[str], *, streamed: bool = False, wi
         raise
 
 
-def read_source_file(path: str | os.PathLike[str], *, streamed: bool = False, within: Path | None = None) -> bytes:
+def read_source_file(
+    path: str | os.PathLike[str], *, streamed: bool = False, within: Path | None = None
+) -> bytes:
     """The whole of a file ``open_source_file`` accepts (so never more than the size limit)."""
     with open_source_file(path, streamed=streamed, within=within) as handle:
         return handle.read()
@@ -197,14 +205,16 @@ def walk_files(
     rules = current_rules()
     real_root = Path(os.path.realpath(root))
     seen: set[tuple[int, int]] = set()
-    stack = [Path(root)]
+    stack = [(Path(root), 0)]
     while stack:
-        folder = stack.pop()
+        folder, depth = stack.pop()
         try:
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
         except OSError as exc:
-            yield HarvestError(str(folder), f"cannot list folder: {exc.strerror or exc}")
+            yield HarvestError(
+                str(folder), f"cannot list folder: {exc.strerror or exc}", record=_depth(depth)
+            )
             continue
         subfolders = []
         for entry in entries:
@@ -220,8 +230,8 @@ def walk_files(
                     continue
                 linked = entry.is_symlink()
                 status = entry.stat()
-            except OSError as exc:
-                yield HarvestError(str(path), f"cannot read: {exc.strerror or exc} (a broken link?)")
+            except OSError as exc:  # a broken link, a path longer than the system allows
+                yield HarvestError(str(path), f"cannot read: {exc.strerror or exc}", record=_depth(depth + 1))
                 continue
             if linked and stat.S_ISDIR(status.st_mode):
                 continue  # links to folders are not walked into: no loops, no double reads
@@ -235,7 +245,12 @@ def walk_files(
                 continue
             seen.add((status.st_dev, status.st_ino))
             yield path
-        stack.extend(folder / name for name in reversed(enter(folder, subfolders)))
+        stack.extend((folder / name, depth + 1) for name in reversed(enter(folder, subfolders)))
+
+
+def _depth(depth: int) -> str | None:
+    """Where a walk's error lies, for a path too long to read."""
+    return f"{depth} folders deep" if depth else None
 
 
 def file_fingerprint(path: Path, patterns: tuple[str, ...] = ("*",)) -> str:
