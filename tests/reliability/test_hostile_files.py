@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+import mind_core
 from mind_core.testing.hostile_files import HOSTILE_FILES, JSON_DAMAGE, remove_deep
 
 FINISHES_WITHIN = 120  # seconds, the interpreter's start included; each case takes about one
 PEAK_MEMORY_MB = 1024
+REPOSITORY = Path(mind_core.__file__).resolve().parents[1]  # the child imports this code, not an installed copy
 
 
 def harvest_in_child(name: str, tmp_path: Path) -> dict:
@@ -25,6 +27,7 @@ def harvest_in_child(name: str, tmp_path: Path) -> dict:
     try:
         done = subprocess.run(
             [sys.executable, "-m", "mind_core.testing.hostile_files", name, str(root), str(home)],
+            cwd=REPOSITORY,
             capture_output=True,
             text=True,
             timeout=FINISHES_WITHIN,
