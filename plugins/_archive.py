@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from mind_core.harvest.items import HarvestError, ScanEvent
 from mind_core.harvest.source_files import open_source_file
-from plugins._jsonstream import HEAD_BYTES
+from plugins._jsonhead import HEAD_BYTES
 
 ARCHIVE_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError)
 

@@ -13,19 +13,18 @@ already cost about 1 GB).
 from __future__ import annotations
 
 import codecs
-import json
 import re
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
-from pathlib import Path
 from typing import IO, Any
 
 import ijson
 
 from mind_core.harvest.items import MAX_MESSAGE_CHARS
-from mind_core.harvest.source_files import open_source_file
+from plugins._jsonhead import HEAD_BYTES, UTF8_BOM, other_encoding
+from plugins._jsonresync import LostRecord, first_key_only, next_candidate, opens_like, resembles
 
 MAX_DEPTH = 256  # real exports nest about 15 levels deep
 MAX_STRETCH = 256  # read ever larger chunks inside one long string, up to a quarter of the cut
@@ -34,10 +33,7 @@ MAX_STRETCH = 256  # read ever larger chunks inside one long string, up to a qua
 MAX_STRING_BYTES = 6 * MAX_MESSAGE_CHARS
 REPLACEMENT = "\ufffd".encode()
 ESCAPE_TAIL = 12  # a surrogate pair escape, the longest thing a cut must not split
-HEAD_BYTES = 64 * 1024
 RING_BYTES = 8 * 2**20  # parsed bytes kept to find where a failing record began
-RESYNC_CHUNK = 2**20
-UTF8_BOM = b"\xef\xbb\xbf"
 
 _ESCAPE_PAIR = re.compile(rb"\\.", re.DOTALL)
 _NOT_STRUCTURAL = bytes(b for b in range(256) if b not in b'[]{}"')
@@ -344,7 +340,6 @@ class _Handed:
 
 
 _STRUCTURAL = re.compile(rb'["\[\]{}]')
-_CANDIDATE = re.compile(rb",\s*[\[{]")
 
 
 def _hit_position(handed: _Handed, target: int) -> int | None:
@@ -453,57 +448,6 @@ def _bytes_before_overflow(data: bytes, depth: int, in_string: bool, escaped: bo
     return len(data)
 
 
-OTHER_BOMS = (
-    (b"\x00\x00\xfe\xff", "UTF-32BE"),
-    (b"\xff\xfe\x00\x00", "UTF-32LE"),
-    (b"\xfe\xff", "UTF-16BE"),
-    (b"\xff\xfe", "UTF-16LE"),
-)
-
-
-def other_encoding(head: bytes) -> str | None:
-    """The encoding of a document that is UTF-16 or UTF-32 (by its byte order mark, or by the
-    NUL byte beside each ASCII character of its opening), or None."""
-    for bom, name in OTHER_BOMS:
-        if head.startswith(bom):
-            return name
-    opening = head[:4]
-    if len(opening) == 4 and opening[1] == opening[3] == 0 and opening[0] and opening[2]:
-        return "UTF-16LE"
-    if len(opening) == 4 and opening[0] == opening[2] == 0 and opening[1] and opening[3]:
-        return "UTF-16BE"
-    return None
-
-
-def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
-    """The first bytes of a file (BOM removed), for cheap detection; b"" when unreadable."""
-    try:
-        with open_source_file(path, streamed=True) as handle:
-            head = handle.read(size)
-    except OSError:
-        return b""
-    if encoding := other_encoding(head):  # detected as what it holds; the scan names the encoding
-        return head.decode(encoding, "ignore").lstrip("\ufeff").encode()
-    return head[len(UTF8_BOM) :] if head.startswith(UTF8_BOM) else head
-
-
-def has_key(head: bytes, key: str) -> bool:
-    """True when ``"key":`` occurs in raw JSON bytes; a string value can never match, only a key."""
-    return re.search(rb'"' + re.escape(key.encode()) + rb'"\s*:', head) is not None
-
-
-def first_key_position(head: bytes, keys: tuple[str, ...]) -> int:
-    positions = [m.start() for k in keys if (m := re.search(rb'"' + re.escape(k.encode()) + rb'"\s*:', head))]
-    return min(positions) if positions else -1
-
-
-def key_before(head: bytes, key: str, rival: str) -> bool:
-    """``key`` occurs, and before ``rival`` if that occurs too: tells look-alike exports apart."""
-    position = first_key_position(head, (key,))
-    rival_position = first_key_position(head, (rival,))
-    return position >= 0 and (rival_position < 0 or position < rival_position)
-
-
 @dataclass
 class Record:
     """One top-level array element (``index`` counts from 0), or the root object's other keys.
@@ -552,19 +496,6 @@ def _clean_reason(exc: BaseException) -> str:
         text = text[2:-1].encode().decode("unicode_escape", "replace")
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
     return first.strip()
-
-
-@dataclass
-class LostRecord:
-    """A root array element that could not be read (a syntax error, a value nested too deep,
-    ``NaN``, a cut): reading went on at the next element. ``offset`` is near the element's first byte."""
-
-    index: int
-    offset: int
-    reason: str
-
-    def describe(self) -> str:
-        return f"{self.reason} (the record begins near byte {self.offset}); read on from the next record"
 
 
 PARSE_ERRORS = (ijson.JSONError, _TooDeep, UnicodeDecodeError, ValueError, RecursionError, MemoryError)
@@ -644,7 +575,7 @@ def _array_records(raw: IO[bytes], head: bytes, base: int) -> Iterator[Record | 
                 notes = _take_notes(reader, completed)
                 completed += 1
                 containers += isinstance(value, dict | list)
-                if resynced and not _resembles(value, template):
+                if resynced and not resembles(value, template):
                     continue
                 resynced = False
                 if not learned:
@@ -654,65 +585,17 @@ def _array_records(raw: IO[bytes], head: bytes, base: int) -> Iterator[Record | 
             return
         except PARSE_ERRORS as exc:
             begins, rest = reader.rest_after(containers)
-            if not resynced or (completed == 0 and _opens_like(head[1:], template)):
+            if not resynced or (completed == 0 and opens_like(head[1:], template)):
                 yield LostRecord(index, base + begins, _clean_reason(exc))
                 index += 1
                 resynced = True
             if template is None:
-                template = _first_key_only(rest)
-        found = _next_candidate(rest, raw)
+                template = first_key_only(rest)
+        found = next_candidate(rest, raw)
         if found is None:
             return
         skipped, rest = found
         head, base = b"[" + rest, base + begins + skipped - 1
-
-
-_FIRST_KEY = re.compile(rb"""\{\s*["']?([A-Za-z_][\w.-]{0,63})["']?\s*:""")
-
-
-def _first_key_only(data: bytes) -> dict[str, None] | None:
-    """A template for when the first record broke: an object with its first key (a plain name,
-    read even when a quote around it is what broke), if it has one."""
-    match = _FIRST_KEY.match(data)
-    return {match.group(1).decode(): None} if match else None
-
-
-def _resembles(value: Any, template: Any) -> bool:
-    """Whether a value found after a resynchronisation is a record and not a piece of the broken
-    one: of the first record's type and, for an object, holding two thirds of its keys."""
-    if template is None:
-        return isinstance(value, dict | list)
-    if type(value) is not type(template):
-        return False
-    if isinstance(value, dict):
-        return 3 * len(template.keys() & value.keys()) >= 2 * len(template)
-    return True
-
-
-def _opens_like(data: bytes, template: Any) -> bool:
-    """Whether ``data`` begins an object with the first record's first key, even a broken one
-    (exports write every record's keys in one order)."""
-    if not isinstance(template, dict) or not template or data[:1] != b"{":
-        return False
-    first = json.dumps(next(iter(template)))[1:-1].encode()
-    return first in data[: len(first) + 8]
-
-
-def _next_candidate(data: bytes, raw: IO[bytes]) -> tuple[int, bytes] | None:
-    """The bytes from the next ``,`` + opening bracket after ``data[0]`` on (reading on from
-    ``raw`` as needed), and how many bytes were skipped; None at the end of the stream."""
-    skipped, position = 0, 1
-    while True:
-        match = _CANDIDATE.search(data, position)
-        if match is not None:
-            return skipped + match.end() - 1, data[match.end() - 1 :]
-        comma = data.rfind(b",")
-        keep = comma if comma >= 0 and not data[comma + 1 :].strip() else len(data)
-        skipped += keep
-        more = raw.read(RESYNC_CHUNK)
-        if not more:
-            return None
-        data, position = data[keep:] + more, 0
 
 
 def _object_records(reader: GuardedReader, list_keys: tuple[str, ...]) -> Iterator[Record]:

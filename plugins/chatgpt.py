@@ -41,12 +41,11 @@ from plugins._archive import (
     safe_files,
     scan_archive,
 )
+from plugins._jsonhead import key_before, read_head
 from plugins._jsonstream import (
     JSONStreamError,
     LostRecord,
-    key_before,
     note_reasons,
-    read_head,
     stream_records,
 )
 

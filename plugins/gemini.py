@@ -35,13 +35,12 @@ from mind_core.harvest.items import (
 )
 from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
+from plugins._jsonhead import has_key, read_head
 from plugins._jsonstream import (
     JSONStreamError,
     LostRecord,
     Record,
-    has_key,
     note_reasons,
-    read_head,
     stream_records,
 )
 from plugins.html_text import html_to_text

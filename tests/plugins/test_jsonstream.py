@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from plugins._jsonhead import read_head
 from plugins._jsonstream import (
     MAX_STRING_BYTES,
     GuardedReader,
@@ -19,7 +20,6 @@ from plugins._jsonstream import (
     Record,
     _TooDeep,
     note_reasons,
-    read_head,
     stream_records,
 )
 
