@@ -99,14 +99,20 @@ def reading_with(rules: ReadingRules) -> Iterator[None]:
 
 def scanned_with(events: Iterator[T], rules: ReadingRules) -> Iterator[T]:
     """``events`` (a plugin's scan) run under ``rules``: the rules hold during each step of the
-    generator, however its consumer interleaves it with other work."""
-    while True:
-        with reading_with(rules):
-            try:
-                event = next(events)
-            except StopIteration:
-                return
-        yield event
+    generator, however its consumer interleaves it with other work; closing this closes the scan
+    (its open files with it)."""
+    try:
+        while True:
+            with reading_with(rules):
+                try:
+                    event = next(events)
+                except StopIteration:
+                    return
+            yield event
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
 
 
 class RefusedFile(OSError):
