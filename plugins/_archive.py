@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 from mind_core.harvest.items import HarvestError, ScanEvent
-from plugins._jsonstream import HEAD_BYTES
+from mind_core.harvest.source_files import open_source_file
+from plugins._jsonhead import HEAD_BYTES
 
 ARCHIVE_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError)
 
@@ -69,7 +70,7 @@ def scan_archive(
     """
     report_path = str(path)
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open_source_file(path, streamed=True) as handle, zipfile.ZipFile(handle) as archive:
             for info in unsafe_members(archive):
                 yield HarvestError(report_path, "unsafe archive member name; skipped", record=info.filename)
             yield from scan_members(archive, report_path)

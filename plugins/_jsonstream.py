@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
-from pathlib import Path
 from typing import IO, Any
 
 import ijson
 
 from mind_core.harvest.items import MAX_MESSAGE_CHARS
+from plugins._jsonhead import HEAD_BYTES, UTF8_BOM, other_encoding
+from plugins._jsonresync import LostRecord, first_key_only, next_candidate, opens_like, resembles
 
 MAX_DEPTH = 256  # real exports nest about 15 levels deep
 MAX_STRETCH = 256  # read ever larger chunks inside one long string, up to a quarter of the cut
@@ -31,8 +33,7 @@ MAX_STRETCH = 256  # read ever larger chunks inside one long string, up to a qua
 MAX_STRING_BYTES = 6 * MAX_MESSAGE_CHARS
 REPLACEMENT = "\ufffd".encode()
 ESCAPE_TAIL = 12  # a surrogate pair escape, the longest thing a cut must not split
-HEAD_BYTES = 64 * 1024
-UTF8_BOM = b"\xef\xbb\xbf"
+RING_BYTES = 8 * 2**20  # parsed bytes kept to find where a failing record began
 
 _ESCAPE_PAIR = re.compile(rb"\\.", re.DOTALL)
 _NOT_STRUCTURAL = bytes(b for b in range(256) if b not in b'[]{}"')
@@ -115,6 +116,11 @@ class GuardedReader:
         self._stretch = 1
         self._inside_one_string = False  # the last chunk lay wholly inside one string
         self._refused: _TooDeep | None = None  # raised on the read after the chunk that overflowed
+        self._withheld = b""  # the part of the overflowing chunk never handed to the parser
+        # The chunks last handed to the parser, each with the watch's state before it: after a
+        # failure, ``rest_after`` finds where the failing record began and what followed it.
+        self._ring: deque[_Handed] = deque()
+        self._ring_bytes = 0
 
     @property
     def element(self) -> int:
@@ -138,7 +144,9 @@ class GuardedReader:
             data, bad = self._cut(data, bad)
             if data or not raw:
                 break
+        before = (self._depth, self._in_string, self._escape_pending, self._root_hits)
         data = self._guard(data, bad)
+        self._remember(_Handed(self.offset, data, *before))
         self.offset += len(data)
         self._tail = (self._tail + data)[-ESCAPE_TAIL:]
         return data
@@ -238,11 +246,40 @@ class GuardedReader:
             self._watch_noting(data, bad)
         except _TooDeep as exc:
             allowed = _bytes_before_overflow(data, *state, self.max_depth)
+            self._withheld = data[allowed:]
             if not allowed:
                 raise
             self._refused = exc
             return data[:allowed]
         return data
+
+    def _remember(self, handed: _Handed) -> None:
+        self._ring.append(handed)
+        self._ring_bytes += len(handed.data)
+        while len(self._ring) > 1 and self._ring_bytes - len(self._ring[0].data) >= RING_BYTES:
+            self._ring_bytes -= len(self._ring.popleft().data)
+
+    def rest_after(self, containers: int) -> tuple[int, bytes]:
+        """After a failure with ``containers`` root array elements that are objects or arrays
+        read: the offset of the element after the last of them and every byte read from there on
+        (the raw stream goes on after them).
+
+        That element begins after the (containers + 1)th time the depth came back to 1 (the root
+        array's opening counts once; a scalar element never changes the depth). When that lies
+        before the chunks kept, the search starts at the oldest kept byte, which is later.
+        """
+        target = containers + 1
+        chunks = list(self._ring)
+        start = chunks[0].start if chunks else self.offset
+        data = b"".join(handed.data for handed in chunks)
+        for index, handed in enumerate(chunks):
+            hit = _hit_position(handed, target)
+            if hit is not None:
+                begins = _element_begins(handed.data, hit + 1)
+                start = handed.start + begins
+                data = b"".join(later.data for later in chunks[index:])[begins:]
+                break
+        return start, data + self._withheld + self._head + self._carry
 
     def _watch_noting(self, data: bytes, bad: list[tuple[int, int, int]]) -> None:
         """Watch the chunk, stopping at each replacement to learn which element it lies in."""
@@ -288,6 +325,62 @@ class GuardedReader:
             raise _TooDeep(f"JSON nested deeper than {self.max_depth} levels")
         self._root_hits += levels.count(1) - (self._depth == 1)
         self._depth = levels[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class _Handed:
+    """A chunk handed to the parser, at parser offset ``start``, and the watch's state before it."""
+
+    start: int
+    data: bytes
+    depth: int
+    in_string: bool
+    escaped: bool
+    hits: int
+
+
+_STRUCTURAL = re.compile(rb'["\[\]{}]')
+
+
+def _hit_position(handed: _Handed, target: int) -> int | None:
+    """The index in the chunk of the bracket that brought the depth back to 1 for the
+    ``target``th time, or None when that is not in this chunk."""
+    data, depth, in_string, hits = handed.data, handed.depth, handed.in_string, handed.hits
+    if hits >= target:
+        return None
+    position, escaped = 0, handed.escaped
+    while position < len(data):
+        if in_string:
+            end = _string_end(data, position, escaped)
+            if end < 0:
+                return None
+            in_string, escaped, position = False, False, end + 1
+            continue
+        match = _STRUCTURAL.search(data, position)
+        if match is None:
+            return None
+        position = match.end()
+        char = data[match.start()]
+        if char == 0x22:
+            in_string = True
+            continue
+        depth += _DEPTH_STEP[char]
+        if depth == 1:
+            hits += 1
+            if hits == target:
+                return match.start()
+    return None
+
+
+def _element_begins(data: bytes, position: int) -> int:
+    """Where the element after a root array separator at ``position`` begins (its first byte)."""
+    while position < len(data) and data[position] in b" \t\r\n":
+        position += 1
+    if position < len(data) and data[position] == 0x2C:
+        position += 1
+    while position < len(data) and data[position] in b" \t\r\n":
+        position += 1
+    return position
 
 
 def _string_end(data: bytes, start: int, escaped: bool) -> int:
@@ -355,33 +448,6 @@ def _bytes_before_overflow(data: bytes, depth: int, in_string: bool, escaped: bo
     return len(data)
 
 
-def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
-    """The first bytes of a file (BOM removed), for cheap detection; b"" when unreadable."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(size)
-    except OSError:
-        return b""
-    return head[len(UTF8_BOM) :] if head.startswith(UTF8_BOM) else head
-
-
-def has_key(head: bytes, key: str) -> bool:
-    """True when ``"key":`` occurs in raw JSON bytes; a string value can never match, only a key."""
-    return re.search(rb'"' + re.escape(key.encode()) + rb'"\s*:', head) is not None
-
-
-def first_key_position(head: bytes, keys: tuple[str, ...]) -> int:
-    positions = [m.start() for k in keys if (m := re.search(rb'"' + re.escape(k.encode()) + rb'"\s*:', head))]
-    return min(positions) if positions else -1
-
-
-def key_before(head: bytes, key: str, rival: str) -> bool:
-    """``key`` occurs, and before ``rival`` if that occurs too: tells look-alike exports apart."""
-    position = first_key_position(head, (key,))
-    rival_position = first_key_position(head, (rival,))
-    return position >= 0 and (rival_position < 0 or position < rival_position)
-
-
 @dataclass
 class Record:
     """One top-level array element (``index`` counts from 0), or the root object's other keys.
@@ -432,17 +498,28 @@ def _clean_reason(exc: BaseException) -> str:
     return first.strip()
 
 
-def stream_records(raw: IO[bytes], list_keys: tuple[str, ...] = ()) -> Iterator[Record]:
+PARSE_ERRORS = (ijson.JSONError, _TooDeep, UnicodeDecodeError, ValueError, RecursionError, MemoryError)
+
+
+def stream_records(raw: IO[bytes], list_keys: tuple[str, ...] = ()) -> Iterator[Record | LostRecord]:
     """Yield the elements of a top-level array, or of the first ``list_keys`` array in a root object.
 
     For a root object, the other keys come last as one ``Record(index=None, value={...})``; a root
     object with none of ``list_keys`` is that record alone. A scalar root is a record with that value.
     Invalid UTF-8 and overlong strings are repaired, not failures: each record carries the notes
     of its repairs (a root array's exactly; in a root object the notes read since the last record).
-    Any other failure (syntax, truncation, nesting) raises JSONStreamError after the records that
-    were complete.
+    In a root array, an element that breaks (syntax, nesting, truncation) is a ``LostRecord`` and
+    reading resynchronises at the next element (``_array_records``); in any other document a
+    failure raises JSONStreamError after the records that were complete.
     """
     head = raw.read(HEAD_BYTES)
+    if encoding := other_encoding(head):
+        raise JSONStreamError(
+            f"the file is {encoding} text, not UTF-8, which JSON exports are read as; "
+            f"convert it (iconv -f {encoding} -t UTF-8) and harvest again",
+            0,
+            0,
+        )
     bom = len(UTF8_BOM) if head.startswith(UTF8_BOM) else 0
     head = head[bom:]
     skipped = 0
@@ -454,14 +531,12 @@ def stream_records(raw: IO[bytes], list_keys: tuple[str, ...] = ()) -> Iterator[
     stripped = head.lstrip()
     skipped += len(head) - len(stripped)
     head = stripped
+    if head[:1] == b"[":
+        yield from _array_records(raw, head, bom + skipped)
+        return
     reader = GuardedReader(raw, head, start_offset=bom + skipped)
     count = 0
     try:
-        if head[:1] == b"[":
-            for value in ijson.items(reader, "item", use_float=True):
-                yield Record(count, value, _take_notes(reader, count))
-                count += 1
-            return
         if head[:1] == b"{":
             for record in _object_records(reader, list_keys):
                 if record.index is not None:
@@ -473,8 +548,54 @@ def stream_records(raw: IO[bytes], list_keys: tuple[str, ...] = ()) -> Iterator[
             yield Record(None, value, _take_notes(reader, None))
     except JSONStreamError:
         raise
-    except (ijson.JSONError, _TooDeep, UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
+    except PARSE_ERRORS as exc:
         raise JSONStreamError(_clean_reason(exc), count, reader.offset) from exc
+
+
+def _array_records(raw: IO[bytes], head: bytes, base: int) -> Iterator[Record | LostRecord]:
+    """A root array's elements; a broken element costs that element alone.
+
+    After a failure the bytes from the failing element on are searched for the next ``,`` that
+    is followed by ``{`` or ``[`` and parsing starts again there, as a new array. Such a place
+    may lie inside the broken element (a nested list of objects), so until an element resembles
+    the records read before it (``_resembles``), what that parse yields is dropped; a parse that
+    fails again before one is accepted belongs to the same loss, unless its first element opens
+    as the first record did (the next record is broken too). Every retry starts further on,
+    so the search ends; the quote parity a broken string upsets is reset at each retry.
+    """
+    index = 0
+    template: Any = None
+    learned = False  # the template is a record read, not just the first key of a broken one
+    resynced = False
+    while True:
+        reader = GuardedReader(raw, head, start_offset=base)
+        completed = containers = 0
+        try:
+            for value in ijson.items(reader, "item", use_float=True):
+                notes = _take_notes(reader, completed)
+                completed += 1
+                containers += isinstance(value, dict | list)
+                if resynced and not resembles(value, template):
+                    continue
+                resynced = False
+                if not learned:
+                    template, learned = value, True
+                yield Record(index, value, notes)
+                index += 1
+            return
+        except PARSE_ERRORS as exc:
+            begins, rest = reader.rest_after(containers)
+            if not resynced or (completed == 0 and opens_like(head[1:], template)):
+                yield LostRecord(index, base + begins, _clean_reason(exc))
+                index += 1
+                resynced = True
+            if template is None:
+                template = first_key_only(rest)
+        found = next_candidate(rest, raw)
+        if found is None:
+            return
+        skipped, rest = found
+        head, base = b"[" + rest, base + begins + skipped - 1
 
 
 def _object_records(reader: GuardedReader, list_keys: tuple[str, ...]) -> Iterator[Record]:

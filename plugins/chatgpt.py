@@ -29,9 +29,9 @@ from mind_core.harvest.items import (
     HarvestItem,
     HarvestMessage,
     ScanEvent,
-    file_fingerprint,
     stable_key,
 )
+from mind_core.harvest.source_files import file_fingerprint, open_source_file
 from mind_core.plugins import hookimpl
 from plugins._archive import (
     ARCHIVE_ERRORS,
@@ -41,7 +41,13 @@ from plugins._archive import (
     safe_files,
     scan_archive,
 )
-from plugins._jsonstream import JSONStreamError, key_before, note_reasons, read_head, stream_records
+from plugins._jsonhead import key_before, read_head
+from plugins._jsonstream import (
+    JSONStreamError,
+    LostRecord,
+    note_reasons,
+    stream_records,
+)
 
 KIND = "chatgpt"
 EXPORT_FILE = "conversations.json"
@@ -209,18 +215,32 @@ def _newest_leaf(mapping: dict[str, Any]) -> str | None:
 
 def visible_branch(
     mapping: dict[str, Any], current_node: Any
-) -> tuple[list[tuple[str, dict[str, Any]]], str]:
-    """Root-to-leaf nodes of the branch the user last saw, and how its leaf was chosen."""
+) -> tuple[list[tuple[str, dict[str, Any]]], str, str | None]:
+    """Root-to-leaf nodes of the branch the user last saw, how its leaf was chosen, and the
+    cycle its parent links end in (None when they reach a root).
+
+    Nodes whose children all lead back into the conversation leave no leaf to start from: that
+    is refused (a ShapeError names it) rather than read as an empty conversation. A parent link
+    back to a node already on the branch ends the branch there; the caller reports it.
+    """
     if isinstance(current_node, str) and current_node in mapping:
         leaf: str | None = current_node
         chosen_by = "current_node"
     else:
         leaf = _newest_leaf(mapping)
         chosen_by = "newest_leaf"
+        if leaf is None and mapping:
+            raise ShapeError(
+                f"the children links of its {len(mapping)} nodes form a cycle: no message ends the conversation"
+            )
     branch: list[tuple[str, dict[str, Any]]] = []
     seen: set[str] = set()
     node_id = leaf
-    while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
+    cycle = None
+    while isinstance(node_id, str) and node_id in mapping:
+        if node_id in seen:
+            cycle = f"the parent links from node {leaf!r} form a cycle at node {node_id!r}; read up to it"
+            break
         seen.add(node_id)
         node = mapping[node_id]
         if not isinstance(node, dict):
@@ -228,7 +248,7 @@ def visible_branch(
         branch.append((node_id, node))
         node_id = node.get("parent")
     branch.reverse()
-    return branch, chosen_by
+    return branch, chosen_by, cycle
 
 
 def _instruction_text(message: dict[str, Any]) -> str | None:
@@ -277,7 +297,9 @@ def conversation_events(conversation: Any, origin: str, seen_instructions: set[s
             KIND, "untitled", conversation.get("title"), conversation.get("create_time")
         )
     events: list[ScanEvent] = []
-    branch, chosen_by = visible_branch(mapping, conversation.get("current_node"))
+    branch, chosen_by, cycle = visible_branch(mapping, conversation.get("current_node"))
+    if cycle is not None:
+        events.append(HarvestError(origin, cycle, record=f"conversation {conversation_id}"))
     messages: list[HarvestMessage] = []
     skipped: Counter[str] = Counter()
     for node_id, node in branch:
@@ -422,6 +444,11 @@ def scan_stream(stream: IO[bytes], report_path: str, member: str | None = None) 
     seen_instructions: set[str] = set()
     try:
         for record in stream_records(stream, ("conversations",)):
+            if isinstance(record, LostRecord):
+                yield HarvestError(
+                    report_path, f"conversation lost: {record.describe()}", record=f"{prefix}conversation {record.index}"
+                )
+                continue
             label = "root object" if record.index is None else _record_label(record.index, record.value)
             for reason in note_reasons(record.notes):
                 yield HarvestError(report_path, reason, record=prefix + label)
@@ -459,12 +486,12 @@ class ChatGPTSource:
             if not files:
                 yield HarvestError(str(path), f"no {EXPORT_FILE} and no ChatGPT conversation file in this folder")
             for file in files:
-                yield from self._scan_file(file)
+                yield from self._scan_file(file, within=path)
             return
         yield from self._scan_file(path)
 
     @staticmethod
-    def _scan_file(path: Path) -> Iterator[ScanEvent]:
+    def _scan_file(path: Path, within: Path | None = None) -> Iterator[ScanEvent]:
         if not path.is_file():
             yield HarvestError(str(path), "no such file")
             return
@@ -472,7 +499,7 @@ class ChatGPTSource:
             yield from scan_archive(path, _scan_members)
             return
         try:
-            with open(path, "rb") as handle:
+            with open_source_file(path, streamed=True, within=within) as handle:
                 yield from scan_stream(handle, str(path))
         except OSError as exc:
             yield HarvestError(str(path), f"cannot read: {exc}")

@@ -15,6 +15,7 @@ Project documents become ``artifact`` items (one message each), project prompt t
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -28,9 +29,9 @@ from mind_core.harvest.items import (
     HarvestItem,
     HarvestMessage,
     ScanEvent,
-    file_fingerprint,
     stable_key,
 )
+from mind_core.harvest.source_files import file_fingerprint, open_source_file
 from mind_core.plugins import hookimpl
 from plugins._archive import (
     ARCHIVE_ERRORS,
@@ -40,7 +41,13 @@ from plugins._archive import (
     safe_files,
     scan_archive,
 )
-from plugins._jsonstream import JSONStreamError, key_before, note_reasons, read_head, stream_records
+from plugins._jsonhead import key_before, read_head
+from plugins._jsonstream import (
+    JSONStreamError,
+    LostRecord,
+    note_reasons,
+    stream_records,
+)
 
 KIND = "claude"
 CONVERSATIONS = "conversations.json"
@@ -331,6 +338,10 @@ def _records(
             return
         with handle as stream:
             for record in stream_records(stream, list_keys):
+                if isinstance(record, LostRecord):
+                    where = f"{label}{name} record {record.index}"
+                    yield HarvestError(report_path, f"record lost: {record.describe()}", record=where)
+                    continue
                 where = f"{label}{name} record {'(root)' if record.index is None else record.index}"
                 for reason in note_reasons(record.notes):
                     yield HarvestError(report_path, reason, record=where)
@@ -425,14 +436,14 @@ def scan_export(
 def _folder_opener(folder: Path) -> Opener:
     def opener(name: str) -> AbstractContextManager[IO[bytes]] | None:
         path = folder / name
-        return open(path, "rb") if path.is_file() else None
+        return open_source_file(path, streamed=True, within=folder) if os.path.lexists(path) else None
 
     return opener
 
 
 def _single_file_opener(path: Path) -> Opener:
     def opener(name: str) -> AbstractContextManager[IO[bytes]] | None:
-        return open(path, "rb") if name == CONVERSATIONS else None
+        return open_source_file(path, streamed=True) if name == CONVERSATIONS else None
 
     return opener
 

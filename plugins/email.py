@@ -40,10 +40,10 @@ from mind_core.harvest.items import (
     HarvestItem,
     HarvestMessage,
     ScanEvent,
-    file_fingerprint,
     stable_key,
 )
 from mind_core.harvest.paths import stored_text
+from mind_core.harvest.source_files import current_rules, file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
 from plugins._bounded import MAX_LINE_BYTES, BoundedText, read_capped
 from plugins.mail_lists import list_addresses
@@ -164,7 +164,7 @@ def _holds_mail(folder: Path) -> bool:
 
 def _sniff(path: Path) -> FileKind:
     try:
-        with open(path, "rb") as handle:
+        with open_source_file(path, streamed=True) as handle:
             return classify(handle.read(SNIFF_BYTES))
     except OSError:
         return FileKind.OTHER
@@ -172,25 +172,23 @@ def _sniff(path: Path) -> FileKind:
 
 def iter_mail_files(root: Path, errors: list[HarvestError]) -> Iterator[tuple[Path, str]]:
     """Files below a mail folder in a stable order; maildir ``tmp/`` (half-delivered) and hidden
-    folders are skipped, except Maildir++ sub-folders (``.Sent/cur``)."""
+    folders are skipped, except Maildir++ sub-folders (``.Sent/cur``); what cannot be read
+    safely (a FIFO, a link leading outside) goes to ``errors``."""
 
-    def report(exc: OSError) -> None:
-        errors.append(HarvestError(str(exc.filename or root), f"cannot list folder: {exc.strerror or exc}"))
+    def enter(folder: Path, names: list[str]) -> list[str]:
+        is_maildir = "cur" in names or "new" in names
+        return [
+            name
+            for name in names
+            if not (is_maildir and name == "tmp")
+            and (not name.startswith(".") or (folder / name / "cur").is_dir() or (folder / name / "new").is_dir())
+        ]
 
-    for folder, dirs, files in os.walk(root, onerror=report):
-        is_maildir = "cur" in dirs or "new" in dirs
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if not (is_maildir and d == "tmp")
-            and (
-                not d.startswith(".") or (Path(folder, d, "cur").is_dir() or Path(folder, d, "new").is_dir())
-            )
-        )
-        for name in sorted(files):
-            if not name.startswith("."):
-                file = Path(folder, name)
-                yield file, stored_text(file.relative_to(root).as_posix())
+    for found in walk_files(root, lambda name: not name.startswith("."), enter):
+        if isinstance(found, HarvestError):
+            errors.append(found)
+        else:
+            yield found, stored_text(found.relative_to(root).as_posix())
 
 
 def collect_records(root: Path) -> Iterator[MessageRecord | HarvestError]:
@@ -224,9 +222,14 @@ def _file_records(
 ) -> Iterator[MessageRecord | HarvestError]:
     where = str(file)
     try:
-        with open(file, "rb") as handle:
+        with open_source_file(file, streamed=True) as handle:
             kind = classify(handle.read(SNIFF_BYTES))
-            if kind is FileKind.OUTLOOK and (claimed or file.suffix == ""):
+            size, limit = os.fstat(handle.fileno()).st_size, current_rules().limit(streamed=False)
+            if kind is FileKind.MESSAGE and size > limit:
+                yield HarvestError(
+                    where, f"a message of {size:,} bytes, over the {limit:,}-byte limit for one file; skipped"
+                )
+            elif kind is FileKind.OUTLOOK and (claimed or file.suffix == ""):
                 yield HarvestError(
                     where, "binary Outlook .msg (OLE2 compound file) is not RFC 822 mail; export it as .eml"
                 )
@@ -485,7 +488,7 @@ def thread_events(thread: Thread) -> Iterator[ScanEvent]:
 
 
 def _read_message(record: MessageRecord) -> BoundedText:
-    with open(record.path, "rb") as handle:
+    with open_source_file(record.path, streamed=True) as handle:
         handle.seek(record.offset)
         read = _read_capped(handle, record.length)
     if record.length is not None:

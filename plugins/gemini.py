@@ -31,11 +31,18 @@ from mind_core.harvest.items import (
     HarvestItem,
     HarvestMessage,
     ScanEvent,
-    file_fingerprint,
     stable_key,
 )
+from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
-from plugins._jsonstream import JSONStreamError, has_key, note_reasons, read_head, stream_records
+from plugins._jsonhead import has_key, read_head
+from plugins._jsonstream import (
+    JSONStreamError,
+    LostRecord,
+    Record,
+    note_reasons,
+    stream_records,
+)
 from plugins.html_text import html_to_text
 
 KIND = "gemini"
@@ -188,8 +195,13 @@ def scan_takeout(path: Path) -> Iterator[ScanEvent]:
     prompts: list[Prompt] = []
     skipped: Counter[str] = Counter()
     try:
-        with open(path, "rb") as stream:
+        with open_source_file(path, streamed=True) as stream:
             for record in stream_records(stream):
+                if isinstance(record, LostRecord):
+                    yield HarvestError(
+                        report_path, f"entry lost: {record.describe()}", record=f"entry {record.index}"
+                    )
+                    continue
                 for reason in note_reasons(record.notes):
                     yield HarvestError(report_path, reason, record=f"entry {record.index}")
                 if record.index is None:
@@ -315,7 +327,7 @@ def aistudio_items(prompt: Any, path: Path) -> list[HarvestItem]:
 def scan_aistudio(path: Path) -> Iterator[ScanEvent]:
     report_path = str(path)
     try:
-        with open(path, "rb") as stream:
+        with open_source_file(path) as stream:
             records = list(stream_records(stream))
     except JSONStreamError as exc:
         yield HarvestError(report_path, f"{exc.reason} (near byte {exc.offset})", record="prompt")
@@ -324,9 +336,12 @@ def scan_aistudio(path: Path) -> Iterator[ScanEvent]:
         yield HarvestError(report_path, f"cannot read: {exc}")
         return
     for record in records:
+        if isinstance(record, LostRecord):
+            yield HarvestError(report_path, f"element lost: {record.describe()}", record=f"element {record.index}")
+            continue
         for reason in note_reasons(record.notes):
             yield HarvestError(report_path, reason, record="prompt")
-    if len(records) != 1 or records[0].index is not None:
+    if len(records) != 1 or not isinstance(records[0], Record) or records[0].index is not None:
         yield HarvestError(report_path, "not an AI Studio prompt: expected one JSON object", record="prompt")
         return
     try:
@@ -354,11 +369,14 @@ def _scan_file(path: Path, explicit: bool) -> Iterator[ScanEvent]:
         yield HarvestError(str(path), reason)
 
 
-def _candidate_files(folder: Path) -> Iterator[Path]:
-    """Files that may be Gemini data: JSON, extensionless AI Studio prompts, Takeout HTML (to warn)."""
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and path.suffix.lower() in ("", ".json", ".html") and not path.name.startswith("."):
-            yield path
+def _candidate_files(folder: Path) -> Iterator[Path | HarvestError]:
+    """Files that may be Gemini data: JSON, extensionless AI Studio prompts, Takeout HTML (to
+    warn); and a located error for each such name that cannot be read safely."""
+
+    def wanted(name: str) -> bool:
+        return not name.startswith(".") and Path(name).suffix.lower() in ("", ".json", ".html")
+
+    yield from walk_files(folder, wanted)
 
 
 class GeminiSource:
@@ -378,7 +396,10 @@ class GeminiSource:
         path = Path(path)
         if path.is_dir():
             for child in _candidate_files(path):
-                yield from _scan_file(child, explicit=False)
+                if isinstance(child, HarvestError):
+                    yield child
+                else:
+                    yield from _scan_file(child, explicit=False)
         elif path.is_file():
             yield from _scan_file(path, explicit=True)
         else:

@@ -17,7 +17,8 @@ Decisions on bad or odd input (each pinned by a test in tests/plugins/test_markd
 - A line longer than 4,000,000 bytes keeps its beginning; the rest is skipped while reading (never
   held in memory) and an error names the line and its size.
 - An empty note, or one with only frontmatter, is still an item (its properties and links matter to
-  the graph) but has no messages.
+  the graph) but has no messages. A 0-byte file is marked (``EMPTY_FILE_KEY``): if it held text
+  before, the import engine keeps those frames and reports it instead of pruning them.
 """
 
 from __future__ import annotations
@@ -28,20 +29,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
 from mind_core.harvest import epoch_to_iso, format_utc, normalize_iso
 from mind_core.harvest.items import (
+    EMPTY_FILE_KEY,
     HarvestError,
     HarvestItem,
     HarvestMessage,
     ScanEvent,
-    file_fingerprint,
     stable_key,
 )
 from mind_core.harvest.paths import stored_text
+from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
 from plugins._bounded import MAX_LINE_BYTES, BoundedText, read_capped
 
@@ -175,26 +177,29 @@ def _has_notes_near_top(folder: Path) -> bool:
 
 
 def iter_note_files(root: Path, errors: list[HarvestError]) -> Iterator[tuple[Path, str]]:
-    """Markdown files below ``root`` in a stable order, skipping hidden folders, .obsidian and .trash."""
+    """Markdown files below ``root`` in a stable order, skipping hidden folders, .obsidian and
+    .trash; what cannot be read safely (a FIFO, a link leading outside) goes to ``errors``."""
 
-    def report(exc: OSError) -> None:
-        errors.append(HarvestError(str(exc.filename or root), f"cannot list folder: {exc.strerror or exc}"))
+    def enter(folder: Path, names: list[str]) -> list[str]:
+        return [name for name in names if not name.startswith(".") and name not in SKIPPED_DIRS]
 
-    for folder, dirs, files in os.walk(root, onerror=report):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-        for name in sorted(files):
-            if name.startswith(".") or not name.lower().endswith(MARKDOWN_SUFFIXES):
-                continue
-            file = Path(folder, name)
-            yield file, file.relative_to(root).as_posix()
+    def wanted(name: str) -> bool:
+        return not name.startswith(".") and name.lower().endswith(MARKDOWN_SUFFIXES)
+
+    for found in walk_files(root, wanted, enter):
+        if isinstance(found, HarvestError):
+            errors.append(found)
+        else:
+            yield found, found.relative_to(root).as_posix()
 
 
 def scan_note(file: Path, relpath: str) -> Iterator[ScanEvent]:
     """The note item for one file, preceded by located errors for anything that was repaired or lost."""
     where = str(file)
     try:
-        stat = file.stat()
-        read = read_note_bytes(file, stat.st_size)
+        with open_source_file(file) as handle:
+            stat = os.fstat(handle.fileno())
+            read = read_note_bytes(handle, stat.st_size)
     except OSError as exc:
         yield HarvestError(where, f"cannot read: {exc.strerror or exc}")
         return
@@ -224,16 +229,17 @@ def scan_note(file: Path, relpath: str) -> Iterator[ScanEvent]:
         )
     if bad_byte is not None:
         item.metadata["decode_error"] = f"invalid UTF-8 at byte {bad_byte}"
+    if stat.st_size == 0:
+        item.metadata[EMPTY_FILE_KEY] = True
     yield item
 
 
-def read_note_bytes(file: Path, size: int) -> BoundedText:
+def read_note_bytes(handle: BinaryIO, size: int) -> BoundedText:
     """The note's bytes; a file larger than one line's cap is read line by line, long lines cut."""
     if size <= MAX_LINE_BYTES:
-        data = file.read_bytes()
+        data = handle.read()
         return BoundedText(data, len(data))
-    with open(file, "rb") as handle:
-        return read_capped(handle)
+    return read_capped(handle)
 
 
 def _created_epoch(stat: os.stat_result) -> float:

@@ -7,8 +7,9 @@ Every table of one snapshot is read inside one SQLite read transaction, so the f
 each other (an entity link never points at a frame the frames file lacks) even while a harvest
 writes the mind. Rows are streamed in record batches through a ``ParquetWriter``: memory follows
 the batch size, not the mind's size. A snapshot is staged completely under ``<root>/.staging``
-(removed again when no run stages there) and only then swapped in, partition by partition, so
-re-running a date replaces it and a failed run leaves the previous files untouched.
+(removed again when no run stages there; a killed run's leftovers go with a later run) and only
+then swapped in, partition by partition, so re-running a date replaces it and a failed run leaves
+the previous files untouched.
 
 The root is a local folder or an fsspec URL (``file://`` by default, ``s3://``, ``gs://`` ...
 through the matching fsspec package): ``$MIND_HARVEST_SNAPSHOT_URL``, else
@@ -171,12 +172,31 @@ def _remove(fs: fsspec.AbstractFileSystem, path: str) -> None:
             fs.rm(path, recursive=True)
 
 
+STALE_STAGING_SECONDS = 3600
+
+
 def _remove_if_empty(fs: fsspec.AbstractFileSystem, path: str) -> None:
-    """Delete the staging folder once no snapshot stages in it, so a finished run leaves only the
-    tables in the root; one another run is staging in is not empty and stays."""
+    """Delete what killed runs left in the staging folder, then the folder itself once no
+    snapshot stages in it, so the root ends up holding only the tables. A run's folder where
+    nothing was written for ``STALE_STAGING_SECONDS`` before the staging folder last changed
+    (this run just removed its own) is a killed run's: a live run writes every batch, and a
+    folder another run is staging in is recent and stays. Ages are the file system's own times
+    (an object store without folder times keeps what it holds)."""
     with contextlib.suppress(*fs_url.UNREACHABLE):
-        if fs.isdir(path) and not fs.ls(path):
+        if not fs.isdir(path):
+            return
+        changed = _mtime(fs.info(path))
+        for run in fs.ls(path, detail=False) if changed is not None else []:
+            written = [_mtime(info) for info in [fs.info(run), *fs.find(run, withdirs=True, detail=True).values()]]
+            if max((t for t in written if t is not None), default=changed) < changed - STALE_STAGING_SECONDS:
+                fs.rm(run, recursive=True)
+        if not fs.ls(path):
             fs.rmdir(path)
+
+
+def _mtime(info: dict[str, Any]) -> float | None:
+    value = info.get("mtime")
+    return value.timestamp() if isinstance(value, datetime) else value
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 from typing import Any
@@ -54,15 +55,16 @@ def harvest(args: CommandArgs) -> int:
 
     Stages: scan/import, cognify (entities, relations), embed.
     Shows a progress bar per stage on a terminal (plain lines on stderr otherwise, nothing
-    with --quiet), then a table of what each source brought in.
+    with --quiet), then a table of what each source brought in. Exits non-zero when a source
+    failed, found nothing, is missing or lost records (partial): those are scanned again next time.
     """
-    from mind_core.harvest.stores import FAILING_STATUSES
+    from mind_core.harvest.stores import RETRIED_STATUSES
 
     reports, failures = harvest_sources(args)
     outcome_lines = []
     for r in reports:
         prune_refused = (r["imported"] or {}).get("prune_refused")
-        if r["status"] in FAILING_STATUSES or prune_refused:
+        if r["status"] in RETRIED_STATUSES or prune_refused:
             failures += 1
         if r["status"] not in ("ok", "skipped") and r["reason"]:
             outcome_lines.append(f"  {r['workspace']}/{r['source']}: {r['status']}: {r['reason']}")
@@ -99,7 +101,14 @@ def harvest_sources(args: CommandArgs) -> tuple[list[dict[str, Any]], int]:
     reports = []
     failures = 0
     for workspace in selected_workspaces(args):
-        with open_mind(args, workspace, write=True) as mind:
+        with contextlib.ExitStack() as stack:
+            try:
+                mind = stack.enter_context(open_mind(args, workspace, write=True))
+            except MindError as exc:
+                if not args.all_workspaces:
+                    raise
+                reports.append(broken_mind_report(workspace, exc))  # the other minds go on
+                continue
             if args.names:
                 names = [get_registered(mind, n, f"workspace {workspace!r}").source for n in args.names]
             elif args.due:
@@ -132,6 +141,24 @@ def harvest_sources(args: CommandArgs) -> tuple[list[dict[str, Any]], int]:
                     print(f"warning: {warning}", file=sys.stderr)
                 reports.append({"workspace": workspace, **report.to_dict()})
     return reports, failures
+
+
+def broken_mind_report(workspace: str, exc: Exception) -> dict[str, Any]:
+    """The row of a mind that cannot be opened (corrupt, not a mind): failed, with why."""
+    return {
+        "workspace": workspace,
+        "source": "-",
+        "kind": None,
+        "status": "failed",
+        "skipped": False,
+        "reason": f"cannot open this mind: {exc}",
+        "imported": None,
+        "cognified": {},
+        "vectors_written": 0,
+        "reconciled": {},
+        "stage_seconds": {},
+        "frames_held": None,
+    }
 
 
 def _harvest_table(reports: list[dict[str, Any]]) -> TableView:

@@ -84,7 +84,7 @@ def doctor(args: CommandArgs) -> int:
     workspaces = selected_workspaces(args)
     if not workspaces:
         raise no_minds(MindHome(args.home))
-    checked = [_doctor_mind(args, workspace) for workspace in workspaces]
+    checked = [_checked_mind(args, workspace) for workspace in workspaces]
     if args.json:
         emit(args, [c.data for c in checked] if args.all_workspaces else checked[0].data)
     elif not styled_output():
@@ -106,6 +106,19 @@ class DoctorCheck:
     status: str
     repaired: str | None
     healthy: bool
+
+    @classmethod
+    def broken(cls, workspace: str, exc: Exception) -> DoctorCheck:
+        reason = f"cannot open this mind: {exc}"
+        return cls(
+            workspace=workspace,
+            data={"workspace": workspace, "ok": False, "problems": ["unreadable"], "error": reason},
+            checks=[("mind", reason), ("onnx cache", "not checked")],
+            source_problems=[],
+            status="problems: unreadable",
+            repaired=None,
+            healthy=False,
+        )
 
     def plain(self) -> str:
         lines = [f"workspace: {self.workspace}"]
@@ -131,6 +144,19 @@ class DoctorCheck:
             subtitle=f"[{colour}]status: {self.status}[/{colour}]",
             expand=False,
         )
+
+
+def _checked_mind(args: CommandArgs, workspace: str) -> DoctorCheck:
+    """One mind's check; with --all-workspaces a mind that cannot be opened (corrupt, not a
+    mind) is reported in its own row and the others are still checked."""
+    from mind_core.errors import MindError
+
+    try:
+        return _doctor_mind(args, workspace)
+    except MindError as exc:
+        if not args.all_workspaces:
+            raise
+        return DoctorCheck.broken(workspace, exc)
 
 
 def _doctor_mind(args: CommandArgs, workspace: str) -> DoctorCheck:

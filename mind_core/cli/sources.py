@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,7 +23,41 @@ from mind_core.cli.output import TableView, emit
 from mind_core.errors import NotFoundError
 
 if TYPE_CHECKING:
-    pass
+    from mind_core.harvest.source_files import ReadingRules
+
+
+SIZE_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+class SizeType(click.ParamType):
+    """A size in bytes, with an optional binary unit: ``65536``, ``64M``, ``2GiB``."""
+
+    name = "SIZE"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", str(value), re.IGNORECASE)
+        if match is None or float(match.group(1)) <= 0:
+            self.fail(f"{value!r} is not a size (bytes, or with a unit: 64M, 2G)", param, ctx)
+        return int(float(match.group(1)) * SIZE_UNITS[match.group(2).lower()])
+
+
+MAX_FILE_SIZE_HELP = (
+    "The largest file this source reads; larger ones are skipped and reported. Default: 64M for a "
+    "file read whole (a note, a mail, a prompt), 32G for an export streamed record by record."
+)
+FOLLOW_HELP = "Follow symlinks that lead outside the source's folder (by default they are skipped and reported)."
+
+
+def _reading_rules(source_rules: ReadingRules, max_file_size: int | None, follow: bool | None) -> ReadingRules:
+    from dataclasses import replace
+
+    if max_file_size is not None:
+        source_rules = replace(source_rules, max_file_bytes=max_file_size)
+    if follow is not None:
+        source_rules = replace(source_rules, follow_outside_links=follow)
+    return source_rules
 
 
 class SourcesAddCommand(click.Command):
@@ -93,6 +128,8 @@ def sources() -> None:
     show_default="24",
     help="Hours between auto-sync harvests.",
 )
+@click.option("--max-file-size", type=SizeType(), help=MAX_FILE_SIZE_HELP)
+@click.option("--follow-outside-links", is_flag=True, default=None, help=FOLLOW_HELP)
 @common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_add(args: CommandArgs) -> int:
@@ -112,30 +149,38 @@ def sources_add(args: CommandArgs) -> int:
         register_planned,
         sources_reading_the_same_files,
     )
+    from mind_core.harvest.stores import HarvestSourceStore
     from mind_core.harvest.survey import other_kinds_below
 
     kind, path = _kind_and_path(args.paths, args.kind)
     plan = plan_source(kind, path, args.name, kind_anyway=args.kind_anyway)
     sync_given = args.auto_sync or args.interval_hours is not None
+    rules_given = args.max_file_size is not None or args.follow_outside_links is not None
     with open_mind(args, embed=False, create=True) as mind:
         existing = None if args.replace else existing_registration(mind, plan)
         if existing is not None:
             plan = replace(plan, name=existing.source)
         readers = [] if existing is not None else sources_reading_the_same_files(mind, plan)
         source = existing
-        if source is None or sync_given:
+        if source is None or sync_given or rules_given:
+            rules = _reading_rules(
+                HarvestSourceStore(mind.db).reading_rules(plan.name), args.max_file_size, args.follow_outside_links
+            )
             source = register_planned(
                 mind,
                 plan,
                 auto_sync=args.auto_sync,
                 interval_hours=args.interval_hours,
                 replace=args.replace,
+                rules=rules if rules_given else None,
             )
     where = f"-> {source.source_path} in workspace {args.workspace!r}"
     if existing is not None:
         changed = (
             f"; auto-sync {'on' if source.auto_sync else 'off'}, every {source.sync_interval_hours}h"
             if sync_given
+            else "; reading rules changed"
+            if rules_given
             else "; nothing changed"
         )
         emit(
@@ -301,10 +346,12 @@ def sources_remove(args: CommandArgs) -> int:
     show_default="the current interval",
     help="Hours between auto-sync harvests.",
 )
+@click.option("--max-file-size", type=SizeType(), help=MAX_FILE_SIZE_HELP)
+@click.option("--follow-outside-links/--no-follow-outside-links", default=None, help=FOLLOW_HELP)
 @common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_set(args: CommandArgs) -> int:
-    """Change a source's path or sync schedule."""
+    """Change a source's path, sync schedule or reading rules."""
     from mind_core.harvest.pipeline import get_registered, register_source
     from mind_core.harvest.stores import HarvestSourceStore
 
@@ -317,6 +364,12 @@ def sources_set(args: CommandArgs) -> int:
         if args.auto_sync is not None or args.interval_hours is not None:
             enabled = source.auto_sync if args.auto_sync is None else args.auto_sync
             HarvestSourceStore(mind.db).set_auto_sync(args.name, enabled, args.interval_hours)
+        if args.max_file_size is not None or args.follow_outside_links is not None:
+            store = HarvestSourceStore(mind.db)
+            store.set_reading_rules(
+                args.name,
+                _reading_rules(store.reading_rules(args.name), args.max_file_size, args.follow_outside_links),
+            )
         source = get_registered(mind, args.name)
     emit(
         args,

@@ -11,9 +11,9 @@ from mind_core.harvest.items import (
     HarvestMessage,
     ScanEvent,
     Source,
-    file_fingerprint,
     stable_key,
 )
+from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.timestamps import epoch_to_iso, format_utc, normalize_iso, parse_instant
 
 __all__ = [
@@ -30,5 +30,7 @@ __all__ = [
     "format_utc",
     "normalize_iso",
     "parse_instant",
+    "open_source_file",
     "stable_key",
+    "walk_files",
 ]

@@ -1,6 +1,7 @@
 """What ``doctor`` says about a mind's harvest sources: the ones a user should not trust as they are.
 
-A source is reported when its path is gone, when its last harvest failed or found nothing, and
+A source is reported when its path is gone, when its last harvest failed, found nothing or lost
+records (partial: the next harvest reads it again), and
 when some of its messages point at a frame that no longer holds their text (a mind written by an
 engine that rewrote shared frames in place). Read-only.
 """
@@ -12,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from mind_core.harvest.paths import stored_text
-from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore
+from mind_core.harvest.stores import RETRIED_STATUSES, HarvestSourceStore
 from mind_core.store.db import Database
 
 
 @dataclass
 class SourceProblem:
     source: str
-    status: str  # missing / failed / empty / diverged
+    status: str  # missing / failed / empty / partial / diverged
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -38,7 +39,7 @@ def source_problems(db: Database) -> list[SourceProblem]:
             problems.append(
                 SourceProblem(source.source, "missing", f"{stored_text(source.source_path)} does not exist")
             )
-        elif source.last_status in FAILING_STATUSES:
+        elif source.last_status in RETRIED_STATUSES:
             reason = source.last_status_reason or "its last harvest did not succeed"
             problems.append(SourceProblem(source.source, source.last_status, reason))  # type: ignore[arg-type]
     if db.table_exists("harvest_ledger"):

@@ -21,13 +21,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mind_core.harvest.items import MAX_MESSAGE_CHARS, HarvestError, HarvestItem, HarvestMessage, ScanEvent
+from mind_core.harvest.items import (
+    EMPTY_FILE_KEY,
+    MAX_MESSAGE_CHARS,
+    HarvestError,
+    HarvestItem,
+    HarvestMessage,
+    ScanEvent,
+)
 from mind_core.harvest.outcome import judge_import
 from mind_core.harvest.ownership import frame_metadata, frames_held, hand_over, held_by_others, owned_by
 from mind_core.harvest.source_metadata import ledger_digest, same_source_metadata, source_metadata
 from mind_core.harvest.stores import HarvestRunStore, HarvestSourceStore, SourceOutcome
 from mind_core.mind import Mind
-from mind_core.store.db import IN_LIST, in_list
+from mind_core.store.db import IN_LIST, Database, escape_like, in_list
 from mind_core.store.frames import Frame, NewFrame
 from mind_core.store.schema import content_hash
 from mind_core.timestamps import is_valid_iso_timestamp, now_iso
@@ -88,6 +95,15 @@ def gop_id_for(source_name: str, container_key: str) -> str:
 
 def ledger_key(item: HarvestItem, message: HarvestMessage) -> str:
     return f"{item.key}/{message.key}"
+
+
+def _held_messages(db: Database, source_name: str, item_key: str) -> list[str]:
+    """The ledger keys the source holds for an item's messages."""
+    rows = db.query(
+        "SELECT item_key FROM harvest_ledger WHERE source = ? AND item_key LIKE ? ESCAPE '\\'",
+        (source_name, escape_like(item_key) + "/%"),
+    )
+    return [row[0] for row in rows]
 
 
 def speaker_of(message: HarvestMessage) -> str | None:
@@ -183,6 +199,20 @@ def import_items(
                 summary.add_error(event)
                 continue
             summary.items_seen += 1
+            if event.metadata.get(EMPTY_FILE_KEY) and not event.messages:
+                held = _held_messages(mind.db, source_name, event.key)
+                if held:
+                    if seen_keys is not None:
+                        seen_keys.update(held)
+                    summary.add_error(
+                        HarvestError(
+                            str(event.metadata.get("path") or source_name),
+                            f"the file is now empty (0 bytes) but held {len(held)} message(s): kept them "
+                            "(an emptied file is more often a failed save or sync than an edit); delete the "
+                            "file and harvest with --prune to drop them",
+                            record=event.key,
+                        )
+                    )
             message_hashes = []
             for message in event.messages:
                 if not isinstance(message.text, str) or not message.text.strip():

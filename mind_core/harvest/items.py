@@ -18,6 +18,11 @@ from mind_core.harvest.paths import display_text, stored_text
 # cut while reading (never holding a whole 100 MB line), the import engine cuts what is left.
 MAX_MESSAGE_CHARS = 1_000_000
 
+# Set to True in an item's metadata by a plugin that read the item from a 0-byte file: an emptied
+# file is far more often a failed save or sync than a deliberate edit, so the import engine keeps
+# what the item held before (a prune does not delete it) and reports it.
+EMPTY_FILE_KEY = "empty_file"
+
 ItemKind = Literal["conversation", "note", "email", "memory", "instruction", "artifact"]
 ITEM_KINDS: tuple[str, ...] = ("conversation", "note", "email", "memory", "instruction", "artifact")
 
@@ -104,25 +109,3 @@ class Source(Protocol):
     def fingerprint(self, path: Path) -> str:
         """A cheap change detector (sizes and mtimes of the input files)."""
         ...
-
-
-def file_fingerprint(path: Path, patterns: tuple[str, ...] = ("*",)) -> str:
-    """Sizes and mtimes of a file, or of every matching file below a folder, hashed."""
-    path = Path(path)
-    entries: list[str] = []
-    if path.is_file():
-        st = path.stat()
-        entries.append(f"{path.name}\x00{st.st_size}\x00{st.st_mtime_ns}")
-    elif path.is_dir():
-        seen: set[Path] = set()
-        for pattern in patterns:
-            for p in path.rglob(pattern):
-                if p in seen or not p.is_file():
-                    continue
-                seen.add(p)
-                st = p.stat()
-                entries.append(f"{p.relative_to(path)}\x00{st.st_size}\x00{st.st_mtime_ns}")
-    else:
-        return "missing"
-    entries.sort()
-    return hashlib.sha256("\n".join(entries).encode("utf-8", "surrogatepass")).hexdigest()

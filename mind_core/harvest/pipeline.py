@@ -2,7 +2,8 @@
 
 These are the same functions the Dagster assets call, stage by stage; ``harvest`` runs them all
 for the command line. An unchanged source (same file fingerprint as at its last good sync) is
-skipped at once, without a scan; a missing, failed or empty one never records its fingerprint.
+skipped at once, without a scan; a missing, failed, empty or partial one never records its
+fingerprint.
 
 A source's ledger belongs to one registration: re-adding a removed name, or pointing a name at
 other files, starts a new ledger, so the new files never take over the old files' frames.
@@ -24,7 +25,8 @@ from mind_core.harvest.items import ScanEvent
 from mind_core.harvest.outcome import missing_outcome
 from mind_core.harvest.ownership import forget_ledger, frames_held
 from mind_core.harvest.paths import is_clean, stored_text
-from mind_core.harvest.stores import FAILING_STATUSES, HarvestSource, HarvestSourceStore
+from mind_core.harvest.source_files import DEFAULT_RULES, ReadingRules, reading_with, scanned_with
+from mind_core.harvest.stores import RETRIED_STATUSES, HarvestSource, HarvestSourceStore
 from mind_core.knowledge.cognify import COGNIFIED_KEY
 from mind_core.knowledge.people import resolve_people
 from mind_core.knowledge.session_summary import close_harvested_sessions
@@ -150,6 +152,7 @@ def register_source(
     interval_hours: int | None = None,
     replace: bool = False,
     kind_anyway: bool = False,
+    rules: ReadingRules | None = None,
 ) -> HarvestSource:
     """Add a source to this mind's registry (``kind`` None: detected from the path; ``name``
     None: ``default_source_name``).
@@ -159,7 +162,9 @@ def register_source(
     stay in the mind, no longer tracked).
     """
     plan = plan_source(kind, path, name, kind_anyway=kind_anyway)
-    return register_planned(mind, plan, auto_sync=auto_sync, interval_hours=interval_hours, replace=replace)
+    return register_planned(
+        mind, plan, auto_sync=auto_sync, interval_hours=interval_hours, replace=replace, rules=rules
+    )
 
 
 def register_planned(
@@ -169,8 +174,10 @@ def register_planned(
     auto_sync: bool = False,
     interval_hours: int | None = None,
     replace: bool = False,
+    rules: ReadingRules | None = None,
 ) -> HarvestSource:
-    """``register_source`` for a registration ``plan_source`` already checked."""
+    """``register_source`` for a registration ``plan_source`` already checked; ``rules``: how its
+    files may be read (None: unchanged, the defaults for a new source)."""
     resolved, kind, name, derived = plan.path, plan.kind, plan.name, plan.derived
     plugin = get_source(kind)
     store = HarvestSourceStore(mind.db)
@@ -200,6 +207,8 @@ def register_planned(
             store.upsert(name, plugin.display_name, str(resolved), kind)
         if auto_sync or interval_hours is not None:
             store.set_auto_sync(name, auto_sync, interval_hours)
+        if rules is not None:
+            store.set_reading_rules(name, rules)
     return store.get_by_source(name)  # type: ignore[return-value]
 
 
@@ -253,12 +262,14 @@ def get_registered(mind: Mind, name: str, where: str = "this mind") -> HarvestSo
     return source
 
 
-def source_fingerprint(source: HarvestSource) -> str:
-    return get_source(source.kind).fingerprint(Path(source.source_path))  # type: ignore[arg-type]
+def source_fingerprint(source: HarvestSource, rules: ReadingRules = DEFAULT_RULES) -> str:
+    with reading_with(rules):
+        return get_source(source.kind).fingerprint(Path(source.source_path))  # type: ignore[arg-type]
 
 
-def scan_source(source: HarvestSource) -> Iterator[ScanEvent]:
-    return get_source(source.kind).scan(Path(source.source_path))  # type: ignore[arg-type]
+def scan_source(source: HarvestSource, rules: ReadingRules = DEFAULT_RULES) -> Iterator[ScanEvent]:
+    """The plugin's scan of the source, its files read under the source's ``rules``."""
+    return scanned_with(get_source(source.kind).scan(Path(source.source_path)), rules)  # type: ignore[arg-type]
 
 
 class _TimedScan:
@@ -365,10 +376,10 @@ def reconcile_after_harvest(mind: Mind) -> ReconcileResult:
 
 
 def complete_harvest(mind: Mind, name: str, fingerprint: str) -> bool:
-    """Record the fingerprint the source was harvested at, unless its last import failed or found
-    nothing (then the next harvest scans it again). Returns whether it was recorded."""
+    """Record the fingerprint the source was harvested at, unless its last import failed, found
+    nothing or lost records (then the next harvest scans it again). Returns whether it was recorded."""
     source = HarvestSourceStore(mind.db).get_by_source(name)
-    if source is None or source.last_status in FAILING_STATUSES:
+    if source is None or source.last_status in RETRIED_STATUSES:
         return False
     HarvestSourceStore(mind.db).record_sync(name, 0, 0, fingerprint=fingerprint)
     return True
@@ -396,8 +407,9 @@ def harvest(
             HarvestSourceStore(mind.db).record_outcome(name, outcome)
         report.status, report.reason, report.frames_held = outcome.status, outcome.reason, outcome.frames
         return report
+    rules = HarvestSourceStore(mind.db).reading_rules(name)
     began = time.perf_counter()
-    fingerprint = source_fingerprint(source)
+    fingerprint = source_fingerprint(source, rules)
     report.stage_seconds["fingerprint"] = time.perf_counter() - began
     if not force and not prune and fingerprint == source.last_fingerprint:
         report.status = "skipped"
@@ -408,7 +420,7 @@ def harvest(
     def stage_progress(stage: str) -> Progress | None:
         return None if progress is None else (lambda done, total: progress(stage, done, total))
 
-    scan = _TimedScan(scan_source(source))
+    scan = _TimedScan(scan_source(source, rules))
     began = time.perf_counter()
     report.imported = import_items(
         mind,

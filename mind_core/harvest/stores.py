@@ -13,15 +13,20 @@ from typing import Any
 
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.paths import stored_text
+from mind_core.harvest.source_files import ReadingRules
 from mind_core.store.db import Database
+from mind_core.store.schema import get_meta, set_meta
 from mind_core.timestamps import now_iso
 
 ERROR_MESSAGE_LIMIT = 2000
-# The outcome of a source's last harvest. Only ok and partial record the fingerprint: a failed,
-# empty or missing source is tried again by the next harvest instead of looking unchanged.
+# The outcome of a source's last harvest. Only ok records the fingerprint: a partial (some
+# records could not be read), failed, empty or missing source is tried again by the next harvest
+# instead of looking unchanged, and ``mind harvest`` exits non-zero for it.
 SOURCE_STATUSES = ("ok", "partial", "failed", "empty", "missing")
 FAILING_STATUSES = ("failed", "empty", "missing")
+RETRIED_STATUSES = ("partial", *FAILING_STATUSES)
 FIRST_ERRORS_KEPT = 5
+READING_RULES_KEY = "harvest_source_reading:"  # + the source's name, in ``meta`` (no schema change)
 
 
 def new_identity() -> str:
@@ -183,7 +188,16 @@ class HarvestSourceStore:
         )
         return [HarvestSource.from_row(r) for r in rows]
 
+    def reading_rules(self, source: str) -> ReadingRules:
+        """How the source's files may be read (its size limit, whether links leading outside its
+        folder are followed): the defaults unless set."""
+        return ReadingRules.from_json(get_meta(self.db, READING_RULES_KEY + source))
+
+    def set_reading_rules(self, source: str, rules: ReadingRules) -> None:
+        set_meta(self.db, READING_RULES_KEY + source, rules.to_json())
+
     def remove(self, source: str) -> bool:
+        self.db.execute("DELETE FROM meta WHERE key = ?", (READING_RULES_KEY + source,))
         return self.db.execute("DELETE FROM harvest_sources WHERE source = ?", (source,)).rowcount > 0
 
 

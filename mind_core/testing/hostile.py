@@ -6,6 +6,9 @@ a huge single-line file, JSON nested 100,000 deep, mbox messages with broken hea
 dates, Markdown with broken frontmatter). After a harvest each good marker must be in a frame,
 no marker of a record that must be refused (an unsafe archive member) may be, every bad file must
 be named by a located error, and nothing may change outside the mind home.
+
+``mind_core.testing.hostile_files`` adds the inputs that once hung, exhausted or silently
+truncated a harvest, each harvested in a process of its own.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import hashlib
 import json
 import os
 import random
+import stat
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,6 +26,7 @@ from typing import Any
 
 from mind_core.harvest.importer import MAX_MESSAGE_CHARS
 from mind_core.harvest.pipeline import harvest, register_source
+from mind_core.harvest.source_files import ReadingRules
 from mind_core.mind import Mind
 from mind_core.testing.exports import (
     START_EPOCH,
@@ -46,6 +51,8 @@ class HostileCase:
     good: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     bad_files: list[Path] = field(default_factory=list)
+    rules: ReadingRules | None = None  # how the source's files may be read (None: the defaults)
+    reported: list[str] = field(default_factory=list)  # words some located error must contain
 
 
 @dataclass
@@ -59,7 +66,11 @@ class CaseOutcome:
     refused_found: list[str] = field(default_factory=list)
     bad_unreported: list[str] = field(default_factory=list)
     unlocated: list[str] = field(default_factory=list)
+    unreported: list[str] = field(default_factory=list)
     frames: int = 0
+    status: str | None = None
+    good: int = 0
+    lost_records: int = 0
 
     @property
     def ok(self) -> bool:
@@ -69,6 +80,7 @@ class CaseOutcome:
             and not self.refused_found
             and not self.bad_unreported
             and not self.unlocated
+            and not self.unreported
         )
 
 
@@ -419,7 +431,8 @@ def build_corpus(root: Path, *, truncations: int, big_bytes: int, seed: int) -> 
 
 
 def tree_state(root: Path, skip: Path | None = None) -> dict[str, tuple[int, str]]:
-    """Every file below ``root`` (except under ``skip``) with its size and content digest."""
+    """Every regular file below ``root`` (except under ``skip``; links, pipes and devices are
+    not read) with its size and content digest."""
     state: dict[str, tuple[int, str]] = {}
     for folder, dirs, files in os.walk(root):
         if skip is not None and Path(folder).resolve() == skip.resolve():
@@ -427,9 +440,18 @@ def tree_state(root: Path, skip: Path | None = None) -> dict[str, tuple[int, str
             continue
         for name in files:
             path = Path(folder, name)
+            if not stat.S_ISREG(path.lstat().st_mode):
+                continue
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
             state[str(path.relative_to(root))] = (path.stat().st_size, digest)
     return state
+
+
+def _exists(path: str) -> bool:
+    try:
+        return os.path.lexists(path)
+    except OSError:  # a path longer than the system allows
+        return False
 
 
 def _has_marker(mind: Mind, marker: str) -> bool:
@@ -438,21 +460,22 @@ def _has_marker(mind: Mind, marker: str) -> bool:
 
 def harvest_case(mind: Mind, case: HostileCase) -> CaseOutcome:
     """Register and harvest one case for real; check what it kept, refused and reported."""
-    outcome = CaseOutcome(case.name, case.kind, finished=False)
+    outcome = CaseOutcome(case.name, case.kind, finished=False, good=len(case.good))
     try:
-        register_source(mind, case.kind, case.path, case.name)
+        register_source(mind, case.kind, case.path, case.name, rules=case.rules)
         report = harvest(mind, case.name)
     except Exception as exc:  # the point of the corpus: this must never happen
         outcome.exception = f"{type(exc).__name__}: {exc}"
         return outcome
     outcome.finished = True
+    outcome.status = report.status
     summary = report.imported
     assert summary is not None
     outcome.errors = [str(e) for e in summary.errors]
+    outcome.lost_records = sum(" lost: " in e for e in outcome.errors)
+    outcome.unreported = [words for words in case.reported if not any(words in e for e in outcome.errors)]
     outcome.frames = summary.frames_new
-    outcome.unlocated = [
-        str(e) for e in summary.errors if not e.path or not (e.record or Path(e.path).exists())
-    ]
+    outcome.unlocated = [str(e) for e in summary.errors if not e.path or not (e.record or _exists(e.path))]
     outcome.good_missing = [m for m in case.good if not _has_marker(mind, m)]
     outcome.refused_found = [m for m in case.refused if _has_marker(mind, m)]
     outcome.bad_unreported = [

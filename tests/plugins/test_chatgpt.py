@@ -227,7 +227,10 @@ def test_parent_cycle_terminates(tmp_path: Path) -> None:
     path = tmp_path / "conversations.json"
     path.write_text(json.dumps([data]), encoding="utf-8")
     [item], errors = scan(path)
-    assert errors == [] and [m.text for m in item.messages] == ["one", "two"]
+    assert [m.text for m in item.messages] == ["one", "two"]
+    assert [(e.record, e.reason) for e in errors] == [
+        ("conversation c", "the parent links from node 'c-1' form a cycle at node 'c-1'; read up to it")
+    ]
 
 
 def test_bad_records_are_located_and_skipped(tmp_path: Path) -> None:

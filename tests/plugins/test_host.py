@@ -15,7 +15,8 @@ from mind_core.harvest.items import HarvestItem
 THROWAWAY_PLUGIN = '''
 from pathlib import Path
 
-from mind_core.harvest.items import HarvestItem, HarvestMessage, file_fingerprint, stable_key
+from mind_core.harvest.items import HarvestItem, HarvestMessage, stable_key
+from mind_core.harvest.source_files import file_fingerprint
 from mind_core.plugins import hookimpl
 
 

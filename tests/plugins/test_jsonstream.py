@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import io
 import json
+import random
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from plugins._jsonhead import read_head
 from plugins._jsonstream import (
     MAX_STRING_BYTES,
     GuardedReader,
     JSONStreamError,
+    LostRecord,
+    Record,
     _TooDeep,
     note_reasons,
     stream_records,
@@ -118,13 +122,22 @@ def test_long_leading_whitespace_is_not_mistaken_for_an_empty_document() -> None
         records(b"")
 
 
-def test_records_before_a_too_deep_element_are_kept() -> None:
-    data = b'[{"a": 1}, {"b": 2}, ' + b"[" * 100_000 + b"]" * 100_000 + b"]"
-    stream = stream_records(io.BytesIO(data))
-    assert [next(stream).value, next(stream).value] == [{"a": 1}, {"b": 2}]
+def test_a_too_deep_element_is_lost_alone() -> None:
+    data = b'[{"a": 1}, {"a": 2}, ' + b"[" * 100_000 + b"]" * 100_000 + b', {"a": 3}]'
+    found = list(stream_records(io.BytesIO(data)))
+    assert [(r.index, r.value) for r in found if isinstance(r, Record)] == [(0, {"a": 1}), (1, {"a": 2}), (3, {"a": 3})]
+    assert [(r.index, r.offset, r.reason) for r in found if isinstance(r, LostRecord)] == [
+        (2, 21, "JSON nested deeper than 256 levels")
+    ]
+
+
+def test_a_broken_record_in_a_root_object_still_ends_the_stream() -> None:
+    data = b'{"conversations": [{"a": 1}, ' + b"[" * 300 + b"]" * 300 + b', {"c": 3}]}'
+    stream = stream_records(io.BytesIO(data), ("conversations",))
+    assert next(stream).value == {"a": 1}
     with pytest.raises(JSONStreamError, match="nested deeper than 256") as refused:
         next(stream)
-    assert refused.value.records == 2 and refused.value.offset == 21 + 255  # the 257th level
+    assert refused.value.records == 1
 
 
 STRING_TEXT = st.text(alphabet=st.sampled_from('x"\\\n\u00e9\U0001f600'), max_size=60)
@@ -246,3 +259,71 @@ def test_notes_name_their_records_across_many_chunks() -> None:
     noted_records = [(r.index, note_reasons(r.notes)) for r in stream_records(io.BytesIO(data)) if r.notes]
     assert [index for index, _ in noted_records] == sorted(broken)
     assert all(reasons[0].startswith("invalid UTF-8: 1 byte replaced") for _, reasons in noted_records)
+
+
+DAMAGE = {
+    "quote": lambda part, i: part.replace(b'"title"', b"'title\"", 1),
+    "nan": lambda part, i: part.replace(b'"id": %d' % i, b'"id": NaN', 1),
+    "infinity": lambda part, i: part.replace(b'"id": %d' % i, b'"id": -Infinity', 1),
+    "lost quote": lambda part, i: part.replace(b'"r"', b'"r', 1),
+    "extra quote": lambda part, i: part.replace(b'"q"', b'"q""', 1),
+    "deep": lambda part, i: part[:-1] + b', "deep": ' + b"[" * 300 + b"]" * 300 + b"}",
+}
+
+
+def export_records(count: int, rng: random.Random) -> list[bytes]:
+    """Records shaped like chat exports: nested lists of objects, and text that looks like JSON."""
+    return [
+        json.dumps(
+            {
+                "title": f"t{i}",
+                "mapping": {"a": {"children": [{"q": i}, {"r": [1, 2]}]}},
+                "id": i,
+                "text": 'a, {b} "q" [c]' * rng.randint(0, 3),
+            }
+        ).encode()
+        for i in range(count)
+    ]
+
+
+def read_back(data: bytes) -> tuple[list[tuple[int, int]], list[int]]:
+    found = list(stream_records(io.BytesIO(data)))
+    kept = [(r.index, r.value["id"]) for r in found if isinstance(r, Record)]
+    return kept, [r.index for r in found if isinstance(r, LostRecord)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_broken_records_cost_only_themselves(seed: int) -> None:
+    rng = random.Random(seed)
+    parts = export_records(30, rng)
+    broken = set(rng.sample(range(30), rng.randint(1, 4)))
+    for index in broken:
+        parts[index] = rng.choice(list(DAMAGE.values()))(parts[index], index)
+    kept, lost = read_back(b"[" + b",\n ".join(parts) + b"]")
+    assert kept == [(i, i) for i in range(30) if i not in broken]  # each index its own record's
+    assert lost == sorted(broken)
+
+
+def test_a_lost_record_says_where_it_began_and_why() -> None:
+    parts = export_records(3, random.Random(1))
+    parts[1] = DAMAGE["deep"](parts[1], 1)
+    data = b"[" + b", ".join(parts) + b"]"
+    [lost] = [r for r in stream_records(io.BytesIO(data)) if isinstance(r, LostRecord)]
+    assert (lost.index, lost.offset) == (1, data.index(b'{"title": "t1"'))
+    assert lost.describe() == (
+        f"JSON nested deeper than 256 levels (the record begins near byte {lost.offset}); read on from the next record"
+    )
+
+
+def test_a_truncated_export_loses_its_last_record_alone() -> None:
+    data = b"[" + b", ".join(export_records(5, random.Random(2))) + b"]"
+    kept, lost = read_back(data[: data.index(b'{"title": "t4"') + 30])
+    assert kept == [(i, i) for i in range(4)] and lost == [4]
+
+
+def test_a_utf16_export_is_named_as_such(tmp_path) -> None:
+    with pytest.raises(JSONStreamError, match=r"UTF-16LE text, not UTF-8.*iconv -f UTF-16LE -t UTF-8"):
+        list(stream_records(io.BytesIO(json.dumps([{"a": 1}]).encode("utf-16"))))
+    path = tmp_path / "export.json"
+    path.write_bytes(json.dumps([{"a": 1}]).encode("utf-16-be"))
+    assert read_head(path) == b'[{"a": 1}]'  # detection sees what it holds; the scan names the encoding
