@@ -32,6 +32,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 import fsspec
 import pyarrow as pa
