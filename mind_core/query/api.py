@@ -43,7 +43,29 @@ from swagger_ui_bundle import swagger_ui_path
 
 from mind_core import limits
 from mind_core.errors import FingerprintMismatchError, InvalidInputError, NotFoundError
-from mind_core.query import models
+from mind_core.query.models.fields import package_version
+from mind_core.query.models.frames import FrameResponse, SearchResponse
+from mind_core.query.models.graph import (
+    EntitiesResponse,
+    GraphEntitiesResponse,
+    GraphRelationsResponse,
+    NeighboursResponse,
+)
+from mind_core.query.models.recall import RecallResponse
+from mind_core.query.models.requests import (
+    EntitiesQuery,
+    GraphEntitiesQuery,
+    GraphRelationsQuery,
+    NeighboursQuery,
+    RecallQuery,
+    RecallRequest,
+    SearchQuery,
+    SearchRequest,
+    WorkspaceQuery,
+)
+from mind_core.query.models.service import ErrorResponse, HealthResponse, StatsResponse
+from mind_core.query.models.sources import SourcesResponse
+from mind_core.query.models.validation import describe_errors
 from mind_core.query.service import QueryService, UnreadableMindError
 
 log = logging.getLogger(__name__)
@@ -92,7 +114,7 @@ WITH_BODY = {**READS_A_MIND, 413: TOO_LARGE}
 def error_responses(errors: dict[int, str], guarded: bool) -> dict[int | str, dict[str, Any]]:
     listed = {**errors, **({401: UNAUTHORIZED} if guarded else {}), 500: UNEXPECTED}
     return {
-        status: {"model": models.ErrorResponse, "description": description}
+        status: {"model": ErrorResponse, "description": description}
         for status, description in sorted(listed.items())
     }
 
@@ -186,7 +208,7 @@ def invalid_input(
         if loc and loc[0] in numeric and isinstance(error.get("input"), str):
             error = {**error, "input": TypedText(error["input"])}
         errors.append({**error, "loc": loc})
-    return InvalidInputError(models.describe_errors(errors))
+    return InvalidInputError(describe_errors(errors))
 
 
 @dataclass(frozen=True)
@@ -439,7 +461,7 @@ def create_app(service: QueryService) -> FastAPI:
     app = FastAPI(
         title=TITLE,
         description=DESCRIPTION,
-        version=models.package_version(),
+        version=package_version(),
         openapi_url=None,  # served below, encoded once
         docs_url=None,
         redoc_url=None,
@@ -493,12 +515,12 @@ def create_app(service: QueryService) -> FastAPI:
         "GET",
         "/recall",
         tags=["recall"],
-        response_model=models.RecallResponse,
+        response_model=RecallResponse,
         summary="Combined recall: workspace + personal memory (+ external sources).",
         response_description="The answer: at most limit results across the minds read, the best first.",
         errors=READS_A_MIND,
     )
-    def recall_get(request: Annotated[models.RecallQuery, Query()]) -> Response:
+    def recall_get(request: Annotated[RecallQuery, Query()]) -> Response:
         """What the minds know about the query: the workspace mind and the personal mind searched
         together (keyword and vector lanes, weighed by the relevance profile), and external
         sources asked when local memory is thin. The same answer as `mind recall --json` and the
@@ -509,12 +531,12 @@ def create_app(service: QueryService) -> FastAPI:
         "POST",
         "/recall",
         tags=["recall"],
-        response_model=models.RecallResponse,
+        response_model=RecallResponse,
         summary="Combined recall, the request as a JSON body.",
         response_description="The answer: at most limit results across the minds read, the best first.",
         errors=WITH_BODY,
     )
-    def recall_post(request: models.RecallRequest) -> Response:
+    def recall_post(request: RecallRequest) -> Response:
         """GET /recall with its parameters as a JSON object: the same answer. Types are strict
         (a limit is a number, explain a boolean)."""
         return JSONAnswer(service.recall(request))
@@ -523,12 +545,12 @@ def create_app(service: QueryService) -> FastAPI:
         "GET",
         "/search",
         tags=["recall"],
-        response_model=models.SearchResponse,
+        response_model=SearchResponse,
         summary="Hybrid search in one mind: keyword and vector lanes fused (convex by default).",
         response_description="At most limit frames of the mind, the best first, each as stored.",
         errors=READS_A_MIND,
     )
-    def search_get(request: Annotated[models.SearchQuery, Query()]) -> Response:
+    def search_get(request: Annotated[SearchQuery, Query()]) -> Response:
         """One mind's frames for the query, each whole as stored (where recall answers a shaped
         result per memory), optionally within one session (a conversation or thread)."""
         return JSONAnswer(service.search(request))
@@ -537,12 +559,12 @@ def create_app(service: QueryService) -> FastAPI:
         "POST",
         "/search",
         tags=["recall"],
-        response_model=models.SearchResponse,
+        response_model=SearchResponse,
         summary="Hybrid search, the request as a JSON body.",
         response_description="At most limit frames of the mind, the best first, each as stored.",
         errors=WITH_BODY,
     )
-    def search_post(request: models.SearchRequest) -> Response:
+    def search_post(request: SearchRequest) -> Response:
         """GET /search with its parameters as a JSON object: the same answer."""
         return JSONAnswer(service.search(request))
 
@@ -551,7 +573,7 @@ def create_app(service: QueryService) -> FastAPI:
         "/health",
         public=True,
         tags=["service"],
-        response_model=models.HealthResponse,
+        response_model=HealthResponse,
         summary="Liveness and which minds exist.",
         response_description="The service answers: its version and the minds of its home.",
     )
@@ -564,7 +586,7 @@ def create_app(service: QueryService) -> FastAPI:
         "GET",
         "/frames/{frame_id}",
         tags=["recall"],
-        response_model=models.FrameResponse,
+        response_model=FrameResponse,
         summary="One frame with its provenance and entities.",
         response_description="The frame as stored, where it came from, and the entities it mentions.",
         errors={**READS_A_MIND, 404: "No such frame in the mind, or " + NO_MIND[0].lower() + NO_MIND[1:]},
@@ -579,7 +601,7 @@ def create_app(service: QueryService) -> FastAPI:
                 examples=[42],
             ),
         ],
-        request: Annotated[models.WorkspaceQuery, Query()],
+        request: Annotated[WorkspaceQuery, Query()],
     ) -> Response:
         """A recall result's whole frame: its complete metadata (a mail thread's message ids,
         participants and files, left out of recall results), its provenance and entities."""
@@ -589,12 +611,12 @@ def create_app(service: QueryService) -> FastAPI:
         "GET",
         "/sources",
         tags=["minds"],
-        response_model=models.SourcesResponse,
+        response_model=SourcesResponse,
         summary="Registered harvest sources of a mind.",
         response_description="The mind's sources with their last harvest.",
         errors=READS_A_MIND,
     )
-    def sources(request: Annotated[models.WorkspaceQuery, Query()]) -> Response:
+    def sources(request: Annotated[WorkspaceQuery, Query()]) -> Response:
         """Each source with its last harvest and counts, in the fields of `mind sources list
         --json` and the MCP tool list_sources."""
         return JSONAnswer(service.sources(request.workspace))
@@ -603,12 +625,12 @@ def create_app(service: QueryService) -> FastAPI:
         "GET",
         "/entities",
         tags=["recall"],
-        response_model=models.EntitiesResponse,
+        response_model=EntitiesResponse,
         summary="Knowledge-graph entities whose name contains the query.",
         response_description="At most limit entities, by name.",
         errors=READS_A_MIND,
     )
-    def entities(request: Annotated[models.EntitiesQuery, Query()]) -> Response:
+    def entities(request: Annotated[EntitiesQuery, Query()]) -> Response:
         """Find an entity's id and type by part of its name (case-insensitive); a type no entity
         can have is refused with the types there are."""
         return JSONAnswer(service.entities(request))
@@ -617,12 +639,12 @@ def create_app(service: QueryService) -> FastAPI:
         "GET",
         "/kg/entities",
         tags=["knowledge graph"],
-        response_model=models.GraphEntitiesResponse,
+        response_model=GraphEntitiesResponse,
         summary="Entities (of one type) as they held at valid_at and as the mind knew them at known_at.",
         response_description="The entities on the time axes asked for, by name.",
         errors=READS_A_MIND,
     )
-    def kg_entities(request: Annotated[models.GraphEntitiesQuery, Query()]) -> Response:
+    def kg_entities(request: Annotated[GraphEntitiesQuery, Query()]) -> Response:
         """valid_at: what held in the world then (valid time); known_at: what the mind had learnt
         by then (transaction time). The same answer as `mind kg entities --json` and the MCP tool
         kg_entities."""
@@ -632,12 +654,12 @@ def create_app(service: QueryService) -> FastAPI:
         "GET",
         "/kg/relations",
         tags=["knowledge graph"],
-        response_model=models.GraphRelationsResponse,
+        response_model=GraphRelationsResponse,
         summary="Relations (of one type) with the entities they join, on both time axes.",
         response_description="The relations on the time axes asked for, with their entities' names.",
         errors=READS_A_MIND,
     )
-    def kg_relations(request: Annotated[models.GraphRelationsQuery, Query()]) -> Response:
+    def kg_relations(request: Annotated[GraphRelationsQuery, Query()]) -> Response:
         """A type the graph does not hold is refused with the types it does. The same answer as
         `mind kg relations --json` and the MCP tool kg_relations."""
         return JSONAnswer(service.graph_relations(request))
@@ -646,12 +668,12 @@ def create_app(service: QueryService) -> FastAPI:
         "GET",
         "/kg/neighbours",
         tags=["knowledge graph"],
-        response_model=models.NeighboursResponse,
+        response_model=NeighboursResponse,
         summary="An entity's relations, in and out, with the entities at their other end, on both time axes.",
         response_description="The entities of that name and their relations, the strongest first.",
         errors={**READS_A_MIND, 404: "No entity of that name (as known at known_at), or " + NO_MIND[0].lower() + NO_MIND[1:]},
     )
-    def kg_neighbours(request: Annotated[models.NeighboursQuery, Query()]) -> Response:
+    def kg_neighbours(request: Annotated[NeighboursQuery, Query()]) -> Response:
         """Every entity of that name answers (a person and a concept may share one); typed
         relations come before co-occurrences. The same answer as `mind kg neighbours --json`."""
         return JSONAnswer(service.neighbours(request))
@@ -660,13 +682,13 @@ def create_app(service: QueryService) -> FastAPI:
         "GET",
         "/stats",
         tags=["minds"],
-        response_model=models.StatsResponse,
+        response_model=StatsResponse,
         summary="Counts per mind (every mind of the home without 'workspace'); an unreadable mind "
         "is listed with its error.",
         response_description="Frames, sessions, entities, relations, vectors and sources per mind.",
         errors={400: INVALID, 404: NO_MIND},
     )
-    def stats(request: Annotated[models.WorkspaceQuery, Query()]) -> Response:
+    def stats(request: Annotated[WorkspaceQuery, Query()]) -> Response:
         """A mind that cannot be read is listed with its error, so the others still answer."""
         return JSONAnswer(service.stats(request.workspace))
 

@@ -58,11 +58,9 @@ from pydantic import Field, ValidationError
 from mind_core import limits
 from mind_core.errors import InvalidInputError, MindError
 from mind_core.limits import DEFAULT_ENTITY_RESULTS, DEFAULT_GRAPH_RESULTS, DEFAULT_RESULTS
-from mind_core.query.models import (
+from mind_core.query.models.fields import (
     AS_OF_HELP,
     EXPLAIN_ASKED_HELP,
-    INCLUDE_ENDED_HELP,
-    KNOWN_AT_HELP,
     PROFILE_HELP,
     SCOPE_HELP,
     SENDER_HELP,
@@ -71,42 +69,49 @@ from mind_core.query.models import (
     SOURCE_KIND_HELP,
     TAGS_HELP,
     UNTIL_HELP,
+    Between,
+    EntityLimit,
+    Profile,
+    QueryText,
+    ResultLimit,
+    Scope,
+    SnippetChars,
+    SourceFilterText,
+    TimeBound,
+    WorkspaceName,
+    package_version,
+)
+from mind_core.query.models.graph import (
+    EntitiesResponse,
+    GraphEntitiesResponse,
+    GraphRelationsResponse,
+    NeighboursResponse,
+)
+from mind_core.query.models.recall import RecallResponse
+from mind_core.query.models.requests import (
+    INCLUDE_ENDED_HELP,
+    KNOWN_AT_HELP,
     VALID_AT_HELP,
+    EntitiesRequest,
+    EntityTypeName,
+    GraphEntitiesRequest,
+    GraphLimit,
+    GraphRelationsRequest,
+    NeighboursRequest,
+    RecallRequest,
+    parse_request,
+)
+from mind_core.query.models.sources import Source, SourcesResponse
+from mind_core.query.models.tools import (
     AwarenessAdded,
     AwarenessCleared,
     AwarenessItems,
-    Between,
     CleanupAnswer,
-    EntitiesRequest,
-    EntitiesResponse,
-    EntityLimit,
-    EntityTypeName,
-    GraphEntitiesRequest,
-    GraphEntitiesResponse,
-    GraphLimit,
-    GraphRelationsRequest,
-    GraphRelationsResponse,
     IdentityAnswer,
-    NeighboursRequest,
-    NeighboursResponse,
-    Profile,
-    QueryText,
-    RecallRequest,
-    RecallResponse,
-    ResultLimit,
     SavedMemory,
-    Scope,
-    SnippetChars,
-    Source,
-    SourceFilterText,
-    SourcesResponse,
-    TimeBound,
     Upserted,
-    WorkspaceName,
-    describe_errors,
-    package_version,
-    parse_request,
 )
+from mind_core.query.models.validation import describe_errors
 from mind_core.store.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.store.identity import IDENTITY_FIELDS
 
@@ -388,7 +393,7 @@ class MindTools:
             workspace_name=name,
             record_access_on_recall=self.record_access,
         )
-        return RecallResponse.from_retrieval(retrieval.recall(request), request)
+        return RecallResponse.from_retrieval(retrieval.recall(request.parameters()), request)
 
     def save_memory(
         self, content: MemoryText, importance: ImportanceArg = "normal", workspace: Workspace = None

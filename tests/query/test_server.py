@@ -748,11 +748,12 @@ def test_the_documented_examples_are_valid_answers_and_requests():
     """Swagger UI shows these as the example values: each must be what the model accepts."""
     from pydantic import BaseModel
 
-    from mind_core.query import models
+    from mind_core.query.models import frames, graph, recall, requests, service, sources, tools
 
     documented = [
         (model, example)
-        for model in vars(models).values()
+        for module in (frames, graph, recall, requests, service, sources, tools)
+        for model in vars(module).values()
         if isinstance(model, type) and issubclass(model, BaseModel)
         for example in (model.model_config.get("json_schema_extra") or {}).get("examples", [])
     ]
