@@ -191,7 +191,8 @@ def mcp(args: CommandArgs) -> int:
 
     Tools recall and save memories, entities, relations, identity and awareness.
     """
-    from mind_core.query.mcp import MindTools, OnFirstUse, build_mcp_server
+    from mind_core.query.mcp import build_mcp_server
+    from mind_core.query.mcp_tools import MindTools, OnFirstUse
 
     def retrievers() -> list:
         from mind_core.retrieval import configured_retrievers
