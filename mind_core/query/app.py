@@ -27,7 +27,7 @@ from mind_core.query.error_answers import answer_errors_as_json
 from mind_core.query.guard import RequestGuard
 from mind_core.query.json_answer import JSONAnswer
 from mind_core.query.models.fields import package_version
-from mind_core.query.openapi import OPENAPI_URL, serve_docs
+from mind_core.query.openapi import serve_docs
 from mind_core.query.routes import admin, knowledge, recall
 from mind_core.query.service import QueryService, ServiceConfig
 
@@ -81,7 +81,7 @@ def create_app(service: QueryService) -> FastAPI:
         title=TITLE,
         description=DESCRIPTION,
         version=package_version(),
-        openapi_url=OPENAPI_URL,
+        openapi_url=None,  # served by openapi.serve_docs, encoded once
         docs_url=None,
         redoc_url=None,
         redirect_slashes=False,

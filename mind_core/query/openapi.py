@@ -11,15 +11,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
+from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
 from swagger_ui_bundle import swagger_ui_path
 
 from mind_core.query.guard import DOCS_ASSETS
+from mind_core.query.json_answer import JSONAnswer
 from mind_core.query.routes.dependencies import UNAUTHORIZED, require_token
 
 OPENAPI_URL = "/openapi.json"
@@ -51,9 +53,18 @@ async def root() -> RedirectResponse:
     return RedirectResponse("/docs")
 
 
+@docs.get(OPENAPI_URL)
+async def openapi_json(request: Request) -> Response:
+    """The document, encoded once: it never changes while the app runs."""
+    app = request.app
+    if getattr(app.state, "openapi_bytes", None) is None:
+        app.state.openapi_bytes = JSONAnswer(app.openapi()).body
+    return Response(app.state.openapi_bytes, media_type="application/json")
+
+
 def serve_docs(app: FastAPI, routers: Sequence[APIRouter]) -> None:
     """/docs, its assets, / (to /docs) and, at /openapi.json, the corrected document of the
-    app's ``routers``."""
+    app's ``routers`` (the app is made with ``openapi_url=None``: this route serves it)."""
     app.include_router(docs)
     app.mount(DOCS_ASSETS, StaticFiles(directory=swagger_ui_path), name="swagger-ui-assets")
     guarded = _guarded_operations(routers) if app.state.bearer_token else set()
