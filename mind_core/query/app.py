@@ -85,6 +85,8 @@ def create_app(service: QueryService) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         redirect_slashes=False,
+        # no telemetry leaves this service: FastAPI need not look for OpenTelemetry providers
+        telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
         default_response_class=JSONAnswer,
         generate_unique_id_function=lambda route: route.name,
         openapi_tags=OPENAPI_TAGS,
