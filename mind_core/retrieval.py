@@ -43,12 +43,18 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from mind_core.errors import InvalidInputError, MindError
 from mind_core.limits import DEFAULT_RESULTS
-from mind_core.query.models import RecallRequest, parse_request
+from mind_core.recall import (
+    PERSONAL,
+    WORKSPACE,
+    CombinedResult,
+    CombinedRetrievalResult,
+    RecallParameters,
+)
 from mind_core.search.filters import SourceFilter
 from mind_core.search.results import SearchResult
 from mind_core.search.scoring import borrowed_time, dated_by_file
@@ -107,7 +113,6 @@ CONFLICT_NOTE_EXTERNAL_AFFIRMATIVE = (
     "language. The enterprise source may be more current."
 )
 
-WORKSPACE, PERSONAL, EXTERNAL = "workspace", "personal", "external"
 UNKNOWN_EXTERNAL_ERROR = "Unknown external error"
 DEFAULT_EXTERNAL_NAME = "External"
 EXTERNAL_TIMEOUT_SECONDS = 5.0
@@ -117,84 +122,6 @@ EXTERNAL_TOKEN_ENV = "MIND_HARVEST_EXTERNAL_TOKEN"
 EXTERNAL_NAME_ENV = "MIND_HARVEST_EXTERNAL_NAME"
 
 AccessWriter = Callable[[str, Sequence[int]], None]
-
-
-# -- result shapes ------------------------------------------------------------------------------
-@dataclass
-class CombinedResult:
-    """One recalled item: ``workspace`` is the mind it came from (``personal`` for the personal
-    mind; None for an external source), ``source`` the harvest source (or external source) name."""
-
-    content: str
-    workspace: str | None
-    source: str
-    attribution: str
-    score: float
-    metadata: dict[str, Any] = field(default_factory=dict)
-    explain: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {
-            "content": self.content,
-            "workspace": self.workspace,
-            "source": self.source,
-            "attribution": self.attribution,
-            "score": self.score,
-            "metadata": self.metadata,
-        }
-        if self.explain is not None:
-            data["explain"] = self.explain
-        return data
-
-
-@dataclass
-class CombinedRetrievalResult:
-    query: str
-    workspace_results: list[CombinedResult] = field(default_factory=list)
-    personal_results: list[CombinedResult] = field(default_factory=list)
-    external_results: list[CombinedResult] = field(default_factory=list)
-    external_available: bool = False
-    external_skipped: bool = False
-    external_error: str | None = None
-    has_conflict: bool = False
-    conflict_note: str | None = None
-
-    @property
-    def confident(self) -> bool:
-        """Whether any local result matches well (``SearchResult.confident``); False tells the
-        reader that the list holds only the least poor candidates."""
-        return any(r.metadata.get("confident") for r in self.workspace_results + self.personal_results)
-
-    def merged(self) -> list[CombinedResult]:
-        """The answer in one list: local results that match well (``confident``) in score order
-        across both minds, then external ones by their score, then the other local results.
-        External sources are asked only when local memory is thin, so they come before local
-        results that are merely the least poor candidates (without an external answer, the
-        order is the score order)."""
-        local = sorted(self.workspace_results + self.personal_results, key=lambda r: r.score, reverse=True)
-        if not self.external_results:
-            return local
-        external = sorted(self.external_results, key=lambda r: r.score, reverse=True)
-        confident = [r for r in local if r.metadata.get("confident")]
-        return confident + external + [r for r in local if not r.metadata.get("confident")]
-
-    def keep_first(self, limit: int) -> None:
-        """Cut the answer to its first ``limit`` results; the per-mind lists keep what is left."""
-        kept = {id(r) for r in self.merged()[:limit]}
-        for results in (self.workspace_results, self.personal_results, self.external_results):
-            results[:] = [r for r in results if id(r) in kept]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "results": [r.to_dict() for r in self.merged()],
-            "external_available": self.external_available,
-            "external_skipped": self.external_skipped,
-            "external_error": self.external_error,
-            "has_conflict": self.has_conflict,
-            "conflict_note": self.conflict_note,
-            "confident": self.confident,
-        }
 
 
 # -- provenance and memory results --------------------------------------------------------------
@@ -628,30 +555,34 @@ class CombinedRetrieval:
         source: SourceFilter | None = None,
         as_of: str | None = None,
     ) -> CombinedRetrievalResult:
-        """``recall`` for plain arguments, checked by the same RecallRequest rules as every surface."""
-        values = {"query": query, "limit": limit, "profile": profile, "scope": scope}
-        values.update(since=since, until=until, explain=explain, as_of=as_of)
-        if source is not None:
-            values.update(tags=list(source.tags), sender=source.sender, source_kind=source.source_kind)
-        return self.recall(parse_request(RecallRequest, values), turn_id)
+        """``recall`` for plain arguments (checked by ``RecallParameters``)."""
+        parameters = RecallParameters(
+            query,
+            limit,
+            profile,
+            scope,
+            since,
+            until,
+            explain,
+            source if source is not None else SourceFilter(),
+            as_of,
+        )
+        return self.recall(parameters, turn_id)
 
-    def recall(self, request: RecallRequest, turn_id: str | None = None) -> CombinedRetrievalResult:
-        """``tags``, ``sender`` and ``source_kind`` narrow the minds' results to frames whose sources
-        match (external sources know nothing of them and are asked unchanged); ``as_of`` recalls as
-        of that instant (frames up to it, recency from it; see ``HybridSearch.search``)."""
+    def recall(self, request: RecallParameters, turn_id: str | None = None) -> CombinedRetrievalResult:
+        """``request.source`` narrows the minds' results to frames whose sources match (external
+        sources know nothing of it and are asked unchanged); ``as_of`` recalls as of that instant
+        (frames up to it, recency from it; see ``HybridSearch.search``)."""
         query, limit, scope = request.query, request.limit, request.scope
-        profile, since, until, explain = request.profile, request.since, request.until, request.explain
-        as_of = request.as_of
-        source = SourceFilter(tuple(request.tags), request.sender, request.source_kind)
         log.debug("recall turn=%s scope=%s query=%r", turn_id, scope, query[:80])
         options = {
             "limit": limit,
-            "profile": profile,
-            "since": since,
-            "until": until,
-            "explain": explain,
-            "source": source,
-            "as_of": as_of,
+            "profile": request.profile,
+            "since": request.since,
+            "until": request.until,
+            "explain": request.explain,
+            "source": request.source,
+            "as_of": request.as_of,
         }
         searched = [
             mind
@@ -661,7 +592,7 @@ class CombinedRetrieval:
         # A time one mind holds memories near is the question's time for every mind searched: a
         # mind without memories then must not answer "what happened in June 1996" from its other
         # words while the other mind's mails of that June wait below.
-        if len(searched) > 1 and any(mind.search.names_a_time_near(query, as_of) for mind in searched):
+        if len(searched) > 1 and any(mind.search.names_a_time_near(query, request.as_of) for mind in searched):
             options["keep_far_window"] = True
         workspace_results = (
             self._search_mind(self.workspace, self.workspace_name, query, options)

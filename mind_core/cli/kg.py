@@ -19,7 +19,7 @@ from mind_core.cli.output import TableView, emit
 from mind_core.limits import DEFAULT_GRAPH_RESULTS
 
 if TYPE_CHECKING:
-    from mind_core.query.models import QueryRequest
+    from mind_core.query.models.requests import QueryRequest
 
 RequestT = TypeVar("RequestT", bound="QueryRequest")
 
@@ -48,7 +48,7 @@ def time_axes_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _graph_request(model: type[RequestT], args: CommandArgs, **values: Any) -> RequestT:
     """The request the HTTP service and the MCP tools take, from the command's options."""
-    from mind_core.query.models import parse_request
+    from mind_core.query.models.requests import parse_request
 
     return parse_request(
         model,
@@ -92,7 +92,7 @@ def _cut_note(truncated: bool, limit: int) -> list[str]:
 def kg_entities(args: CommandArgs) -> int:
     """Entities (of one --type), as they held and as they were known."""
     from mind_core.query.graph import graph_entities
-    from mind_core.query.models import GraphEntitiesRequest
+    from mind_core.query.models.requests import GraphEntitiesRequest
 
     request = _graph_request(GraphEntitiesRequest, args, type=args.type)
     with open_mind(args, embed=False, readonly=True) as mind:
@@ -113,7 +113,7 @@ def kg_entities(args: CommandArgs) -> int:
 def kg_relations(args: CommandArgs) -> int:
     """Relations (of one --type), with the entities they join."""
     from mind_core.query.graph import graph_relations
-    from mind_core.query.models import GraphRelationsRequest
+    from mind_core.query.models.requests import GraphRelationsRequest
 
     request = _graph_request(GraphRelationsRequest, args, type=args.type)
     with open_mind(args, embed=False, readonly=True) as mind:
@@ -141,7 +141,7 @@ def kg_neighbours(args: CommandArgs) -> int:
     confidence and sightings.
     """
     from mind_core.query.graph import neighbours
-    from mind_core.query.models import NeighboursRequest
+    from mind_core.query.models.requests import NeighboursRequest
 
     request = _graph_request(NeighboursRequest, args, name=" ".join(args.name))
     with open_mind(args, embed=False, readonly=True) as mind:

@@ -42,7 +42,7 @@ def stats(args: CommandArgs) -> int:
     Read-only; an unreadable mind (corrupt, not a mind) is listed with its error and makes the
     exit code 1, the others are still counted.
     """
-    from mind_core.query.models import MindStats
+    from mind_core.query.models.service import MindStats
     from mind_core.query.service import QueryService, ServiceConfig
 
     home = MindHome(args.home)

@@ -25,7 +25,8 @@ from mind_core.cli.base import (
 )
 from mind_core.cli.output import TableView, emit
 from mind_core.errors import NotFoundError
-from mind_core.query.models import SCOPES, RecallRequest
+from mind_core.query.models.requests import RecallRequest
+from mind_core.recall import SCOPES
 from mind_core.search.scoring import FILE_TIME, HARVEST_TIME, SCORING_PROFILES
 from mind_core.search.snippets import DEFAULT_WIDTH
 from mind_core.store.home import DEFAULT_WORKSPACE, PERSONAL, MindHome
@@ -96,7 +97,8 @@ def recall(args: CommandArgs) -> int:
 
     The workspace mind and the personal memory, ranked together.
     """
-    from mind_core.query.models import RecallResponse, parse_request
+    from mind_core.query.models.recall import RecallResponse
+    from mind_core.query.models.requests import parse_request
     from mind_core.retrieval import CombinedRetrieval, configured_retrievers
     from mind_core.search.snippets import bold_ansi
 
@@ -127,7 +129,7 @@ def recall(args: CommandArgs) -> int:
             workspace_name=name,
             record_access_on_recall=args.record_access,
         )
-        result = retrieval.recall(request)
+        result = retrieval.recall(request.parameters())
     # matches in bold on a terminal; piped or with NO_COLOR, plain text with no markers at all
     mark = bold_ansi if sys.stdout.isatty() and not os.environ.get("NO_COLOR") else None
     notice = doubt_notice(result)
@@ -145,7 +147,7 @@ def _known_source_kind(value: str | None) -> str | None:
     """--source-kind checked as soon as it is read (``models.known_source_kind``), a usage error."""
     if value is None:
         return None
-    from mind_core.query.models import known_source_kind
+    from mind_core.query.models.fields import known_source_kind
 
     try:
         return known_source_kind(value)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
 import sys
-import threading
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,13 +25,18 @@ from mind_core.cli.base import (
 )
 from mind_core.store.home import MindHome
 
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from mind_core.query.service import ServiceConfig
+
 MAX_DEFAULT_WORKERS = 4
+SERVE_SETTINGS_ENV = "MIND_HARVEST_SERVE_SETTINGS"
 
 
 def default_workers() -> int:
-    """Worker processes of ``mind serve``: one per core, at most ``MAX_DEFAULT_WORKERS``, where
-    processes can be forked safely (Linux); one elsewhere (macOS's system libraries are not safe
-    to use after a fork, and Windows has none)."""
+    """Worker processes of ``mind serve``: one per core the process may use, at most
+    ``MAX_DEFAULT_WORKERS``, where the kernel says how many that is (Linux); one elsewhere."""
     if not sys.platform.startswith("linux"):
         return 1
     return max(1, min(MAX_DEFAULT_WORKERS, len(os.sched_getaffinity(0))))
@@ -75,72 +82,103 @@ def serve(args: CommandArgs) -> int:
     Recall, stats and health over HTTP; API docs at /docs.
     """
     from mind_core.query.http_server import (
+        LOG_FORMAT,
         SERVE_TOKEN_ENV,
         QueryServer,
         listening_socket,
-        run_workers,
+        serve_with_workers,
         socket_url,
     )
-    from mind_core.query.service import ServiceConfig
-    from mind_core.retrieval import configured_retrievers
 
-    logging.basicConfig(
-        level=logging.WARNING if args.quiet else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    level = logging.WARNING if args.quiet else logging.INFO
+    logging.basicConfig(level=level, stream=sys.stderr, format=LOG_FORMAT)
+    settings = ServeSettings(
+        home=str(MindHome(args.home).root),
+        workspace=args.workspace,
+        embedder=args.embedder,
+        token=args.token or os.environ.get(SERVE_TOKEN_ENV),
+        external_url=args.external_url,
+        record_access=args.record_access,
     )
-    token = args.token or os.environ.get(SERVE_TOKEN_ENV)
     home = MindHome(args.home)
     warn_if_no_mind(home, args.workspace)
     try:
-        sock = listening_socket(args.host, args.port, token)
+        sock = listening_socket(args.host, args.port, settings.token)
     except OSError as exc:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_FAILED
-    stopping = threading.Event()
+    url = socket_url(sock)
+    print(
+        f"listening on {url} (API docs at {url}/docs; minds in {home.root}, default workspace "
+        f"{args.workspace!r}; token "
+        f"{'required' if settings.token else 'off'}; {args.workers} worker process"
+        f"{'es' if args.workers > 1 else ''}; Ctrl-C stops)",
+        file=sys.stderr,
+        flush=True,
+    )
+    if args.workers > 1:
+        make_embedder(args.embedder)  # its warning (a degraded model) once, not once per worker
+        settings.to_environment()
+        serve_with_workers(f"{__name__}:{worker_app.__name__}", args.workers, sock, level)
+        return EXIT_OK
     servers: list[QueryServer] = []
 
     def on_signal(signum: int, frame: object) -> None:
-        """Stop the running server, or the one still starting. (uvicorn replaces this handler
-        while it runs, then restores it and raises the signal it caught once more: harmless.)"""
-        stopping.set()
+        """Stop the server, also one still starting. (uvicorn replaces this handler while it
+        runs, then restores it and raises the signal it caught once more: harmless.)"""
         for server in servers:
             server.stop()
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, on_signal)
-    url = socket_url(sock)
-    print(
-        f"listening on {url} (API docs at {url}/docs; minds in {home.root}, default workspace "
-        f"{args.workspace!r}; token "
-        f"{'required' if token else 'off'}; {args.workers} worker process"
-        f"{'es' if args.workers > 1 else ''}; Ctrl-C stops)",
-        file=sys.stderr,
-        flush=True,
-    )
-
-    first = os.getpid()
-
-    def serve_one() -> None:
-        """One worker: its own embedder, minds and event loop (built after the fork)."""
-        config = ServiceConfig(
-            home=home,
-            default_workspace=args.workspace,
-            embedder=make_embedder(args.embedder, warn=os.getpid() == first),
-            token=token,
-            retrievers=configured_retrievers(args.external_url),
-            record_access=args.record_access,
-        )
-        server = QueryServer(config, sock=sock)
-        servers.append(server)
-        try:
-            if not stopping.is_set():
-                server.serve()
-        finally:
-            server.close()
-
-    run_workers(args.workers, serve_one)
+    server = QueryServer(settings.service_config(warn=True), sock=sock)
+    servers.append(server)
+    try:
+        server.serve()
+    finally:
+        server.close()
     return EXIT_OK
+
+
+@dataclass
+class ServeSettings:
+    """What ``mind serve`` builds its service from; JSON in the environment of its worker
+    processes (uvicorn starts each as a fresh interpreter that imports ``worker_app``)."""
+
+    home: str
+    workspace: str
+    embedder: str | None
+    token: str | None = None
+    external_url: str | None = None
+    record_access: bool = False
+
+    def to_environment(self) -> None:
+        os.environ[SERVE_SETTINGS_ENV] = json.dumps(asdict(self))
+
+    @classmethod
+    def from_environment(cls) -> ServeSettings:
+        return cls(**json.loads(os.environ[SERVE_SETTINGS_ENV]))
+
+    def service_config(self, warn: bool = False) -> ServiceConfig:
+        from mind_core.query.service import ServiceConfig
+        from mind_core.retrieval import configured_retrievers
+
+        return ServiceConfig(
+            home=MindHome(self.home),
+            default_workspace=self.workspace,
+            embedder=make_embedder(self.embedder, warn=warn),
+            token=self.token,
+            retrievers=configured_retrievers(self.external_url),
+            record_access=self.record_access,
+        )
+
+
+def worker_app() -> FastAPI:
+    """The app of one worker process of ``mind serve --workers`` (uvicorn's app factory)."""
+    from mind_core.query.app import create_app
+    from mind_core.query.service import QueryService
+
+    return create_app(QueryService(ServeSettings.from_environment().service_config()))
 
 
 @click.command("mcp", epilog=example("mind mcp --workspace team"))
@@ -153,7 +191,8 @@ def mcp(args: CommandArgs) -> int:
 
     Tools recall and save memories, entities, relations, identity and awareness.
     """
-    from mind_core.query.mcp import MindTools, OnFirstUse, build_mcp_server
+    from mind_core.query.mcp import build_mcp_server
+    from mind_core.query.mcp_tools import MindTools, OnFirstUse
 
     def retrievers() -> list:
         from mind_core.retrieval import configured_retrievers

@@ -265,7 +265,7 @@ def sources_list(args: CommandArgs) -> int:
     items_imported_total and frames_created_total.
     """
     from mind_core.harvest.stores import HarvestSourceStore
-    from mind_core.query.models import Source
+    from mind_core.query.models.sources import Source
 
     rows, data, notes = [], [], []
     for workspace in selected_workspaces(args):

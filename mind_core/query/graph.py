@@ -16,7 +16,8 @@ from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.knowledge.extraction import ENTITY_TYPES
 from mind_core.knowledge.graph import KnowledgeGraph
 from mind_core.knowledge.model import CO_OCCURS_WITH, Entity, Relation
-from mind_core.query import models
+from mind_core.query.models import graph as answers
+from mind_core.query.models import requests
 
 
 def entity_types(knowledge: KnowledgeGraph | None) -> set[str]:
@@ -45,7 +46,7 @@ def require_known_type(value: str | None, known: set[str], what: str) -> None:
         raise InvalidInputError(f"unknown {what} type {value!r}; known types: {', '.join(sorted(known))}")
 
 
-def _axes(request: models.GraphRequest) -> dict[str, Any]:
+def _axes(request: requests.GraphRequest) -> dict[str, Any]:
     """The time axes as the knowledge graph takes them: without ``valid_at``, only the facts not
     ended unless ``include_ended`` (with it, ``valid_at`` alone says which held)."""
     return {
@@ -62,8 +63,8 @@ def _strength(relation: Relation) -> tuple[bool, float, int]:
     return relation.relation_type == CO_OCCURS_WITH, -relation.confidence, -sightings
 
 
-def _entity(entity: Entity) -> models.Entity:
-    return models.Entity.model_validate(entity.__dict__)
+def _entity(entity: Entity) -> answers.Entity:
+    return answers.Entity.model_validate(entity.__dict__)
 
 
 def _known_entities(knowledge: KnowledgeGraph, ids: set[int], known_at: str | None) -> dict[int, Entity]:
@@ -77,9 +78,9 @@ def _ends(relations: list[Relation]) -> set[int]:
     return {i for r in relations for i in (r.source_id, r.target_id)}
 
 
-def _relation(relation: Relation, entities: dict[int, Entity]) -> models.GraphRelation:
+def _relation(relation: Relation, entities: dict[int, Entity]) -> answers.GraphRelation:
     source, target = entities.get(relation.source_id), entities.get(relation.target_id)
-    return models.GraphRelation(
+    return answers.GraphRelation(
         id=relation.id,
         relation_type=relation.relation_type,
         source_id=relation.source_id,
@@ -97,8 +98,8 @@ def _relation(relation: Relation, entities: dict[int, Entity]) -> models.GraphRe
 
 
 def graph_entities(
-    knowledge: KnowledgeGraph | None, request: models.GraphEntitiesRequest
-) -> models.GraphEntitiesResponse:
+    knowledge: KnowledgeGraph | None, request: requests.GraphEntitiesRequest
+) -> answers.GraphEntitiesResponse:
     """Entities (of ``request.type``) on both axes; a mind that does not exist knows none."""
     require_known_type(request.type, entity_types(knowledge), "entity")
     found = (
@@ -106,7 +107,7 @@ def graph_entities(
         if knowledge is None  # one more than asked: whether the answer was cut
         else knowledge.entities_as_of(**_axes(request), entity_type=request.type, limit=request.limit + 1)
     )
-    return models.GraphEntitiesResponse(
+    return answers.GraphEntitiesResponse(
         **_axes(request),
         entities=[_entity(e) for e in found[: request.limit]],
         truncated=len(found) > request.limit,
@@ -114,23 +115,23 @@ def graph_entities(
 
 
 def graph_relations(
-    knowledge: KnowledgeGraph | None, request: models.GraphRelationsRequest
-) -> models.GraphRelationsResponse:
+    knowledge: KnowledgeGraph | None, request: requests.GraphRelationsRequest
+) -> answers.GraphRelationsResponse:
     """Relations (of ``request.type``) on both axes, with the names of the entities they join."""
     require_known_type(request.type, relation_types(knowledge), "relation")
     if knowledge is None:
-        return models.GraphRelationsResponse(**_axes(request), relations=[])
+        return answers.GraphRelationsResponse(**_axes(request), relations=[])
     found = knowledge.relations_as_of(**_axes(request), relation_type=request.type, limit=request.limit + 1)
     truncated, found = len(found) > request.limit, found[: request.limit]
     entities = _known_entities(knowledge, _ends(found), request.known_at)
-    return models.GraphRelationsResponse(
+    return answers.GraphRelationsResponse(
         **_axes(request), relations=[_relation(r, entities) for r in found], truncated=truncated
     )
 
 
 def neighbours(
-    knowledge: KnowledgeGraph | None, request: models.NeighboursRequest
-) -> models.NeighboursResponse:
+    knowledge: KnowledgeGraph | None, request: requests.NeighboursRequest
+) -> answers.NeighboursResponse:
     """The relations of every entity named ``request.name`` (ASCII case ignored, any type), on both axes,
     or, when none is, of every entity with that name among its ``aliases`` (a first name merged
     into the full one, a note's alias). Each row names the entity it belongs to; the strongest
@@ -158,13 +159,13 @@ def neighbours(
         key=lambda pair: (*_strength(pair[0]), pair[1].id, pair[0].id),  # equals: by entity, then relation
     )[: request.limit]
     entities = _known_entities(knowledge, _ends([relation for relation, _ in ranked]), request.known_at)
-    found: list[models.Neighbour] = []
+    found: list[answers.Neighbour] = []
     for relation, entity in ranked:
         outgoing = relation.source_id == entity.id
         other_id = relation.target_id if outgoing else relation.source_id
         other = entities.get(other_id)
         found.append(
-            models.Neighbour(
+            answers.Neighbour(
                 entity_id=entity.id,
                 entity_type=entity.entity_type,
                 entity=entity.name,
@@ -175,7 +176,7 @@ def neighbours(
                 relation=_relation(relation, entities),
             )
         )
-    return models.NeighboursResponse(
+    return answers.NeighboursResponse(
         **axes,
         name=request.name,
         entities=[_entity(e) for e in matches],

@@ -24,7 +24,26 @@ from mind_core.embeddings.base import Embedder, at_width
 from mind_core.errors import FingerprintMismatchError, MindAccessError, MindError, NotFoundError
 from mind_core.limits import MAX_ENTITY_RESULTS
 from mind_core.mind import Mind
-from mind_core.query import graph, models
+from mind_core.query import graph
+from mind_core.query.models.fields import package_version
+from mind_core.query.models.frames import FrameResponse, SearchResponse
+from mind_core.query.models.graph import (
+    EntitiesResponse,
+    GraphEntitiesResponse,
+    GraphRelationsResponse,
+    NeighboursResponse,
+)
+from mind_core.query.models.recall import RecallResponse
+from mind_core.query.models.requests import (
+    EntitiesRequest,
+    GraphEntitiesRequest,
+    GraphRelationsRequest,
+    NeighboursRequest,
+    RecallRequest,
+    SearchRequest,
+)
+from mind_core.query.models.service import HealthResponse, MindStats, StatsResponse, UnreadableMind
+from mind_core.query.models.sources import Source, SourcesResponse
 from mind_core.retrieval import (
     CombinedRetrieval,
     ExternalRetriever,
@@ -100,11 +119,11 @@ def _fitted(db: Database, embedder: Embedder | None) -> Embedder | None:
     return embedder if vectors.stored_fingerprint() is not None or vectors.holds_vectors() else None
 
 
-def mind_stats(mind: Mind, workspace: str) -> models.MindStats:
+def mind_stats(mind: Mind, workspace: str) -> MindStats:
     from mind_core.harvest.stores import HarvestSourceStore
 
     stats = mind.frames.get_stats()
-    return models.MindStats(
+    return MindStats(
         workspace=workspace,
         frames=stats["total"],
         by_type=stats["byType"],
@@ -117,15 +136,15 @@ def mind_stats(mind: Mind, workspace: str) -> models.MindStats:
     )
 
 
-def stats_or_error(mind: Mind, workspace: str) -> models.MindStats | models.UnreadableMind:
+def stats_or_error(mind: Mind, workspace: str) -> MindStats | UnreadableMind:
     """The counts of one mind, or its error when the file is damaged past its header."""
     try:
         return mind_stats(mind, workspace)
     except mind.db.errors.DatabaseError as exc:
-        return models.UnreadableMind(workspace=workspace, error=_reason(exc))
+        return UnreadableMind(workspace=workspace, error=_reason(exc))
 
 
-def find_entities(mind: Mind, request: models.EntitiesRequest) -> models.EntitiesResponse:
+def find_entities(mind: Mind, request: EntitiesRequest) -> EntitiesResponse:
     """Entities whose name contains the query; with a type, the first ``limit`` of that type
     among a wider search (the graph search itself does not filter by type); a type no entity can
     have is refused (``graph.require_known_type``)."""
@@ -134,7 +153,7 @@ def find_entities(mind: Mind, request: models.EntitiesRequest) -> models.Entitie
     found = mind.knowledge.search_entities(request.query, wanted)
     if request.type is not None:
         found = [e for e in found if e.entity_type == request.type][: request.limit]
-    return models.EntitiesResponse.model_validate({"entities": [e.__dict__ for e in found]})
+    return EntitiesResponse.model_validate({"entities": [e.__dict__ for e in found]})
 
 
 class SerializedEmbedder:
@@ -269,11 +288,11 @@ class QueryService:
             yield mind
 
     # -- answers --------------------------------------------------------------------------
-    def health(self, minds_shown: bool = True) -> models.HealthResponse:
+    def health(self, minds_shown: bool = True) -> HealthResponse:
         """The service's liveness; ``minds_shown`` False (a caller without the token of a server
         that has one): the minds and sources are not named."""
         home = self.config.home
-        answer = models.HealthResponse(status="ok", version=models.package_version(), auth=bool(self.config.token))
+        answer = HealthResponse(status="ok", version=package_version(), auth=bool(self.config.token))
         if minds_shown:
             answer.personal = home.personal_path.is_file()
             answer.workspaces = home.workspaces()
@@ -281,7 +300,7 @@ class QueryService:
             answer.external_sources = [r.name for r in self.config.retrievers]
         return answer
 
-    def recall(self, request: models.RecallRequest) -> models.RecallResponse:
+    def recall(self, request: RecallRequest) -> RecallResponse:
         home, scope = self.config.home, request.scope
         name, ws_path, personal_path = recall_mind_paths(
             home, request.workspace, self.config.default_workspace, scope
@@ -301,10 +320,10 @@ class QueryService:
                 record_access_on_recall=self.access is not None,
                 access_writer=self.access,
             )
-            result = retrieval.recall(request)
-        return models.RecallResponse.from_retrieval(result, request)
+            result = retrieval.recall(request.parameters())
+        return RecallResponse.from_retrieval(result, request)
 
-    def search(self, request: models.SearchRequest) -> models.SearchResponse:
+    def search(self, request: SearchRequest) -> SearchResponse:
         options = request.model_dump(include={"limit", "profile", "since", "until", "explain"})
         with self._mind(request.workspace) as mind:
             found = mind.search.search(request.query, gop_id=request.session, **options)
@@ -312,15 +331,15 @@ class QueryService:
         confident = any(r.confident for r in found)
         workspace = self._path(request.workspace)[0]
         answer = {"query": request.query, "workspace": workspace, "results": hits, "confident": confident}
-        return models.SearchResponse.model_validate(answer)
+        return SearchResponse.model_validate(answer)
 
-    def frame(self, frame_id: int, workspace: str | None) -> models.FrameResponse:
+    def frame(self, frame_id: int, workspace: str | None) -> FrameResponse:
         with self._mind(workspace) as mind:
             frame = mind.frames.get_by_id(frame_id)
             if frame is None:
                 raise NotFoundError(f"no frame {frame_id}")
             entities = mind.knowledge.entities_for_frame(frame_id)
-            return models.FrameResponse.model_validate(
+            return FrameResponse.model_validate(
                 {
                     "frame": frame.to_dict(),
                     "provenance": frame_provenance(frame),
@@ -328,40 +347,40 @@ class QueryService:
                 }
             )
 
-    def sources(self, workspace: str | None) -> models.SourcesResponse:
+    def sources(self, workspace: str | None) -> SourcesResponse:
         from mind_core.harvest.stores import HarvestSourceStore
 
         name = self._path(workspace)[0]
         with self._mind(workspace) as mind:
-            found = [models.Source.of(name, s) for s in HarvestSourceStore(mind.db).get_all()]
-        return models.SourcesResponse(sources=found)
+            found = [Source.of(name, s) for s in HarvestSourceStore(mind.db).get_all()]
+        return SourcesResponse(sources=found)
 
-    def entities(self, request: models.EntitiesRequest) -> models.EntitiesResponse:
+    def entities(self, request: EntitiesRequest) -> EntitiesResponse:
         with self._mind(request.workspace) as mind:
             return find_entities(mind, request)
 
-    def graph_entities(self, request: models.GraphEntitiesRequest) -> models.GraphEntitiesResponse:
+    def graph_entities(self, request: GraphEntitiesRequest) -> GraphEntitiesResponse:
         with self._mind(request.workspace) as mind:
             return graph.graph_entities(mind.knowledge, request)
 
-    def graph_relations(self, request: models.GraphRelationsRequest) -> models.GraphRelationsResponse:
+    def graph_relations(self, request: GraphRelationsRequest) -> GraphRelationsResponse:
         with self._mind(request.workspace) as mind:
             return graph.graph_relations(mind.knowledge, request)
 
-    def neighbours(self, request: models.NeighboursRequest) -> models.NeighboursResponse:
+    def neighbours(self, request: NeighboursRequest) -> NeighboursResponse:
         with self._mind(request.workspace) as mind:
             return graph.neighbours(mind.knowledge, request)
 
-    def stats(self, workspace: str | None) -> models.StatsResponse:
+    def stats(self, workspace: str | None) -> StatsResponse:
         """Counts per mind: the named one, or every mind of the home, each broken one listed
         with its error instead of failing the others."""
         if workspace is not None:
-            return models.StatsResponse(minds=[self._stats_of(workspace)])
-        return models.StatsResponse(minds=[self._stats_of(name) for name in self.config.home.minds()])
+            return StatsResponse(minds=[self._stats_of(workspace)])
+        return StatsResponse(minds=[self._stats_of(name) for name in self.config.home.minds()])
 
-    def _stats_of(self, workspace: str) -> models.MindStats | models.UnreadableMind:
+    def _stats_of(self, workspace: str) -> MindStats | UnreadableMind:
         try:
             with self._mind(workspace) as mind:
                 return stats_or_error(mind, workspace)
         except UnreadableMindError as exc:
-            return models.UnreadableMind(workspace=workspace, error=exc.reason)
+            return UnreadableMind(workspace=workspace, error=exc.reason)

@@ -32,49 +32,6 @@ NEVER_IN_MIND_CORE = ("dagster", "pipelines")
 MAX_TOP_MODULES = 12
 MAX_LINES = 700
 
-# Other branches are splitting these files and untangling these cycles at the time of writing:
-# rule -> module -> the branch it lands with. Each is a strict xfail (a fixed one fails until its
-# entry goes); the entries are removed when those branches merge.
-BEING_FIXED: dict[str, dict[str, str]] = {
-    "layers": {"mind_core.retrieval": "query"},
-    "cycles": {
-        "mind_core.query.models": "query",
-        "mind_core.retrieval": "query",
-    },
-    "size": {
-        "mind_core.query.api": "query",
-        "mind_core.query.mcp": "query",
-        "mind_core.query.models": "query",
-        "mind_core.retrieval": "query",
-    },
-}
-
-
-@dataclass(frozen=True)
-class Module:
-    name: str
-    path: str
-    source: str
-
-    @property
-    def is_package(self) -> bool:
-        return self.path.endswith("__init__.py")
-
-
-def in_scope(name: str, prefix: str) -> bool:
-    return name == prefix or name.startswith(prefix + ".")
-
-
-def module_name(relative: Path) -> str:
-    parts = list(relative.with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-@cache
-def repository_modules() -> dict[str, Module]:
-    modules = {}
     for package in PACKAGES:
         for path in sorted((REPO_ROOT / package).rglob("*.py")):
             relative = path.relative_to(REPO_ROOT)
@@ -217,16 +174,9 @@ def cyclic_modules() -> dict[str, set[str]]:
     return {name: cycle for cycle in import_cycles(import_graph(modules)) for name in cycle}
 
 
-def module_params(rule: str, select: Callable[[Module], bool] = lambda m: True) -> list:
-    """One case per module the rule covers, those another branch is fixing marked as such."""
-    params = []
-    for name, module in repository_modules().items():
-        if not select(module):
-            continue
-        branch = BEING_FIXED[rule].get(name)
-        marks = [pytest.mark.xfail(strict=True, reason=f"lands with branch {branch}")] if branch else []
-        params.append(pytest.param(name, marks=marks, id=name))
-    return params
+def module_params(rule: str, select: Callable[[Module], bool] = lambda m: True) -> list[str]:
+    """One case per module the rule covers (``rule`` names it for the reader)."""
+    return [name for name, module in repository_modules().items() if select(module)]
 
 
 # -- (a) layers ----------------------------------------------------------------------------------

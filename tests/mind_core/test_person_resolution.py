@@ -14,7 +14,7 @@ from mind_core.knowledge.model import CO_OCCURS_WITH
 from mind_core.knowledge.people import resolve_people
 from mind_core.mind import Mind
 from mind_core.query.graph import neighbours
-from mind_core.query.models import NeighboursRequest
+from mind_core.query.models.requests import NeighboursRequest
 from mind_core.store.db import Database
 from mind_core.store.schema import ensure_schema
 from mind_core.timestamps import format_utc

@@ -16,7 +16,7 @@ from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from mind_core.query.http_server import QueryServer
-from mind_core.query.mcp import MindTools
+from mind_core.query.mcp_tools import MindTools
 from mind_core.query.service import ServiceConfig
 from mind_core.store.home import MindHome
 from mind_core.testing.fakes import HashingEmbedder

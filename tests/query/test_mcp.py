@@ -18,8 +18,11 @@ import pytest
 
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.mind import Mind
-from mind_core.query.mcp import TOOL_NAMES, MindTools, OnFirstUse, WarmUpWhenInitialized
-from mind_core.query.models import RecallRequest, RecallResponse, parse_request
+from mind_core.query.mcp import WarmUpWhenInitialized
+from mind_core.query.mcp_arguments import TOOL_NAMES
+from mind_core.query.mcp_tools import MindTools, OnFirstUse
+from mind_core.query.models.recall import RecallResponse
+from mind_core.query.models.requests import RecallRequest, parse_request
 from mind_core.store.home import MindHome
 from mind_core.testing.fakes import HashingEmbedder
 

@@ -14,12 +14,11 @@ from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.mind import Mind
 from mind_core.plugins import hookimpl
 from mind_core.query.service import AccessRecorder
+from mind_core.recall import CombinedResult, CombinedRetrievalResult
 from mind_core.retrieval import (
     CONFLICT_NOTE_EXTERNAL_AFFIRMATIVE,
     CONFLICT_NOTE_WORKSPACE_AFFIRMATIVE,
-    CombinedResult,
     CombinedRetrieval,
-    CombinedRetrievalResult,
     HttpRetriever,
     configured_retrievers,
     detect_conflict,

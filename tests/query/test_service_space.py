@@ -3,7 +3,7 @@ in-process model on its int8 ONNX weights is served, not refused as another spac
 
 from mind_core.embeddings.base import fingerprint_of
 from mind_core.mind import Mind
-from mind_core.query.models import RecallRequest
+from mind_core.query.models.requests import RecallRequest
 from mind_core.query.service import QueryService, SerializedEmbedder, ServiceConfig
 from mind_core.store.home import MindHome
 from mind_core.testing.fakes import HashingEmbedder

@@ -130,7 +130,7 @@ def test_client_disconnects_are_one_debug_line_without_a_traceback(base, caplog,
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
     def lines() -> list[logging.LogRecord]:
-        return [r for r in caplog.records if r.name == "mind_core.query.http_server"]
+        return [r for r in caplog.records if r.name == "mind_core.query.http_protocol"]
 
     assert wait_for(lambda: len(lines()) >= 2), caplog.text
     client_gone.set()
