@@ -31,9 +31,9 @@ from mind_core.harvest.items import (
     HarvestItem,
     HarvestMessage,
     ScanEvent,
-    file_fingerprint,
     stable_key,
 )
+from mind_core.harvest.source_files import file_fingerprint
 from mind_core.plugins import hookimpl
 from plugins._bounded import read_capped
 from plugins.whatsapp import detect_confidence as whatsapp_confidence

@@ -52,9 +52,9 @@ from mind_core.harvest.items import (
     HarvestItem,
     HarvestMessage,
     ScanEvent,
-    file_fingerprint,
     stable_key,
 )
+from mind_core.harvest.source_files import file_fingerprint
 from mind_core.plugins import hookimpl
 from plugins._archive import ARCHIVE_ERRORS, is_archive, member_basename, safe_files, scan_archive
 from plugins._bounded import read_line

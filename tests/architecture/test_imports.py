@@ -32,6 +32,31 @@ NEVER_IN_MIND_CORE = ("dagster", "pipelines")
 MAX_TOP_MODULES = 12
 MAX_LINES = 700
 
+@dataclass(frozen=True)
+class Module:
+    name: str
+    path: str
+    source: str
+
+    @property
+    def is_package(self) -> bool:
+        return self.path.endswith("__init__.py")
+
+
+def in_scope(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def module_name(relative: Path) -> str:
+    parts = list(relative.with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@cache
+def repository_modules() -> dict[str, Module]:
+    modules = {}
     for package in PACKAGES:
         for path in sorted((REPO_ROOT / package).rglob("*.py")):
             relative = path.relative_to(REPO_ROOT)
