@@ -38,7 +38,7 @@ install: $(STAMP)
 DEMO_HOME := MIND_HOME=$(CURDIR)/.demo/home DAGSTER_HOME=$(CURDIR)/.demo/home/dagster
 
 run: $(STAMP)
-	$(DEMO_HOME) $(BIN)/python -m pipelines.run_examples
+	$(DEMO_HOME) $(BIN)/python -m mind_harvest.pipelines.run_examples
 
 # The cluster tests (tests/deploy) start Debian's PostgreSQL and Redis servers themselves (and stop
 # them); installed here when missing, as root or through sudo.
@@ -59,7 +59,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 ui: $(STAMP)
-	$(DEMO_HOME) $(BIN)/python -m pipelines.ui
+	$(DEMO_HOME) $(BIN)/python -m mind_harvest.pipelines.ui
 
 # A real local cluster (deploy/README.md): PostgreSQL, Redis, two Celery workers, daemon, UI; Ctrl-C stops
 # it. The servers come from Debian's packages (`servers` installs them when missing).

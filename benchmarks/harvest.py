@@ -111,11 +111,11 @@ def command_line_vs_dagster(messages: int) -> dict:
                 continue
             (home / "dagster").mkdir(parents=True)
             (home / "dagster" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-            subprocess.run([sys.executable, "-c", "import sys; from pipelines.run_examples import add_partitions;"
+            subprocess.run([sys.executable, "-c", "import sys; from mind_harvest.pipelines.run_examples import add_partitions;"
                             "from mind_core.store.home import MindHome; import dagster as dg;"
                             "add_partitions(dg.DagsterInstance.get(), MindHome())"], env=env, check=True)
             seconds[path] = _timed(
-                [str(binaries / "dagster"), "job", "execute", "-m", "pipelines.definitions", "-a", "defs",
+                [str(binaries / "dagster"), "job", "execute", "-m", "mind_harvest.pipelines.definitions", "-a", "defs",
                  "-j", "harvest_job", "--tags", json.dumps({"dagster/partition": "bench/src"})], env)
     return {"messages": messages, "seconds": seconds,
             "dagster_vs_command_line": seconds["dagster in_process"] / seconds["command line"],

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import psutil
 from _common import RESULTS, PeakRSS
+from mind_harvest.plugins.chatgpt import ChatGPTSource
 
 from mind_core.harvest.items import HarvestError, HarvestItem
-from plugins.chatgpt import ChatGPTSource
 
 WORDS = (
     "the team migrated PostgreSQL to version 16 after Alice Johnson reviewed the query plans for Project Falcon "

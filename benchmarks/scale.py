@@ -33,6 +33,7 @@ from pathlib import Path
 
 import dagster as dg
 from _common import SHARED_DATA, machine, write_results
+from mind_harvest.pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 
 from deploy.local_cluster import ClusterSettings, LocalCluster
 from deploy.step_events import step_records
@@ -41,7 +42,6 @@ from mind_core.harvest.staged_vectors import DEFAULT_CHUNK_TEXTS
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
 from mind_core.testing.exports import write_chatgpt_export
-from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 
 SHARED_SOURCES = [
     ("chats", "chatgpt", "chat-exports/chatgpt/chatgpt2graph-2023/conversations.json"),

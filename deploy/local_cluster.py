@@ -36,7 +36,7 @@ DEPLOY = REPO / "deploy"
 INSTANCE_CONFIG = DEPLOY / "dagster.yaml"
 CELERY_CONFIG = DEPLOY / "celery.yaml"
 DEFAULT_FOLDER = REPO / ".cluster"
-DEFAULT_LOCATION = ("-m", "pipelines.definitions", "-a", "defs")
+DEFAULT_LOCATION = ("-m", "mind_harvest.pipelines.definitions", "-a", "defs")
 BIN = Path(sys.executable).parent
 STARTUP_TIMEOUT_S = 90
 STOP_TIMEOUT_S = 20
@@ -55,7 +55,7 @@ class ClusterError(RuntimeError):
 @dataclass(frozen=True)
 class Queues:
     """The Celery queues, named for the code location through the environment
-    (``pipelines.routing``): ``shared`` for stateless steps (every worker), ``home`` for the steps
+    (``mind_harvest.pipelines.routing``): ``shared`` for stateless steps (every worker), ``home`` for the steps
     that open a mind (only the worker on the minds' node). The home worker also takes steps
     without a queue tag (dagster-celery's default queue): a step nobody routed may open a mind."""
 

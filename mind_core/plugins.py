@@ -42,17 +42,17 @@ CONFIDENT = 0.8
 PLAUSIBLE = 0.5
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
-    "plugins.chatgpt",
-    "plugins.claude",
-    "plugins.gemini",
-    "plugins.markdown",
-    "plugins.email",
-    "plugins.whatsapp",
-    "plugins.plaintext",
-    "plugins.pdf",
-    "plugins.web",
-    "plugins.ical",
-    "plugins.vcard",
+    "mind_harvest.plugins.chatgpt",
+    "mind_harvest.plugins.claude",
+    "mind_harvest.plugins.gemini",
+    "mind_harvest.plugins.markdown",
+    "mind_harvest.plugins.email",
+    "mind_harvest.plugins.whatsapp",
+    "mind_harvest.plugins.plaintext",
+    "mind_harvest.plugins.pdf",
+    "mind_harvest.plugins.web",
+    "mind_harvest.plugins.ical",
+    "mind_harvest.plugins.vcard",
 )
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)

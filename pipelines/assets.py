@@ -7,7 +7,7 @@ Per harvest source (partition ``<workspace>/<source>``)::
 
 ``harvest_items`` and the chunk steps of ``staged_vectors`` are stateless: they read the source's
 files or staged texts and write the staging store (an fsspec URL), never a mind, so they run on
-any worker; the steps that open a mind run on its home node (``pipelines.routing`` tags every
+any worker; the steps that open a mind run on its home node (``mind_harvest.pipelines.routing`` tags every
 step with its queue). ``staged_vectors`` is a graph: ``plan_vector_chunks`` (home: stages the
 texts of frames that need a vector) ─▶ ``embed_vector_chunk`` × chunks (any worker, retried)
 ─▶ ``collect_vector_chunks``.
@@ -32,6 +32,23 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from mind_harvest.pipelines.history import CHAIN, never_materialized
+from mind_harvest.pipelines.metadata import FRAMES_SHOWN, errors_table, frames_preview, mind_totals, rate
+from mind_harvest.pipelines.partitions import (
+    harvest_sources,
+    mind_workspaces,
+    parse_source_partition_key,
+    snapshot_days,
+)
+from mind_harvest.pipelines.progress import progress_log
+from mind_harvest.pipelines.resources import (
+    EmbedderResource,
+    MindHomeResource,
+    PluginManagerResource,
+    ScanTarget,
+)
+from mind_harvest.pipelines.routing import stateless_step, writing_step
+
 from mind_core.analytics.queries import Analytics
 from mind_core.analytics.report import write_report
 from mind_core.analytics.snapshot import SnapshotDestinationError, write_snapshot
@@ -60,12 +77,6 @@ from mind_core.knowledge.session_summary import close_harvested_sessions
 from mind_core.mind import Mind
 from mind_core.search.vector_index import meta_fingerprint
 from mind_core.store.write_lock import mind_write_lock
-from pipelines.history import CHAIN, never_materialized
-from pipelines.metadata import FRAMES_SHOWN, errors_table, frames_preview, mind_totals, rate
-from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key, snapshot_days
-from pipelines.progress import progress_log
-from pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource, ScanTarget
-from pipelines.routing import stateless_step, writing_step
 
 HARVEST_GROUP = "harvest"
 MIND_GROUP = "mind_upkeep"

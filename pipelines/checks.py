@@ -17,6 +17,10 @@ import warnings
 from collections.abc import Callable
 
 import dagster as dg
+from mind_harvest.pipelines.assets import harvest_items, iframe_imports, reconciled_indexes, vector_index
+from mind_harvest.pipelines.metadata import audit_table, errors_table
+from mind_harvest.pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key
+from mind_harvest.pipelines.resources import EmbedderResource, MindHomeResource
 
 from mind_core.embeddings import at_width
 from mind_core.harvest.audit import AuditFinding, duplicate_imports, index_gaps, timestamps_not_kept
@@ -25,10 +29,6 @@ from mind_core.harvest.staging import staged_scan_info
 from mind_core.harvest.staging_store import StagingStoreError
 from mind_core.harvest.stores import FAILING_STATUSES
 from mind_core.search.vector_index import VectorIndex, meta_fingerprint
-from pipelines.assets import harvest_items, iframe_imports, reconciled_indexes, vector_index
-from pipelines.metadata import audit_table, errors_table
-from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key
-from pipelines.resources import EmbedderResource, MindHomeResource
 
 DEFAULT_MAX_ERROR_RATE = 0.05
 

@@ -6,8 +6,7 @@ import os
 from typing import Any
 
 import dagster as dg
-
-from pipelines.assets import (
+from mind_harvest.pipelines.assets import (
     cognified_frames,
     compacted_frames,
     harvest_items,
@@ -17,12 +16,12 @@ from pipelines.assets import (
     staged_vectors,
     vector_index,
 )
-from pipelines.checks import ALL_CHECKS
-from pipelines.executors import run_executor
-from pipelines.jobs import harvest_job, memory_snapshot_job, mind_upkeep_job
-from pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource
-from pipelines.schedules import daily_memory_snapshot, daily_mind_upkeep
-from pipelines.sensors import harvest_automation_sensor, harvest_sources_sensor
+from mind_harvest.pipelines.checks import ALL_CHECKS
+from mind_harvest.pipelines.executors import run_executor
+from mind_harvest.pipelines.jobs import harvest_job, memory_snapshot_job, mind_upkeep_job
+from mind_harvest.pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource
+from mind_harvest.pipelines.schedules import daily_memory_snapshot, daily_mind_upkeep
+from mind_harvest.pipelines.sensors import harvest_automation_sensor, harvest_sources_sensor
 
 ASSETS = [
     harvest_items,

@@ -2,7 +2,7 @@
 instance, as the materializations a Dagster run of that source's partition records.
 
 ``mind_core`` calls the ``harvest_finished`` hook after each source (it never imports Dagster);
-``pipelines.history_plugin``, registered through the ``mind_harvest`` entry-point group, answers
+``mind_harvest.pipelines.history_plugin``, registered through the ``mind_harvest`` entry-point group, answers
 it with ``record_command_line_harvest``. No daemon or
 webserver needs to run: the events go straight into the instance's storage, so the UI shows the
 command line's harvests beside its own runs (tagged ``mind_harvest/recorded_by: command-line``).
@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from mind_harvest.pipelines.instance import prepare_dagster_home, recorded_mark
+from mind_harvest.pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
+
 from mind_core.harvest.stores import FAILING_STATUSES
 from mind_core.store.home import PERSONAL, MindHome
-from pipelines.instance import prepare_dagster_home, recorded_mark
-from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 
 CHAIN = ("harvest_items", "staged_vectors", "iframe_imports", "cognified_frames", "vector_index")
 RECORDED_BY = {"mind_harvest/recorded_by": "command-line"}

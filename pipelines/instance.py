@@ -38,5 +38,5 @@ def prepare_dagster_home(home: MindHome) -> Path:
 
 def recorded_mark(mind_home: Path, workspace: str, source: str) -> Path:
     """The file whose presence says the instance holds this source's harvest chain (written by
-    ``pipelines.history`` once it recorded it): an unchanged re-harvest then records nothing."""
+    ``mind_harvest.pipelines.history`` once it recorded it): an unchanged re-harvest then records nothing."""
     return dagster_home(MindHome(mind_home)) / MARKS_DIR / workspace / source

@@ -6,9 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import dagster as dg
-
-from mind_core.errors import MindError
-from pipelines.assets import (
+from mind_harvest.pipelines.assets import (
     cognified_frames,
     compacted_frames,
     harvest_items,
@@ -18,8 +16,10 @@ from pipelines.assets import (
     staged_vectors,
     vector_index,
 )
-from pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key
-from pipelines.resources import MindHomeResource
+from mind_harvest.pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key
+from mind_harvest.pipelines.resources import MindHomeResource
+
+from mind_core.errors import MindError
 
 WORKSPACE_TAG = "mind_harvest/workspace"
 SOURCE_TAG = "mind_harvest/source"

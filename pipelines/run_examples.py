@@ -6,7 +6,7 @@ Dagster instance of ``$DAGSTER_HOME``: ``harvest_job`` for every source partitio
 ``mind_upkeep_job`` for the mind and ``memory_snapshot_job`` for today, all with the real
 resources (the in-process MiniLM model). Runs execute in this process, one after another, so the
 model loads once. Prints what each source gave, the checks, and one hybrid search. The runs are
-recorded in the mind home's instance (``pipelines.instance``), the one ``make ui`` opens.
+recorded in the mind home's instance (``mind_harvest.pipelines.instance``), the one ``make ui`` opens.
 
 Run again, it shows that unchanged sources are not harvested twice.
 """
@@ -21,6 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from mind_harvest.pipelines.definitions import defs
+from mind_harvest.pipelines.instance import prepare_dagster_home
+from mind_harvest.pipelines.partitions import (
+    harvest_sources,
+    mind_workspaces,
+    parse_source_partition_key,
+    source_partition_key,
+)
+from mind_harvest.pipelines.resources import EmbedderResource
 
 from mind_core.errors import FingerprintMismatchError
 from mind_core.harvest.catalog import read_catalog
@@ -37,15 +46,6 @@ from mind_core.mind import Mind
 from mind_core.store.home import MindHome
 from mind_core.text_table import format_table
 from mind_core.timestamps import utc_now
-from pipelines.definitions import defs
-from pipelines.instance import prepare_dagster_home
-from pipelines.partitions import (
-    harvest_sources,
-    mind_workspaces,
-    parse_source_partition_key,
-    source_partition_key,
-)
-from pipelines.resources import EmbedderResource
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 WORKSPACE = "demo"

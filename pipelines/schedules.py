@@ -2,9 +2,8 @@
 the day every mind snapshotted for analysts (so a day's partition holds that day's final state)."""
 
 import dagster as dg
-
-from pipelines.jobs import WORKSPACE_TAG, memory_snapshot_job, mind_upkeep_job
-from pipelines.partitions import mind_workspaces
+from mind_harvest.pipelines.jobs import WORKSPACE_TAG, memory_snapshot_job, mind_upkeep_job
+from mind_harvest.pipelines.partitions import mind_workspaces
 
 UPKEEP_CRON = "0 3 * * *"
 SNAPSHOT_CRON = "30 23 * * *"

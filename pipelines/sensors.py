@@ -16,12 +16,17 @@ Each tick reads every mind of the home (read-only) and
 import json
 
 import dagster as dg
+from mind_harvest.pipelines.jobs import SOURCE_TAG, WORKSPACE_TAG, harvest_job
+from mind_harvest.pipelines.partitions import (
+    SEPARATOR,
+    harvest_sources,
+    mind_workspaces,
+    source_partition_key,
+)
+from mind_harvest.pipelines.resources import MindHomeResource, PluginManagerResource
 
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.catalog import HomeCatalog, read_catalog
-from pipelines.jobs import SOURCE_TAG, WORKSPACE_TAG, harvest_job
-from pipelines.partitions import SEPARATOR, harvest_sources, mind_workspaces, source_partition_key
-from pipelines.resources import MindHomeResource, PluginManagerResource
 
 TICK_SECONDS = 30
 

@@ -1,7 +1,7 @@
 """``make ui``: the Dagster UI over the mind home's instance, with the daemon that runs its queue,
 sensors and schedules (what ``dagster dev`` does, with the commands Dagster supports for it).
 
-Both processes read ``workspace.yaml`` and the instance of ``pipelines.instance``; stopping this
+Both processes read ``workspace.yaml`` and the instance of ``mind_harvest.pipelines.instance``; stopping this
 command (Ctrl-C) stops both.
 """
 
@@ -13,14 +13,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mind_harvest.pipelines.instance import prepare_dagster_home
+
 from mind_core.store.home import MindHome
-from pipelines.instance import prepare_dagster_home
 
 WORKSPACE_FILE = Path(__file__).resolve().parents[1] / "workspace.yaml"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pipelines.ui", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m mind_harvest.pipelines.ui", description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1", help="address the UI listens on (default: loopback)")
     parser.add_argument("--port", type=int, default=3000, help="port of the UI (default: 3000)")
     args = parser.parse_args(argv)

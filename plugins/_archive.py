@@ -11,9 +11,10 @@ import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
+from mind_harvest.plugins._jsonhead import HEAD_BYTES
+
 from mind_core.harvest.items import HarvestError, ScanEvent
 from mind_core.harvest.source_files import open_source_file
-from plugins._jsonhead import HEAD_BYTES
 
 ARCHIVE_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError)
 

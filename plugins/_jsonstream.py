@@ -21,10 +21,10 @@ from itertools import accumulate
 from typing import IO, Any
 
 import ijson
+from mind_harvest.plugins._jsonhead import HEAD_BYTES, UTF8_BOM, other_encoding
+from mind_harvest.plugins._jsonresync import LostRecord, first_key_only, next_candidate, opens_like, resembles
 
 from mind_core.harvest.items import MAX_MESSAGE_CHARS
-from plugins._jsonhead import HEAD_BYTES, UTF8_BOM, other_encoding
-from plugins._jsonresync import LostRecord, first_key_only, next_candidate, opens_like, resembles
 
 MAX_DEPTH = 256  # real exports nest about 15 levels deep
 MAX_STRETCH = 256  # read ever larger chunks inside one long string, up to a quarter of the cut

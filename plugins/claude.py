@@ -23,6 +23,22 @@ from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from mind_harvest.plugins._archive import (
+    ARCHIVE_ERRORS,
+    any_member_head,
+    is_archive,
+    member_basename,
+    safe_files,
+    scan_archive,
+)
+from mind_harvest.plugins._jsonhead import key_before, read_head
+from mind_harvest.plugins._jsonstream import (
+    JSONStreamError,
+    LostRecord,
+    note_reasons,
+    stream_records,
+)
+
 from mind_core.harvest import normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
@@ -33,21 +49,6 @@ from mind_core.harvest.items import (
 )
 from mind_core.harvest.source_files import file_fingerprint, open_source_file
 from mind_core.plugins import hookimpl
-from plugins._archive import (
-    ARCHIVE_ERRORS,
-    any_member_head,
-    is_archive,
-    member_basename,
-    safe_files,
-    scan_archive,
-)
-from plugins._jsonhead import key_before, read_head
-from plugins._jsonstream import (
-    JSONStreamError,
-    LostRecord,
-    note_reasons,
-    stream_records,
-)
 
 KIND = "claude"
 CONVERSATIONS = "conversations.json"

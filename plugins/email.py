@@ -34,20 +34,9 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from mind_core.harvest.detection import depth_of_first
-from mind_core.harvest.items import (
-    HarvestError,
-    HarvestItem,
-    HarvestMessage,
-    ScanEvent,
-    stable_key,
-)
-from mind_core.harvest.paths import stored_text
-from mind_core.harvest.source_files import current_rules, file_fingerprint, open_source_file, walk_files
-from mind_core.plugins import hookimpl
-from plugins._bounded import MAX_LINE_BYTES, BoundedText, read_capped
-from plugins.mail_lists import list_addresses
-from plugins.mail_text import (
+from mind_harvest.plugins._bounded import MAX_LINE_BYTES, BoundedText, read_capped
+from mind_harvest.plugins.mail_lists import list_addresses
+from mind_harvest.plugins.mail_text import (
     decode_header_value,
     extract_body,
     format_person,
@@ -57,7 +46,7 @@ from plugins.mail_text import (
     received_date,
     strip_replies,
 )
-from plugins.mailbox_files import (
+from mind_harvest.plugins.mailbox_files import (
     MAX_MAIL_BYTES,
     SNIFF_BYTES,
     FileKind,
@@ -70,6 +59,18 @@ from plugins.mailbox_files import (
     read_header_block,
     unescape_mbox_body,
 )
+
+from mind_core.harvest.detection import depth_of_first
+from mind_core.harvest.items import (
+    HarvestError,
+    HarvestItem,
+    HarvestMessage,
+    ScanEvent,
+    stable_key,
+)
+from mind_core.harvest.paths import stored_text
+from mind_core.harvest.source_files import current_rules, file_fingerprint, open_source_file, walk_files
+from mind_core.plugins import hookimpl
 
 MAIL_SUFFIXES = frozenset({".eml", ".mbox", ".mbx", ".msg", ".mail"})  # claimed as mail by name
 # Formats whose first lines can look like headers (MultiMarkdown "Title: x", YAML) but are never mail.

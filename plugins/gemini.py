@@ -25,6 +25,16 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from mind_harvest.plugins._jsonhead import has_key, read_head
+from mind_harvest.plugins._jsonstream import (
+    JSONStreamError,
+    LostRecord,
+    Record,
+    note_reasons,
+    stream_records,
+)
+from mind_harvest.plugins.html_text import html_to_text
+
 from mind_core.harvest import depth_of_first, folder_entries, format_utc, parse_instant
 from mind_core.harvest.items import (
     HarvestError,
@@ -35,15 +45,6 @@ from mind_core.harvest.items import (
 )
 from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
-from plugins._jsonhead import has_key, read_head
-from plugins._jsonstream import (
-    JSONStreamError,
-    LostRecord,
-    Record,
-    note_reasons,
-    stream_records,
-)
-from plugins.html_text import html_to_text
 
 KIND = "gemini"
 CONVERSATION_GAP = timedelta(minutes=30)

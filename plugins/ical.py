@@ -28,6 +28,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from mind_harvest.plugins._bounded import read_line
+
 from mind_core.harvest import format_utc
 from mind_core.harvest.items import (
     HarvestError,
@@ -38,7 +40,6 @@ from mind_core.harvest.items import (
 )
 from mind_core.harvest.source_files import file_fingerprint
 from mind_core.plugins import hookimpl
-from plugins._bounded import read_line
 
 ICS_SUFFIXES = (".ics", ".ical", ".ifb")
 MAX_EVENT_LINES = 20_000  # an event longer than this is a broken file, not an event

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from plugins.mail_text import unfold
+from mind_harvest.plugins.mail_text import unfold
 
 MAILTO = re.compile(r"<\s*mailto:([^<>?\s]+@[^<>?\s]+)", re.IGNORECASE)
 ADDRESS = re.compile(r"[^\s<>@\"',;:()]+@[^\s<>\"',;:()]+")

@@ -22,8 +22,9 @@ from email import message_from_bytes, policy
 from email.message import EmailMessage, Message
 from email.utils import getaddresses, parsedate_to_datetime
 
+from mind_harvest.plugins.html_text import html_to_text
+
 from mind_core.harvest import format_utc
-from plugins.html_text import html_to_text
 
 # Labels that browsers (WHATWG Encoding) read as a superset: mail says gb2312 and sends GBK,
 # says iso-8859-1 and sends Windows-1252 quotes.

@@ -9,7 +9,7 @@ bodies ("From Russia with love"), Netscape wrote ``From - `` separators, Google 
 ``From 1234@xxx``. A separator here is a ``From `` line whose sender is ``-``, an address, or is
 followed by a time, and whose next line is a header. A ``Content-Length`` header is trusted only
 when it lands exactly on the next separator or the end of the file; wrong lengths are common.
-The file is read line by line with every line capped (``plugins._bounded``) and a message's kept
+The file is read line by line with every line capped (``mind_harvest.plugins._bounded``) and a message's kept
 bytes capped at MAX_MAIL_BYTES, so a 100 MB single-line body never sits in memory whole.
 """
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import BinaryIO
 
-from plugins._bounded import read_capped, read_line
+from mind_harvest.plugins._bounded import read_capped, read_line
 
 CFB_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Outlook .msg (OLE2 compound file)
 SNIFF_BYTES = 64 * 1024

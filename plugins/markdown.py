@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import yaml
+from mind_harvest.plugins._bounded import MAX_LINE_BYTES, BoundedText, read_capped
 
 from mind_core.harvest import epoch_to_iso, format_utc, normalize_iso
 from mind_core.harvest.items import (
@@ -45,7 +46,6 @@ from mind_core.harvest.items import (
 from mind_core.harvest.paths import stored_text
 from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
-from plugins._bounded import MAX_LINE_BYTES, BoundedText, read_capped
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 SKIPPED_DIRS = frozenset({".obsidian", ".trash"})  # every other hidden folder is skipped too

@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mind_harvest.plugins._bounded import read_capped
+from mind_harvest.plugins.whatsapp import detect_confidence as whatsapp_confidence
+
 from mind_core.harvest import epoch_to_iso
 from mind_core.harvest.items import (
     HarvestError,
@@ -35,8 +38,6 @@ from mind_core.harvest.items import (
 )
 from mind_core.harvest.source_files import file_fingerprint
 from mind_core.plugins import hookimpl
-from plugins._bounded import read_capped
-from plugins.whatsapp import detect_confidence as whatsapp_confidence
 
 TEXT_SUFFIXES = (".txt", ".text")
 BLOCK_CHARS = 1_500

@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mind_harvest.plugins._bounded import read_line
+
 from mind_core.harvest import epoch_to_iso, normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
@@ -34,7 +36,6 @@ from mind_core.harvest.items import (
 )
 from mind_core.harvest.source_files import file_fingerprint
 from mind_core.plugins import hookimpl
-from plugins._bounded import read_line
 
 VCF_SUFFIXES = (".vcf", ".vcard")
 MAX_CARD_LINES = 5_000  # a photo folds into many lines; more than this is not a card

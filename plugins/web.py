@@ -1,7 +1,7 @@
 """Web pages: saved HTML files (``.html``, ``.htm``, a folder of them), Internet Shortcut files
 (``.url``: ``[InternetShortcut]`` / ``URL=...``, what a browser writes when a link is dragged out)
 and a URL itself. One note item per page; its main text cut into blocks as plain text is
-(``plugins.plaintext.blocks``), one frame per block.
+(``mind_harvest.plugins.plaintext.blocks``), one frame per block.
 
 Main text: trafilatura (maintained; among the best in its documented evaluation) drops
 navigation, footers, comments and boilerplate and keeps the article text, with the page's title,
@@ -31,6 +31,8 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
+from mind_harvest.plugins.plaintext import blocks
+
 from mind_core.harvest import epoch_to_iso, normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
@@ -41,7 +43,6 @@ from mind_core.harvest.items import (
 )
 from mind_core.harvest.source_files import file_fingerprint
 from mind_core.plugins import hookimpl
-from plugins.plaintext import blocks
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 SHORTCUT_SUFFIX = ".url"

@@ -46,6 +46,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from mind_harvest.plugins._archive import (
+    ARCHIVE_ERRORS,
+    is_archive,
+    member_basename,
+    safe_files,
+    scan_archive,
+)
+from mind_harvest.plugins._bounded import read_line
+
 from mind_core.harvest import format_utc
 from mind_core.harvest.items import (
     HarvestError,
@@ -56,8 +65,6 @@ from mind_core.harvest.items import (
 )
 from mind_core.harvest.source_files import file_fingerprint
 from mind_core.plugins import hookimpl
-from plugins._archive import ARCHIVE_ERRORS, is_archive, member_basename, safe_files, scan_archive
-from plugins._bounded import read_line
 
 TIMEZONE_FILE = ".mind-timezone"
 DEFAULT_ZONE = "UTC"

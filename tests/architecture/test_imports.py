@@ -28,7 +28,7 @@ from tests.conftest import REPO_ROOT
 PACKAGES = ("mind_core", "plugins", "pipelines")
 SURFACES = ("mind_core.query", "mind_core.cli")
 TESTING = "mind_core.testing"
-NEVER_IN_MIND_CORE = ("dagster", "pipelines")
+NEVER_IN_MIND_CORE = ("dagster", "mind_harvest", "plugins", "pipelines")
 MAX_TOP_MODULES = 12
 MAX_LINES = 700
 
@@ -47,11 +47,15 @@ def in_scope(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
+# the folders plugins/ and pipelines/ install as mind_harvest.plugins and mind_harvest.pipelines
+INSTALLED_AS = {"plugins": "mind_harvest.plugins", "pipelines": "mind_harvest.pipelines"}
+
+
 def module_name(relative: Path) -> str:
     parts = list(relative.with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
-    return ".".join(parts)
+    return ".".join([INSTALLED_AS.get(parts[0], parts[0]), *parts[1:]])
 
 
 @cache
@@ -221,7 +225,7 @@ def test_the_layer_rule_catches_each_forbidden_import() -> None:
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from mind_core.query.models import Answer\n"
         "def run():\n    import dagster as dg\n    from mind_core.cli import main\n"
-        "    from ..testing import fakes\n    import tests.conftest\n    from pipelines import assets\n",
+        "    from ..testing import fakes\n    import tests.conftest\n    from mind_harvest.pipelines import assets\n",
     )
     assert forbidden_imports(engine) == [
         "dagster",
@@ -231,8 +235,8 @@ def test_the_layer_rule_catches_each_forbidden_import() -> None:
         "mind_core.query.models.Answer",
         "mind_core.testing",
         "mind_core.testing.fakes",
-        "pipelines",
-        "pipelines.assets",
+        "mind_harvest.pipelines",
+        "mind_harvest.pipelines.assets",
         "tests.conftest",
     ]
     surface = synthetic("mind_core.cli.example", "from mind_core.query import models\nimport dagster\n")

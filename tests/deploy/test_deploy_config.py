@@ -15,8 +15,12 @@ from dagster_k8s import k8s_job_executor
 from dagster_k8s.job import UserDefinedDagsterK8sConfig
 from dagster_k8s.models import k8s_model_from_dict, k8s_snake_case_dict
 from dagster_postgres import DagsterPostgresStorage
-
-from pipelines.executors import CELERY_EXECUTOR_CONFIG, EXECUTOR_ENV, K8S_CONFIG_ENV, run_executor
+from mind_harvest.pipelines.executors import (
+    CELERY_EXECUTOR_CONFIG,
+    EXECUTOR_ENV,
+    K8S_CONFIG_ENV,
+    run_executor,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -132,7 +136,7 @@ def test_the_helm_values_put_the_code_server_home_and_the_runs_on_the_k8s_execut
         k8s_model_from_dict(kubernetes.client.V1VolumeMount, k8s_snake_case_dict(kubernetes.client.V1VolumeMount, mount))
     assert [v["persistentVolumeClaim"]["claimName"] for v in deployment["volumes"]] == [MINDS_CLAIM]
     assert deployment["includeConfigInLaunchedRuns"] == {"enabled": False}  # step pods stay unpinned
-    assert deployment["dagsterApiGrpcArgs"] == ["-m", "pipelines.definitions", "-a", "defs"]
+    assert deployment["dagsterApiGrpcArgs"] == ["-m", "mind_harvest.pipelines.definitions", "-a", "defs"]
     launcher = values["runLauncher"]
     assert launcher["type"] == "K8sRunLauncher"
     run_config = launcher["config"]["k8sRunLauncher"]["runK8sConfig"]

@@ -11,17 +11,17 @@ waits in the home queue and nothing is written until the worker is back."""
 import time
 from pathlib import Path
 
+import dagster as dg
 import pytest
 import redis
+from mind_harvest.pipelines.resources import MindHomeResource
 
-import dagster as dg
 from deploy.local_cluster import ClusterSettings, LocalCluster
 from deploy.step_events import StepRecord, step_records
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
 from mind_core.testing.dump import canonical_dump
 from mind_core.testing.exports import write_chatgpt_export
-from pipelines.resources import MindHomeResource
 from tests.pipelines import doubles
 from tests.pipelines.harness import add_partitions, harvest, register
 

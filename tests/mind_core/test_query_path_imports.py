@@ -122,7 +122,7 @@ def test_recall_loads_onnx_runtime_and_never_torch(tmp_path: Path, onnx_cache: P
 
 def test_the_dagster_embedder_is_onnx_and_loads_nothing_until_it_embeds() -> None:
     code = (
-        "import json, sys; from pipelines.resources import EmbedderResource; "
+        "import json, sys; from mind_harvest.pipelines.resources import EmbedderResource; "
         "e = EmbedderResource().build(); "
         "print(json.dumps([e.runtime, e.quantization, sorted(m for m in sys.modules "
         f"if m.split('.')[0] in {set(HEAVY + MODEL_RUNTIME)!r})]))"

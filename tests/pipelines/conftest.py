@@ -1,8 +1,8 @@
 import dagster as dg
 import pytest
+from mind_harvest.pipelines.resources import MindHomeResource
 
 from mind_core.store.home import MindHome
-from pipelines.resources import MindHomeResource
 from tests.pipelines import doubles
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from mind_harvest.pipelines.resources import EmbedderResource, PluginManagerResource
+
 from mind_core.harvest.items import ScanEvent
 from mind_core.harvest.stores import HarvestSource
 from mind_core.testing.fakes import HashingEmbedder
-from pipelines.resources import EmbedderResource, PluginManagerResource
 
 FAKE_EMBEDDER = HashingEmbedder()
 SCANS: Counter[str] = Counter()

@@ -6,13 +6,19 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from mind_harvest.pipelines.assets import (
+    cognified_frames,
+    harvest_items,
+    iframe_imports,
+    staged_vectors,
+    vector_index,
+)
+from mind_harvest.pipelines.checks import SOURCE_CHECKS
+from mind_harvest.pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 
 from mind_core.harvest.pipeline import register_source
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
-from pipelines.assets import cognified_frames, harvest_items, iframe_imports, staged_vectors, vector_index
-from pipelines.checks import SOURCE_CHECKS
-from pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 
 HARVEST_ASSETS = [harvest_items, staged_vectors, iframe_imports, cognified_frames, vector_index]
 

@@ -4,11 +4,11 @@ real assets, checks and jobs, with the fake embedder, for runs launched by a rea
 from __future__ import annotations
 
 import dagster as dg
+from mind_harvest.pipelines.checks import ALL_CHECKS
+from mind_harvest.pipelines.definitions import ASSETS, run_executor
+from mind_harvest.pipelines.jobs import harvest_job, mind_upkeep_job
+from mind_harvest.pipelines.resources import MindHomeResource
 
-from pipelines.checks import ALL_CHECKS
-from pipelines.definitions import ASSETS, run_executor
-from pipelines.jobs import harvest_job, mind_upkeep_job
-from pipelines.resources import MindHomeResource
 from tests.pipelines.doubles import CountingPluginsResource, FakeEmbedderResource
 
 defs = dg.Definitions(

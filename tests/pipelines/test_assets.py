@@ -1,9 +1,13 @@
 import json
 import os
 
-import pytest
-
 import dagster as dg
+import pytest
+from mind_harvest.pipelines.assets import compacted_frames, memory_snapshots, reconciled_indexes
+from mind_harvest.pipelines.checks import mind_indexes_consistent
+from mind_harvest.pipelines.definitions import defs
+from mind_harvest.pipelines.partitions import harvest_sources
+
 from mind_core.harvest.pipeline import harvest as engine_harvest
 from mind_core.harvest.pipeline import register_source
 from mind_core.harvest.stores import HarvestSourceStore
@@ -11,10 +15,6 @@ from mind_core.mind import Mind
 from mind_core.testing.dump import canonical_dump
 from mind_core.testing.exports import chatgpt_conversation, write_chatgpt_export
 from mind_core.testing.fakes import HashingEmbedder
-from pipelines.assets import compacted_frames, memory_snapshots, reconciled_indexes
-from pipelines.checks import mind_indexes_consistent
-from pipelines.definitions import defs
-from pipelines.partitions import harvest_sources
 from tests.pipelines import doubles
 from tests.pipelines.harness import add_partitions, check_results, harvest, materialized, register
 

@@ -2,13 +2,9 @@
 
 import json
 
-import pytest
-
 import dagster as dg
-from mind_core.mind import Mind
-from mind_core.store.frames import NewFrame
-from mind_core.testing.exports import chatgpt_conversation, write_chatgpt_export
-from pipelines.checks import (
+import pytest
+from mind_harvest.pipelines.checks import (
     embedding_fingerprint_matches,
     error_rate_below_threshold,
     indexes_cover_frames,
@@ -16,7 +12,11 @@ from pipelines.checks import (
     no_item_imported_twice,
     timestamps_kept,
 )
-from pipelines.definitions import defs
+from mind_harvest.pipelines.definitions import defs
+
+from mind_core.mind import Mind
+from mind_core.store.frames import NewFrame
+from mind_core.testing.exports import chatgpt_conversation, write_chatgpt_export
 from tests.pipelines import doubles
 from tests.pipelines.harness import (
     add_partitions,

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-from pipelines.definitions import defs
+from mind_harvest.pipelines.definitions import defs
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -9,13 +9,13 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 import dagster as dg
+import pytest
+from mind_harvest.pipelines.instance import prepare_dagster_home
+from mind_harvest.pipelines.jobs import WORKSPACE_TAG
+
 from mind_core.mind import Mind
 from mind_core.testing.exports import write_chatgpt_export
-from pipelines.instance import prepare_dagster_home
-from pipelines.jobs import WORKSPACE_TAG
 from tests.pipelines.harness import add_partitions, register
 
 pytestmark = pytest.mark.slow

@@ -2,15 +2,15 @@
 instance; a Dagster run of an unchanged source leaves it materialized; broken sources fail their
 runs with the reason in plain sight, on both paths."""
 
-import pytest
-
 import dagster as dg
+import pytest
+from mind_harvest.pipelines.history import CHAIN
+from mind_harvest.pipelines.partitions import harvest_sources
+
 from mind_core.cli import EXIT_FAILED, EXIT_OK, main
 from mind_core.harvest.pipeline import harvest as engine_harvest
 from mind_core.mind import Mind
 from mind_core.testing.exports import write_chatgpt_export
-from pipelines.history import CHAIN
-from pipelines.partitions import harvest_sources
 from tests.pipelines.harness import add_partitions, check_results, harvest, materialized, register
 
 

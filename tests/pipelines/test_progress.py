@@ -1,4 +1,4 @@
-from pipelines.progress import progress_log
+from mind_harvest.pipelines.progress import progress_log
 
 
 class Log:

@@ -2,17 +2,18 @@ import shlex
 import shutil
 from pathlib import Path
 
-from mind_core.cli import main
-from mind_core.harvest.catalog import read_catalog
-from mind_core.store.home import MindHome
-from pipelines.partitions import harvest_sources, mind_workspaces
-from pipelines.run_examples import (
+from mind_harvest.pipelines.partitions import harvest_sources, mind_workspaces
+from mind_harvest.pipelines.run_examples import (
     EXAMPLE_SOURCES,
     EXAMPLES,
     add_partitions,
     next_command,
     register_examples,
 )
+
+from mind_core.cli import main
+from mind_core.harvest.catalog import read_catalog
+from mind_core.store.home import MindHome
 
 
 def test_every_bundled_example_present_is_registered_with_its_kind(tmp_path, home, instance):

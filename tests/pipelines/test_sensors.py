@@ -2,13 +2,13 @@ import json
 from datetime import UTC, datetime
 
 import dagster as dg
+from mind_harvest.pipelines.partitions import harvest_sources, mind_workspaces
+from mind_harvest.pipelines.schedules import daily_memory_snapshot, daily_mind_upkeep
+from mind_harvest.pipelines.sensors import harvest_sources_sensor
 
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.testing.exports import chatgpt_conversation, write_chatgpt_export
-from pipelines.partitions import harvest_sources, mind_workspaces
-from pipelines.schedules import daily_memory_snapshot, daily_mind_upkeep
-from pipelines.sensors import harvest_sources_sensor
 from tests.pipelines.harness import harvest, register
 
 

@@ -5,10 +5,10 @@ import uuid
 
 import dagster as dg
 import fsspec
+from mind_harvest.pipelines.assets import memory_snapshots
+from mind_harvest.pipelines.resources import MindHomeResource
 
 from mind_core.mind import Mind
-from pipelines.assets import memory_snapshots
-from pipelines.resources import MindHomeResource
 from tests.pipelines.harness import materialized
 
 DAY = "2026-03-04"

@@ -2,10 +2,14 @@
 
 import uuid
 
+import dagster as dg
 import fsspec
 import pytest
+from mind_harvest.pipelines.assets import harvest_items
+from mind_harvest.pipelines.definitions import STEP_OUTPUTS_URL_ENV, default_resources, defs
+from mind_harvest.pipelines.resources import MindHomeResource
+from mind_harvest.pipelines.routing import QUEUE_TAG, STAGE_TAG
 
-import dagster as dg
 from mind_core.harvest.pipeline import harvest as engine_harvest
 from mind_core.harvest.pipeline import register_source
 from mind_core.harvest.staging import staged_scan_info
@@ -13,10 +17,6 @@ from mind_core.mind import Mind
 from mind_core.testing.dump import canonical_dump
 from mind_core.testing.exports import write_chatgpt_export
 from mind_core.testing.fakes import HashingEmbedder
-from pipelines.assets import harvest_items
-from pipelines.definitions import STEP_OUTPUTS_URL_ENV, default_resources, defs
-from pipelines.resources import MindHomeResource
-from pipelines.routing import QUEUE_TAG, STAGE_TAG
 from tests.pipelines import doubles
 from tests.pipelines.harness import add_partitions, harvest, materialized, register
 

@@ -1,6 +1,5 @@
 import pytest
-
-from pipelines.ui import main
+from mind_harvest.pipelines.ui import main
 
 
 def test_the_ui_help_describes_the_command_in_whole_sentences(capsys):

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from mind_harvest.plugins._jsonstream import MAX_STRING_BYTES
+from mind_harvest.plugins.chatgpt import ChatGPTSource
 
 from mind_core.harvest.items import HarvestError, HarvestItem
-from plugins._jsonstream import MAX_STRING_BYTES
-from plugins.chatgpt import ChatGPTSource
 
 SOURCE = ChatGPTSource()
 

@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from mind_harvest.plugins.claude import ClaudeSource
 
 from mind_core.harvest.items import HarvestError, HarvestItem
-from plugins.claude import ClaudeSource
 
 SOURCE = ClaudeSource()
 ROOT_PARENT = "00000000-0000-4000-8000-000000000000"

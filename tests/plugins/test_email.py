@@ -11,12 +11,13 @@ from email.header import decode_header, make_header
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
+from mind_harvest.plugins.email import EmailSource, subject_key
+from mind_harvest.plugins.html_text import html_to_text
+from mind_harvest.plugins.mail_text import decode_header_value, parse_date, strip_replies
+
 from mind_core import plugins
 from mind_core.harvest import format_utc
 from mind_core.harvest.items import HarvestError, HarvestItem, HarvestMessage
-from plugins.email import EmailSource, subject_key
-from plugins.html_text import html_to_text
-from plugins.mail_text import decode_header_value, parse_date, strip_replies
 
 SOURCE = EmailSource()
 
@@ -80,7 +81,7 @@ def files_of(item: HarvestItem) -> set[str]:
 
 
 def test_stdlib_email_is_not_shadowed_by_the_plugin_module() -> None:
-    import plugins.email as plugin_module
+    import mind_harvest.plugins.email as plugin_module
 
     assert plugin_module is not stdlib_email
     assert Path(stdlib_email.__file__).parent.name == "email"

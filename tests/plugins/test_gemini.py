@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from mind_harvest.plugins.gemini import GeminiSource
+from mind_harvest.plugins.html_text import html_to_text
 
 from mind_core.harvest.items import HarvestError, HarvestItem
-from plugins.gemini import GeminiSource
-from plugins.html_text import html_to_text
 
 SOURCE = GeminiSource()
 

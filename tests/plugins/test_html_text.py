@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from plugins.html_text import html_to_text
+from mind_harvest.plugins.html_text import html_to_text
 
 
 def test_quotes_keep_their_marker_through_nested_lists() -> None:

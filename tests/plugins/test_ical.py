@@ -6,13 +6,14 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from mind_harvest.plugins.ical import ICalendarSource
+
 from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from mind_core.testing.exports import write_ics
 from mind_core.testing.fakes import HashingEmbedder
-from plugins.ical import ICalendarSource
 
 SOURCE = ICalendarSource()
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from plugins._jsonhead import read_head
-from plugins._jsonstream import (
+from mind_harvest.plugins._jsonhead import read_head
+from mind_harvest.plugins._jsonstream import (
     MAX_STRING_BYTES,
     GuardedReader,
     JSONStreamError,

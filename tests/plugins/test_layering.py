@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
-ALLOWED = ("mind_core.harvest", "mind_core.plugins")
-OURS_AND_HOSTS = ("mind_core", "pipelines", "dagster")
+ALLOWED = ("mind_core.harvest", "mind_core.plugins", "mind_harvest.plugins")
+OURS_AND_HOSTS = ("mind_core", "mind_harvest", "plugins", "pipelines", "dagster")
 
 
 def imported_modules(source: str) -> list[str]:
@@ -38,7 +38,8 @@ def test_the_rule_catches_each_import_form() -> None:
         "import mind_core.store.db\nfrom mind_core.timestamps import now_iso\nfrom mind_core.store import frames\n"
         "from mind_core import harvest\nfrom mind_core.harvest.items import HarvestItem\n"
         "from mind_core.plugins import hookimpl\nimport dagster as dg\nimport json\n"
-        "def late():\n    from pipelines import assets\n"
+        "from mind_harvest.plugins._jsonstream import items\n"
+        "def late():\n    from mind_harvest.pipelines import assets\n"
     )
     found = [m for m in imported_modules(source) if forbidden(m)]
     assert found == [
@@ -46,7 +47,7 @@ def test_the_rule_catches_each_import_form() -> None:
         "mind_core.timestamps.now_iso",
         "mind_core.store.frames",
         "dagster",
-        "pipelines.assets",
+        "mind_harvest.pipelines.assets",
     ]
 
 

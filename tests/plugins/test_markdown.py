@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
+from mind_harvest.plugins.markdown import MarkdownSource, parse_note, parse_wikilink, property_instant
 
 from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
-from plugins.markdown import MarkdownSource, parse_note, parse_wikilink, property_instant
 
 SOURCE = MarkdownSource()
 

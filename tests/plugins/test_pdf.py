@@ -6,10 +6,11 @@ import os
 from datetime import datetime
 from pathlib import Path
 
+from mind_harvest.plugins.pdf import PdfSource
+
 from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.testing.exports import write_pdf
-from plugins.pdf import PdfSource
 
 SOURCE = PdfSource()
 

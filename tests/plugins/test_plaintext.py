@@ -6,6 +6,8 @@ import os
 from datetime import datetime
 from pathlib import Path
 
+from mind_harvest.plugins.plaintext import BLOCK_CHARS, PlainTextSource, blocks
+
 from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.harvest.pipeline import harvest, register_source
@@ -13,7 +15,6 @@ from mind_core.mind import Mind
 from mind_core.search.scoring import FILE_TIME, borrowed_time
 from mind_core.testing.exports import write_whatsapp_export
 from mind_core.testing.fakes import HashingEmbedder
-from plugins.plaintext import BLOCK_CHARS, PlainTextSource, blocks
 
 SOURCE = PlainTextSource()
 MTIME = 1_650_000_000  # 2022-04-15T05:20:00Z

@@ -9,6 +9,9 @@ import json
 import re
 from pathlib import Path
 
+from mind_harvest.plugins.claude import ClaudeSource
+from mind_harvest.plugins.gemini import GeminiSource
+
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.testing.exports import (
     PEOPLE,
@@ -16,8 +19,6 @@ from mind_core.testing.exports import (
     write_claude_export,
     write_gemini_takeout,
 )
-from plugins.claude import ClaudeSource
-from plugins.gemini import GeminiSource
 
 
 def scan(source: ClaudeSource | GeminiSource, path: Path) -> list[HarvestItem]:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from mind_harvest.plugins.email import EmailSource
 
 from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem, HarvestMessage
@@ -18,7 +19,6 @@ from mind_core.testing.exports import (
     write_maildir,
     write_mbox,
 )
-from plugins.email import EmailSource
 
 MAILS = mail_threads(threads=4, replies_each=3)
 LAYOUTS: dict[str, Callable[[Path], Path]] = {

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mind_harvest.plugins.markdown import MarkdownSource
+
 from mind_core import plugins
 from mind_core.embeddings import create_embedding_provider
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from mind_core.testing.exports import vault_notes, write_obsidian_vault
-from plugins.markdown import MarkdownSource
 
 NOTES = vault_notes(6)
 

@@ -6,13 +6,14 @@ import os
 from datetime import date
 from pathlib import Path
 
+from mind_harvest.plugins.vcard import VCardSource
+
 from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from mind_core.testing.exports import write_vcf
 from mind_core.testing.fakes import HashingEmbedder
-from plugins.vcard import VCardSource
 
 SOURCE = VCardSource()
 ADA = {

@@ -9,11 +9,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from mind_harvest.plugins.web import FetchError, FetchPolicy, WebSource, fetch, url_of
 
 from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.testing.exports import article_html
-from plugins.web import FetchError, FetchPolicy, WebSource, fetch, url_of
 
 PARAGRAPHS = [
     "We went to Lisbon in May and ate pastel de nata every single day of the week.",

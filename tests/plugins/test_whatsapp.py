@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from mind_harvest.plugins.whatsapp import TIMEZONE_FILE, WhatsAppSource, date_order
 
 from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
@@ -14,7 +15,6 @@ from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from mind_core.testing.exports import WHATSAPP_STYLES, write_whatsapp_export
 from mind_core.testing.fakes import HashingEmbedder
-from plugins.whatsapp import TIMEZONE_FILE, WhatsAppSource, date_order
 
 SOURCE = WhatsAppSource()
 # The 3rd and 13th: only the 13th tells day from month, and only in the last message.

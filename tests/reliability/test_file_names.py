@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
+from mind_harvest.plugins.email import EmailSource
 
 from mind_core.embeddings.mock import MockEmbedder
 from mind_core.harvest.items import HarvestError, stable_key
@@ -19,7 +20,6 @@ from mind_core.harvest.paths import display_text, stored_text
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from mind_core.testing.hostile import _has_marker
-from plugins.email import EmailSource
 
 
 def write_named(folder: Path, name: bytes, data: bytes) -> None:

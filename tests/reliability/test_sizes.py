@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mind_harvest.plugins._bounded import MAX_LINE_BYTES, read_capped
+from mind_harvest.plugins._jsonstream import MAX_STRING_BYTES
+from mind_harvest.plugins.chatgpt import ChatGPTSource
+from mind_harvest.plugins.email import EmailSource
+from mind_harvest.plugins.mailbox_files import MAX_HEADER_BYTES
+from mind_harvest.plugins.markdown import MarkdownSource
 
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.testing.sizes import write_huge_chatgpt_export
-from plugins._bounded import MAX_LINE_BYTES, read_capped
-from plugins._jsonstream import MAX_STRING_BYTES
-from plugins.chatgpt import ChatGPTSource
-from plugins.email import EmailSource
-from plugins.mailbox_files import MAX_HEADER_BYTES
-from plugins.markdown import MarkdownSource
 
 BIG = 5 * 2**20
 LARGEST_READ = max(MAX_LINE_BYTES, MAX_HEADER_BYTES) + 1  # one line's cap (a header line's is 4 MiB)
@@ -72,7 +72,7 @@ def recorded_open(monkeypatch: pytest.MonkeyPatch) -> type[ReadRecorder]:
     def recording_open(*args: Any, **kwargs: Any) -> ReadRecorder:
         return ReadRecorder(builtins.open(*args, **kwargs))
 
-    for module in ("plugins.email", "plugins.markdown"):
+    for module in ("mind_harvest.plugins.email", "mind_harvest.plugins.markdown"):
         monkeypatch.setattr(f"{module}.open", recording_open, raising=False)
     return ReadRecorder
 
