@@ -4,6 +4,11 @@ import multiprocessing as mp
 
 from mind_core.mind import Mind
 
+# Bounds for the children, well inside the test's own timeout: on a loaded 2-core machine a spawned
+# child takes seconds to import before it writes, and 120 s once proved too short (the test then
+# failed with exit code None although nothing was lost).
+JOIN_SECONDS = 480
+
 
 def _writer(path: str, worker: int, n: int, barrier) -> None:
     with Mind.open(path) as mind:
@@ -30,7 +35,7 @@ def test_two_processes_write_one_mind(tmp_path):
     for p in procs:
         p.start()
     for p in procs:
-        p.join(120)
+        p.join(JOIN_SECONDS)
     assert [p.exitcode for p in procs] == [0, 0]
     with Mind.open(path) as mind:
         assert mind.frames.get_stats()["total"] == 2000
@@ -49,9 +54,9 @@ def test_concurrent_ensure_active_makes_one_session(tmp_path):
     procs = [ctx.Process(target=_ensure_active, args=(path, barrier, out)) for _ in range(4)]
     for p in procs:
         p.start()
-    gop_ids = {out.get(timeout=60) for _ in procs}
+    gop_ids = {out.get(timeout=JOIN_SECONDS) for _ in procs}
     for p in procs:
-        p.join(60)
+        p.join(JOIN_SECONDS)
     assert len(gop_ids) == 1
     with Mind.open(path) as mind:
         assert len(mind.sessions.get_active()) == 1
