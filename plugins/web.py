@@ -41,14 +41,14 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint
+from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 SHORTCUT_SUFFIX = ".url"
 URL_PATH = re.compile(r"^(https?):/+(.+)$", re.I)
 MAX_PAGE_BYTES = 5 * 2**20
-MAX_FILE_BYTES = 20 * 2**20  # a saved page with inline images is larger than a fetched one
+SHORTCUT_BYTES = 65536  # an Internet Shortcut is a few lines
 FETCH_TIMEOUT_S = 20.0
 CONNECT_TIMEOUT_S = 5.0
 MAX_REDIRECTS = 5
@@ -239,7 +239,8 @@ def shortcut_url(file: Path) -> str | None:
     """The ``URL=`` of an Internet Shortcut file, or None."""
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
-        parser.read_string(file.read_text(encoding="utf-8", errors="replace")[:65536])
+        with open_source_file(file) as handle:
+            parser.read_string(handle.read(SHORTCUT_BYTES).decode("utf-8", errors="replace"))
         url = parser.get("InternetShortcut", "URL", fallback=None)
     except (OSError, configparser.Error):
         return None
@@ -262,13 +263,9 @@ def scan_url(url: str, container: str, where: str, policy: FetchPolicy) -> Itera
 def scan_html_file(file: Path, relpath: str) -> Iterator[ScanEvent]:
     where = str(file)
     try:
-        stat = file.stat()
-        if stat.st_size > MAX_FILE_BYTES:
-            yield HarvestError(
-                where, f"saved page of {stat.st_size:,} bytes is larger than {MAX_FILE_BYTES:,}; skipped"
-            )
-            return
-        body = file.read_bytes()
+        with open_source_file(file) as handle:
+            modified = os.fstat(handle.fileno()).st_mtime
+            body = handle.read()
     except OSError as exc:
         yield HarvestError(where, f"cannot read: {exc.strerror or exc}")
         return
@@ -276,7 +273,16 @@ def scan_html_file(file: Path, relpath: str) -> Iterator[ScanEvent]:
     if page is None:
         yield HarvestError(where, "no main text found in the page")
         return
-    yield page_item(page, relpath, relpath, Path(relpath).stem, epoch_to_iso(stat.st_mtime))
+    yield page_item(page, relpath, relpath, Path(relpath).stem, epoch_to_iso(modified))
+
+
+def _wanted(name: str) -> bool:
+    return not name.startswith(".") and name.lower().endswith((*HTML_SUFFIXES, SHORTCUT_SUFFIX))
+
+
+def _page_folders(folder: Path, names: list[str]) -> list[str]:
+    """Visible folders, not a saved page's ``NAME_files`` (its images and scripts)."""
+    return [name for name in names if not name.startswith(".") and not name.endswith("_files")]
 
 
 class WebSource:
@@ -297,18 +303,17 @@ class WebSource:
             yield from scan_url(url, url, url, self.policy)
             return
         root = Path(path)
-        if root.is_file():
+        if root.exists() and not root.is_dir():  # a FIFO or device here is refused when opened
             yield from self._scan_file(root, root.name)
             return
         if not root.is_dir():
             yield HarvestError(str(root), "no such file or folder")
             return
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not d.endswith("_files"))
-            for name in sorted(files):
-                if not name.startswith(".") and name.lower().endswith((*HTML_SUFFIXES, SHORTCUT_SUFFIX)):
-                    file = Path(folder, name)
-                    yield from self._scan_file(file, file.relative_to(root).as_posix())
+        for found in walk_files(root, _wanted, _page_folders):
+            if isinstance(found, HarvestError):
+                yield found
+            else:
+                yield from self._scan_file(found, found.relative_to(root).as_posix())
 
     def _scan_file(self, file: Path, relpath: str) -> Iterator[ScanEvent]:
         if file.suffix.lower() == SHORTCUT_SUFFIX:
@@ -329,7 +334,7 @@ class WebSource:
 
 def _looks_like_html(file: Path) -> bool:
     try:
-        with open(file, "rb") as handle:
+        with open_source_file(file) as handle:
             head = handle.read(2048).lstrip().lower()
     except OSError:
         return False
