@@ -15,18 +15,23 @@ Fetching (``fetch``): httpx, redirects followed (at most 5), a connect timeout o
 backoff and full jitter, waiting at least what ``Retry-After`` asks (capped), the rule of the
 embedding servers' HTTP layer (``mind_core.embeddings.http_providers``), which plugins may not
 import; a server that cannot be reached is not retried. A page that still fails is a located error.
-A URL given as a path (``Path("https://host/a")`` keeps one slash) is read back as the URL.
+A URL source reaches the plugin as text (``mind_core.harvest.locations``); a URL given as a path
+(``Path("https://host/a")`` keeps one slash) is read back as the URL. Its fingerprint (what makes
+a re-harvest "unchanged") is the server's ``ETag`` or ``Last-Modified`` from a HEAD request, else
+the SHA-256 of the page (``page_fingerprint``). Saved files are opened and walked through
+``mind_core.harvest.source_files`` (regular files only, the read-whole size limit, links kept inside).
 """
 
 from __future__ import annotations
 
 import configparser
+import hashlib
 import os
 import random
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -98,6 +103,12 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 def fetch(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> tuple[bytes, str]:
     """The page's bytes and its final URL (after redirects); raises ``FetchError``."""
+    body, final, _ = _request("GET", url, policy)
+    return body, final
+
+
+def _request(method: str, url: str, policy: FetchPolicy) -> tuple[bytes, str, dict[str, str]]:
+    """One request (retried as the module says): body, final URL and headers (lower-case names)."""
     import httpx
     import tenacity
 
@@ -117,8 +128,8 @@ def fetch(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> tuple[bytes, str]:
         trust_env=False,
     )
 
-    def attempt() -> tuple[bytes, str]:
-        with client.stream("GET", url) as response:
+    def attempt() -> tuple[bytes, str, dict[str, str]]:
+        with client.stream(method, url) as response:
             if response.status_code == 429 or 500 <= response.status_code <= 599:
                 raise _RetryableReply(
                     response.status_code, retry_after_seconds(response.headers.get("Retry-After"))
@@ -136,7 +147,7 @@ def fetch(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> tuple[bytes, str]:
                     raise FetchError(f"page larger than {policy.max_bytes:,} bytes")
                 if time.monotonic() - began > policy.timeout_s:  # a server trickling bytes forever
                     raise FetchError(f"page took longer than {policy.timeout_s:g} s to arrive")
-            return bytes(body), str(response.url)
+            return bytes(body), str(response.url), {k.lower(): v for k, v in response.headers.items()}
 
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception_type(_RetryableReply),
@@ -227,6 +238,28 @@ def page_item(
         },
         timestamp=timestamp,
     )
+
+
+def page_fingerprint(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> str:
+    """What says a page changed, cheapest first: the server's validator from a HEAD request
+    (``ETag``, else ``Last-Modified``), else the SHA-256 of the page's bytes (a server that sends
+    neither, or refuses HEAD). A validator ignores what changes on every request (a CSRF token, a
+    clock in the footer), so an unchanged page is skipped without a download. A page that cannot
+    be reached has no fingerprint worth keeping: the scan reports it and its failure is never
+    recorded as a sync, so the next harvest tries again."""
+    try:
+        _, _, headers = _request("HEAD", url, replace(policy, attempts=1))
+        if headers.get("etag"):
+            return f"url:{url} etag:{headers['etag']}"
+        if headers.get("last-modified"):
+            return f"url:{url} last-modified:{headers['last-modified']}"
+    except FetchError:
+        pass  # a server that refuses HEAD (405, 501) may still serve the page
+    try:
+        body, _ = fetch(url, policy)
+    except FetchError as exc:
+        return f"url:{url} unreachable: {exc}"
+    return f"url:{url} sha256:{hashlib.sha256(body).hexdigest()}"
 
 
 def url_of(path: Path | str) -> str | None:
@@ -328,7 +361,7 @@ class WebSource:
     def fingerprint(self, path: Path) -> str:
         url = url_of(path)
         if url is not None:
-            return f"url:{url}"  # a page changes without telling: each harvest fetches it again
+            return page_fingerprint(url, self.policy)
         return file_fingerprint(Path(path), (*(f"*{s}" for s in HTML_SUFFIXES), f"*{SHORTCUT_SUFFIX}"))
 
 
