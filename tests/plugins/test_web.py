@@ -182,3 +182,13 @@ def test_a_url_fingerprint_is_the_server_validator_else_the_page_hash(server: st
     assert hashed == f"url:{server}/article sha256:{hashlib.sha256(ARTICLE).hexdigest()}"
     assert Pages.hits["HEAD /article"] == 1 and Pages.hits["/article"] == 1
     assert page_fingerprint(f"{server}/nothing", policy).startswith(f"url:{server}/nothing unreachable")
+
+
+def test_a_fifo_named_like_a_shortcut_is_named_and_the_saved_pages_kept(tmp_path: Path) -> None:
+    (tmp_path / "trip.html").write_bytes(ARTICLE)
+    os.mkfifo(tmp_path / "bookmark.url")
+    items, errors = scan(WebSource(no_sleep([])), tmp_path)
+    assert [i.metadata["path"] for i in items] == ["trip.html"]
+    assert [(e.path, e.reason) for e in errors] == [
+        (str(tmp_path / "bookmark.url"), "a named pipe (FIFO), not a regular file; skipped")
+    ]
