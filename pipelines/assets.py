@@ -28,7 +28,6 @@ cut short or a source that found nothing is tried again by the next one.
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -55,6 +54,7 @@ from mind_core.analytics.snapshot import SnapshotDestinationError, write_snapsho
 from mind_core.embeddings import Embedder
 from mind_core.harvest.audit import index_gaps
 from mind_core.harvest.importer import import_items
+from mind_core.harvest.locations import location_exists
 from mind_core.harvest.outcome import SOURCE_MISSING_LABEL, staged_outcome
 from mind_core.harvest.ownership import frames_held
 from mind_core.harvest.pipeline import (
@@ -63,6 +63,7 @@ from mind_core.harvest.pipeline import (
     get_registered,
     pending_cognify_ids,
 )
+from mind_core.harvest.source_files import ReadingRules
 from mind_core.harvest.staged_vectors import (
     DEFAULT_CHUNK_TEXTS,
     embed_chunk,
@@ -98,11 +99,14 @@ class HarvestItemsConfig(dg.Config):
     kind: str | None = None
     source_path: str | None = None
     last_fingerprint: str | None = None
+    max_file_bytes: int | None = None  # the source's reading rules (None: the default limits)
+    follow_outside_links: bool = False
 
     def scan_target(self, source: str) -> ScanTarget | None:
         if self.kind is None or self.source_path is None:
             return None
-        return ScanTarget(source, self.kind, self.source_path, self.last_fingerprint)
+        rules = ReadingRules(self.max_file_bytes, self.follow_outside_links)
+        return ScanTarget(source, self.kind, self.source_path, self.last_fingerprint, rules)
 
 
 class VectorChunksConfig(dg.Config):
@@ -204,7 +208,7 @@ def harvest_items(
         "prune": str(config.prune).lower(),
         "prune_allow_mass_delete": str(config.prune_allow_mass_delete).lower(),
     }
-    missing = not Path(str(source.source_path)).exists()
+    missing = not location_exists(str(source.source_path))
     fingerprint = None if missing else plugins.fingerprint(source)
     if missing:
         context.log.warning(f"{key}: {source.source_path} does not exist; the import step records it")

@@ -49,7 +49,13 @@ def _scan_run_config(partition_key: str) -> dict[str, Any]:
         target = MindHomeResource().scan_target(key.workspace, key.source)
     except MindError:
         return {}
-    config = {"kind": target.kind, "source_path": target.source_path, "last_fingerprint": target.last_fingerprint}
+    config = {
+        "kind": target.kind,
+        "source_path": target.source_path,
+        "last_fingerprint": target.last_fingerprint,
+        "max_file_bytes": target.rules.max_file_bytes,
+        "follow_outside_links": target.rules.follow_outside_links,
+    }
     return {"ops": {harvest_items.node_def.name: {"config": config}}}
 
 

@@ -16,12 +16,12 @@ import dagster as dg
 from mind_core.analytics.snapshot import default_snapshot_root
 from mind_core.embeddings import Embedder, create_embedding_provider
 from mind_core.errors import NotFoundError
-from mind_core.harvest.items import ScanEvent, Source
-from mind_core.harvest.pipeline import get_registered
+from mind_core.harvest.items import ScanEvent
+from mind_core.harvest.pipeline import get_registered, scan_source, source_fingerprint
+from mind_core.harvest.source_files import DEFAULT_RULES, ReadingRules
 from mind_core.harvest.staging_store import StagingStore, default_staging_url
-from mind_core.harvest.stores import HarvestSource
+from mind_core.harvest.stores import HarvestSource, HarvestSourceStore
 from mind_core.mind import Mind
-from mind_core.plugins import get_source
 from mind_core.store.home import MindHome
 
 
@@ -42,19 +42,25 @@ def _provider(
 
 @dataclass(frozen=True)
 class ScanTarget:
-    """What scanning a registered source needs: its plugin, its files and the fingerprint of its
-    last complete harvest. Carried in the harvest job's run config (read from the mind on the home
-    node when the run is made), so the scan step itself opens no mind."""
+    """What scanning a registered source needs: its plugin, its files, the fingerprint of its
+    last complete harvest and its own reading rules (``mind sources add --max-file-size``,
+    ``--follow-outside-links``). Carried in the harvest job's run config (read from the mind on
+    the home node when the run is made), so the scan step itself opens no mind."""
 
     source: str
     kind: str
     source_path: str
     last_fingerprint: str | None = None
+    rules: ReadingRules = DEFAULT_RULES
 
     @classmethod
-    def of(cls, registered: HarvestSource) -> ScanTarget:
+    def of(cls, registered: HarvestSource, rules: ReadingRules = DEFAULT_RULES) -> ScanTarget:
         return cls(
-            registered.source, str(registered.kind), str(registered.source_path), registered.last_fingerprint
+            registered.source,
+            str(registered.kind),
+            str(registered.source_path),
+            registered.last_fingerprint,
+            rules,
         )
 
 
@@ -90,14 +96,20 @@ class MindHomeResource(dg.ConfigurableResource):
         return self.staging().scan_url(workspace, source)
 
     def registered_source(self, workspace: str, source: str) -> HarvestSource:
-        path = self.mind_path(workspace)
-        if not path.is_file():
-            raise NotFoundError(f"no mind for workspace {workspace!r} at {path} (was it deleted?)")
-        with self.open_mind(workspace, readonly=True) as mind:
+        with self._registry(workspace) as mind:
             return get_registered(mind, source)
 
     def scan_target(self, workspace: str, source: str) -> ScanTarget:
-        return ScanTarget.of(self.registered_source(workspace, source))
+        with self._registry(workspace) as mind:
+            registered = get_registered(mind, source)
+            return ScanTarget.of(registered, HarvestSourceStore(mind.db).reading_rules(source))
+
+    def _registry(self, workspace: str) -> Mind:
+        """The workspace's mind opened to read its source registry; a clear error when it is gone."""
+        path = self.mind_path(workspace)
+        if not path.is_file():
+            raise NotFoundError(f"no mind for workspace {workspace!r} at {path} (was it deleted?)")
+        return self.open_mind(workspace, readonly=True)
 
 
 class EmbedderResource(dg.ConfigurableResource):
@@ -120,13 +132,16 @@ class EmbedderResource(dg.ConfigurableResource):
 
 class PluginManagerResource(dg.ConfigurableResource):
     """The pluggy host of ``mind_core.plugins``: built-in sources and those of installed plugin
-    packages (entry-point group ``mind_harvest``)."""
-
-    def source_plugin(self, kind: str) -> Source:
-        return get_source(kind)
+    packages (entry-point group ``mind_harvest``). Scans and fingerprints go through the engine's
+    ``scan_source`` / ``source_fingerprint``, under the source's own reading rules (a
+    ``ScanTarget``'s; the defaults for a bare registry row), as the command line's do."""
 
     def fingerprint(self, source: HarvestSource | ScanTarget) -> str:
-        return self.source_plugin(source.kind).fingerprint(Path(source.source_path))  # type: ignore[arg-type]
+        return source_fingerprint(source, _rules_of(source))  # type: ignore[arg-type]
 
     def scan(self, source: HarvestSource | ScanTarget) -> Iterator[ScanEvent]:
-        return self.source_plugin(source.kind).scan(Path(source.source_path))  # type: ignore[arg-type]
+        return scan_source(source, _rules_of(source))  # type: ignore[arg-type]
+
+
+def _rules_of(source: HarvestSource | ScanTarget) -> ReadingRules:
+    return source.rules if isinstance(source, ScanTarget) else DEFAULT_RULES

@@ -22,7 +22,6 @@ definitions), so one broken event is a located error and the others are kept.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
@@ -38,7 +37,7 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint
+from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
 
 ICS_SUFFIXES = (".ics", ".ical", ".ifb")
@@ -207,7 +206,7 @@ def scan_calendar(file: Path, relpath: str) -> Iterator[ScanEvent]:
     where = str(file)
     zones: list[str] = []
     try:
-        handle = open(file, "rb")
+        handle = open_source_file(file, streamed=True)
     except OSError as exc:
         yield HarvestError(where, f"cannot read: {exc.strerror or exc}")
         return
@@ -238,6 +237,14 @@ def scan_calendar(file: Path, relpath: str) -> Iterator[ScanEvent]:
             yield from items
 
 
+def _wanted(name: str) -> bool:
+    return name.lower().endswith(ICS_SUFFIXES) and not name.startswith(".")
+
+
+def _visible_folders(folder: Path, names: list[str]) -> list[str]:
+    return [name for name in names if not name.startswith(".")]
+
+
 class ICalendarSource:
     """iCalendar files or a folder of them."""
 
@@ -249,18 +256,17 @@ class ICalendarSource:
 
     def scan(self, path: Path) -> Iterator[ScanEvent]:
         root = Path(path)
-        if root.is_file():
+        if root.exists() and not root.is_dir():  # a FIFO or device here is refused when opened
             yield from scan_calendar(root, root.name)
             return
         if not root.is_dir():
             yield HarvestError(str(root), "no such file or folder")
             return
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in sorted(files):
-                if name.lower().endswith(ICS_SUFFIXES) and not name.startswith("."):
-                    file = Path(folder, name)
-                    yield from scan_calendar(file, file.relative_to(root).as_posix())
+        for found in walk_files(root, _wanted, _visible_folders):
+            if isinstance(found, HarvestError):
+                yield found
+            else:
+                yield from scan_calendar(found, found.relative_to(root).as_posix())
 
     def fingerprint(self, path: Path) -> str:
         return file_fingerprint(Path(path), tuple(f"*{s}" for s in ICS_SUFFIXES))
@@ -268,7 +274,7 @@ class ICalendarSource:
 
 def _starts_as_calendar(file: Path) -> bool:
     try:
-        with open(file, "rb") as handle:
+        with open_source_file(file, streamed=True) as handle:
             head = handle.read(HEAD_BYTES).lstrip(b"\xef\xbb\xbf \r\n\t").upper()
     except OSError:
         return False

@@ -10,8 +10,9 @@ annotations, attachments and form fields.
 Time: the document's creation date (``/CreationDate``, ISO 32000-1 §7.9.4) when it has one, else
 its modification date, else the file's modification time, marked ``dated_by: file`` as a note
 without a date of its own. A PDF cannot be streamed line by line: pypdf reads its cross-reference
-table and then one page at a time, so a file larger than ``MAX_PDF_BYTES`` is refused with an error
-rather than parsed. An encrypted PDF is opened with the empty password when it allows that, else
+table and then one page at a time, so a file larger than ``MAX_PDF_BYTES`` (unless the source sets
+its own ``--max-file-size``) is refused with an error rather than parsed. Files are opened and
+walked through ``mind_core.harvest.source_files`` (regular files only, links kept inside). An encrypted PDF is opened with the empty password when it allows that, else
 reported and skipped; a page whose text cannot be extracted is reported and the others kept.
 """
 
@@ -21,7 +22,7 @@ import os
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from mind_core.harvest import epoch_to_iso, format_utc
 from mind_core.harvest.items import (
@@ -31,7 +32,7 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint
+from mind_core.harvest.source_files import current_rules, file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
 
 PDF_SUFFIX = ".pdf"
@@ -66,20 +67,26 @@ def _info(reader: Any) -> tuple[dict[str, Any], str | None]:
 
 
 def scan_pdf(file: Path, relpath: str) -> Iterator[ScanEvent]:
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
-
     where = str(file)
     try:
-        stat = file.stat()
+        handle = open_source_file(file, streamed=True)
     except OSError as exc:
         yield HarvestError(where, f"cannot read: {exc.strerror or exc}")
         return
-    if stat.st_size > MAX_PDF_BYTES:
+    with handle:
+        yield from _scan_open_pdf(handle, where, relpath)
+
+
+def _scan_open_pdf(handle: BinaryIO, where: str, relpath: str) -> Iterator[ScanEvent]:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    stat = os.fstat(handle.fileno())
+    if stat.st_size > MAX_PDF_BYTES and current_rules().max_file_bytes is None:
         yield HarvestError(where, f"PDF of {stat.st_size:,} bytes is larger than {MAX_PDF_BYTES:,}; skipped")
         return
     try:
-        reader = PdfReader(file)
+        reader = PdfReader(handle)
         if reader.is_encrypted and not reader.decrypt(""):
             yield HarvestError(where, "encrypted PDF that needs a password; skipped")
             return
@@ -130,10 +137,18 @@ def scan_pdf(file: Path, relpath: str) -> Iterator[ScanEvent]:
 
 def _is_pdf(path: Path) -> bool:
     try:
-        with open(path, "rb") as handle:
+        with open_source_file(path, streamed=True) as handle:
             return handle.read(1024).lstrip().startswith(PDF_MAGIC)
     except OSError:
         return False
+
+
+def _is_pdf_name(name: str) -> bool:
+    return name.lower().endswith(PDF_SUFFIX) and not name.startswith(".")
+
+
+def _visible_folders(folder: Path, names: list[str]) -> list[str]:
+    return [name for name in names if not name.startswith(".")]
 
 
 class PdfSource:
@@ -147,18 +162,17 @@ class PdfSource:
 
     def scan(self, path: Path) -> Iterator[ScanEvent]:
         root = Path(path)
-        if root.is_file():
+        if root.exists() and not root.is_dir():  # a FIFO or device here is refused when opened
             yield from scan_pdf(root, root.name)
             return
         if not root.is_dir():
             yield HarvestError(str(root), "no such file or folder")
             return
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in sorted(files):
-                if name.lower().endswith(PDF_SUFFIX) and not name.startswith("."):
-                    file = Path(folder, name)
-                    yield from scan_pdf(file, file.relative_to(root).as_posix())
+        for found in walk_files(root, _is_pdf_name, _visible_folders):
+            if isinstance(found, HarvestError):
+                yield found
+            else:
+                yield from scan_pdf(found, found.relative_to(root).as_posix())
 
     def fingerprint(self, path: Path) -> str:
         return file_fingerprint(Path(path), (f"*{PDF_SUFFIX}",))

@@ -36,7 +36,7 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint
+from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
 
 TEXT_SUFFIXES = (".txt", ".text")
@@ -120,8 +120,8 @@ def decode(raw: bytes) -> tuple[str, int | None]:
 def scan_text_file(file: Path, relpath: str) -> Iterator[ScanEvent]:
     where = str(file)
     try:
-        mtime = file.stat().st_mtime
-        with open(file, "rb") as handle:
+        with open_source_file(file) as handle:
+            mtime = os.fstat(handle.fileno()).st_mtime
             read = read_capped(handle)
     except OSError as exc:
         yield HarvestError(where, f"cannot read: {exc.strerror or exc}")
@@ -165,18 +165,20 @@ def scan_text_file(file: Path, relpath: str) -> Iterator[ScanEvent]:
 
 
 def text_files(root: Path, errors: list[HarvestError]) -> Iterator[tuple[Path, str]]:
-    """Text files below ``root`` in a stable order, hidden files and folders and chat exports left out."""
+    """Text files below ``root`` in a stable order, hidden files and folders and chat exports left
+    out; what cannot be read safely (a FIFO, a link leading outside) goes to ``errors``."""
 
-    def report(exc: OSError) -> None:
-        errors.append(HarvestError(str(exc.filename or root), f"cannot list folder: {exc.strerror or exc}"))
+    def enter(folder: Path, names: list[str]) -> list[str]:
+        return [name for name in names if not name.startswith(".")]
 
-    for folder, dirs, files in os.walk(root, onerror=report):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            file = Path(folder, name)
-            if name.startswith(".") or not name.lower().endswith(TEXT_SUFFIXES) or whatsapp_confidence(file):
-                continue
-            yield file, file.relative_to(root).as_posix()
+    def wanted(name: str) -> bool:
+        return not name.startswith(".") and name.lower().endswith(TEXT_SUFFIXES)
+
+    for found in walk_files(root, wanted, enter):
+        if isinstance(found, HarvestError):
+            errors.append(found)
+        elif not whatsapp_confidence(found):
+            yield found, found.relative_to(root).as_posix()
 
 
 class PlainTextSource:
@@ -190,7 +192,7 @@ class PlainTextSource:
 
     def scan(self, path: Path) -> Iterator[ScanEvent]:
         root = Path(path)
-        if root.is_file():
+        if root.exists() and not root.is_dir():  # a FIFO or device here is refused when opened
             yield from scan_text_file(root, root.name)
             return
         if not root.is_dir():

@@ -34,7 +34,7 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint
+from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
 
 VCF_SUFFIXES = (".vcf", ".vcard")
@@ -175,8 +175,8 @@ def scan_address_book(file: Path, relpath: str) -> Iterator[ScanEvent]:
 
     where = str(file)
     try:
-        lent_time = epoch_to_iso(file.stat().st_mtime)
-        handle = open(file, "rb")
+        handle = open_source_file(file, streamed=True)
+        lent_time = epoch_to_iso(os.fstat(handle.fileno()).st_mtime)
     except OSError as exc:
         yield HarvestError(where, f"cannot read: {exc.strerror or exc}")
         return
@@ -213,6 +213,14 @@ def scan_address_book(file: Path, relpath: str) -> Iterator[ScanEvent]:
             yield item
 
 
+def _wanted(name: str) -> bool:
+    return name.lower().endswith(VCF_SUFFIXES) and not name.startswith(".")
+
+
+def _visible_folders(folder: Path, names: list[str]) -> list[str]:
+    return [name for name in names if not name.startswith(".")]
+
+
 class VCardSource:
     """vCard address books or a folder of them."""
 
@@ -224,18 +232,17 @@ class VCardSource:
 
     def scan(self, path: Path) -> Iterator[ScanEvent]:
         root = Path(path)
-        if root.is_file():
+        if root.exists() and not root.is_dir():  # a FIFO or device here is refused when opened
             yield from scan_address_book(root, root.name)
             return
         if not root.is_dir():
             yield HarvestError(str(root), "no such file or folder")
             return
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in sorted(files):
-                if name.lower().endswith(VCF_SUFFIXES) and not name.startswith("."):
-                    file = Path(folder, name)
-                    yield from scan_address_book(file, file.relative_to(root).as_posix())
+        for found in walk_files(root, _wanted, _visible_folders):
+            if isinstance(found, HarvestError):
+                yield found
+            else:
+                yield from scan_address_book(found, found.relative_to(root).as_posix())
 
     def fingerprint(self, path: Path) -> str:
         return file_fingerprint(Path(path), tuple(f"*{s}" for s in VCF_SUFFIXES))
@@ -243,7 +250,7 @@ class VCardSource:
 
 def _starts_as_card(file: Path) -> bool:
     try:
-        with open(file, "rb") as handle:
+        with open_source_file(file, streamed=True) as handle:
             head = handle.read(HEAD_BYTES).lstrip(b"\xef\xbb\xbf \r\n\t").upper()
     except OSError:
         return False

@@ -15,18 +15,23 @@ Fetching (``fetch``): httpx, redirects followed (at most 5), a connect timeout o
 backoff and full jitter, waiting at least what ``Retry-After`` asks (capped), the rule of the
 embedding servers' HTTP layer (``mind_core.embeddings.http_providers``), which plugins may not
 import; a server that cannot be reached is not retried. A page that still fails is a located error.
-A URL given as a path (``Path("https://host/a")`` keeps one slash) is read back as the URL.
+A URL source reaches the plugin as text (``mind_core.harvest.locations``); a URL given as a path
+(``Path("https://host/a")`` keeps one slash) is read back as the URL. Its fingerprint (what makes
+a re-harvest "unchanged") is the server's ``ETag`` or ``Last-Modified`` from a HEAD request, else
+the SHA-256 of the page (``page_fingerprint``). Saved files are opened and walked through
+``mind_core.harvest.source_files`` (regular files only, the read-whole size limit, links kept inside).
 """
 
 from __future__ import annotations
 
 import configparser
+import hashlib
 import os
 import random
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -41,14 +46,14 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint
+from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 SHORTCUT_SUFFIX = ".url"
 URL_PATH = re.compile(r"^(https?):/+(.+)$", re.I)
 MAX_PAGE_BYTES = 5 * 2**20
-MAX_FILE_BYTES = 20 * 2**20  # a saved page with inline images is larger than a fetched one
+SHORTCUT_BYTES = 65536  # an Internet Shortcut is a few lines
 FETCH_TIMEOUT_S = 20.0
 CONNECT_TIMEOUT_S = 5.0
 MAX_REDIRECTS = 5
@@ -98,6 +103,12 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 def fetch(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> tuple[bytes, str]:
     """The page's bytes and its final URL (after redirects); raises ``FetchError``."""
+    body, final, _ = _request("GET", url, policy)
+    return body, final
+
+
+def _request(method: str, url: str, policy: FetchPolicy) -> tuple[bytes, str, dict[str, str]]:
+    """One request (retried as the module says): body, final URL and headers (lower-case names)."""
     import httpx
     import tenacity
 
@@ -117,8 +128,8 @@ def fetch(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> tuple[bytes, str]:
         trust_env=False,
     )
 
-    def attempt() -> tuple[bytes, str]:
-        with client.stream("GET", url) as response:
+    def attempt() -> tuple[bytes, str, dict[str, str]]:
+        with client.stream(method, url) as response:
             if response.status_code == 429 or 500 <= response.status_code <= 599:
                 raise _RetryableReply(
                     response.status_code, retry_after_seconds(response.headers.get("Retry-After"))
@@ -136,7 +147,7 @@ def fetch(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> tuple[bytes, str]:
                     raise FetchError(f"page larger than {policy.max_bytes:,} bytes")
                 if time.monotonic() - began > policy.timeout_s:  # a server trickling bytes forever
                     raise FetchError(f"page took longer than {policy.timeout_s:g} s to arrive")
-            return bytes(body), str(response.url)
+            return bytes(body), str(response.url), {k.lower(): v for k, v in response.headers.items()}
 
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception_type(_RetryableReply),
@@ -229,6 +240,28 @@ def page_item(
     )
 
 
+def page_fingerprint(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> str:
+    """What says a page changed, cheapest first: the server's validator from a HEAD request
+    (``ETag``, else ``Last-Modified``), else the SHA-256 of the page's bytes (a server that sends
+    neither, or refuses HEAD). A validator ignores what changes on every request (a CSRF token, a
+    clock in the footer), so an unchanged page is skipped without a download. A page that cannot
+    be reached has no fingerprint worth keeping: the scan reports it and its failure is never
+    recorded as a sync, so the next harvest tries again."""
+    try:
+        _, _, headers = _request("HEAD", url, replace(policy, attempts=1))
+        if headers.get("etag"):
+            return f"url:{url} etag:{headers['etag']}"
+        if headers.get("last-modified"):
+            return f"url:{url} last-modified:{headers['last-modified']}"
+    except FetchError:
+        pass  # a server that refuses HEAD (405, 501) may still serve the page
+    try:
+        body, _ = fetch(url, policy)
+    except FetchError as exc:
+        return f"url:{url} unreachable: {exc}"
+    return f"url:{url} sha256:{hashlib.sha256(body).hexdigest()}"
+
+
 def url_of(path: Path | str) -> str | None:
     """The URL a path stands for (``https:/host/a`` as a ``Path`` keeps it), else None."""
     match = URL_PATH.match(str(path).replace("\\", "/"))
@@ -239,7 +272,8 @@ def shortcut_url(file: Path) -> str | None:
     """The ``URL=`` of an Internet Shortcut file, or None."""
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
-        parser.read_string(file.read_text(encoding="utf-8", errors="replace")[:65536])
+        with open_source_file(file) as handle:
+            parser.read_string(handle.read(SHORTCUT_BYTES).decode("utf-8", errors="replace"))
         url = parser.get("InternetShortcut", "URL", fallback=None)
     except (OSError, configparser.Error):
         return None
@@ -262,13 +296,9 @@ def scan_url(url: str, container: str, where: str, policy: FetchPolicy) -> Itera
 def scan_html_file(file: Path, relpath: str) -> Iterator[ScanEvent]:
     where = str(file)
     try:
-        stat = file.stat()
-        if stat.st_size > MAX_FILE_BYTES:
-            yield HarvestError(
-                where, f"saved page of {stat.st_size:,} bytes is larger than {MAX_FILE_BYTES:,}; skipped"
-            )
-            return
-        body = file.read_bytes()
+        with open_source_file(file) as handle:
+            modified = os.fstat(handle.fileno()).st_mtime
+            body = handle.read()
     except OSError as exc:
         yield HarvestError(where, f"cannot read: {exc.strerror or exc}")
         return
@@ -276,7 +306,16 @@ def scan_html_file(file: Path, relpath: str) -> Iterator[ScanEvent]:
     if page is None:
         yield HarvestError(where, "no main text found in the page")
         return
-    yield page_item(page, relpath, relpath, Path(relpath).stem, epoch_to_iso(stat.st_mtime))
+    yield page_item(page, relpath, relpath, Path(relpath).stem, epoch_to_iso(modified))
+
+
+def _wanted(name: str) -> bool:
+    return not name.startswith(".") and name.lower().endswith((*HTML_SUFFIXES, SHORTCUT_SUFFIX))
+
+
+def _page_folders(folder: Path, names: list[str]) -> list[str]:
+    """Visible folders, not a saved page's ``NAME_files`` (its images and scripts)."""
+    return [name for name in names if not name.startswith(".") and not name.endswith("_files")]
 
 
 class WebSource:
@@ -297,18 +336,17 @@ class WebSource:
             yield from scan_url(url, url, url, self.policy)
             return
         root = Path(path)
-        if root.is_file():
+        if root.exists() and not root.is_dir():  # a FIFO or device here is refused when opened
             yield from self._scan_file(root, root.name)
             return
         if not root.is_dir():
             yield HarvestError(str(root), "no such file or folder")
             return
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not d.endswith("_files"))
-            for name in sorted(files):
-                if not name.startswith(".") and name.lower().endswith((*HTML_SUFFIXES, SHORTCUT_SUFFIX)):
-                    file = Path(folder, name)
-                    yield from self._scan_file(file, file.relative_to(root).as_posix())
+        for found in walk_files(root, _wanted, _page_folders):
+            if isinstance(found, HarvestError):
+                yield found
+            else:
+                yield from self._scan_file(found, found.relative_to(root).as_posix())
 
     def _scan_file(self, file: Path, relpath: str) -> Iterator[ScanEvent]:
         if file.suffix.lower() == SHORTCUT_SUFFIX:
@@ -323,13 +361,13 @@ class WebSource:
     def fingerprint(self, path: Path) -> str:
         url = url_of(path)
         if url is not None:
-            return f"url:{url}"  # a page changes without telling: each harvest fetches it again
+            return page_fingerprint(url, self.policy)
         return file_fingerprint(Path(path), (*(f"*{s}" for s in HTML_SUFFIXES), f"*{SHORTCUT_SUFFIX}"))
 
 
 def _looks_like_html(file: Path) -> bool:
     try:
-        with open(file, "rb") as handle:
+        with open_source_file(file) as handle:
             head = handle.read(2048).lstrip().lower()
     except OSError:
         return False

@@ -37,13 +37,14 @@ Decisions (each pinned by tests/plugins/test_whatsapp.py):
 from __future__ import annotations
 
 import io
+import os
 import re
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mind_harvest.plugins._archive import (
@@ -63,7 +64,7 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint
+from mind_core.harvest.source_files import file_fingerprint, open_source_file, read_source_file, walk_files
 from mind_core.plugins import hookimpl
 
 TIMEZONE_FILE = ".mind-timezone"
@@ -224,10 +225,10 @@ def media_of(text: str, members: set[str]) -> tuple[str, list[dict[str, Any]]]:
 def read_zone(folder: Path) -> tuple[ZoneInfo, str | None]:
     """The zone of ``.mind-timezone`` beside the export (else UTC), and a problem with that file."""
     setting = folder / TIMEZONE_FILE
-    if not setting.is_file():
+    if not os.path.lexists(setting):
         return ZoneInfo(DEFAULT_ZONE), None
     try:
-        name = setting.read_text(encoding="utf-8").strip()
+        name = read_source_file(setting, within=folder).decode("utf-8").strip()
         return ZoneInfo(name), None
     except (OSError, UnicodeDecodeError, ValueError, ZoneInfoNotFoundError) as exc:
         return ZoneInfo(DEFAULT_ZONE), f"{TIMEZONE_FILE}: not a time zone ({exc}); UTC used"
@@ -267,7 +268,7 @@ class ChatFile:
 
     relpath: str
     title: str
-    opener: Any  # () -> binary handle
+    opener: Callable[[], Any]  # a binary handle: a file or an archive member
     members: set[str]
     zone: ZoneInfo
 
@@ -390,41 +391,65 @@ class WhatsAppSource:
                 yield HarvestError(str(root.parent / TIMEZONE_FILE), problem)
             yield from scan_archive(root, lambda archive, where: _scan_members(archive, where, root, zone))
             return
-        if root.is_file():
+        if root.exists() and not root.is_dir():  # a FIFO or device here is refused when opened
             zone, problem = read_zone(root.parent)
             if problem:
                 yield HarvestError(str(root.parent / TIMEZONE_FILE), problem)
-            members = {p.name for p in root.parent.iterdir() if p.is_file()}
             chat = ChatFile(
-                root.name, chat_title(root.name, root.parent.name), lambda: open(root, "rb"), members, zone
+                root.name, chat_title(root.name, root.parent.name), _opener(root), _files_beside(root), zone
             )
             yield from scan_chat(chat, str(root))
             return
         if not root.is_dir():
             yield HarvestError(str(root), "no such file or folder")
             return
-        for file in sorted(root.rglob("*")):
-            if any(part.startswith(".") for part in file.relative_to(root).parts):
-                continue
-            if file.suffix.lower() == ".zip" and detect_confidence(file) > 0:
-                yield from self.scan(file)
-            elif file.suffix.lower() == ".txt" and file.is_file() and _file_is_chat(file):
-                zone, problem = read_zone(file.parent)
+        for found in walk_files(root, _export_name, _visible_folders):
+            if isinstance(found, HarvestError):
+                yield found
+            elif found.suffix.lower() == ".zip":
+                if detect_confidence(found) > 0:
+                    yield from self.scan(found)
+            else:
+                try:
+                    is_chat = _head_is_chat(found)
+                except OSError as exc:  # over the size limit, or swapped for a FIFO since the walk
+                    yield HarvestError(str(found), f"cannot read: {exc.strerror or exc}")
+                    continue
+                if not is_chat:
+                    continue
+                zone, problem = read_zone(found.parent)
                 if problem:
-                    yield HarvestError(str(file.parent / TIMEZONE_FILE), problem)
-                relpath = file.relative_to(root).as_posix()
-                members = {p.name for p in file.parent.iterdir() if p.is_file()}
-                chat = ChatFile(
-                    relpath,
-                    chat_title(relpath, file.parent.name),
-                    lambda f=file: open(f, "rb"),
-                    members,
-                    zone,
+                    yield HarvestError(str(found.parent / TIMEZONE_FILE), problem)
+                relpath = found.relative_to(root).as_posix()
+                title = chat_title(relpath, found.parent.name)
+                yield from scan_chat(
+                    ChatFile(relpath, title, _opener(found), _files_beside(found), zone), str(found)
                 )
-                yield from scan_chat(chat, str(file))
 
     def fingerprint(self, path: Path) -> str:
         return file_fingerprint(Path(path), ("*.txt", "*.zip", TIMEZONE_FILE))
+
+
+def _export_name(name: str) -> bool:
+    return not name.startswith(".") and name.lower().endswith((".txt", ".zip"))
+
+
+def _visible_folders(folder: Path, names: list[str]) -> list[str]:
+    return [name for name in names if not name.startswith(".")]
+
+
+def _opener(file: Path) -> Callable[[], BinaryIO]:
+    """Opens the chat text safely each time (it is read twice: dates first, then messages)."""
+    return lambda: open_source_file(file, streamed=True)
+
+
+def _files_beside(file: Path) -> set[str]:
+    """The names of the files beside a chat text (its media, when the export kept them)."""
+    try:
+        with os.scandir(file.parent) as listing:
+            return {entry.name for entry in listing if entry.is_file()}
+    except OSError:
+        return set()
 
 
 def _scan_members(archive: zipfile.ZipFile, where: str, root: Path, zone: ZoneInfo) -> Iterator[ScanEvent]:
@@ -453,10 +478,14 @@ def _head_lines(handle: Any) -> list[str]:
     return lines
 
 
+def _head_is_chat(file: Path) -> bool:
+    with open_source_file(file, streamed=True) as handle:
+        return looks_like_chat(_head_lines(handle))
+
+
 def _file_is_chat(file: Path) -> bool:
     try:
-        with open(file, "rb") as handle:
-            return looks_like_chat(_head_lines(handle))
+        return _head_is_chat(file)
     except OSError:
         return False
 

@@ -9,9 +9,9 @@ engine that rewrote shared frames in place). Read-only.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
+from mind_core.harvest.locations import location_exists
 from mind_core.harvest.paths import stored_text
 from mind_core.harvest.stores import RETRIED_STATUSES, HarvestSourceStore
 from mind_core.store.db import Database
@@ -35,7 +35,7 @@ def source_problems(db: Database) -> list[SourceProblem]:
         return []
     problems: list[SourceProblem] = []
     for source in HarvestSourceStore(db).get_all():
-        if source.source_path and not Path(source.source_path).exists():
+        if source.source_path and not location_exists(source.source_path):
             problems.append(
                 SourceProblem(source.source, "missing", f"{stored_text(source.source_path)} does not exist")
             )

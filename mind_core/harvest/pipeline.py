@@ -22,6 +22,7 @@ from typing import Any
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.harvest.importer import ImportSummary, Progress, import_items
 from mind_core.harvest.items import ScanEvent
+from mind_core.harvest.locations import location_exists, plugin_location, source_url, url_name
 from mind_core.harvest.outcome import missing_outcome
 from mind_core.harvest.ownership import forget_ledger, frames_held
 from mind_core.harvest.paths import is_clean, stored_text
@@ -54,21 +55,24 @@ def validate_source_name(name: str) -> str:
     return name
 
 
-def default_source_name(path: Path, kind: str) -> str:
+def default_source_name(path: Path | str, kind: str) -> str:
     """The name of a source added without ``--name``: the last part of its path, a file's
     extension dropped, in lower case, accents dropped and every run of other characters than
     letters, digits, ``_`` and ``-`` as one ``-`` (``~/Downloads/chatgpt-export.zip`` ->
     ``chatgpt-export``, ``~/Mail/Work Inbox.mbox`` -> ``work-inbox``; a ChatGPT or Claude
-    ``conversations.json`` by its folder); the kind when nothing is left."""
-    stem = path.stem if path.is_file() else path.name
-    if path.is_file() and path.name.lower() in EXPORT_FILE_NAMES:
+    ``conversations.json`` by its folder; a URL by ``url_name``); the kind when nothing is left."""
+    if isinstance(path, str):
+        stem = url_name(path)
+    elif path.is_file() and path.name.lower() in EXPORT_FILE_NAMES:
         stem = path.parent.name  # every export's file has this name: its folder tells them apart
+    else:
+        stem = path.stem if path.is_file() else path.name
     ascii_stem = unicodedata.normalize("NFKD", stem).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9_-]+", "-", ascii_stem.lower())[:64].strip("-_")
     return slug or kind
 
 
-def shown_path(typed: str | Path, resolved: Path) -> str:
+def shown_path(typed: str | Path, resolved: Path | str) -> str:
     """A path as the user typed it, for messages, the resolved path added in parentheses when it
     differs (a symlink, a relative path): a message names what its reader recognises."""
     typed_text = stored_text(typed)
@@ -76,9 +80,13 @@ def shown_path(typed: str | Path, resolved: Path) -> str:
     return typed_text if typed_text == resolved_text else f"{typed_text} ({resolved_text})"
 
 
-def resolve_source_path(path: str | Path) -> Path:
-    """The absolute path of an existing source; a path that is not valid UTF-8 is refused (the
-    registry stores text; files below it may have any name), with the name shown readably."""
+def resolve_source_path(path: str | Path) -> Path | str:
+    """The absolute path of an existing source, or a URL kept as a URL (``locations``); a path
+    that is not valid UTF-8 is refused (the registry stores text; files below it may have any
+    name), with the name shown readably."""
+    url = source_url(path)
+    if url is not None:
+        return url
     resolved = Path(path).expanduser().resolve()
     if not resolved.exists():
         raise InvalidInputError(f"source path does not exist: {shown_path(path, resolved)}")
@@ -89,7 +97,7 @@ def resolve_source_path(path: str | Path) -> Path:
     return resolved
 
 
-def choose_kind(path: Path, kind: str | None, *, kind_anyway: bool = False, shown: str | None = None) -> str:
+def choose_kind(path: Path | str, kind: str | None, *, kind_anyway: bool = False, shown: str | None = None) -> str:
     """The kind of a source: detected when not given; a given kind that a confident detection of
     another kind contradicts is refused unless ``kind_anyway``. ``shown``: the path as messages
     name it (``shown_path``)."""
@@ -120,9 +128,10 @@ def choose_kind(path: Path, kind: str | None, *, kind_anyway: bool = False, show
 class SourcePlan:
     """What a registration will record, checked before any mind is touched: the resolved path,
     the kind (given or detected) and the name (given or derived); ``shown``: the path as
-    messages name it (as typed, the resolved path in parentheses when it differs)."""
+    messages name it (as typed, the resolved path in parentheses when it differs). ``path`` is a
+    ``str`` for a URL source (``locations``)."""
 
-    path: Path
+    path: Path | str
     kind: str
     name: str
     derived: bool
@@ -183,9 +192,10 @@ def register_planned(
     store = HarvestSourceStore(mind.db)
     existing = store.get_by_source(name)
     same = existing is not None and existing.kind == kind and existing.source_path == str(resolved)
+    derived_from = resolved if isinstance(resolved, str) else resolved.name
     if existing is not None and not same and not replace and derived:
         raise InvalidInputError(
-            f"a source named {name!r} (the name derived from {resolved.name!r}) already exists "
+            f"a source named {name!r} (the name derived from {derived_from!r}) already exists "
             f"({existing.kind} at {existing.source_path}); give this one its own name with --name NAME, "
             f"or pass --replace to point {name!r} at {plan.shown} (its ledger starts over)"
         )
@@ -233,10 +243,13 @@ def sources_reading_the_same_files(mind: Mind, plan: SourcePlan) -> list[tuple[H
     for source in HarvestSourceStore(mind.db).get_all():
         if source.source == plan.name or not source.source_path:
             continue
-        theirs = Path(source.source_path)
-        if theirs == plan.path:
+        if source.source_path == str(plan.path):
             found.append((source, "reads the same path"))
-        elif source.kind == plan.kind and plan.path.is_relative_to(theirs):
+            continue
+        if isinstance(plan.path, str) or source_url(source.source_path):
+            continue  # a URL is one page: nothing lies around or inside it
+        theirs = Path(source.source_path)
+        if source.kind == plan.kind and plan.path.is_relative_to(theirs):
             found.append((source, f"reads {stored_text(theirs)}, a folder around this path"))
         elif source.kind == plan.kind and theirs.is_relative_to(plan.path):
             found.append((source, f"reads {stored_text(theirs)}, which lies inside this path"))
@@ -264,12 +277,12 @@ def get_registered(mind: Mind, name: str, where: str = "this mind") -> HarvestSo
 
 def source_fingerprint(source: HarvestSource, rules: ReadingRules = DEFAULT_RULES) -> str:
     with reading_with(rules):
-        return get_source(source.kind).fingerprint(Path(source.source_path))  # type: ignore[arg-type]
+        return get_source(source.kind).fingerprint(plugin_location(source.source_path))  # type: ignore[arg-type]
 
 
 def scan_source(source: HarvestSource, rules: ReadingRules = DEFAULT_RULES) -> Iterator[ScanEvent]:
     """The plugin's scan of the source, its files read under the source's ``rules``."""
-    return scanned_with(get_source(source.kind).scan(Path(source.source_path)), rules)  # type: ignore[arg-type]
+    return scanned_with(get_source(source.kind).scan(plugin_location(source.source_path)), rules)  # type: ignore[arg-type]
 
 
 class _TimedScan:
@@ -401,7 +414,7 @@ def harvest(
     """
     source = get_registered(mind, name)
     report = HarvestReport(source=name, kind=source.kind)
-    if not Path(source.source_path).exists():  # type: ignore[arg-type]
+    if not location_exists(source.source_path):  # type: ignore[arg-type]
         outcome = missing_outcome(source.source_path, frames_held(mind.db, name))  # type: ignore[arg-type]
         with mind.db.transaction():
             HarvestSourceStore(mind.db).record_outcome(name, outcome)

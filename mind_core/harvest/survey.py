@@ -15,11 +15,11 @@ from mind_core.harvest.detection import DETECT_DEPTH, DETECT_FOLDERS, looking_at
 from mind_core.plugins import PLAUSIBLE, rank_sources
 
 
-def other_kinds_below(path: Path, kind: str) -> dict[str, list[Path]]:
+def other_kinds_below(path: Path | str, kind: str) -> dict[str, list[Path]]:
     """The folders below ``path`` that other kinds than ``kind`` claim, by kind, in the order
-    found (breadth first, so the shallowest first); empty for a file."""
+    found (breadth first, so the shallowest first); empty for a file and a URL (a ``str``)."""
     found: dict[str, list[Path]] = {}
-    level = subfolders(path) if path.is_dir() else []
+    level = subfolders(path) if isinstance(path, Path) and path.is_dir() else []
     seen = 0
     with looking_at_top_only():
         for _ in range(DETECT_DEPTH):

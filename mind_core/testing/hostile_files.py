@@ -1,7 +1,8 @@
 """The inputs that once hung, exhausted or silently truncated a harvest (issue #30), generated.
 
-A FIFO in a vault and in a maildir, links to ``/dev/zero`` and out of the folder, a file over the
-size limit, a JSON syntax error in record 100 of 200, 300-deep nesting, ``NaN`` and ``Infinity``,
+A FIFO in a vault, a maildir and folders of WhatsApp chats, text files and calendars, links to
+``/dev/zero`` (named like a note, a text file or a PDF) and out of the folder (a note, a saved web
+page), files over the size limit (read whole, and streamed under a source's own limit), a JSON syntax error in record 100 of 200, 300-deep nesting, ``NaN`` and ``Infinity``,
 a ChatGPT children cycle, a UTF-16 export, a 2,500-deep folder: each is a ``HostileCase`` whose
 good records must all be kept and whose bad ones must be reported by name.
 ``python -m mind_core.testing.hostile_files CASE ROOT HOME`` harvests one case in a process of
@@ -20,11 +21,13 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from mind_core.harvest.source_files import ReadingRules
 from mind_core.mind import Mind
+from mind_core.testing.exports import article_html, write_ics, write_pdf, write_vcf, write_whatsapp_export
 from mind_core.testing.hostile import (
     HostileCase,
     Markers,
@@ -118,6 +121,163 @@ def vault_over_limit(root: Path, rng: random.Random, markers: Markers) -> Hostil
     return HostileCase(
         "vault-huge", "markdown", vault, good, bad_files=[vault / "huge.md"], reported=["limit"]
     )
+
+
+def _chat_turns(rng: random.Random, markers: Markers, case: str) -> tuple[list, list[str]]:
+    texts = [_text(rng, markers(case)) for _ in range(2)]
+    moments = [datetime(2024, 3, 2, 9, minute, tzinfo=UTC) for minute in (5, 6)]
+    turns = [
+        (speaker, text, moment) for speaker, text, moment in zip(("Ana", "Ben"), texts, moments, strict=True)
+    ]
+    return turns, [text.rsplit(" ", 1)[1] for text in texts]
+
+
+def whatsapp_fifo(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
+    """Two chat exports and a named pipe called like a third (``pipe.txt``)."""
+    folder = root / "whatsapp-fifo"
+    good = []
+    for name in ("WhatsApp Chat with Ana.txt", "trip/_chat.txt"):
+        turns, marks = _chat_turns(rng, markers, "wafifo")
+        write_whatsapp_export(folder / name, turns)
+        good += marks
+    os.mkfifo(folder / "pipe.txt")
+    return HostileCase(
+        "whatsapp-fifo", "whatsapp", folder, good, bad_files=[folder / "pipe.txt"], reported=["named pipe"]
+    )
+
+
+def _text_files(folder: Path, rng: random.Random, markers: Markers, case: str, count: int = 2) -> list[str]:
+    good = []
+    for index in range(count):
+        text = _text(rng, markers(case))
+        good.append(text.rsplit(" ", 1)[1])
+        _write(folder / f"notes-{index}.txt", f"Notes {index}\n\n{text}\n".encode())
+    return good
+
+
+def plaintext_fifo(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
+    folder = root / "plaintext-fifo"
+    good = _text_files(folder, rng, markers, "txtfifo")
+    os.mkfifo(folder / "pipe.txt")
+    return HostileCase(
+        "plaintext-fifo", "plaintext", folder, good, bad_files=[folder / "pipe.txt"], reported=["named pipe"]
+    )
+
+
+def plaintext_dev_zero_followed(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
+    """``x.txt`` linked to /dev/zero in a source that follows outside links: refused as a device."""
+    folder = root / "plaintext-zero-followed"
+    good = _text_files(folder, rng, markers, "txtzero")
+    (folder / "x.txt").symlink_to("/dev/zero")
+    return HostileCase(
+        "plaintext-zero-followed",
+        "plaintext",
+        folder,
+        good,
+        bad_files=[folder / "x.txt"],
+        rules=ReadingRules(follow_outside_links=True),
+        reported=["character device"],
+    )
+
+
+def plaintext_over_limit(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
+    """A 100 MB text file (sparse), over the 64 MiB limit of a file read whole."""
+    folder = root / "plaintext-huge"
+    good = _text_files(folder, rng, markers, "txthuge")
+    with open(folder / "huge.txt", "wb") as handle:
+        handle.truncate(100 * 2**20)
+    return HostileCase(
+        "plaintext-huge", "plaintext", folder, good, bad_files=[folder / "huge.txt"], reported=["limit"]
+    )
+
+
+def _event(marker_text: str, index: int) -> dict:
+    start = datetime(2024, 5, 1 + index, 9, 0, tzinfo=UTC)
+    return {"uid": f"event-{index}@example.org", "summary": marker_text, "start": start}
+
+
+def ical_fifo(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
+    folder = root / "ical-fifo"
+    good = []
+    for index in range(2):
+        text = _text(rng, markers("icsfifo"))
+        good.append(text.rsplit(" ", 1)[1])
+        write_ics(folder / f"calendar-{index}.ics", [_event(text, index)])
+    os.mkfifo(folder / "pipe.ics")
+    return HostileCase(
+        "ical-fifo", "icalendar", folder, good, bad_files=[folder / "pipe.ics"], reported=["named pipe"]
+    )
+
+
+def vcard_over_source_limit(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
+    """An address book streamed card by card, over the source's own 4 KB ``--max-file-size``."""
+    folder = root / "vcard-limit"
+    good = []
+    for index in range(2):
+        marker = markers("vcflimit")
+        good.append(marker)
+        write_vcf(folder / f"contacts-{index}.vcf", [{"name": ("Ada", f"Lovelace{index}"), "note": marker}])
+    big = [{"name": ("Bulk", f"Person{index}"), "note": _text(rng, f"bulk{index}")} for index in range(80)]
+    write_vcf(folder / "everyone.vcf", big)
+    return HostileCase(
+        "vcard-limit",
+        "vcard",
+        folder,
+        good,
+        bad_files=[folder / "everyone.vcf"],
+        rules=ReadingRules(max_file_bytes=4096),
+        reported=["over the 4,096-byte limit"],
+    )
+
+
+def pdf_dev_zero(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
+    """``x.pdf`` linked to /dev/zero beside two real PDFs: refused as a link leading outside."""
+    folder = root / "pdf-zero"
+    good = []
+    for index in range(2):
+        text = _text(rng, markers("pdfzero"))
+        good.append(text.rsplit(" ", 1)[1])
+        write_pdf(folder / f"paper-{index}.pdf", [text])
+    (folder / "x.pdf").symlink_to("/dev/zero")
+    return HostileCase(
+        "pdf-zero",
+        "pdf",
+        folder,
+        good,
+        bad_files=[folder / "x.pdf"],
+        reported=["outside the source's folder"],
+    )
+
+
+def web_links(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
+    """Saved pages and a link to a page outside the folder, which must not be read."""
+    folder = root / "web-links"
+    good = []
+    for index in range(2):
+        text = _text(rng, markers("weblinks"))
+        good.append(text.rsplit(" ", 1)[1])
+        _write(folder / f"page-{index}.html", article_html(f"Page {index}", [text, *PAGE_FILLER]).encode())
+    secret = markers("websecret")
+    _write(
+        root / "outside" / "secret.html",
+        article_html("Secret", [f"password {secret}", *PAGE_FILLER]).encode(),
+    )
+    (folder / "secret.html").symlink_to(root / "outside" / "secret.html")
+    return HostileCase(
+        "web-links",
+        "web",
+        folder,
+        good,
+        refused=[secret],
+        bad_files=[folder / "secret.html"],
+        reported=["outside"],
+    )
+
+
+PAGE_FILLER = [  # enough article text that the extractor keeps the page's main text
+    "The committee met on Tuesday to review the plans for the new library wing and its reading rooms.",
+    "Several members asked for more seating near the windows and for longer opening hours in winter.",
+]
 
 
 def _conversations(
@@ -250,6 +410,14 @@ HOSTILE_FILES: dict[str, Callable[[Path, random.Random, Markers], HostileCase]] 
     "gpt-cycle": gpt_cycle,
     "gpt-utf16": gpt_utf16,
     "vault-deep": deep_vault,
+    "whatsapp-fifo": whatsapp_fifo,
+    "plaintext-fifo": plaintext_fifo,
+    "plaintext-zero-followed": plaintext_dev_zero_followed,
+    "plaintext-huge": plaintext_over_limit,
+    "ical-fifo": ical_fifo,
+    "vcard-limit": vcard_over_source_limit,
+    "pdf-zero": pdf_dev_zero,
+    "web-links": web_links,
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -119,3 +120,15 @@ def test_harvested_events_put_their_people_in_the_graph(tmp_path: Path) -> None:
         assert {"Alice Smith", "Bob Jones", "Carol White"} <= people
         frame = mind.search.search("design review budget", limit=1)[0].frame
         assert frame.created_at == "2024-05-01T07:00:00.000Z"
+
+
+def test_a_fifo_named_like_a_calendar_is_named_and_the_folder_read(tmp_path: Path) -> None:
+    write_ics(tmp_path / "work.ics", [STANDUP_UTC])
+    os.mkfifo(tmp_path / "pipe.ics")
+    items, errors = scan(tmp_path)
+    assert [i.title for i in items] == ["Standup"]
+    assert [(e.path, e.reason) for e in errors] == [
+        (str(tmp_path / "pipe.ics"), "a named pipe (FIFO), not a regular file; skipped")
+    ]
+    items, errors = scan(tmp_path / "pipe.ics")  # given as the source itself: refused, not opened
+    assert items == [] and "named pipe" in errors[0].reason

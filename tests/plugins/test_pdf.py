@@ -66,3 +66,10 @@ def test_a_damaged_pdf_is_reported_and_the_folder_goes_on(tmp_path: Path) -> Non
         len(errors) == 1 and errors[0].path.endswith("broken.pdf") and "cannot read PDF" in errors[0].reason
     )
     assert plugins.detect_source(tmp_path / "notes.txt").kind != "pdf"
+
+
+def test_a_pdf_source_that_is_a_link_to_a_device_is_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "x.pdf").symlink_to("/dev/zero")
+    items, errors = scan(tmp_path / "x.pdf")
+    assert items == [] and errors[0].path == str(tmp_path / "x.pdf")
+    assert "a character device, not a regular file" in errors[0].reason

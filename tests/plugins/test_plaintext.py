@@ -11,6 +11,7 @@ from mind_harvest.plugins.plaintext import BLOCK_CHARS, PlainTextSource, blocks
 from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.harvest.pipeline import harvest, register_source
+from mind_core.harvest.source_files import ReadingRules, reading_with
 from mind_core.mind import Mind
 from mind_core.search.scoring import FILE_TIME, borrowed_time
 from mind_core.testing.exports import write_whatsapp_export
@@ -86,3 +87,17 @@ def test_harvested_text_has_no_recency_of_its_own(tmp_path: Path) -> None:
         result = mind.search.search("tomatoes", limit=1)[0]
         assert borrowed_time(result.frame) == FILE_TIME
         assert result.frame.created_at == "2022-04-15T05:20:00.000Z"
+
+
+def test_a_file_over_the_source_s_limit_is_named_and_the_others_kept(tmp_path: Path) -> None:
+    write(tmp_path / "short.txt", "A short note about herons.\n")
+    write(tmp_path / "long.txt", "A long note. " * 100)
+    (tmp_path / "elsewhere.txt").symlink_to("/etc/hostname")
+    with reading_with(ReadingRules(max_file_bytes=200)):
+        items, errors = scan(tmp_path)
+    assert [i.title for i in items] == ["short"]
+    assert {Path(e.path).name: e.reason.split(",")[0] for e in errors} == {
+        "elsewhere.txt": "a symlink to /etc/hostname",
+        "long.txt": "cannot read: 1",
+    }
+    assert "over the 200-byte limit" in next(e.reason for e in errors if e.path.endswith("long.txt"))

@@ -11,6 +11,7 @@ from mind_harvest.plugins.vcard import VCardSource
 from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.harvest.pipeline import harvest, register_source
+from mind_core.harvest.source_files import ReadingRules, reading_with
 from mind_core.mind import Mind
 from mind_core.testing.exports import write_vcf
 from mind_core.testing.fakes import HashingEmbedder
@@ -99,3 +100,16 @@ def test_harvested_contacts_are_people_in_the_graph(tmp_path: Path) -> None:
         assert {"Ada Lovelace", "Grace Hopper"} <= people
         result = mind.search.search("Bernoulli numbers", limit=1)[0]
         assert result.frame.content.startswith("[Ada Lovelace]\nAda Lovelace <ada@example.org>")
+
+
+def test_an_address_book_linked_from_outside_is_read_only_when_the_source_allows_it(tmp_path: Path) -> None:
+    folder, outside = tmp_path / "contacts", tmp_path / "elsewhere"
+    write_vcf(folder / "ada.vcf", [ADA])
+    write_vcf(outside / "grace.vcf", [GRACE])
+    (folder / "grace.vcf").symlink_to(outside / "grace.vcf")
+    items, errors = scan(folder)
+    assert [i.title for i in items] == ["Ada Lovelace"]
+    assert errors[0].path == str(folder / "grace.vcf") and "outside the source's folder" in errors[0].reason
+    with reading_with(ReadingRules(follow_outside_links=True)):
+        items, errors = scan(folder)
+    assert sorted(i.title for i in items) == ["Ada Lovelace", "Grace Hopper"] and errors == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
 from collections.abc import Iterator
@@ -9,10 +11,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from mind_harvest.plugins.web import FetchError, FetchPolicy, WebSource, fetch, url_of
+from mind_harvest.plugins.web import FetchError, FetchPolicy, WebSource, fetch, page_fingerprint, url_of
 
 from mind_core import plugins
+from mind_core.cli import EXIT_OK, main
 from mind_core.harvest.items import HarvestError, HarvestItem
+from mind_core.harvest.stores import HarvestSourceStore
+from mind_core.mind import Mind
+from mind_core.store.home import MindHome
 from mind_core.testing.exports import article_html
 
 PARAGRAPHS = [
@@ -24,11 +30,21 @@ ARTICLE = article_html("Trip notes", PARAGRAPHS, author="Jane Roe", published="2
 
 class Pages(BaseHTTPRequestHandler):
     hits: dict[str, int] = {}
+    served = ARTICLE  # what /served answers: a test changes it to change the page
+
+    def do_HEAD(self) -> None:  # noqa: N802 (http.server's name); answered for /tagged only
+        Pages.hits[f"HEAD {self.path}"] = Pages.hits.get(f"HEAD {self.path}", 0) + 1
+        if self.path == "/tagged":
+            self.reply(200, b"", {"ETag": '"v1"'})
+        else:
+            self.reply(405, b"")
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         hits = Pages.hits[self.path] = Pages.hits.get(self.path, 0) + 1
         if self.path == "/article":
             self.reply(200, ARTICLE)
+        elif self.path == "/served":
+            self.reply(200, Pages.served)
         elif self.path == "/moved":
             self.send_response(301)
             self.send_header("Location", "/article")
@@ -60,7 +76,7 @@ class Pages(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    Pages.hits = {}
+    Pages.hits, Pages.served = {}, ARTICLE
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -131,3 +147,48 @@ def test_saved_pages_and_shortcuts_in_a_folder(tmp_path: Path, server: str) -> N
     from_file = items[0].messages[0]
     assert from_file.timestamp == "2022-04-15T05:20:00.000Z" and from_file.metadata["dated_by"] == "file"
     assert items[1].metadata["url"] == f"{server}/article"
+
+
+def test_a_url_source_stays_a_url_and_is_harvested_and_recalled(tmp_path: Path, server: str, capsys) -> None:
+    home = str(tmp_path / "home")
+    url = f"{server}/served"
+    assert main(["sources", "add", url, "--home", home, "--embedder", "mock"]) == EXIT_OK
+    with Mind.open(MindHome(tmp_path / "home").workspace_path("default")) as mind:
+        [source] = HarvestSourceStore(mind.db).get_all()
+    assert (source.kind, source.source_path, source.source) == ("web", url, "served")
+    capsys.readouterr()
+    assert main(["harvest", "--home", home, "--embedder", "mock", "--json"]) == EXIT_OK
+    [report] = json.loads(capsys.readouterr().out)
+    assert report["status"] == "ok" and report["imported"]["frames_new"] >= 1
+    assert main(["recall", "pastel de nata", "--home", home, "--embedder", "mock", "--json"]) == EXIT_OK
+    assert "pastel de nata every single day" in capsys.readouterr().out
+    assert main(["harvest", "--home", home, "--embedder", "mock", "--json"]) == EXIT_OK
+    assert [r["status"] for r in json.loads(capsys.readouterr().out)] == ["skipped"]  # same page hash
+    Pages.served = article_html(
+        "Trip notes", [*PARAGRAPHS, "Back home we baked bifanas in the garden."]
+    ).encode()
+    assert main(["harvest", "--home", home, "--embedder", "mock", "--json"]) == EXIT_OK
+    [report] = json.loads(capsys.readouterr().out)
+    assert report["status"] == "ok" and not report["skipped"]
+    assert main(["recall", "bifanas", "--home", home, "--embedder", "mock", "--json"]) == EXIT_OK
+    assert "baked bifanas" in capsys.readouterr().out
+
+
+def test_a_url_fingerprint_is_the_server_validator_else_the_page_hash(server: str) -> None:
+    policy = no_sleep([])
+    assert page_fingerprint(f"{server}/tagged", policy) == f'url:{server}/tagged etag:"v1"'
+    assert "/tagged" not in Pages.hits  # a validator spares the download
+    hashed = page_fingerprint(f"{server}/article", policy)  # HEAD refused: the page's bytes
+    assert hashed == f"url:{server}/article sha256:{hashlib.sha256(ARTICLE).hexdigest()}"
+    assert Pages.hits["HEAD /article"] == 1 and Pages.hits["/article"] == 1
+    assert page_fingerprint(f"{server}/nothing", policy).startswith(f"url:{server}/nothing unreachable")
+
+
+def test_a_fifo_named_like_a_shortcut_is_named_and_the_saved_pages_kept(tmp_path: Path) -> None:
+    (tmp_path / "trip.html").write_bytes(ARTICLE)
+    os.mkfifo(tmp_path / "bookmark.url")
+    items, errors = scan(WebSource(no_sleep([])), tmp_path)
+    assert [i.metadata["path"] for i in items] == ["trip.html"]
+    assert [(e.path, e.reason) for e in errors] == [
+        (str(tmp_path / "bookmark.url"), "a named pipe (FIFO), not a regular file; skipped")
+    ]

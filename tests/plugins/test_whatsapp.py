@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import zipfile
 from datetime import datetime
 from pathlib import Path
@@ -159,3 +160,15 @@ def test_a_harvested_chat_answers_a_question_naming_a_speaker_with_that_speakers
         assert "structure" in persons["Caroline"].properties["extractors"]
         again = harvest(mind, "wa", force=True)  # the same export read again writes nothing
         assert again.imported.frames_new == 0 and again.imported.unchanged
+
+
+def test_a_fifo_given_as_the_chat_or_beside_it_as_the_time_zone_is_named_never_opened(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "_chat.txt")
+    items, errors = scan(tmp_path / "_chat.txt")
+    assert items == [] and "named pipe (FIFO), not a regular file" in errors[0].reason
+    chat = write_whatsapp_export(tmp_path / "trip" / "_chat.txt", CONVERSATION)
+    os.mkfifo(tmp_path / "trip" / TIMEZONE_FILE)
+    items, errors = scan(chat)
+    assert len(items[0].messages) == 5 and items[0].metadata["timezone"] == "UTC"  # 4 turns and a join
+    assert [e.path for e in errors] == [str(tmp_path / "trip" / TIMEZONE_FILE)]
+    assert "named pipe" in errors[0].reason

@@ -1,7 +1,8 @@
 """Each input that once hung, exhausted or silently truncated a harvest, harvested for real in a
 process of its own: it finishes within a bound, keeps every good record, names every bad one and
 stays under 1 GB of peak memory (a FIFO, a link to /dev/zero or a 100 MB note would otherwise
-hang the harvest or grow it until the kernel kills it)."""
+hang the harvest or grow it until the kernel kills it). Every kind of importer is covered: chat
+exports, vaults and mail, and the WhatsApp, plain-text, PDF, web, iCalendar and vCard folders."""
 
 from __future__ import annotations
 
@@ -51,3 +52,17 @@ def test_a_hostile_input_costs_only_itself(name: str, tmp_path: Path) -> None:
     assert outcome["peak_rss_mb"] < PEAK_MEMORY_MB
     if name in JSON_DAMAGE:
         assert outcome["lost_records"] == len(JSON_DAMAGE[name])
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("whatsapp-fifo", "pipe.txt: a named pipe (FIFO), not a regular file"),
+        ("pdf-zero", "x.pdf: a symlink to /dev/zero, outside the source's folder"),
+        ("plaintext-zero-followed", "x.txt: a character device, not a regular file"),
+        ("vcard-limit", "everyone.vcf: cannot read: 13,033 bytes, over the 4,096-byte limit"),
+    ],
+)
+def test_the_bad_file_is_named_with_what_is_wrong_with_it(name: str, reason: str, tmp_path: Path) -> None:
+    errors = harvest_in_child(name, tmp_path)["errors"]
+    assert len(errors) == 1 and reason in errors[0]
