@@ -663,7 +663,13 @@ def test_mind_serve_command(tmp_path):
         and "needs a bearer token" in refused.stderr
         and "Traceback" not in refused.stderr
     )
-    process = subprocess.Popen([*cli, "--port", "0", "--workers", "2"], stderr=subprocess.PIPE, text=True, cwd=REPO)
+    process = subprocess.Popen(
+        [*cli, "--port", "0", "--workers", "2"],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "MIND_HARVEST_SERVE_HEADER_TIMEOUT": "1"},
+    )
     workers: list[psutil.Process] = []
     try:
         line = ""
@@ -685,6 +691,11 @@ def test_mind_serve_command(tmp_path):
         for _ in range(8):
             recalled = httpx.get(url + "/recall", params={"query": "Falcon"}, timeout=30).json()
             assert recalled["results"][0]["content"] == "Falcon notes"
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as slow:
+            began = time.monotonic()
+            slow.sendall(b"GET /health HTTP/1.1\r\nHo")  # the worker's header timeout: 1 s
+            assert slow.recv(65536).startswith(b"HTTP/1.1 408") and time.monotonic() - began < 5
     finally:
         process.send_signal(signal.SIGTERM)
         try:
