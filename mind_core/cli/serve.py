@@ -121,7 +121,8 @@ def serve(args: CommandArgs) -> int:
         return EXIT_FAILED
     url = socket_url(sock)
     print(
-        f"listening on {url} (API docs at {url}/docs; minds in {home.root}, default workspace "
+        f"listening on {url} (API docs at {url}/docs{'?token=TOKEN' if settings.token else ''}; "
+        f"minds in {home.root}, default workspace "
         f"{args.workspace!r}; token "
         f"{'required' if settings.token else 'off'}; {args.workers} worker process"
         f"{'es' if args.workers > 1 else ''}; Ctrl-C stops)",

@@ -501,8 +501,40 @@ def test_token_is_required_when_configured(client, running):
     assert ok.status_code == 200
 
 
+def test_with_a_token_the_api_docs_need_it_too_as_a_header_or_in_a_browser_s_url(client, running):
+    url = running(token=TOKEN)
+    for path in ("/docs", "/openapi.json"):
+        for params in ({}, {"token": "wrong"}, {"token": ""}):
+            refused = no_trace(client.get(url + path, params=params))
+            assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer", (path, params)
+            assert refused.json()["error"] == f"a valid bearer token is required (in a browser: {path}?token=TOKEN)"
+        assert client.get(url + path, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200, path
+    page = client.get(url + "/docs", params={"token": TOKEN})
+    assert page.status_code == 200 and "swagger-ui" in page.text
+    # the page fetches the document with the token it was opened with, escaped for the URL
+    assert f"'/openapi.json?token={TOKEN}'" in page.text
+    assert get(client, url + "/openapi.json", token=TOKEN).json()["paths"]
+    by_header = client.get(url + "/docs", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert "'/openapi.json'" in by_header.text and TOKEN not in by_header.text
+    # the query parameter opens the docs only: the API itself takes the header alone
+    assert no_trace(client.get(url + "/recall", params={"query": "Falcon", "token": TOKEN})).status_code == 401
+    # Swagger UI's own files are the same on every server and stay open, as does the redirect
+    assets = re.findall(r'(?:src|href)="(/docs/assets/[^"]+)"', page.text)
+    assert assets and all(client.get(url + asset).status_code == 200 for asset in assets)
+    redirect = client.get(url + "/", params={"token": TOKEN}, follow_redirects=False)
+    assert redirect.headers["location"] == f"/docs?token={TOKEN}"
+
+
+def test_a_token_in_the_docs_url_is_escaped_in_the_page(client, running):
+    token = "it's<b>&\"x"
+    url = running(token=token)
+    page = client.get(url + "/docs", params={"token": token})
+    assert page.status_code == 200 and token not in page.text
+    assert "'/openapi.json?token=it%27s%3Cb%3E%26%22x'" in page.text
+
+
 def test_the_document_names_the_routes_that_need_the_token(client, running):
-    spec = get(client, running(token=TOKEN) + "/openapi.json").json()
+    spec = get(client, running(token=TOKEN) + "/openapi.json", token=TOKEN).json()
     assert spec["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
     for path, operations in spec["paths"].items():
         for operation in operations.values():
