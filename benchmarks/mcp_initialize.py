@@ -32,6 +32,9 @@ import anyio
 import psutil
 from _common import ROOT, write_results
 
+from mind_core.mind import Mind
+from mind_core.store.home import MindHome
+
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -90,6 +93,7 @@ async def spawn_to_initialize(embedder: str, source: Path) -> float:
 async def measure(embedder: str, home: Path, settle: float, source: Path) -> dict[str, float | str]:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
+    Mind.open(MindHome(home).workspace_path("bench")).close()  # as `mind sources add` leaves it: MCP creates none
     argv = server_argv(embedder, home)
     server = StdioServerParameters(
         command=argv[0], args=argv[1:], cwd=str(source), env=server_env(source)
@@ -110,7 +114,8 @@ async def measure(embedder: str, home: Path, settle: float, source: Path) -> dic
         if settle:
             await anyio.sleep(settle)
         began = time.perf_counter()
-        await session.call_tool("save_memory", {"content": "Alice approved the Falcon budget"})
+        saved = await session.call_tool("save_memory", {"content": "Alice approved the Falcon budget"})
+        assert not saved.is_error, saved.content
         figures["first_tool_call_s"] = time.perf_counter() - began
         began = time.perf_counter()
         await session.call_tool("recall_memory", {"query": "Falcon budget", "snippet_chars": 80})

@@ -226,6 +226,15 @@ def _lanes(parts: dict[str, Any]) -> str:
     return f"{keyword} rank {_rank(parts.get('keyword_rank'))}, vector rank {_rank(parts.get('vector_rank'))}"
 
 
+def _speaker(parts: dict[str, Any]) -> str:
+    """Who said the frame, when the question named a speaker: ``said by Melanie (named)``, ``said
+    by Caroline (another speaker)``, or a frame whose author is not recorded."""
+    speaker = parts.get("speaker")
+    if speaker is None:
+        return ", no speaker recorded"
+    return f", said by {speaker} ({'named' if parts['speaker_score'] else 'another speaker'})"
+
+
 def _explain_line(rank: int, result: Any) -> str:
     meta, parts = result.metadata, result.explain or {}
     if result.workspace is None:
@@ -242,10 +251,8 @@ def _explain_line(rank: int, result: Any) -> str:
         timing += f", time {parts['time_score']:.2f} for {parts.get('time_window')}"
     elif "time_window_ignored" in parts:
         timing += f", time window {parts['time_window_ignored']} ignored: no memory near it"
-    if "when_score" in parts:
-        timing += f", dated text {parts['when_score']:.0f}"
     if "speaker_score" in parts:
-        timing += ", said by a named speaker" if parts["speaker_score"] else ", said by another speaker"
+        timing += _speaker(parts)
     if parts.get("lanes_without"):
         timing += f" (lanes searched without {', '.join(parts['lanes_without'])})"
     if parts.get("borrowed_time"):

@@ -23,6 +23,7 @@ from mind_core.cli.base import (
     make_embedder,
     mind_command,
 )
+from mind_core.limits import DEFAULT_HEADER_TIMEOUT_SECONDS
 from mind_core.store.home import MindHome
 
 if TYPE_CHECKING:
@@ -72,6 +73,17 @@ def warn_if_no_mind(home: MindHome, workspace: str) -> None:
     help="Worker processes answering on the one port, each with its own model and minds (or "
     "$MIND_HARVEST_SERVE_WORKERS).",
 )
+@click.option(
+    "--header-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_HEADER_TIMEOUT_SECONDS,
+    envvar="MIND_HARVEST_SERVE_HEADER_TIMEOUT",
+    metavar="SECONDS",
+    show_default=True,
+    help="Seconds a request line and its headers may take to arrive, from the connection's "
+    "opening or the request's first byte; then the connection is closed (or "
+    "$MIND_HARVEST_SERVE_HEADER_TIMEOUT).",
+)
 @RECORD_ACCESS_OPTION
 @EXTERNAL_URL_OPTION
 @common_options_hiding("json")
@@ -109,7 +121,8 @@ def serve(args: CommandArgs) -> int:
         return EXIT_FAILED
     url = socket_url(sock)
     print(
-        f"listening on {url} (API docs at {url}/docs; minds in {home.root}, default workspace "
+        f"listening on {url} (API docs at {url}/docs{'?token=TOKEN' if settings.token else ''}; "
+        f"minds in {home.root}, default workspace "
         f"{args.workspace!r}; token "
         f"{'required' if settings.token else 'off'}; {args.workers} worker process"
         f"{'es' if args.workers > 1 else ''}; Ctrl-C stops)",
@@ -119,7 +132,9 @@ def serve(args: CommandArgs) -> int:
     if args.workers > 1:
         make_embedder(args.embedder)  # its warning (a degraded model) once, not once per worker
         settings.to_environment()
-        serve_with_workers(f"{__name__}:{worker_app.__name__}", args.workers, sock, level)
+        serve_with_workers(
+            f"{__name__}:{worker_app.__name__}", args.workers, sock, level, args.header_timeout
+        )
         return EXIT_OK
     servers: list[QueryServer] = []
 
@@ -131,7 +146,7 @@ def serve(args: CommandArgs) -> int:
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, on_signal)
-    server = QueryServer(settings.service_config(warn=True), sock=sock)
+    server = QueryServer(settings.service_config(warn=True), sock=sock, header_timeout=args.header_timeout)
     servers.append(server)
     try:
         server.serve()

@@ -4,21 +4,15 @@ Stock FastAPI request handling: the routers of ``mind_core.query.routes`` (one p
 validation by the pydantic request models, the token and the service as dependencies, and the
 engine's errors answered by exception handlers (``error_answers``) as JSON with today's shapes and
 status codes. ``RequestGuard`` (plain ASGI middleware) limits bodies and turns any unexpected
-error into a JSON 500 with an error id.
-
-``app_from_environment`` is the factory uvicorn's worker processes call (``mind serve
---workers``): each builds its own service, embedder and minds from the settings ``mind serve``
-put in its environment.
+error into a JSON 500 with an error id. (``mind serve --workers``: each worker process builds its
+own service and app, ``mind_core.cli.serve.worker_app``.)
 """
 
 from __future__ import annotations
 
 import gc
-import json
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass, field
 
 import anyio.to_thread
 from fastapi import FastAPI
@@ -29,7 +23,7 @@ from mind_core.query.json_answer import JSONAnswer
 from mind_core.query.models.fields import package_version
 from mind_core.query.openapi import serve_docs
 from mind_core.query.routes import admin, knowledge, recall
-from mind_core.query.service import QueryService, ServiceConfig
+from mind_core.query.service import QueryService
 
 TITLE = "mind-harvest query service"
 DESCRIPTION = (
@@ -60,7 +54,6 @@ ENDPOINT_THREADS = 1
 # plugin's as long as it takes): such waits must not hold up the answers of the minds themselves,
 # so the threads are AnyIO's usual number.
 ENDPOINT_THREADS_WITH_EXTERNAL_SOURCES = 40
-SERVE_SETTINGS_ENV = "MIND_HARVEST_SERVE_SETTINGS"
 
 
 def create_app(service: QueryService) -> FastAPI:
@@ -103,41 +96,3 @@ def create_app(service: QueryService) -> FastAPI:
     app.add_middleware(RequestGuard)
     return app
 
-
-@dataclass
-class ServeSettings:
-    """What a worker process of ``mind serve`` builds its service from (JSON in its environment:
-    uvicorn starts workers as fresh interpreters)."""
-
-    home: str
-    workspace: str
-    embedder: str | None
-    token: str | None = None
-    external_urls: list[str] = field(default_factory=list)
-    record_access: bool = False
-
-    def to_environment(self) -> None:
-        os.environ[SERVE_SETTINGS_ENV] = json.dumps(asdict(self))
-
-    @classmethod
-    def from_environment(cls) -> ServeSettings:
-        return cls(**json.loads(os.environ[SERVE_SETTINGS_ENV]))
-
-    def service_config(self) -> ServiceConfig:
-        from mind_core.cli.base import make_embedder
-        from mind_core.retrieval import configured_retrievers
-        from mind_core.store.home import MindHome
-
-        return ServiceConfig(
-            home=MindHome(self.home),
-            default_workspace=self.workspace,
-            embedder=make_embedder(self.embedder, warn=False),
-            token=self.token,
-            retrievers=configured_retrievers(self.external_urls),
-            record_access=self.record_access,
-        )
-
-
-def app_from_environment() -> FastAPI:
-    """The app of one worker process of ``mind serve`` (uvicorn's ``factory=True``)."""
-    return create_app(QueryService(ServeSettings.from_environment().service_config()))

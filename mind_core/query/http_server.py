@@ -10,6 +10,7 @@ and minds), and the kernel hands each connection to one of them.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import socket
@@ -20,6 +21,7 @@ from fastapi import FastAPI
 from uvicorn.supervisors import Multiprocess
 
 from mind_core.errors import InvalidInputError
+from mind_core.limits import DEFAULT_HEADER_TIMEOUT_SECONDS
 from mind_core.query.app import create_app
 from mind_core.query.http_protocol import JSONHttpToolsProtocol
 from mind_core.query.service import QueryService, ServiceConfig
@@ -61,12 +63,14 @@ def socket_url(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def uvicorn_config(app: FastAPI | str, **options: Any) -> uvicorn.Config:
+def uvicorn_config(app: FastAPI | str, header_timeout: float, **options: Any) -> uvicorn.Config:
     """uvicorn's settings for the service: ``app`` itself, or the import string of an app
-    factory (worker processes)."""
+    factory (worker processes). A request head must arrive within ``header_timeout`` seconds
+    (``JSONHttpToolsProtocol``: uvicorn has no such setting; the partial pickles, so worker
+    processes get it too)."""
     return uvicorn.Config(
         app,
-        http=JSONHttpToolsProtocol,
+        http=functools.partial(JSONHttpToolsProtocol, header_timeout=header_timeout),  # type: ignore[arg-type]
         ws="none",
         lifespan="on",
         # uvloop where installed (every platform but Windows): libuv reads and writes the
@@ -84,7 +88,8 @@ def uvicorn_config(app: FastAPI | str, **options: Any) -> uvicorn.Config:
 class QueryServer:
     """The service in this process, bound to ``host:port`` (0: any free port) or on ``sock``
     (``listening_socket``); ``serve()`` runs it until ``stop()`` (or SIGINT/SIGTERM when run in
-    the main thread)."""
+    the main thread). A connection whose request head is not complete ``header_timeout`` seconds
+    after it opened (or after the request's first byte) is closed."""
 
     def __init__(
         self,
@@ -92,6 +97,7 @@ class QueryServer:
         host: str = DEFAULT_HOST,
         port: int = DEFAULT_PORT,
         sock: socket.socket | None = None,
+        header_timeout: float = DEFAULT_HEADER_TIMEOUT_SECONDS,
     ) -> None:
         self.socket = sock if sock is not None else listening_socket(host, port, config.token)
         self.host, self.port = self.socket.getsockname()[:2]
@@ -100,7 +106,9 @@ class QueryServer:
         except BaseException:
             self.socket.close()
             raise
-        self._server = uvicorn.Server(uvicorn_config(create_app(self.service), log_config=None))
+        self._server = uvicorn.Server(
+            uvicorn_config(create_app(self.service), header_timeout, log_config=None)
+        )
 
     @property
     def url(self) -> str:
@@ -117,11 +125,21 @@ class QueryServer:
         self.service.close()
 
 
-def serve_with_workers(app_factory: str, workers: int, sock: socket.socket, log_level: int) -> None:
+def serve_with_workers(
+    app_factory: str,
+    workers: int,
+    sock: socket.socket,
+    log_level: int,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT_SECONDS,
+) -> None:
     """``workers`` processes answering on ``sock``, each with the app ``app_factory`` (an import
     string, ``module:function``) makes, until SIGINT/SIGTERM."""
     config = uvicorn_config(
-        app_factory, factory=True, workers=workers, log_config=worker_log_config(log_level)
+        app_factory,
+        header_timeout,
+        factory=True,
+        workers=workers,
+        log_config=worker_log_config(log_level),
     )
     Multiprocess(config, sockets=[sock]).run()
 

@@ -3,10 +3,11 @@
 Tools act on the server's current workspace mind unless a call names another
 (``workspace="personal"`` is the personal mind). Reads of the server's workspace or the personal
 mind before they exist answer empty, while a read naming any other workspace without a mind is an
-error (as the command line's exit 2 and the HTTP service's 404, in the same words); writes create
-the mind. Recalls read only, unless the server was started with ``--record-access``. Minds stay
-open for the session and calls are serialized (the SDK runs sync tools in worker threads; one
-SQLite connection per mind must not be shared concurrently).
+error (as the command line's exit 2 and the HTTP service's 404, in the same words); a write to a
+workspace without a mind is an error too: MCP never creates a mind (``mind sources add`` does).
+Recalls read only, unless the server was started with ``--record-access``. Minds stay open for the
+session and calls are serialized (the SDK runs sync tools in worker threads; one SQLite
+connection per mind must not be shared concurrently).
 
 ``initialize`` does not wait for the embedding model: ``mind mcp`` builds the embedder when the
 first tool call opens a mind (``OnFirstUse``), so a client sees the server (name, package

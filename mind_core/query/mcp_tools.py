@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from mind_core.errors import InvalidInputError
+from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.limits import DEFAULT_ENTITY_RESULTS, DEFAULT_GRAPH_RESULTS, DEFAULT_RESULTS
 from mind_core.query.mcp_arguments import (
     AsOf,
@@ -168,16 +168,16 @@ class MindTools:
                 mind.close()
             self._minds.clear()
 
-    def _mind(self, workspace: str | None, *, create: bool) -> Mind | None:
-        """The mind of ``workspace`` (default: the server's), opened for the session; a read
-        (``create=False``) of one without a mind answers None for the server's workspace and the
-        personal mind, and is an error for any other workspace."""
+    def _mind(self, workspace: str | None) -> Mind | None:
+        """The mind of ``workspace`` (default: the server's), opened for the session. One that
+        does not exist is None for the server's workspace and the personal mind (a read answers
+        empty) and an error for any other workspace; it is never created (``_writable``)."""
         name = workspace or self.default_workspace
         path = self.home.mind_path(name)
         key = str(path)
         mind = self._minds.get(key)
         if mind is None:
-            if not create and not path.is_file():
+            if not path.is_file():
                 if name in (self.default_workspace, PERSONAL):
                     return None
                 raise self.home.missing_mind(name)
@@ -187,10 +187,18 @@ class MindTools:
         return mind
 
     def _mind_at(self, path: Path | None, workspace: str) -> Mind | None:
-        return None if path is None else self._mind(workspace, create=False)
+        return None if path is None else self._mind(workspace)
 
     def _writable(self, workspace: str | None) -> Mind:
-        mind = self._mind(workspace, create=True)
+        """The mind a write goes to, which must exist: MCP never creates a mind (a typo in a
+        workspace name would otherwise become a new mind holding what was saved); ``mind sources
+        add`` does."""
+        name = workspace or self.default_workspace
+        path = self.home.mind_path(name)
+        if str(path) not in self._minds and not path.is_file():
+            missing = self.home.missing_mind(name)
+            raise NotFoundError(f"{missing}; MCP creates no mind: `mind sources add PATH -w {name}` does")
+        mind = self._mind(name)
         assert mind is not None
         return mind
 
@@ -243,7 +251,8 @@ class MindTools:
         self, content: MemoryText, importance: ImportanceArg = "normal", workspace: Workspace = None
     ) -> SavedMemory:
         """Remember a piece of text: stored as a frame, its entities and relations extracted into the
-        knowledge graph, and indexed for recall (cognify). Creates the mind if it does not exist."""
+        knowledge graph, and indexed for recall (cognify). The workspace's mind must exist: this creates
+        none (`mind sources add` does)."""
         if not isinstance(content, str) or not content.strip():
             raise InvalidInputError("content must be a non-empty string")
         mind = self._writable(workspace)
@@ -270,7 +279,7 @@ class MindTools:
 
         values = {"query": query, "limit": limit, "type": entity_type, "workspace": workspace}
         request = parse_request(EntitiesRequest, values)
-        mind = self._mind(workspace, create=False)
+        mind = self._mind(workspace)
         if mind is None:
             require_known_type(request.type, entity_types(None), "entity")
             return EntitiesResponse(entities=[])
@@ -295,7 +304,7 @@ class MindTools:
         request = parse_request(
             GraphEntitiesRequest, {**values, "include_ended": include_ended, "workspace": workspace}
         )
-        mind = self._mind(request.workspace, create=False)
+        mind = self._mind(request.workspace)
         return graph_entities(mind.knowledge if mind else None, request)
 
     def kg_relations(
@@ -316,7 +325,7 @@ class MindTools:
         request = parse_request(
             GraphRelationsRequest, {**values, "include_ended": include_ended, "workspace": workspace}
         )
-        mind = self._mind(request.workspace, create=False)
+        mind = self._mind(request.workspace)
         return graph_relations(mind.knowledge if mind else None, request)
 
     def kg_neighbours(
@@ -336,7 +345,7 @@ class MindTools:
 
         values = {"name": name, "valid_at": valid_at, "known_at": known_at, "limit": limit}
         request = parse_request(NeighboursRequest, {**values, "include_ended": include_ended, "workspace": workspace})
-        mind = self._mind(request.workspace, create=False)
+        mind = self._mind(request.workspace)
         return neighbours(mind.knowledge if mind else None, request)
 
     def save_entity(
@@ -368,7 +377,7 @@ class MindTools:
     # -- identity and awareness -----------------------------------------------------------
     def get_identity(self, workspace: Workspace = None) -> IdentityAnswer:
         """Who the agent is (name, role, department, personality, capabilities, system prompt)."""
-        mind = self._mind(workspace, create=False)
+        mind = self._mind(workspace)
         return IdentityAnswer.model_validate({"identity": mind.identity.get() if mind else None})
 
     def set_identity(
@@ -395,7 +404,7 @@ class MindTools:
 
     def get_awareness(self, category: CategoryFilter = None, workspace: Workspace = None) -> AwarenessItems:
         """Active short-term items (at most 10): tasks, recent actions, pending items, flags."""
-        mind = self._mind(workspace, create=False)
+        mind = self._mind(workspace)
         if mind is None:
             return AwarenessItems(items=[])
         items = mind.awareness.get_active() if category is None else mind.awareness.get_by_category(category)
@@ -415,7 +424,7 @@ class MindTools:
 
     def clear_awareness(self, category: CategoryFilter = None, workspace: Workspace = None) -> AwarenessCleared:
         """Remove awareness items (all, or those of one category)."""
-        mind = self._mind(workspace, create=False)
+        mind = self._mind(workspace)
         return AwarenessCleared(removed=mind.awareness.clear(category) if mind else 0)
 
     # -- harvest and maintenance ----------------------------------------------------------
@@ -424,7 +433,7 @@ class MindTools:
         GET /sources and `mind sources list --json`); starts no harvest."""
         from mind_core.harvest.stores import HarvestSourceStore
 
-        mind = self._mind(workspace, create=False)
+        mind = self._mind(workspace)
         if mind is None:
             return SourcesResponse(sources=[])
         name = workspace or self.default_workspace
@@ -439,7 +448,7 @@ class MindTools:
     ) -> CleanupAnswer:
         """Maintenance: 'reconcile' repairs the search indexes; 'compact' deletes old temporary and
         deprecated frames (for good), folds long P-frame chains, then reconciles."""
-        mind = self._mind(workspace, create=False)
+        mind = self._mind(workspace)
         if mind is None:
             return CleanupAnswer(mode=mode, skipped="no such mind")
         if mode == "compact":

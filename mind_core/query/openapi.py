@@ -3,15 +3,17 @@
 FastAPI writes the document from the routes; three corrections make it say what the service
 does. Swagger UI is served from the ``swagger_ui_bundle`` package's files, so /docs works without
 network access. Only a server with a token names a security scheme (Swagger UI's Authorize button
-and lock icons), so a server without one does not ask for it.
+and lock icons), so a server without one does not ask for it; such a server answers /docs and
+/openapi.json only with the token, a bearer header or ``?token=`` (a browser's way).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -22,7 +24,13 @@ from swagger_ui_bundle import swagger_ui_path
 
 from mind_core.query.guard import DOCS_ASSETS
 from mind_core.query.json_answer import JSONAnswer
-from mind_core.query.routes.dependencies import UNAUTHORIZED, require_token
+from mind_core.query.routes.dependencies import (
+    DOCS_TOKEN_PARAMETER,
+    UNAUTHORIZED,
+    require_docs_token,
+    require_token,
+    token_in_query,
+)
 
 OPENAPI_URL = "/openapi.json"
 BEARER_SCHEME = "bearerAuth"
@@ -33,13 +41,18 @@ BEARER_SECURITY_SCHEME = {
 }
 ERROR_SCHEMA = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}}
 
-docs = APIRouter(include_in_schema=False)
+docs = APIRouter(include_in_schema=False, dependencies=[Depends(require_docs_token)])
+public = APIRouter(include_in_schema=False)
 
 
 @docs.get("/docs")
-async def docs_page() -> HTMLResponse:
+async def docs_page(request: Request) -> HTMLResponse:
+    """Swagger UI; opened as ``/docs?token=...``, it fetches the document with the same token."""
+    openapi_url = OPENAPI_URL
+    if token_in_query(request):
+        openapi_url += f"?{DOCS_TOKEN_PARAMETER}={quote(request.query_params[DOCS_TOKEN_PARAMETER], safe='')}"
     return get_swagger_ui_html(
-        openapi_url=OPENAPI_URL,
+        openapi_url=openapi_url,
         title="mind-harvest query service - Swagger UI",
         swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
         swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
@@ -48,9 +61,11 @@ async def docs_page() -> HTMLResponse:
     )
 
 
-@docs.get("/")
-async def root() -> RedirectResponse:
-    return RedirectResponse("/docs")
+@public.get("/")
+async def root(request: Request) -> RedirectResponse:
+    """To /docs, with the query string (``?token=``), which checks it."""
+    query = request.url.query
+    return RedirectResponse(f"/docs?{query}" if query else "/docs")
 
 
 @docs.get(OPENAPI_URL)
@@ -64,8 +79,11 @@ async def openapi_json(request: Request) -> Response:
 
 def serve_docs(app: FastAPI, routers: Sequence[APIRouter]) -> None:
     """/docs, its assets, / (to /docs) and, at /openapi.json, the corrected document of the
-    app's ``routers`` (the app is made with ``openapi_url=None``: this route serves it)."""
+    app's ``routers`` (the app is made with ``openapi_url=None``: this route serves it). With a
+    token, /docs and /openapi.json need it (``require_docs_token``); Swagger UI's own static files
+    and the redirect stay open: they are the same on every server and tell nothing of this one."""
     app.include_router(docs)
+    app.include_router(public)
     app.mount(DOCS_ASSETS, StaticFiles(directory=swagger_ui_path), name="swagger-ui-assets")
     guarded = _guarded_operations(routers) if app.state.bearer_token else set()
     app.openapi = lambda: openapi_document(app, guarded)  # type: ignore[method-assign]

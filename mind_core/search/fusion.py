@@ -34,6 +34,7 @@ from mind_core.search.config import (
 )
 from mind_core.search.lanes import Scope, normalize_by_max, normalize_min_max
 from mind_core.search.results import LaneHit
+from mind_core.search.speakers import SpeakerScores
 from mind_core.search.time_window import TimeWindow
 from mind_core.store.db import IN_LIST, Database, in_list
 
@@ -156,15 +157,16 @@ def preference_floor(match: dict[int, float], weight: float, pool_size: int) -> 
 class FusionNotes:
     """What one convex fusion did besides scoring, recorded in each candidate's entry:
     ``keyword_from_window`` (the keyword lane held the asked window's frames), the window used
-    and its ``time_scores``, or the ``ignored_window``; the ``speaker_scores``; the speakers'
-    names the lanes went without; the topic words the vector lane was blended with; and whether
-    the vector lane searched the question's own vector (its similarity is the question's)."""
+    and its ``time_scores``, or the ``ignored_window``; the ``speaker_scores`` (with who said
+    each frame); the speakers' names the lanes went without; the topic words the vector lane
+    was blended with; and whether the vector lane searched the question's own vector (its
+    similarity is the question's)."""
 
     keyword_from_window: bool = False
     window: TimeWindow | None = None
     time_scores: dict[int, float] = field(default_factory=dict)
     ignored_window: TimeWindow | None = None
-    speaker_scores: dict[int, float] = field(default_factory=dict)
+    speaker_scores: SpeakerScores = field(default_factory=SpeakerScores)
     lanes_without: list[str] | None = None
     blended_with: str | None = None
     question_vector_searched: bool = True
@@ -194,6 +196,8 @@ def fused_entry(
         entry["time_window_ignored"] = notes.ignored_window.describe()
     if notes.speaker_scores:
         entry["speaker_score"] = notes.speaker_scores.get(frame_id, 1.0)
+        if frame_id in notes.speaker_scores.said_by:
+            entry["speaker"] = notes.speaker_scores.said_by[frame_id]
     if notes.lanes_without is not None:
         entry["lanes_without"] = list(notes.lanes_without)
     if notes.blended_with is not None:

@@ -32,6 +32,16 @@ def without_names(text: str, names: set[str]) -> str:
     return left if topic_words(left) else text
 
 
+class SpeakerScores(dict[int, float]):
+    """Per frame, what the speaker preference multiplies its match by: 1 said by a speaker the
+    question names, 0 said by another; and ``said_by``, who said each (the author as the frame
+    records it), which explain names."""
+
+    def __init__(self, scores: dict[int, float] | None = None, said_by: dict[int, str] | None = None) -> None:
+        super().__init__(scores or {})
+        self.said_by: dict[int, str] = said_by or {}
+
+
 class Speakers:
     """The mind's speakers, read once per change of the mind (``UntilChanged``)."""
 
@@ -48,24 +58,25 @@ class Speakers:
             if speaker in asked and re.search(rf"\b{re.escape(speaker)}\b", asked)
         }
 
-    def scores(self, query: str, frame_ids: list[int]) -> dict[int, float]:
+    def scores(self, query: str, frame_ids: list[int]) -> SpeakerScores:
         """For a question that names some but not all of the candidates' speakers: 1 for a frame
-        said by a named speaker, 0 for one said by another. A question naming no speaker, or
-        every one, leaves all frames alone (empty), and so does a word that is a chat's generic
-        role (``GENERIC_ROLES``: "user", "assistant", ...). A question that names none of the
-        mind's speakers (most do not) reads no frame's role."""
+        said by a named speaker, 0 for one said by another, with who said each. A question naming
+        no speaker, or every one, leaves all frames alone (empty), and so does a word that is a
+        chat's generic role (``GENERIC_ROLES``: "user", "assistant", ...). A question that names
+        none of the mind's speakers (most do not) reads no frame's role."""
         asked = self.named(query)
         if not asked:
-            return {}
+            return SpeakerScores()
         rows = self.db.query(
             f"SELECT id, {FRAME_ROLE_SQL} FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(frame_ids),)
         )
-        roles = {row[0]: row[1].lower() for row in rows if isinstance(row[1], str) and row[1].strip()}
+        said_by = {row[0]: row[1].strip() for row in rows if isinstance(row[1], str) and row[1].strip()}
+        roles = {frame_id: speaker.lower() for frame_id, speaker in said_by.items()}
         speakers = set(roles.values())
         named = asked & speakers
         if not named or named == speakers:
-            return {}
-        return {frame_id: 1.0 if role in named else 0.0 for frame_id, role in roles.items()}
+            return SpeakerScores()
+        return SpeakerScores({frame_id: 1.0 if role in named else 0.0 for frame_id, role in roles.items()}, said_by)
 
     def _all(self) -> set[str]:
         """Every speaker of the mind, lower case: the distinct roles, read by hopping through

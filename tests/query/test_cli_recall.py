@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -234,3 +235,44 @@ def test_quoted_lines_of_a_mail_reply_are_not_its_snippet_when_it_says_something
     only_quotes = "Lars wrote:\n> Is the list archived anywhere?"
     assert without_mail_quotes(only_quotes) == only_quotes  # nothing of its own: the quote is all there is
     assert without_mail_quotes("Use a -> b, then HTML> tags") == "Use a -> b, then HTML> tags"
+
+
+def test_explain_names_who_said_each_turn_when_the_question_names_a_speaker(capsys, tmp_path):
+    home = MindHome(tmp_path / "home")
+    turns = [
+        ("Caroline", "Caroline: Melanie, what did you paint this weekend?"),
+        ("Melanie", "Melanie: a sunset over the lake, my first painting in oils"),
+        ("Caroline", "Caroline: Melanie, your painting is lovely"),
+        ("assistant", "What a lovely painting"),
+    ]
+    with Mind.open(home.workspace_path("default"), embedder=create_embedding_provider("mock")) as mind:
+        mind.sessions.ensure("chat")
+        frames = [
+            mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}}) for role, text in turns
+        ]
+        mind.search.index_frames_batch(frames)
+    query = ("What", "painting", "did", "Melanie", "make?", "--scope", "workspace", "--limit", "4")
+    code, out, _ = recall(capsys, home, *query, "--explain")
+    lines = explain_lines(out)
+    assert code == EXIT_OK and len(lines) == 4
+    assert sum("said by Melanie (named)" in line for line in lines) == 1
+    assert sum("said by Caroline (another speaker)" in line for line in lines) == 2
+    # an AI chat's side is a role, not a name: said by no one the question could name
+    assert sum("said by assistant (another speaker)" in line for line in lines) == 1
+    assert all("(lanes searched without melanie)" in line for line in lines)
+    _, out, _ = recall(capsys, home, *query, "--explain", "--json")
+    said = {r["content"]: (r["explain"]["speaker"], r["explain"]["speaker_score"]) for r in json.loads(out)["results"]}
+    assert said[turns[1][1]] == ("Melanie", 1.0) and said[turns[0][1]] == ("Caroline", 0.0)
+
+
+def test_explain_names_the_time_part_the_search_gives_and_no_other(capsys, home):
+    code, out, _ = recall(capsys, home, "PostgreSQL", "migration", "in", "March", "2024", "--explain")
+    lines = explain_lines(out)
+    assert code == EXIT_OK and len(lines) == 3
+    times = [re.search(r", time (\d\.\d\d) for 2024-03-01\.\.2024-04-01 \(March 2024\)", line) for line in lines]
+    assert all(times) and {m.group(1) for m in times} == {"1.00", "0.00"}  # the conversation's turns / today's note
+    assert not any("dated text" in line for line in lines)  # the "when" preference is gone from the search
+
+
+def explain_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if re.match(r"#\d+ ", line)]

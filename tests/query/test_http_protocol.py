@@ -17,6 +17,7 @@ from mind_core.query.http_protocol import JSONHttpToolsProtocol
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 OVERRIDDEN = (
+    "connection_made",
     "data_received",
     "send_400_response",
     "on_message_begin",
@@ -29,7 +30,7 @@ OVERRIDDEN = (
 )
 CALLED = ("_unset_keepalive_if_required",)  # an upstream method the subclass calls
 # what the subclass reads on the protocol and on a request's cycle
-PROTOCOL_ATTRIBUTES = ("parser", "cycle", "transport", "client")
+PROTOCOL_ATTRIBUTES = ("parser", "cycle", "transport", "client", "loop")
 CYCLE_ATTRIBUTES = ("response_started", "response_complete", "disconnected", "message_event", "keep_alive", "scope")
 
 

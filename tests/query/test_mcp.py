@@ -29,8 +29,23 @@ from mind_core.testing.fakes import HashingEmbedder
 REPO = Path(__file__).resolve().parents[2]
 
 
+def existing_mind(home: MindHome, workspace: str = "team") -> None:
+    """A mind for ``workspace`` with nothing in it, as `mind sources add` leaves one (MCP makes
+    none)."""
+    Mind.open(home.mind_path(workspace)).close()
+
+
 @pytest.fixture
 def tools(tmp_path):
+    home = MindHome(tmp_path / "home")
+    existing_mind(home)
+    tools = MindTools(home, "team", HashingEmbedder())
+    yield tools
+    tools.close()
+
+
+@pytest.fixture
+def tools_on_an_empty_home(tmp_path):
     tools = MindTools(MindHome(tmp_path / "home"), "team", HashingEmbedder())
     yield tools
     tools.close()
@@ -39,7 +54,7 @@ def tools(tmp_path):
 def test_save_memory_cognifies_and_recall_finds_it(tools):
     saved = tools.save_memory("Alice Johnson decided to migrate Project Falcon to PostgreSQL", "important").model_dump()
     assert saved["entities_extracted"] >= 2 and saved["workspace"] == "team"
-    mind = tools._mind("team", create=False)
+    mind = tools._mind("team")
     assert mind.frames.get_by_id(saved["frame_id"]).importance == "important"
     assert mind.db.scalar("SELECT COUNT(*) FROM memory_frames_vec") == 1  # indexed for the vector lane
     assert {e.name for e in mind.knowledge.entities_for_frame(saved["frame_id"])} >= {
@@ -53,17 +68,39 @@ def test_save_memory_cognifies_and_recall_finds_it(tools):
     assert all(r["workspace"] == "team" for r in recalled["results"])
 
 
-def test_reads_do_not_create_minds_and_writes_do(tools):
+WRITES = {
+    "save_memory": lambda tools, ws: tools.save_memory("Alice approved the Falcon budget", workspace=ws),
+    "save_entity": lambda tools, ws: tools.save_entity("person", "Alice", workspace=ws),
+    "create_relation": lambda tools, ws: tools.create_relation(1, 2, "knows", workspace=ws),
+    "set_identity": lambda tools, ws: tools.set_identity(name="Mnemo", workspace=ws),
+    "set_awareness": lambda tools, ws: tools.set_awareness("task", "review the budget", workspace=ws),
+}
+
+
+def test_no_tool_creates_a_mind(tools_on_an_empty_home):
+    tools = tools_on_an_empty_home
     home = tools.home
     assert tools.get_identity().model_dump() == {"identity": None}
     assert tools.get_awareness().items == [] and tools.list_sources().sources == []
     assert tools.search_entities("x").entities == [] and tools.clear_awareness().removed == 0
     assert tools.recall_memory("anything").results == []
     assert tools.recall_memory("anything", workspace="personal").results == []
-    assert not home.workspace_path("team").exists() and not home.personal_path.exists()
+    assert tools.cleanup_frames("reconcile").skipped == "no such mind"
+    for name, write in WRITES.items():
+        for workspace, shown in ((None, "team"), ("personal", "personal"), ("nosuch", "nosuch")):
+            with pytest.raises(NotFoundError) as refused:
+                write(tools, workspace)
+            assert str(refused.value) == (
+                f"no mind for workspace {shown!r} (minds: none yet); MCP creates no mind: "
+                f"`mind sources add PATH -w {shown}` does"
+            ), (name, workspace)
+    assert not home.root.exists()  # not a file, not a folder
+    existing_mind(home, "personal")
     tools.set_identity(name="Mnemo", role="archivist", workspace="personal")
-    assert home.personal_path.is_file() and not home.workspace_path("team").exists()
     assert tools.get_identity(workspace="personal").identity.role == "archivist"
+    with pytest.raises(NotFoundError, match=r"minds: personal\); MCP creates no mind"):
+        tools.save_memory("Falcon budget approved", workspace="nosuch")
+    assert sorted(p.name for p in home.root.rglob("*.mind")) == ["personal.mind"]
 
 
 def test_knowledge_awareness_and_cleanup_tools(tools):
@@ -82,7 +119,7 @@ def test_knowledge_awareness_and_cleanup_tools(tools):
     assert tools.clear_awareness("flag").removed == 1 and len(tools.get_awareness().items) == 1
 
     tools.save_memory("A scratch note about lunch")
-    mind = tools._mind("team", create=False)
+    mind = tools._mind("team")
     mind.sessions.ensure("old")
     mind.frames.create_i_frame("old", "stale scratch", "temporary", created_at="2020-01-01T00:00:00Z")
     assert tools.cleanup_frames("reconcile").model_dump()["reconciled"] == {
@@ -135,6 +172,7 @@ def test_recall_reads_only_unless_the_server_records_access(tmp_path):
         return [r.metadata.access_count for r in tools.recall_memory("Falcon budget").results]
 
     home = MindHome(tmp_path / "home")
+    existing_mind(home)
     reading = MindTools(home, "team", HashingEmbedder())
     reading.save_memory("Falcon budget approved")
     assert recalled_counts(reading) == [0]
@@ -178,6 +216,7 @@ async def _round_trip(home: Path) -> dict:
         seen["recalled_text"] = [block.text for block in recalled.content]
         missing = await session.call_tool("recall_memory", {"query": "Falcon", "workspace": "nosuch"})
         seen["missing"] = missing
+        seen["save_nosuch"] = await session.call_tool("save_memory", {"content": "x", "workspace": "nosuch"})
         filler = "Unrelated words about the weather and lunch plans. " * 20
         long = await session.call_tool(
             "save_memory",
@@ -207,7 +246,10 @@ async def _round_trip(home: Path) -> dict:
 
 @pytest.mark.slow
 def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
-    seen = anyio.run(_round_trip, tmp_path / "home")
+    home = MindHome(tmp_path / "home")
+    existing_mind(home)
+    existing_mind(home, "personal")
+    seen = anyio.run(_round_trip, home.root)
     info = seen["init"].server_info
     assert info.name == "mind-harvest" and info.version == version("mind-harvest")
     assert set(seen["tools"]) == set(TOOL_NAMES)
@@ -253,9 +295,12 @@ def test_mcp_tool_call_round_trip_over_stdio(tmp_path):
     assert "Traceback" not in seen["traversal"].content[0].text
     assert seen["identity"]["identity"]["name"] == "Mnemo"
     assert seen["missing"].is_error
-    assert [block.text for block in seen["missing"].content] == [
-        "no mind for workspace 'nosuch' (minds: team)"  # asked before personal was written
+    assert [block.text for block in seen["missing"].content] == ["no mind for workspace 'nosuch' (minds: team, personal)"]
+    assert seen["save_nosuch"].is_error and [block.text for block in seen["save_nosuch"].content] == [
+        "no mind for workspace 'nosuch' (minds: team, personal); MCP creates no mind: "
+        "`mind sources add PATH -w nosuch` does"
     ]
+    assert not home.workspace_path("nosuch").exists()
     assert seen["cleanup"]["reconciled"]["fts_fixed"] == 0
     snippet = seen["snippets"][seen["long_frame"]]  # of a 2,000-character text
     assert len(snippet) <= 82 and "Osprey lease" in snippet
@@ -388,6 +433,7 @@ sys.exit(main(["mcp", "--home", sys.argv[1], "--embedder", "mock"]))
 
 
 def test_mind_mcp_starts_without_the_engine_and_loads_it_on_the_first_call(tmp_path):
+    existing_mind(MindHome(tmp_path / "home"), "default")
     done = subprocess.run(
         [sys.executable, "-c", _SERVE_UNTIL_STARTED.format(heavy=NOT_AT_STARTUP), str(tmp_path / "home")],
         env={**os.environ, "PYTHONPATH": str(REPO)},
@@ -423,7 +469,9 @@ def test_warm_up_starts_once_the_client_is_initialized_and_builds_once(tmp_path)
         built.append("embedder")
         return HashingEmbedder()
 
-    tools = MindTools(MindHome(tmp_path / "home"), "team", OnFirstUse(make_embedder), OnFirstUse(list))
+    home = MindHome(tmp_path / "home")
+    existing_mind(home)
+    tools = MindTools(home, "team", OnFirstUse(make_embedder), OnFirstUse(list))
     middleware = WarmUpWhenInitialized(lambda: (tools.warm_up(), warmed.set()))
 
     async def handshake(method: str) -> str:

@@ -501,8 +501,40 @@ def test_token_is_required_when_configured(client, running):
     assert ok.status_code == 200
 
 
+def test_with_a_token_the_api_docs_need_it_too_as_a_header_or_in_a_browser_s_url(client, running):
+    url = running(token=TOKEN)
+    for path in ("/docs", "/openapi.json"):
+        for params in ({}, {"token": "wrong"}, {"token": ""}):
+            refused = no_trace(client.get(url + path, params=params))
+            assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer", (path, params)
+            assert refused.json()["error"] == f"a valid bearer token is required (in a browser: {path}?token=TOKEN)"
+        assert client.get(url + path, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200, path
+    page = client.get(url + "/docs", params={"token": TOKEN})
+    assert page.status_code == 200 and "swagger-ui" in page.text
+    # the page fetches the document with the token it was opened with, escaped for the URL
+    assert f"'/openapi.json?token={TOKEN}'" in page.text
+    assert get(client, url + "/openapi.json", token=TOKEN).json()["paths"]
+    by_header = client.get(url + "/docs", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert "'/openapi.json'" in by_header.text and TOKEN not in by_header.text
+    # the query parameter opens the docs only: the API itself takes the header alone
+    assert no_trace(client.get(url + "/recall", params={"query": "Falcon", "token": TOKEN})).status_code == 401
+    # Swagger UI's own files are the same on every server and stay open, as does the redirect
+    assets = re.findall(r'(?:src|href)="(/docs/assets/[^"]+)"', page.text)
+    assert assets and all(client.get(url + asset).status_code == 200 for asset in assets)
+    redirect = client.get(url + "/", params={"token": TOKEN}, follow_redirects=False)
+    assert redirect.headers["location"] == f"/docs?token={TOKEN}"
+
+
+def test_a_token_in_the_docs_url_is_escaped_in_the_page(client, running):
+    token = "it's<b>&\"x"
+    url = running(token=token)
+    page = client.get(url + "/docs", params={"token": token})
+    assert page.status_code == 200 and token not in page.text
+    assert "'/openapi.json?token=it%27s%3Cb%3E%26%22x'" in page.text
+
+
 def test_the_document_names_the_routes_that_need_the_token(client, running):
-    spec = get(client, running(token=TOKEN) + "/openapi.json").json()
+    spec = get(client, running(token=TOKEN) + "/openapi.json", token=TOKEN).json()
     assert spec["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
     for path, operations in spec["paths"].items():
         for operation in operations.values():
@@ -663,7 +695,13 @@ def test_mind_serve_command(tmp_path):
         and "needs a bearer token" in refused.stderr
         and "Traceback" not in refused.stderr
     )
-    process = subprocess.Popen([*cli, "--port", "0", "--workers", "2"], stderr=subprocess.PIPE, text=True, cwd=REPO)
+    process = subprocess.Popen(
+        [*cli, "--port", "0", "--workers", "2"],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "MIND_HARVEST_SERVE_HEADER_TIMEOUT": "1"},
+    )
     workers: list[psutil.Process] = []
     try:
         line = ""
@@ -685,6 +723,11 @@ def test_mind_serve_command(tmp_path):
         for _ in range(8):
             recalled = httpx.get(url + "/recall", params={"query": "Falcon"}, timeout=30).json()
             assert recalled["results"][0]["content"] == "Falcon notes"
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as slow:
+            began = time.monotonic()
+            slow.sendall(b"GET /health HTTP/1.1\r\nHo")  # the worker's header timeout: 1 s
+            assert slow.recv(65536).startswith(b"HTTP/1.1 408") and time.monotonic() - began < 5
     finally:
         process.send_signal(signal.SIGTERM)
         try:

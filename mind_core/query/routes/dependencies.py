@@ -1,5 +1,6 @@
-"""What the routes share: the query service of the app, the bearer token check, the refusal of a
-scalar parameter given twice, and the error answers an endpoint lists in the OpenAPI document."""
+"""What the routes share: the query service of the app, the bearer token checks (the API's, and
+the API docs' that also reads ``?token=``), the refusal of a scalar parameter given twice, and the
+error answers an endpoint lists in the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ UNREADABLE = "The mind cannot be read: corrupt, not a mind, or vectors of anothe
 TOO_LARGE = f"Request body larger than {limits.MAX_BODY_BYTES} bytes"
 UNEXPECTED = "Unexpected error (details in the server log under error_id)"
 UNAUTHORIZED = "A valid bearer token is required"
+DOCS_TOKEN_PARAMETER = "token"  # /docs and /openapi.json only
 READS_A_MIND = {400: INVALID, 404: NO_MIND, 409: UNREADABLE}
 WITH_BODY = {**READS_A_MIND, 413: TOO_LARGE}
 
@@ -49,7 +51,19 @@ def token_given(request: Request) -> bool:
     if not token:
         return True
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+    return scheme.lower() == "bearer" and _is_token(given.strip(), token)
+
+
+def token_in_query(request: Request) -> bool:
+    """Whether the query string's ``token`` is the server's token: how a browser, which sends no
+    bearer header by itself, opens /docs and /openapi.json (they alone read it)."""
+    token = request.app.state.bearer_token
+    given = request.query_params.get(DOCS_TOKEN_PARAMETER)
+    return bool(token) and given is not None and _is_token(given, token)
+
+
+def _is_token(given: str, token: str) -> bool:
+    return hmac.compare_digest(given.encode(), token.encode())
 
 
 async def require_token(request: Request) -> None:
@@ -57,6 +71,17 @@ async def require_token(request: Request) -> None:
     without it is a 401."""
     if not token_given(request):
         raise HTTPException(401, "a valid bearer token is required", {"WWW-Authenticate": "Bearer"})
+
+
+async def require_docs_token(request: Request) -> None:
+    """/docs and /openapi.json: with a token configured, they need it too (the document names
+    every route and field of the service), as a bearer token or as ``?token=`` (a browser)."""
+    if not token_given(request) and not token_in_query(request):
+        raise HTTPException(
+            401,
+            f"a valid bearer token is required (in a browser: {request.url.path}?{DOCS_TOKEN_PARAMETER}=TOKEN)",
+            {"WWW-Authenticate": "Bearer"},
+        )
 
 
 def single_values(model: type[BaseModel]) -> Callable[[Request], Coroutine[Any, Any, None]]:
