@@ -75,9 +75,10 @@ Environment:
   {EMBEDDER_ENV:<27} the embedding provider (--embedder), default inprocess
   {"MIND_HARVEST_SERVE_TOKEN":<27} the bearer token `mind serve` requires
   {"MIND_HARVEST_SERVE_WORKERS":<27} worker processes of `mind serve` (--workers)
+  {"MIND_HARVEST_SERVE_HEADER_TIMEOUT":<27} seconds `mind serve` waits for a request's headers (--header-timeout)
   {"NO_COLOR":<27} plain output on a terminal too
 
-Each command's --help has its options and an example; README.md has the whole guide."""
+Each command's --help has its options and an example; docs/usage.md has the whole guide."""
 
 
 class MindGroup(click.Group):
