@@ -33,21 +33,21 @@ from mind_core.cli.output import TableView, emit
 )
 @click.option("--since", metavar="WHEN", help="Frames from this event time on (ISO date or timestamp).")
 @click.option("--until", metavar="WHEN", help="Frames up to this event time.")
-@click.option("--yes", is_flag=True, help="Forget for real (default: only show what would go).")
+@click.option("--yes", is_flag=True, help="Forget for real; without it, only show what would go.")
 @click.option(
     "--allow-return",
     is_flag=True,
     help="Instead of forgetting: lift the tombstones an earlier forget with the same selector laid, "
     "so a later harvest may bring the content back.",
 )
-@click.option("--by", metavar="WHO", help="Who forgets, for the audit log (default: the OS user).")
+@click.option("--by", metavar="WHO", help="Who forgets, for the audit log; the OS user when not given.")
 @click.option(
     "--no-vacuum", is_flag=True, help="Skip VACUUM (freed pages are still zeroed by secure_delete)."
 )
 @common_options_hiding("quiet")
 @mind_command
 def forget(args: CommandArgs) -> int:
-    """Forget frames, a source, a query's matches, a time range or a person.
+    """Forget a person, a source, a query or frames, for good.
 
     Everything derived goes too (full-text and vector indexes, chunks, knowledge, session
     summaries, awareness), deleted content is overwritten in the mind's files, and tombstones
