@@ -30,7 +30,13 @@ def _frame_texts(mind):
 def test_a_forgotten_person_leaves_no_byte_in_the_mind_files(tmp_path, mailbox):
     path, mind = _harvested(tmp_path, mailbox)
     assert any("quarlesworth" in t.lower() for t in _frame_texts(mind))
-    assert mind.db.scalar("SELECT COUNT(*) FROM knowledge_entities WHERE name = ?", (NAME,)) == 1
+    her = mind.db.scalar("SELECT id FROM knowledge_entities WHERE name = ?", (NAME,))
+    mind.knowledge.update_entity(her, properties={"addresses": [ADDRESS], "note": f"{NAME} runs the harbour"})
+    assert mind.db.scalar("SELECT COUNT(*) FROM knowledge_versions WHERE kind = 'entity' AND row_id = ?", (her,)) >= 1
+    her_relations = mind.db.scalar(
+        "SELECT COUNT(*) FROM knowledge_relations WHERE source_id = ? OR target_id = ?", (her, her)
+    )
+    assert her_relations >= 2  # sent one mail, received one
     mind.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
     before = raw_bytes(path)
     assert all(trace in before for trace in TRACES)
@@ -40,6 +46,10 @@ def test_a_forgotten_person_leaves_no_byte_in_the_mind_files(tmp_path, mailbox):
     assert len(plan.frame_ids) == 1 and len(plan.redacted_ids) == 2  # wrote one, received one, named in one
     result = forget(mind, plan, "tester")
     assert result.counts["frames_deleted"] == 1 and result.counts["entities_deleted"] >= 1
+    assert result.counts["relations_deleted"] >= her_relations and result.counts["versions_deleted"] >= 1
+    for table, column in (("knowledge_entities", "id"), ("knowledge_versions", "row_id")):
+        assert mind.db.scalar(f"SELECT COUNT(*) FROM {table} WHERE {column} = ?", (her,)) == 0
+    assert mind.db.scalar("SELECT COUNT(*) FROM kg_entity_frames WHERE entity_id = ?", (her,)) == 0
     assert not result.scrub["wal_busy"]
 
     texts = _frame_texts(mind)
