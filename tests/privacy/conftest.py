@@ -15,7 +15,9 @@ BOB = ("Bob Smith", "bob.smith@example.com")
 ALICE = ("Alice Johnson", "alice.johnson@example.com")
 
 
-def _mail(n: int, sender: tuple[str, str], recipient: tuple[str, str], subject: str, text: str) -> SyntheticMail:
+def _mail(
+    n: int, sender: tuple[str, str], recipient: tuple[str, str], subject: str, text: str
+) -> SyntheticMail:
     return SyntheticMail(
         message_id=f"m{n}@example.com",
         thread=n,
@@ -31,7 +33,11 @@ MAILS = [
     _mail(0, ZEPHYRINE, BOB, "Budget draft", "Here is the budget draft for the lighthouse restoration."),
     _mail(1, BOB, ZEPHYRINE, "Lighthouse paint", "Thanks, the lighthouse paint order went out yesterday."),
     _mail(
-        2, ALICE, BOB, "Who knows the harbour", f"Ask {NAME} ({ADDRESS}) about the harbour permits, she knows."
+        2,
+        ALICE,
+        BOB,
+        "Who knows the harbour",
+        f"Ask {NAME} ({ADDRESS}) about the harbour permits, she knows.",
     ),
     _mail(3, ALICE, BOB, "Ferry timetable", "The ferry timetable changes in April, plan the trip around it."),
     _mail(4, BOB, ALICE, "Kite festival", "The kite festival moved to the northern beach this spring."),

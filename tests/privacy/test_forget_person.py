@@ -32,7 +32,10 @@ def test_a_forgotten_person_leaves_no_byte_in_the_mind_files(tmp_path, mailbox):
     assert any("quarlesworth" in t.lower() for t in _frame_texts(mind))
     her = mind.db.scalar("SELECT id FROM knowledge_entities WHERE name = ?", (NAME,))
     mind.knowledge.update_entity(her, properties={"addresses": [ADDRESS], "note": f"{NAME} runs the harbour"})
-    assert mind.db.scalar("SELECT COUNT(*) FROM knowledge_versions WHERE kind = 'entity' AND row_id = ?", (her,)) >= 1
+    assert (
+        mind.db.scalar("SELECT COUNT(*) FROM knowledge_versions WHERE kind = 'entity' AND row_id = ?", (her,))
+        >= 1
+    )
     her_relations = mind.db.scalar(
         "SELECT COUNT(*) FROM knowledge_relations WHERE source_id = ? OR target_id = ?", (her, her)
     )
@@ -57,7 +60,10 @@ def test_a_forgotten_person_leaves_no_byte_in_the_mind_files(tmp_path, mailbox):
     assert not any(trace.decode() in t.lower() for t in texts for trace in TRACES)
     for query in (NAME, ADDRESS, "Zephyrine", "budget draft lighthouse restoration"):
         for hit in mind.search.search(query, limit=50):
-            assert "quarlesworth" not in hit.frame.content.lower() and "restoration" not in hit.frame.content.lower()
+            assert (
+                "quarlesworth" not in hit.frame.content.lower()
+                and "restoration" not in hit.frame.content.lower()
+            )
     assert mind.db.scalar("SELECT COUNT(*) FROM knowledge_versions WHERE data LIKE '%quarlesworth%'") == 0
     mind.close()
     after = raw_bytes(path)

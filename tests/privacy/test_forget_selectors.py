@@ -11,7 +11,7 @@ from mind_core.cli import EXIT_OK, EXIT_USAGE, main
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
-from mind_core.privacy.forget import forget, plan_forget
+from mind_core.privacy.forget import allow_return, forget, plan_forget
 from mind_core.privacy.selection import Selector
 from mind_core.privacy.snapshots import FORGOTTEN_MARKER, stale_before
 from mind_core.store.home import MindHome
@@ -32,6 +32,11 @@ def _contents(mind) -> list[str]:
     return [row[0] for row in mind.db.query("SELECT content FROM memory_frames ORDER BY id")]
 
 
+def _file_bytes(path: Path) -> bytes:
+    wal = path.with_name(path.name + "-wal")
+    return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
 def _derived_rows(mind, frame_ids) -> int:
     ids = json.dumps(frame_ids)
     return sum(
@@ -49,12 +54,24 @@ def _derived_rows(mind, frame_ids) -> int:
 def test_forget_by_query_takes_the_frames_holding_every_word_and_what_derives_from_them(mind):
     plan = plan_forget(mind.db, Selector(query="ferry timetable"))
     assert len(plan.frame_ids) == 1 and _derived_rows(mind, plan.frame_ids) > 0
+    vector = mind.db.scalar("SELECT embedding FROM memory_frames_vec WHERE rowid = ?", (plan.frame_ids[0],))
+    vector_bytes = vector.strip(b"\x00")[:64]
+    assert vector_bytes in _file_bytes(Path(mind.db.path))
     forget(mind, plan, "tester")
+    assert vector_bytes not in _file_bytes(
+        Path(mind.db.path)
+    )  # sqlite-vec's chunk and the pages are rewritten
     assert _derived_rows(mind, plan.frame_ids) == 0
     assert not [c for c in _contents(mind) if "timetable" in c] and len(_contents(mind)) == 4
     assert b"timetable" not in raw_bytes(Path(mind.db.path))
     again = harvest(mind, "mail", force=True)
     assert again.imported.messages_forgotten == 1 and len(_contents(mind)) == 4
+    # the same selector however spelled lifts its tombstones; the next harvest reads the source again
+    assert (
+        allow_return(mind, Selector(query="Ferry  TIMETABLE"), "tester", apply=True)["tombstones_removed"]
+        == 2
+    )
+    assert harvest(mind, "mail").imported.frames_new == 1 and len(_contents(mind)) == 5
 
 
 def test_forget_by_frame_ids_and_by_time_range(mind):
