@@ -67,7 +67,9 @@ def forget(args: CommandArgs) -> int:
         until=args.until,
     )
     actor = args.by or current_actor()
-    with open_mind(args, embed=args.yes and not args.allow_return, write=args.yes) as mind:
+    # only a person's forget embeds (the frames whose mentions it replaced); the others need no model
+    embed = args.yes and args.person is not None and not args.allow_return
+    with open_mind(args, embed=embed, write=args.yes) as mind:
         if args.allow_return:
             counts = forgetting.allow_return(mind, selector, actor, apply=args.yes)
             verb = "lifted" if args.yes else "would lift"

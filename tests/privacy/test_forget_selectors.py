@@ -132,3 +132,10 @@ def test_the_command_shows_then_forgets_and_marks_snapshots_stale(tmp_path, mail
     assert entry["actor"] == "dpo" and json.loads(entry["selector_kinds"]) == ["query"]
     assert "kite" not in json.dumps(entry) and "festival" not in json.dumps(entry)
     assert _run(capsys, "forget", *base)[0] == EXIT_USAGE
+
+    code, out = _run(capsys, "forget", "--person", "zq@quarles.example", "--yes", "--json", *base)
+    counts = json.loads(out)["counts"]
+    assert code == EXIT_OK and counts["frames_deleted"] == 1 and counts["frames_redacted"] == 2
+    assert counts["vectors_remade"] == 1  # the frame whose text named her; the other only in its headers
+    code, out = _run(capsys, "forget", "--person", "zq@quarles.example", "--allow-return", *base)
+    assert code == EXIT_OK and out.startswith("would lift ") and "0 tombstone" not in out
