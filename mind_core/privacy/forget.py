@@ -22,8 +22,10 @@ held the words), the file is vacuumed and the WAL checkpointed and truncated.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,12 +37,10 @@ from mind_core.privacy.person import Person, find_person, redact
 from mind_core.privacy.selection import Selector, selected_frames
 from mind_core.store.db import IN_LIST, Database, in_list
 from mind_core.store.reconcile import reconcile_vec_index
-from mind_core.store.schema import content_hash, set_meta
-from mind_core.timestamps import now_iso
+from mind_core.store.schema import content_hash
 
 PREVIEW_FRAMES = 10
 SNIPPET_CHARS = 100
-FORGOTTEN_AT_META = "privacy_forgotten_at"
 # text columns outside the frames that may quote a person: (table, key column, column, JSON?)
 QUOTING_COLUMNS = (
     ("knowledge_entities", "id", "name", False),
@@ -168,9 +168,24 @@ def preview(db: Database, plan: ForgetPlan, limit: int = PREVIEW_FRAMES) -> list
 
 def forget(mind: Mind, plan: ForgetPlan, actor: str, *, vacuum: bool = True) -> ForgetResult:
     """Do what ``plan`` says, record it, then scrub the files; returns the counts and the time."""
+    with _secure_delete(mind.db):
+        return _forget(mind, plan, actor, vacuum)
+
+
+@contextlib.contextmanager
+def _secure_delete(db: Database) -> Iterator[None]:
+    """``secure_delete`` on for the forget, then as it was (it slows every later delete)."""
+    before = db.scalar("PRAGMA secure_delete")
+    db.execute("PRAGMA secure_delete = ON")
+    try:
+        yield
+    finally:
+        db.execute(f"PRAGMA secure_delete = {int(before)}")
+
+
+def _forget(mind: Mind, plan: ForgetPlan, actor: str, vacuum: bool) -> ForgetResult:
     started = time.perf_counter()
     db = mind.db
-    db.execute("PRAGMA secure_delete = ON")
     with db.transaction():
         key = mind_key(db, create=True)
         assert key is not None
@@ -190,7 +205,6 @@ def forget(mind: Mind, plan: ForgetPlan, actor: str, *, vacuum: bool = True) -> 
                 counts["rows_redacted"] = _redact_columns(db, plan.person, pattern)
         counts["sessions_deleted"], counts["summaries_remade"] = _refresh_sessions(db, gops)
         audit_id = audit.record(db, actor, "forget", plan.selector.kinds, selector, counts)
-        set_meta(db, FORGOTTEN_AT_META, now_iso())
     if mind.embedder is not None and plan.redacted_ids:
         counts["vectors_remade"] = reconcile_vec_index(db, mind.embedder)
     report = scrub(db, vacuum=vacuum)
@@ -354,7 +368,11 @@ def scrub(db: Database, *, vacuum: bool = True) -> dict[str, Any]:
     segments, the file vacuumed (with ``secure_delete`` on, freed pages are zeroed anyway), the WAL
     copied back and truncated to nothing. ``wal_busy``: another connection still reads an older
     state, so the WAL could not be truncated (run again when it has closed)."""
-    db.execute("PRAGMA secure_delete = ON")
+    with _secure_delete(db):
+        return _scrub(db, vacuum)
+
+
+def _scrub(db: Database, vacuum: bool) -> dict[str, Any]:
     db.execute("INSERT INTO memory_frames_fts (memory_frames_fts) VALUES ('optimize')")
     if vacuum:
         db.execute("VACUUM")

@@ -40,6 +40,7 @@ def test_a_forgotten_person_leaves_no_byte_in_the_mind_files(tmp_path, mailbox):
         "SELECT COUNT(*) FROM knowledge_relations WHERE source_id = ? OR target_id = ?", (her, her)
     )
     assert her_relations >= 2  # sent one mail, received one
+    mind.awareness.add("pending", f"Call {NAME} about the harbour permits")
     mind.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
     before = raw_bytes(path)
     assert all(trace in before for trace in TRACES)
@@ -53,7 +54,8 @@ def test_a_forgotten_person_leaves_no_byte_in_the_mind_files(tmp_path, mailbox):
     for table, column in (("knowledge_entities", "id"), ("knowledge_versions", "row_id")):
         assert mind.db.scalar(f"SELECT COUNT(*) FROM {table} WHERE {column} = ?", (her,)) == 0
     assert mind.db.scalar("SELECT COUNT(*) FROM kg_entity_frames WHERE entity_id = ?", (her,)) == 0
-    assert not result.scrub["wal_busy"]
+    assert not result.scrub["wal_busy"] and result.counts["awareness_deleted"] == 1
+    assert mind.db.scalar("PRAGMA secure_delete") == 0  # as it was before the forget
 
     texts = _frame_texts(mind)
     assert len(texts) == 4 and any("[forgotten person]" in t for t in texts)
