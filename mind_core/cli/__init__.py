@@ -60,6 +60,7 @@ BUILT_IN_COMMANDS: dict[str, str] = {
     "mcp": "mind_core.cli.serve",
     "snapshot": "mind_core.cli.snapshot",
     "analytics": "mind_core.cli.snapshot",
+    "forget": "mind_core.cli.forget",
 }
 
 

@@ -34,6 +34,7 @@ from mind_core.harvest.ownership import frame_metadata, frames_held, hand_over, 
 from mind_core.harvest.source_metadata import ledger_digest, same_source_metadata, source_metadata
 from mind_core.harvest.stores import HarvestRunStore, HarvestSourceStore, SourceOutcome
 from mind_core.mind import Mind
+from mind_core.privacy.tombstones import HarvestGuard
 from mind_core.store.db import IN_LIST, Database, escape_like, in_list
 from mind_core.store.frames import Frame, NewFrame
 from mind_core.store.schema import content_hash
@@ -60,6 +61,7 @@ class ImportSummary:
     frames_shared_with: dict[str, int] = field(default_factory=dict)
     frames_restored: int = 0  # messages whose frame had been rewritten under them, given their text back
     frames_metadata_refreshed: int = 0  # same text, new source metadata (frontmatter, tags): the owner's frame follows
+    messages_forgotten: int = 0  # skipped: a tombstone of `mind forget` names them or their author
     timestamps_missing: int = 0
     error_count: int = 0
     errors: list[HarvestError] = field(default_factory=list)
@@ -184,6 +186,7 @@ def import_items(
     seen_keys: set[str] | None = set() if prune else None
     ensured_gops: set[str] = set()
     pending: list[_Pending] = []
+    guard = HarvestGuard.load(mind.db)
 
     def flush() -> None:
         if pending:
@@ -231,6 +234,14 @@ def import_items(
                     message = replace(message, text=message.text[:MAX_MESSAGE_CHARS])
                 content = frame_content(event, message)
                 kept = source_metadata(event, message)
+                if guard.active:
+                    if guard.buries(key, content, (message.author, message.metadata.get("from"))):
+                        summary.messages_forgotten += 1
+                        continue
+                    content, kept = guard.redact_text(content), guard.redact_value(kept)
+                    if guard.buries(key, content, ()):
+                        summary.messages_forgotten += 1
+                        continue
                 digest = content_hash(content)  # the text the message's frame must hold
                 message_hashes.append(f"{key}\x00{ledger_digest(content, kept)}")
                 if seen_keys is not None:
@@ -239,7 +250,7 @@ def import_items(
                 if not is_valid_iso_timestamp(timestamp):
                     summary.timestamps_missing += 1
                 meta = {
-                    "provenance": provenance(source_name, kind, event, message, identity),
+                    "provenance": guard.redact_value(provenance(source_name, kind, event, message, identity)),
                     "source": kept,
                 }
                 pending.append(

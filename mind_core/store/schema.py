@@ -271,6 +271,29 @@ INSERT OR IGNORE INTO kg_relation_frames (relation_id, frame_id)
 """
 
 
+# -- 0012 (issue #33): what `mind forget` keeps: tombstones and the audit log, never the content ------
+# ``privacy_tombstones`` holds keyed hashes (HMAC with the mind's own key in ``meta``) of forgotten
+# item keys, content hashes and people, so a later harvest does not bring them back; ``selector``
+# is the keyed hash of the forget that laid them (``--allow-return`` with the same selector lifts
+# them). ``privacy_audit`` records who forgot what kind of thing, how much and when.
+_PRIVACY_SQL = """
+CREATE TABLE privacy_audit (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL CHECK (action IN ('forget', 'allow_return')),
+  selector_kinds TEXT NOT NULL,
+  selector TEXT NOT NULL,
+  counts TEXT NOT NULL DEFAULT '{}');
+CREATE TABLE privacy_tombstones (
+  kind TEXT NOT NULL CHECK (kind IN ('item', 'content', 'person')),
+  digest TEXT NOT NULL,
+  selector TEXT NOT NULL,
+  PRIMARY KEY (kind, digest, selector)) WITHOUT ROWID;
+CREATE INDEX idx_privacy_tombstones_selector ON privacy_tombstones (selector)
+"""
+
+
 # A frame's speaker (the chat message's author), as ``idx_frames_role`` indexes it; a query must
 # spell it the same way for SQLite to use the index. Metadata that is not JSON has no speaker.
 FRAME_ROLE_SQL = "(CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.provenance.role') END)"
@@ -293,6 +316,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0010_knowledge_evidence", _KNOWLEDGE_EVIDENCE_SQL),
     # the search asks which speakers a mind has for every question (``mind_core.search.speakers``)
     Migration("0011_frames_role_index", f"CREATE INDEX idx_frames_role ON memory_frames {FRAME_ROLE_SQL}"),
+    Migration("0012_privacy", _PRIVACY_SQL),
 )
 
 
