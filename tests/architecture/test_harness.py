@@ -49,7 +49,7 @@ def marks_by_test(tree: ast.Module) -> dict[str, set[str]]:
     }
 
 
-def test_files() -> list[Path]:
+def files_of_the_suite() -> list[Path]:
     return sorted((REPO_ROOT / "tests").rglob("test_*.py"))
 
 
@@ -70,7 +70,7 @@ def test_the_selecting_markers_are_registered(pytestconfig: pytest.Config) -> No
     registered = {line.split(":")[0].strip() for line in pytestconfig.getini("markers")}
     assert {"slow", "real_model", "cluster"} <= registered
     used = set()
-    for path in test_files():
+    for path in files_of_the_suite():
         for marks in marks_by_test(ast.parse(path.read_text(encoding="utf-8"))).values():
             used |= marks
     assert used - BUILT_IN_MARKS <= registered  # a misspelt marker would select nothing, silently
@@ -87,7 +87,7 @@ def test_the_mark_reader_sees_module_and_function_marks() -> None:
 def test_real_model_and_cluster_tests_are_also_slow() -> None:
     unmarked = [
         f"{path.relative_to(REPO_ROOT)}::{name}"
-        for path in test_files()
+        for path in files_of_the_suite()
         for name, marks in marks_by_test(ast.parse(path.read_text(encoding="utf-8"))).items()
         if marks & SLOW_WITH and "slow" not in marks
     ]
