@@ -19,11 +19,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Any
 
 from mind_harvest.plugins._jsonhead import HEAD_BYTES, UTF8_BOM, other_encoding
-from mind_harvest.plugins._jsonstream import JSONStreamError
+from mind_harvest.plugins._jsonresync import LostRecord
+from mind_harvest.plugins._jsonstream import JSONStreamError, Record, stream_records
 
 CHUNK = 64 * 1024
 _STRUCTURAL = re.compile(rb'["\\\[\]{}\n]')
@@ -144,12 +145,29 @@ class Array:
     reader: ArraySlice
 
 
+def array_records(array: Array) -> Iterator[Record | LostRecord]:
+    """The array's elements as ``stream_records`` reads a root array (a broken one is a
+    ``LostRecord``), their positions counted in the whole file."""
+    start = array.reader.start
+    for record in stream_records(array.reader):
+        if isinstance(record, LostRecord):
+            yield replace(record, offset=record.offset + start)
+            continue
+        for note in record.notes:
+            note.offset += start
+        yield record
+
+
 def matches(path: Path, pattern: tuple[str, ...]) -> bool:
     """``"*"`` in a pattern stands for any array index."""
-    return len(path) == len(pattern) and all(p == "*" and isinstance(k, int) or p == k for k, p in zip(path, pattern, strict=True))
+    return len(path) == len(pattern) and all(
+        p == "*" and isinstance(k, int) or p == k for k, p in zip(path, pattern, strict=True)
+    )
 
 
-def walk(raw: IO[bytes], arrays: tuple[tuple[str, ...], ...], objects: tuple[tuple[str, ...], ...] = ()) -> Iterator[Scalar | Array]:
+def walk(
+    raw: IO[bytes], arrays: tuple[tuple[str, ...], ...], objects: tuple[tuple[str, ...], ...] = ()
+) -> Iterator[Scalar | Array]:
     """The scalars of the root and of the containers leading to ``arrays`` (and of ``objects``),
     and each array at an ``arrays`` path; everything else is skipped. Raises JSONStreamError
     where the document around the arrays breaks."""
@@ -177,7 +195,9 @@ def _entered(path: Path, entered: set[tuple[str, ...]]) -> bool:
     return any(matches(path, pattern) for pattern in entered)
 
 
-def _value(source: Source, path: Path, arrays: tuple[tuple[str, ...], ...], entered: set[tuple[str, ...]]) -> Iterator[Scalar | Array]:
+def _value(
+    source: Source, path: Path, arrays: tuple[tuple[str, ...], ...], entered: set[tuple[str, ...]]
+) -> Iterator[Scalar | Array]:
     first = source.peek()
     if first is None:
         raise JSONStreamError("the document ends inside a value", 0, source.offset)
@@ -193,7 +213,9 @@ def _value(source: Source, path: Path, arrays: tuple[tuple[str, ...], ...], ente
         yield Scalar(path, _scalar(source))
 
 
-def _object(source: Source, path: Path, arrays: tuple[tuple[str, ...], ...], entered: set[tuple[str, ...]]) -> Iterator[Scalar | Array]:
+def _object(
+    source: Source, path: Path, arrays: tuple[tuple[str, ...], ...], entered: set[tuple[str, ...]]
+) -> Iterator[Scalar | Array]:
     source.expect(b"{")
     if source.peek() == 0x7D:
         source.take(1)
@@ -212,7 +234,9 @@ def _object(source: Source, path: Path, arrays: tuple[tuple[str, ...], ...], ent
             raise JSONStreamError("expected ',' or '}' in an object", 0, source.offset)
 
 
-def _array(source: Source, path: Path, arrays: tuple[tuple[str, ...], ...], entered: set[tuple[str, ...]]) -> Iterator[Scalar | Array]:
+def _array(
+    source: Source, path: Path, arrays: tuple[tuple[str, ...], ...], entered: set[tuple[str, ...]]
+) -> Iterator[Scalar | Array]:
     source.expect(b"[")
     if source.peek() == 0x5D:
         source.take(1)

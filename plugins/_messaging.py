@@ -57,7 +57,13 @@ def media_kind(name: str) -> str:
 def attachment(kind: str, name: str | None, path: str | None, located: bool) -> tuple[str, dict[str, Any]]:
     """The placeholder text of one medium and its ``attachments`` entry."""
     text = f"[{kind}: {name}]" if name else f"[{kind} omitted]"
-    return text, {"kind": kind, "name": name, "path": path if located else None, "located": located, "placeholder": None}
+    return text, {
+        "kind": kind,
+        "name": name,
+        "path": path if located else None,
+        "located": located,
+        "placeholder": None,
+    }
 
 
 def stamp_metadata(moment: datetime, written: str) -> dict[str, Any]:
