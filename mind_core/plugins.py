@@ -50,6 +50,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "mind_harvest.plugins.whatsapp",
     "mind_harvest.plugins.telegram",
     "mind_harvest.plugins.slack",
+    "mind_harvest.plugins.discord",
     "mind_harvest.plugins.plaintext",
     "mind_harvest.plugins.pdf",
     "mind_harvest.plugins.web",
