@@ -27,6 +27,8 @@ from mind_harvest.plugins._jsonresync import LostRecord
 from mind_harvest.plugins._jsonstream import JSONStreamError, Record, stream_records
 
 CHUNK = 64 * 1024
+MAX_SCALAR_BYTES = 2**20
+ESCAPE_TAIL = 64
 _STRUCTURAL = re.compile(rb'["\\\[\]{}\n]')
 _SCALAR = re.compile(rb"-?[0-9][0-9.eE+-]*|true|false|null|-?Infinity|NaN")
 _WHITESPACE = b" \t\r\n"
@@ -254,34 +256,41 @@ def _array(
 
 
 def _scalar(source: Source) -> Any:
-    """A string, number, true, false or null (a string longer than a chunk is read whole)."""
+    """A string, number, true, false or null. A string longer than MAX_SCALAR_BYTES (outside the
+    message arrays only names and ids are read) is read past and is None."""
     source.peek()
     data = source.take(CHUNK)
     if data[:1] == b'"':
-        position = 1
-        while True:
-            end = data.find(b'"', position)
-            while end > 0:
-                run = end
-                while data[run - 1] == 0x5C:
-                    run -= 1
-                if (end - run) % 2 == 0:
-                    break
-                end = data.find(b'"', end + 1)
-            if end > 0:
-                source.give_back(data[end + 1 :])
-                return _decoded(data[: end + 1], source)
+        position, dropped = 1, False
+        while (end := _closing_quote(data, position)) < 0:
             more = source.take(CHUNK)
             if not more:
                 raise JSONStreamError("the document ends inside a string", 0, source.offset)
+            if len(data) > MAX_SCALAR_BYTES:
+                data, dropped = data[-ESCAPE_TAIL:], True  # the tail: a backslash may escape a quote
             position = len(data)
             data += more
+        source.give_back(data[end + 1 :])
+        return None if dropped else _decoded(data[: end + 1], source)
     match = _SCALAR.match(data)
     if match is None:
         source.give_back(data)
         raise JSONStreamError(f"not a JSON value: {data[:16]!r}", 0, source.offset)
     source.give_back(data[match.end() :])
     return _decoded(match.group(), source)
+
+
+def _closing_quote(data: bytes, position: int) -> int:
+    """The index of the first quote at or after ``position`` that no backslash escapes, or -1."""
+    end = data.find(b'"', position)
+    while end >= 0:
+        run = end
+        while run > 0 and data[run - 1] == 0x5C:
+            run -= 1
+        if (end - run) % 2 == 0:
+            return end
+        end = data.find(b'"', end + 1)
+    return -1
 
 
 def _decoded(token: bytes, source: Source) -> Any:
