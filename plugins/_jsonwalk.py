@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from typing import IO, Any
 
 from mind_harvest.plugins._jsonhead import HEAD_BYTES, UTF8_BOM, other_encoding
@@ -32,6 +33,13 @@ ESCAPE_TAIL = 64
 _STRUCTURAL = re.compile(rb'["\\\[\]{}\n]')
 _SCALAR = re.compile(rb"-?[0-9][0-9.eE+-]*|true|false|null|-?Infinity|NaN")
 _WHITESPACE = b" \t\r\n"
+_ESCAPE_PAIR = re.compile(rb"\\.", re.DOTALL)
+_NOT_KEPT = bytes(b for b in range(256) if b not in b'[]{}"\n')
+_DEPTH_STEP = [0] * 256
+for _opener in b"[{":
+    _DEPTH_STEP[_opener] = 1
+for _closer in b"]}":
+    _DEPTH_STEP[_closer] = -1
 
 Path = tuple[str | int, ...]
 
@@ -94,7 +102,7 @@ class ArraySlice:
         if not data:
             self.done = True
             return b""
-        end = self._end_in(data)
+        end = self._end_in(data) if self._may_end_in(data) else -1
         if end >= 0:
             self.done = True
             self.source.give_back(data[end:])
@@ -104,6 +112,32 @@ class ArraySlice:
     def drain(self) -> None:
         while self.read(CHUNK):
             pass
+
+    def _may_end_in(self, data: bytes) -> bool:
+        """Whether the container may close in ``data``; when not, the scan's state is moved past
+        it at C speed (escape pairs dropped, only quotes, brackets and line breaks kept, the
+        pieces between quotes outside strings giving the brackets), else left for ``_end_in``."""
+        depth, in_string = self.depth, self.in_string
+        body = data[1:] if self.escaped and in_string else data
+        trailing = len(body) - len(body.rstrip(b"\\"))
+        escaped = trailing % 2 == 1
+        if escaped:
+            body = body[:-1]
+        kept = _ESCAPE_PAIR.sub(b"", body).translate(None, _NOT_KEPT)
+        for number, line in enumerate(kept.split(b"\n")):
+            if number:
+                in_string = False
+            pieces = line.split(b'"')
+            brackets = b"".join(pieces[1::2] if in_string else pieces[0::2])
+            if len(pieces) % 2 == 0:
+                in_string = not in_string
+            if brackets:
+                levels = list(accumulate(map(_DEPTH_STEP.__getitem__, brackets), initial=depth))
+                if 0 in levels[1:]:
+                    return True
+                depth = levels[-1]
+        self.depth, self.in_string, self.escaped = depth, in_string, escaped and in_string
+        return False
 
     def _end_in(self, data: bytes) -> int:
         """The index just after the closing bracket, or -1 when the container goes on."""
@@ -272,7 +306,12 @@ def _scalar(source: Source) -> Any:
             data += more
         source.give_back(data[end + 1 :])
         return None if dropped else _decoded(data[: end + 1], source)
+    while len(data) < 16 and (more := source.take(CHUNK)):
+        data += more  # a literal ("true") cut by the end of what was read
     match = _SCALAR.match(data)
+    while match is not None and match.end() == len(data) and (more := source.take(CHUNK)):
+        data += more  # a number or literal cut by the end of what was read
+        match = _SCALAR.match(data)
     if match is None:
         source.give_back(data)
         raise JSONStreamError(f"not a JSON value: {data[:16]!r}", 0, source.offset)
