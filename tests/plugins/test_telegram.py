@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from mind_harvest.plugins import _jsonwalk
 from mind_harvest.plugins.telegram import TelegramSource
 
 from mind_core import plugins
@@ -84,15 +86,28 @@ def test_replies_edits_media_service_messages_and_entities(tmp_path: Path) -> No
     assert items[0].metadata["skipped_messages"] == 1  # the unsupported one
 
 
-def test_a_broken_message_costs_that_message_alone_and_is_reported(tmp_path: Path) -> None:
+@pytest.mark.parametrize("minified", [False, True], ids=["as written", "on one line"])
+def test_a_broken_message_costs_that_message_alone_and_is_reported(tmp_path: Path, minified: bool) -> None:
     path = write_telegram_export(tmp_path / "result.json", CONVERSATION, account=True)
-    path.write_text(path.read_text().replace('"from": "Melanie"', '"from" "Melanie"', 1))
+    if minified:
+        path.write_text(json.dumps(json.loads(path.read_text()), separators=(",", ":")))
+    broken = '"from":"Melanie"' if minified else '"from": "Melanie"'
+    path.write_text(path.read_text().replace(broken, broken.replace(":", " "), 1))
     items, errors = scan(path)
     assert [m.text for m in items[0].messages] == [
         text for i, (_, text, _) in enumerate(CONVERSATION) if i != 1
     ]
     assert len(errors) == 1 and errors[0].record == "chat Trip planning message 1"
     assert "message lost" in errors[0].reason and "near byte" in errors[0].reason
+
+
+def test_reads_cut_anywhere_give_the_same_chats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_telegram_export(tmp_path / "result.json", CONVERSATION, account=True)
+    whole, _ = scan(path)
+    path.write_text(json.dumps(json.loads(path.read_text()), separators=(",", ":")))
+    monkeypatch.setattr(_jsonwalk, "CHUNK", 3)  # every string, number and literal cut somewhere
+    items, errors = scan(path)
+    assert errors == [] and [m.text for m in items[0].messages] == [m.text for m in whole[0].messages]
 
 
 def test_a_json_file_of_another_app_is_not_telegram(tmp_path: Path) -> None:
