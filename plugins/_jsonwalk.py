@@ -5,7 +5,7 @@ document one broken record ends the stream. Messaging exports keep their message
 under a key of a root object (``{"name": ..., "messages": [...]}``), or deeper (Telegram's
 ``chats.list[i].messages``). ``walk`` reads such a document as a stream of events: the scalars
 of the objects it walks through (a chat's name and id), and for each wanted array an
-``ArraySlice``, a reader of exactly that array's bytes, which ``stream_records`` reads as a root
+``ContainerReader``, a reader of exactly that array's bytes, which ``stream_records`` reads as a root
 array, so a broken message costs that message alone. Other containers are skipped unparsed.
 
 Where an array ends is found by a byte scan (quotes, escapes, brackets). A broken string can
@@ -83,7 +83,7 @@ class Source:
         self.take(1)
 
 
-class ArraySlice:
+class ContainerReader:
     """A reader of one JSON container's bytes, from its opening bracket to the matching one;
     what it reads past that is given back to the source."""
 
@@ -178,7 +178,7 @@ class Array:
     """A wanted array: read ``reader`` (a root array to ``stream_records``) before the next event."""
 
     path: Path
-    reader: ArraySlice
+    reader: ContainerReader
 
 
 def array_records(array: Array) -> Iterator[Record | LostRecord]:
@@ -238,13 +238,13 @@ def _value(
     if first is None:
         raise JSONStreamError("the document ends inside a value", 0, source.offset)
     if first == 0x5B and any(matches(path, pattern) for pattern in arrays):
-        reader = ArraySlice(source)
+        reader = ContainerReader(source)
         yield Array(path, reader)
         reader.drain()
     elif first in b"[{" and _entered(path, entered):
         yield from (_object if first == 0x7B else _array)(source, path, arrays, entered)
     elif first in b"[{":
-        ArraySlice(source).drain()
+        ContainerReader(source).drain()
     else:
         yield Scalar(path, _scalar(source))
 

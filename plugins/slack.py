@@ -269,7 +269,7 @@ def scan_channel(root: Path, channel: Channel, directory: Directory) -> Iterator
     messages: dict[str, HarvestMessage] = {}
     deleted = 0
     folder = root / channel.folder
-    for day in walk_files(folder, DAY_FILE.match, lambda _folder, _names: []):
+    for day in walk_files(folder, lambda name: DAY_FILE.match(name) is not None, lambda _folder, _names: []):
         if isinstance(day, HarvestError):
             yield day
             continue
@@ -338,17 +338,21 @@ class SlackSource:
             unlisted = sorted(
                 entry.name
                 for entry in root.iterdir()
-                if entry.is_dir()
-                and not entry.is_symlink()
-                and entry.name not in listed
-                and not entry.name.startswith(".")
+                if entry.is_dir() and entry.name not in listed and not entry.name.startswith(".")
             )
         except OSError as exc:
             yield HarvestError(str(root), f"cannot list folder: {exc.strerror or exc}")
             unlisted = []
         channels += [Channel(name, f"#{name}", "channel") for name in unlisted]
         for channel in channels:
-            if (root / channel.folder).is_dir():
+            folder = root / channel.folder
+            if "/" in channel.folder or "\\" in channel.folder or channel.folder.startswith("."):
+                yield HarvestError(
+                    str(root), f"conversation folder {channel.folder!r} is not a name in the export; skipped"
+                )
+            elif folder.is_symlink():
+                yield HarvestError(str(folder), "a link to a folder; not followed")
+            elif folder.is_dir():
                 yield from scan_channel(root, channel, directory)
 
     def fingerprint(self, path: Path) -> str:

@@ -139,3 +139,17 @@ def test_a_question_naming_a_speaker_ranks_that_speakers_turns_and_reharvest_wri
         assert {"Caroline", "Melanie"} <= persons
         again = harvest(mind, "team", force=True)
         assert again.imported.frames_new == 0 and again.imported.unchanged
+
+
+def test_a_conversation_folder_outside_the_export_is_never_read(tmp_path: Path) -> None:
+    folder = write_slack_export(tmp_path / "export", CONVERSATION)
+    write_slack_export(tmp_path / "elsewhere", CONVERSATION, channel="secret")
+    channels = json.loads((folder / "channels.json").read_text())
+    (folder / "channels.json").write_text(json.dumps([*channels, {"id": "C2", "name": "../elsewhere/secret"}]))
+    (folder / "linked").symlink_to(tmp_path / "elsewhere" / "secret")
+    items, errors = scan(folder)
+    assert [i.title for i in items] == ["#general"]
+    assert sorted(e.reason for e in errors) == [
+        "a link to a folder; not followed",
+        "conversation folder '../elsewhere/secret' is not a name in the export; skipped",
+    ]
