@@ -32,6 +32,7 @@ Decisions (each pinned by tests/plugins/test_slack.py; the format: docs/formats.
 from __future__ import annotations
 
 import html
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -150,7 +151,7 @@ def read_directory(root: Path) -> tuple[Directory, list[Channel], list[HarvestEr
     """The people of ``users.json`` and the conversations the list files name."""
     directory, channels, errors = Directory(), [], []
     for name in USER_FILES:
-        if not (root / name).is_file():
+        if not os.path.lexists(root / name):  # a FIFO or a link is refused by name when opened
             continue
         for user in _records(root / name, root, "user"):
             if isinstance(user, HarvestError):
@@ -163,11 +164,11 @@ def read_directory(root: Path) -> tuple[Directory, list[Channel], list[HarvestEr
                     profile.get("display_name"),
                     user.get("name"),
                 ]
-                name = next((n.strip() for n in shown if isinstance(n, str) and n.strip()), user["id"])
+                full_name = next((n.strip() for n in shown if isinstance(n, str) and n.strip()), user["id"])
                 handle = user.get("name") if isinstance(user.get("name"), str) else None
-                directory.people[user["id"]] = Person(name, handle, _zone(user.get("tz")))
+                directory.people[user["id"]] = Person(full_name, handle, _zone(user.get("tz")))
     for file_name, kind in LIST_FILES:
-        if not (root / file_name).is_file():
+        if not os.path.lexists(root / file_name):
             continue
         for entry in _records(root / file_name, root, "conversation"):
             if isinstance(entry, HarvestError):

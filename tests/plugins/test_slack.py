@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -145,7 +146,9 @@ def test_a_conversation_folder_outside_the_export_is_never_read(tmp_path: Path) 
     folder = write_slack_export(tmp_path / "export", CONVERSATION)
     write_slack_export(tmp_path / "elsewhere", CONVERSATION, channel="secret")
     channels = json.loads((folder / "channels.json").read_text())
-    (folder / "channels.json").write_text(json.dumps([*channels, {"id": "C2", "name": "../elsewhere/secret"}]))
+    (folder / "channels.json").write_text(
+        json.dumps([*channels, {"id": "C2", "name": "../elsewhere/secret"}])
+    )
     (folder / "linked").symlink_to(tmp_path / "elsewhere" / "secret")
     items, errors = scan(folder)
     assert [i.title for i in items] == ["#general"]
@@ -153,3 +156,12 @@ def test_a_conversation_folder_outside_the_export_is_never_read(tmp_path: Path) 
         "a link to a folder; not followed",
         "conversation folder '../elsewhere/secret' is not a name in the export; skipped",
     ]
+
+
+def test_a_fifo_as_the_user_list_is_named_never_opened(tmp_path: Path) -> None:
+    folder = write_slack_export(tmp_path / "export", CONVERSATION)
+    (folder / "users.json").unlink()
+    os.mkfifo(folder / "users.json")
+    items, errors = scan(folder)
+    assert [m.author for m in items[0].messages] == ["U00000001", "U00000002", "U00000001", "U00000002"]
+    assert len(errors) == 1 and "named pipe (FIFO), not a regular file" in errors[0].reason
