@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -106,3 +107,10 @@ def test_a_question_naming_a_speaker_ranks_that_speakers_turns_and_reharvest_wri
         assert {"Caroline", "Melanie"} <= persons
         again = harvest(mind, "club", force=True)
         assert again.imported.frames_new == 0 and again.imported.unchanged
+
+
+def test_a_fifo_among_the_exports_is_named_never_opened(tmp_path: Path) -> None:
+    write_discord_export(tmp_path / "general.json", CONVERSATION)
+    os.mkfifo(tmp_path / "random.json")
+    items, errors = scan(tmp_path)
+    assert len(items) == 1 and len(errors) == 1 and "named pipe (FIFO)" in errors[0].reason

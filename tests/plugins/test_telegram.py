@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -137,3 +138,10 @@ def test_a_question_naming_a_speaker_ranks_that_speakers_turns_and_reharvest_wri
         assert {"Caroline", "Melanie"} <= persons
         again = harvest(mind, "tg", force=True)
         assert again.imported.frames_new == 0 and again.imported.unchanged
+
+
+def test_a_fifo_as_the_export_is_named_never_opened(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "result.json")
+    for path in (tmp_path, tmp_path / "result.json"):
+        items, errors = scan(path)
+        assert items == [] and "named pipe (FIFO), not a regular file" in errors[0].reason
