@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from mind_harvest.plugins._archive import (
     ARCHIVE_ERRORS,
@@ -55,20 +55,18 @@ from mind_harvest.plugins._archive import (
     scan_archive,
 )
 from mind_harvest.plugins._bounded import read_line
+from mind_harvest.plugins._messaging import TIMEZONE_FILE, conversation, media_kind, read_zone
 
 from mind_core.harvest import format_utc
 from mind_core.harvest.items import (
     HarvestError,
-    HarvestItem,
     HarvestMessage,
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint, open_source_file, read_source_file, walk_files
+from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
 
-TIMEZONE_FILE = ".mind-timezone"
-DEFAULT_ZONE = "UTC"
 HEAD_LINES = 20  # detection reads at most this many lines
 MAX_AUTHOR_CHARS = 100
 MAX_MESSAGE_LINES = 10_000  # a "message" longer than this is a file that is not a chat export
@@ -99,13 +97,6 @@ ATTACHED = re.compile(r"<attached: ([^<>\n]+)>")
 FILE_ATTACHED = re.compile(r"^(?P<name>[^\n]+?\.\w{2,5}) \(file attached\)")
 MARKS = "\u200e\u200f"  # direction marks: iOS writes one before a system or media text
 INVISIBLE = str.maketrans({"\ufeff": "", "\u202f": " ", "\u00a0": " "})
-MEDIA_KINDS = (
-    ("image", ("photo", ".jpg", ".jpeg", ".png", ".webp", ".heic")),
-    ("video", ("video", ".mp4", ".mov", ".3gp")),
-    ("audio", ("audio", ".opus", ".m4a", ".mp3", ".ogg", ".aac")),
-    ("sticker", ("sticker",)),
-    ("GIF", ("gif",)),
-)
 CHAT_NAME = re.compile(r"^(?:_chat|WhatsApp Chat (?:with|mit|avec|con) .+|WhatsApp Chat - .+)\.txt$", re.I)
 
 
@@ -192,14 +183,6 @@ def local_datetime(date_text: str, time_text: str, order: DateOrder) -> datetime
     return datetime(year, parts[order.month], parts[order.day], hour, minute, second)
 
 
-def media_kind(name: str) -> str:
-    lowered = name.lower()
-    for kind, marks in MEDIA_KINDS:
-        if any(mark in lowered for mark in marks):
-            return kind
-    return "document"
-
-
 def media_of(text: str, members: set[str]) -> tuple[str, list[dict[str, Any]]]:
     """The message text with its media as ``[kind: name]`` placeholders, and the attachments."""
     attachments: list[dict[str, Any]] = []
@@ -220,18 +203,6 @@ def media_of(text: str, members: set[str]) -> tuple[str, list[dict[str, Any]]]:
         name = file_attached.group("name").strip()
         text = attached(name) + text[file_attached.end() :]
     return text, attachments
-
-
-def read_zone(folder: Path) -> tuple[ZoneInfo, str | None]:
-    """The zone of ``.mind-timezone`` beside the export (else UTC), and a problem with that file."""
-    setting = folder / TIMEZONE_FILE
-    if not os.path.lexists(setting):
-        return ZoneInfo(DEFAULT_ZONE), None
-    try:
-        name = read_source_file(setting, within=folder).decode("utf-8").strip()
-        return ZoneInfo(name), None
-    except (OSError, UnicodeDecodeError, ValueError, ZoneInfoNotFoundError) as exc:
-        return ZoneInfo(DEFAULT_ZONE), f"{TIMEZONE_FILE}: not a time zone ({exc}); UTC used"
 
 
 def _decoded_lines(handle: io.BufferedIOBase) -> Iterator[str]:
@@ -350,22 +321,18 @@ def scan_chat(chat: ChatFile, where: str) -> Iterator[ScanEvent]:
                     metadata=metadata,
                 )
             )
-    participants = list(dict.fromkeys(m.author for m in messages if m.author))
-    yield HarvestItem(
-        key=stable_key("whatsapp", chat.relpath),
-        kind="conversation",
-        title=chat.title,
-        container_key=chat.relpath,
-        messages=messages,
-        metadata={
+    yield conversation(
+        "whatsapp",
+        chat.relpath,
+        chat.title,
+        messages,
+        {
             "path": chat.relpath,
-            "participants": participants,
             "date_order": order.reason,
             "timezone": chat.zone.key,
             "deleted_messages": deleted,
             "dropped_notices": dropped_notices,
         },
-        timestamp=messages[0].timestamp if messages else None,
     )
 
 

@@ -617,3 +617,84 @@ def write_vcf(path: Path, contacts: list[dict], *, version: str = "3.0") -> Path
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(("\r\n".join(_folded(line) for line in lines) + "\r\n").encode())
     return path
+
+
+# -- JSON messaging exports (plugins/telegram.py, slack.py, discord.py; docs/formats.md) -----------
+def write_telegram_export(
+    path: Path, turns: list[tuple[str, str, datetime]], chat: str = "Trip planning", *,
+    account: bool = False, extra: dict[int, dict] | None = None,
+) -> Path:  # fmt: skip
+    """Telegram Desktop's ``result.json`` of ``turns`` (speaker, text, aware time): one chat, or the
+    account's (``chats.list``); ``date`` the wall clock, ``date_unixtime`` the instant."""
+    messages = [
+        {"id": index + 1, "type": "message", "date": moment.replace(tzinfo=None).isoformat(),
+         "date_unixtime": str(int(moment.timestamp())), "from": speaker, "from_id": f"user{1000 + len(speaker)}",
+         "text": text, **(extra or {}).get(index, {})}
+        for index, (speaker, text, moment) in enumerate(turns)
+    ]  # fmt: skip
+    document: dict[str, Any] = {"name": chat, "type": "private_group", "id": 4242, "messages": messages}
+    if account:
+        about = "Here is the data you requested. Remember: Telegram is ad free."
+        document = {"about": about, "personal_information": {"user_id": 1, "first_name": turns[0][0]},
+                    "contacts": {"about": "", "list": []}, "chats": {"about": "", "list": [document]}}  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=1, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def write_slack_export(
+    folder: Path, turns: list[tuple[str, str, datetime]], channel: str = "general", *,
+    replies: dict[int, int] | None = None, extra: dict[int, dict] | None = None,
+) -> Path:  # fmt: skip
+    """A Slack export folder: ``users.json``, ``channels.json``, ``CHANNEL/YYYY-MM-DD.json`` per UTC
+    day; ``replies`` maps a turn to the turn whose thread it answers (``thread_ts``)."""
+    people = list(dict.fromkeys(speaker for speaker, _, _ in turns))
+    ids = {speaker: f"U{index:08d}" for index, speaker in enumerate(people, start=1)}
+    users = [{"id": ids[p], "name": p.split()[0].lower(), "real_name": p, "deleted": False,
+              "profile": {"real_name": p, "display_name": p.split()[0].lower()}} for p in people]  # fmt: skip
+    stamps = [f"{moment.timestamp():.6f}" for _, _, moment in turns]
+    days: dict[str, list[dict]] = {}
+    for index, (speaker, text, moment) in enumerate(turns):
+        message = {"type": "message", "user": ids[speaker], "text": text, "ts": stamps[index]}
+        parent = (replies or {}).get(index)
+        if parent is not None:
+            message.update(thread_ts=stamps[parent], parent_user_id=ids[turns[parent][0]])
+        elif index in (replies or {}).values():
+            answers = [i for i, p in (replies or {}).items() if p == index]
+            message.update(thread_ts=stamps[index], reply_count=len(answers),
+                           replies=[{"user": ids[turns[i][0]], "ts": stamps[i]} for i in answers])  # fmt: skip
+        message.update((extra or {}).get(index, {}))
+        days.setdefault(moment.astimezone(UTC).date().isoformat(), []).append(message)
+    channels = [{"id": "C00000001", "name": channel, "created": int(turns[0][2].timestamp()),
+                 "members": list(ids.values()), "topic": {"value": ""}, "purpose": {"value": ""}}]  # fmt: skip
+    _write_json(folder / "users.json", users)
+    _write_json(folder / "channels.json", channels)
+    for day, messages in days.items():
+        (folder / channel).mkdir(parents=True, exist_ok=True)
+        (folder / channel / f"{day}.json").write_text(json.dumps(messages, indent=4), encoding="utf-8")
+    return folder
+
+
+def write_discord_export(
+    path: Path, turns: list[tuple[str, str, datetime]], guild: str = "Book club", channel: str = "general", *,
+    extra: dict[int, dict] | None = None,
+) -> Path:  # fmt: skip
+    """A DiscordChatExporter JSON file: ``timestamp`` in the turn's own zone, the speaker as
+    ``nickname``, a handle as ``name``. ``extra`` (all three): fields added to message N."""
+    messages = [
+        {"id": str(1_000_000_000_000_000 + index), "type": "Default", "timestamp": moment.isoformat(),
+         "timestampEdited": None, "callEndedTimestamp": None, "isPinned": False, "content": text,
+         "author": {"id": str(1000 + len(speaker)), "name": speaker.split()[0].lower(), "discriminator": "0000",
+                    "nickname": speaker, "color": None, "isBot": False, "roles": [], "avatarUrl": ""},
+         "attachments": [], "embeds": [], "stickers": [], "reactions": [], "mentions": [], "inlineEmojis": [],
+         **(extra or {}).get(index, {})}
+        for index, (speaker, text, moment) in enumerate(turns)
+    ]  # fmt: skip
+    document = {"guild": {"id": "1", "name": guild, "iconUrl": ""},
+                "channel": {"id": "2", "type": "GuildTextChat", "categoryId": "3", "category": "Text Channels",
+                            "name": channel, "topic": None},
+                "dateRange": {"after": None, "before": None}, "exportedAt": turns[-1][2].isoformat(),
+                "messages": messages, "messageCount": len(messages)}  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8")
+    return path
