@@ -487,13 +487,12 @@ def chat_structure(frames: list[FrameFacts], structure: Structure) -> None:
         conversation = structure.fact("conversation", name, frame.id, frame.created_at)
         author = frame.provenance.get("author")
         if isinstance(author, str) and author.strip():
-            structure.link(
-                structure.fact("person", author.strip(), frame.id, frame.created_at),
-                conversation,
-                SENT,
-                frame.id,
-                frame.created_at,
-            )
+            person = structure.fact("person", author.strip(), frame.id, frame.created_at)
+            structure.link(person, conversation, SENT, frame.id, frame.created_at)
+            answered = frame.message.get("reply_to_author")  # a messaging app's reply to a message
+            if frame.message.get("in_reply_to") and isinstance(answered, str) and answered.strip():
+                other = structure.fact("person", answered.strip(), frame.id, frame.created_at)
+                structure.link(person, other, REPLIED_TO, frame.id, frame.created_at)
         model = frame.message.get("model")
         if frame.provenance.get("role") == "assistant" and isinstance(model, str) and model.strip():
             structure.link(

@@ -114,3 +114,15 @@ def test_a_fifo_among_the_exports_is_named_never_opened(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "random.json")
     items, errors = scan(tmp_path)
     assert len(items) == 1 and len(errors) == 1 and "named pipe (FIFO)" in errors[0].reason
+
+
+def test_a_reply_is_a_relation_between_its_author_and_the_replied_to_speaker(tmp_path: Path) -> None:
+    extra = {2: {"type": "Reply", "reference": {"messageId": "1000000000000001", "channelId": "2", "guildId": "1"}}}
+    path = write_discord_export(tmp_path / "general.json", CONVERSATION, extra=extra)
+    with Mind.open(tmp_path / "m.mind", embedder=HashingEmbedder()) as mind:
+        register_source(mind, "discord", path, "club")
+        harvest(mind, "club")
+        kg = mind.knowledge
+        caroline, melanie = kg.find_entity("person", "Caroline"), kg.find_entity("person", "Melanie")
+        replied = kg.relations_as_of(entity_id=caroline.id, relation_type="replied_to")
+        assert [(r.source_id, r.target_id) for r in replied] == [(caroline.id, melanie.id)]
