@@ -617,3 +617,83 @@ def write_vcf(path: Path, contacts: list[dict], *, version: str = "3.0") -> Path
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(("\r\n".join(_folded(line) for line in lines) + "\r\n").encode())
     return path
+
+
+# --- the seed's own formats: Universal JSON items, Claude Code transcripts, Perplexity threads ----
+
+
+def universal_items(items: int, messages_each: int, seed: int = 7) -> list[dict]:
+    """Universal import items (the seed's ``UniversalImportItem``): conversations with timed messages."""
+    rng = random.Random(seed)
+    made = []
+    for i in range(items):
+        texts = generated_texts(rng, messages_each)
+        messages = [
+            {"role": ("user", "assistant")[j % 2], "text": text, "timestamp": utc_iso(START_EPOCH + i * 3600 + j * 60)}
+            for j, text in enumerate(texts)
+        ]
+        content = "\n\n".join(f"{m['role']}: {m['text']}" for m in messages)
+        made.append({"id": f"item-{i}", "source": "chatgpt", "type": "conversation", "title": f"Universal {i}",
+                     "content": content, "messages": messages, "timestamp": messages[0]["timestamp"], "metadata": {}})
+    return made
+
+
+def write_universal_items(path: Path, items: list[dict], *, lines: bool = False) -> Path:
+    """``items`` as one JSON array, or (``lines``) as JSON Lines."""
+    if not lines:
+        return _write_json(path, items)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    return path
+
+
+def claude_code_events(session: str, texts: list[str], start: float = START_EPOCH) -> list[dict]:
+    """A Claude Code session's transcript events: user and assistant turns in turn, each assistant
+    turn calling Bash once (a tool_use line, then the user line carrying its tool_result)."""
+    events: list[dict] = [{"type": "summary", "summary": f"Session {session}", "leafUuid": "x"}]
+    common = {"sessionId": session, "cwd": "/work/project", "gitBranch": "main", "version": "1.0.0"}
+    parent = None
+    for i, text in enumerate(texts):
+        when = utc_iso(start + i * 60)
+        role = ("user", "assistant")[i % 2]
+        content: Any = text if role == "user" else [{"type": "text", "text": text}]
+        events.append({**common, "type": role, "uuid": f"{session}-{i}", "parentUuid": parent, "timestamp": when,
+                       "message": {"role": role, "content": content, "id": f"msg-{i}"}})
+        if role == "assistant":
+            call = {"type": "tool_use", "id": f"tool-{i}", "name": "Bash", "input": {"command": "make test"}}
+            events.append({**common, "type": "assistant", "uuid": f"{session}-{i}t", "timestamp": when,
+                           "message": {"role": "assistant", "content": [call], "id": f"msg-{i}"}})
+            result = {"type": "tool_result", "tool_use_id": f"tool-{i}", "content": "ok\n" * 40}
+            events.append({**common, "type": "user", "uuid": f"{session}-{i}r", "timestamp": when,
+                           "message": {"role": "user", "content": [result]}})
+        parent = f"{session}-{i}"
+    return events
+
+
+def write_claude_code_home(root: Path, sessions: int, turns_each: int, seed: int = 7) -> Path:
+    """A ``~/.claude`` folder: ``projects/-work-project/<session>.jsonl``, settings.json, a CLAUDE.md."""
+    rng = random.Random(seed)
+    project = root / "projects" / "-work-project"
+    project.mkdir(parents=True, exist_ok=True)
+    for s in range(sessions):
+        events = claude_code_events(f"session-{s}", generated_texts(rng, turns_each), START_EPOCH + s * 86400)
+        (project / f"session-{s}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    _write_json(root / "settings.json", {"model": "opus", "alwaysThinkingEnabled": True,
+                                         "permissions": {"allow": ["Bash(make test)", "Read"]}})
+    (project / "CLAUDE.md").write_text("# Project rules\n\nRun make test before every commit; keep modules small.\n")
+    return root
+
+
+def perplexity_threads(threads: int, turns_each: int, seed: int = 7) -> list[dict]:
+    """Perplexity threads as the seed reads them: question and answer entries, the answers cited."""
+    rng = random.Random(seed)
+    made = []
+    for t in range(threads):
+        texts = generated_texts(rng, turns_each)
+        entries = [
+            {"role": ("user", "assistant")[i % 2], "content": text, "created_at": int((START_EPOCH + t * 3600 + i * 60) * 1000),
+             **({"citations": [f"https://example.com/{t}/{i}", {"url": f"https://docs.example.org/{i}"}]} if i % 2 else {})}
+            for i, text in enumerate(texts)
+        ]
+        made.append({"id": f"thread-{t}", "title": f"Perplexity question {t}", "messages": entries})
+    return made
