@@ -143,7 +143,8 @@ class Session:
         message = event.get("message")
         if not isinstance(message, dict):
             raise ValueError("a user or assistant event without a 'message' object")
-        for name, key in (("session_id", "sessionId"), ("cwd", "cwd"), ("git_branch", "gitBranch"), ("version", "version")):
+        names = (("session_id", "sessionId"), ("agent_id", "agentId"), ("cwd", "cwd"), ("git_branch", "gitBranch"), ("version", "version"))
+        for name, key in names:
             if isinstance(event.get(key), str):
                 self.details.setdefault(name, event[key])
         rendered = render_content(message.get("content"), line)
@@ -202,7 +203,8 @@ def scan_transcript(handle: IO[bytes], where: str, relpath: str, project: str) -
         return
     first_user = next((m.text for m in session.messages if m.role == "user"), None)
     title = session.summary or (" ".join(first_user.split())[:TITLE_CHARS] if first_user else Path(relpath).stem)
-    container = session.details.get("session_id") or relpath
+    # a subagent's transcript carries its session's id: its own agent id keeps it a session apart
+    container = "/".join(str(session.details[k]) for k in ("session_id", "agent_id") if k in session.details) or relpath
     metadata = {"path": relpath, "project": project, **session.details, "skipped": dict(session.skipped) or None}
     yield HarvestItem(
         key=stable_key(KIND, relpath),
@@ -286,11 +288,21 @@ class ClaudeCodeSource:
                 yield found
                 continue
             relpath = found.relative_to(root).as_posix()
-            project = found.parent.name if found.parent != root else root.name
-            yield from _scan_file(found, relpath, project, root, top=found.parent == root)
+            yield from _scan_file(found, relpath, project_of(root, relpath), root, top=found.parent == root)
 
     def fingerprint(self, path: Path) -> str:
         return file_fingerprint(Path(path), ("*.jsonl", SETTINGS_FILE, CLAUDE_MD))
+
+
+def project_of(root: Path, relpath: str) -> str:
+    """The project folder a file belongs to: the one below ``projects`` (``~/.claude`` or its
+    ``projects`` named), else the folder named (one project's, its subagents' files included)."""
+    parts = relpath.split("/")[:-1]
+    if "projects" in parts[:-1]:
+        return parts[parts.index("projects") + 1]
+    if root.name == "projects" and parts:
+        return parts[0]
+    return root.name
 
 
 def _scan_file(path: Path, relpath: str, project: str, within: Path | None, top: bool) -> Iterator[ScanEvent]:

@@ -147,6 +147,20 @@ def test_a_broken_transcript_line_costs_that_line_alone(tmp_path: Path) -> None:
     assert [m.text.splitlines()[0] for m in found[0].messages] == ["first question", "first answer", "second question"]
 
 
+def test_a_subagent_transcript_is_its_own_session_of_its_project(tmp_path: Path) -> None:
+    home = write_claude_code_home(tmp_path / ".claude", sessions=1, turns_each=2)
+    subagents = home / "projects" / "-work-project" / "session-0" / "subagents"
+    subagents.mkdir(parents=True)
+    events = [{**e, "agentId": "a7", "isSidechain": True} for e in claude_code_events("session-0", ["look up the cache", "found it"])]
+    (subagents / "agent-a7.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    for root in (home, home / "projects", home / "projects" / "-work-project"):
+        sessions = [i for i in scanned("claude-code", root)[0] if i.kind == "conversation"]
+        assert [(s.container_key, s.metadata["project"]) for s in sessions] == [
+            ("-work-project/session-0", "-work-project"), ("-work-project/session-0/a7", "-work-project"),
+        ]
+        assert sessions[1].messages[0].metadata["sidechain"] is True
+
+
 def test_claude_code_re_harvest_writes_nothing(tmp_path: Path) -> None:
     home = write_claude_code_home(tmp_path / ".claude", sessions=1, turns_each=4)
     first, again, _ = harvested_twice(tmp_path, home, None)
