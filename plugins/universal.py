@@ -163,16 +163,19 @@ def items_from_records(records: Iterable[Any], where: str) -> Iterator[ScanEvent
             yield HarvestError(where, f"bad item: {exc}", record=f"item {index}")
 
 
-def _is_json_lines(path: Path, head: bytes) -> bool:
-    """JSON Lines by suffix, or a file whose first line is a whole object and whose second opens one."""
+def _is_json_lines(path: Path, handle: IO[bytes]) -> bool:
+    """JSON Lines by suffix, or a file whose first line is a whole object and whose next line
+    opens one (a pretty-printed object's first line is ``{`` alone, which is no whole object)."""
     if path.suffix.lower() in JSON_LINES_SUFFIXES:
         return True
-    lines = head.lstrip().split(b"\n", 2)
-    if len(lines) < 2 or not lines[1].lstrip().startswith(b"{"):
+    first, _ = read_line(handle)
+    second, _ = read_line(handle)
+    handle.seek(0)
+    if not first.lstrip().startswith(b"{") or not second.lstrip().startswith(b"{"):
         return False
     try:
-        return isinstance(json.loads(lines[0]), dict)
-    except ValueError:
+        return isinstance(json.loads(first.decode("utf-8", "replace")), dict)
+    except (ValueError, RecursionError):
         return False
 
 
@@ -208,7 +211,7 @@ def scan_document(handle: IO[bytes], where: str) -> Iterator[ScanEvent]:
             for reason in note_reasons(record.notes):
                 yield HarvestError(where, reason, record=label)
             value = record.value
-            if record.index is None and isinstance(value, dict) and set(value) <= {"items"}:
+            if record.index is None and isinstance(value, dict) and isinstance(value.get("items"), list):
                 continue  # the wrapper's own keys: its items came before it
             try:
                 yield universal_item(value)
@@ -240,9 +243,7 @@ class UniversalSource:
     def _scan_file(path: Path, within: Path | None = None) -> Iterator[ScanEvent]:
         try:
             with open_source_file(path, streamed=True, within=within) as handle:
-                head = handle.read(4096)
-                handle.seek(0)
-                reader = scan_json_lines if _is_json_lines(path, head) else scan_document
+                reader = scan_json_lines if _is_json_lines(path, handle) else scan_document
                 yield from reader(handle, str(path))
         except OSError as exc:
             yield HarvestError(str(path), f"cannot read: {exc}")

@@ -46,11 +46,14 @@ def harvested_twice(tmp_path: Path, path: Path, kind: str):
 
 
 # -- Universal JSON ----------------------------------------------------------------------------
-@pytest.mark.parametrize("form", ["array", "lines", "one", "wrapped"])
+@pytest.mark.parametrize("form", ["array", "lines", "lines named .json", "one", "wrapped"])
 def test_universal_items_in_every_form_are_one_frame_per_message_at_its_time(tmp_path: Path, form: str) -> None:
     items = universal_items(3, 4)
+    items[0]["content"] = "a first line longer than any head a detector reads " * 2000
     path = tmp_path / ("items.jsonl" if form == "lines" else "items.json")
-    if form == "one":
+    if form == "lines named .json":
+        write_universal_items(path, items, lines=True)
+    elif form == "one":
         items = items[:1]
         path.write_text(json.dumps(items[0]))
     elif form == "wrapped":

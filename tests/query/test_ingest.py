@@ -28,6 +28,7 @@ ITEMS = [
     {"source": "notes-app", "type": "memory", "title": "broken", "messages": "not a list"},
     {"source": "notes-app", "type": "decision", "title": "Database", "content": "Kestrel stores its data in Postgres.",
      "timestamp": "2024-03-06T10:00:00+01:00"},
+    "not an object",
 ]
 
 
@@ -70,8 +71,8 @@ def test_ingest_then_recall_finds_them_and_a_repeat_writes_nothing(client, runni
     assert posted.status_code == 200, posted.text
     answer = posted.json()
     assert (answer["workspace"], answer["source"], answer["status"]) == ("team", "ingest:http", "partial")
-    assert (answer["items"], answer["items_read"], answer["frames_new"]) == (3, 2, 3)
-    assert [e["item"] for e in answer["errors"]] == [1] and "'messages' is a str" in answer["errors"][0]["reason"]
+    assert (answer["items"], answer["items_read"], answer["frames_new"]) == (4, 2, 3)
+    assert [e["item"] for e in answer["errors"]] == [1, 3] and "'messages' is a str" in answer["errors"][0]["reason"]
     found = client.get(url + "/recall", params={"query": "Osprey launch April", "scope": "workspace"}, headers=AUTH)
     top = found.json()["results"][0]
     assert "Osprey" in top["content"] and top["source"] == "ingest:http"
@@ -106,7 +107,7 @@ def test_the_mcp_tool_ingests_like_the_route(home):
     tools = MindTools(home, "team", HashingEmbedder())
     try:
         answer = tools.ingest_items(ITEMS).model_dump()
-        assert (answer["source"], answer["frames_new"], [e["item"] for e in answer["errors"]]) == ("ingest:mcp", 3, [1])
+        assert (answer["source"], answer["frames_new"], [e["item"] for e in answer["errors"]]) == ("ingest:mcp", 3, [1, 3])
         recalled = tools.recall_memory("Kestrel Postgres", scope="current").model_dump()
         assert "Kestrel" in recalled["results"][0]["content"] and recalled["results"][0]["source"] == "ingest:mcp"
         again = tools.ingest_items(ITEMS).model_dump()

@@ -20,7 +20,8 @@ ITEMS_HELP = (
     f"without messages), at the message's own time; at most {limits.MAX_INGEST_ITEMS} items. An item with an "
     "id is updated when sent again changed; sent again unchanged it writes nothing."
 )
-IngestItems = Annotated[list[dict[str, Any]], Field(min_length=1, max_length=limits.MAX_INGEST_ITEMS, description=ITEMS_HELP)]
+# any JSON value: an item that is not an object is reported by its index, not the whole request refused
+IngestItems = Annotated[list[Any], Field(min_length=1, max_length=limits.MAX_INGEST_ITEMS, description=ITEMS_HELP)]
 EXAMPLE_ITEM = {
     "id": "standup-2024-03-05",
     "source": "notes-app",
