@@ -56,6 +56,9 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "mind_harvest.plugins.web",
     "mind_harvest.plugins.ical",
     "mind_harvest.plugins.vcard",
+    "mind_harvest.plugins.claude_code",
+    "mind_harvest.plugins.perplexity",
+    "mind_harvest.plugins.universal",
 )
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)

@@ -47,8 +47,9 @@ def read_catalog(home: MindHome, now: str | None = None) -> HomeCatalog:
         try:
             if db.table_exists("harvest_sources"):
                 store = HarvestSourceStore(db)
-                catalog.sources.extend(HomeSource(workspace, s) for s in store.get_all())
-                catalog.due.extend(HomeSource(workspace, s) for s in store.get_stale(now))
+                # a source without a path has no files to harvest (one fed by ingest): no work here
+                catalog.sources.extend(HomeSource(workspace, s) for s in store.get_all() if s.source_path)
+                catalog.due.extend(HomeSource(workspace, s) for s in store.get_stale(now) if s.source_path)
         except Exception as exc:
             catalog.unreadable[workspace] = f"{type(exc).__name__}: {exc}"
         finally:

@@ -45,6 +45,9 @@ from mind_core.store.reconcile import (
 # the file name every export of a kind has, so it names no export: its folder does
 EXPORT_FILE_NAMES = frozenset({"conversations.json"})
 _SOURCE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+# The sources fed by ingest (``mind_core.harvest.ingest``) are named ``ingest:<surface>``: a ':' no
+# registered source name may hold, so they never clash with one, and a harvest passes them over.
+INGEST_SOURCE_PREFIX = "ingest:"
 
 
 def validate_source_name(name: str) -> str:
@@ -411,7 +414,12 @@ def harvest(
     """Harvest one registered source into this mind, end to end.
 
     A prune always scans (an unchanged fingerprint says nothing about what the ledger still holds).
+    An ingest source has no files: it is skipped, with its frames counted.
     """
+    ingested = HarvestSourceStore(mind.db).get_by_source(name) if name.startswith(INGEST_SOURCE_PREFIX) else None
+    if ingested is not None:
+        reason = "fed by ingest (POST /ingest, MCP ingest_items): no files to scan"
+        return HarvestReport(name, ingested.kind, "skipped", True, reason, frames_held=frames_held(mind.db, name))
     source = get_registered(mind, name)
     report = HarvestReport(source=name, kind=source.kind)
     if not location_exists(source.source_path):  # type: ignore[arg-type]

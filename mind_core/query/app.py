@@ -22,7 +22,7 @@ from mind_core.query.guard import RequestGuard
 from mind_core.query.json_answer import JSONAnswer
 from mind_core.query.models.fields import package_version
 from mind_core.query.openapi import serve_docs
-from mind_core.query.routes import admin, knowledge, recall
+from mind_core.query.routes import admin, ingest, knowledge, recall
 from mind_core.query.service import QueryService
 
 TITLE = "mind-harvest query service"
@@ -88,7 +88,7 @@ def create_app(service: QueryService) -> FastAPI:
     app.state.service = service
     app.state.bearer_token = service.config.token
     # Routes are matched in the order they are added: the most requested come first.
-    routers = (recall.router, knowledge.router, admin.public, admin.router)
+    routers = (recall.router, knowledge.router, admin.public, admin.router, ingest.router)
     for router in routers:
         app.include_router(router)
     serve_docs(app, routers)

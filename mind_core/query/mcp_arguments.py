@@ -28,6 +28,7 @@ from mind_core.query.models.fields import (
     TimeBound,
     WorkspaceName,
 )
+from mind_core.query.models.ingest import IngestItems
 from mind_core.query.models.requests import (
     INCLUDE_ENDED_HELP,
     KNOWN_AT_HELP,
@@ -131,6 +132,7 @@ CleanupModeArg = Annotated[
         "temporary and deprecated frames older than the ages below, fold long P-frame chains, then reconcile."
     ),
 ]
+IngestItemsArg = IngestItems
 TempAgeDays = Annotated[int, Field(ge=0, description="compact: delete temporary frames older than this many days.")]
 DeprecatedAgeDays = Annotated[
     int, Field(ge=0, description="compact: delete deprecated frames older than this many days.")
@@ -162,5 +164,6 @@ TOOLS: dict[str, tuple[str, ToolAnnotations]] = {  # name: (title, what it does 
     "clear_awareness": ("Clear awareness items", writes(destructive=True, idempotent=True)),
     "list_sources": ("List harvest sources", READS),
     "cleanup_frames": ("Clean up frames", writes(destructive=True, idempotent=False)),
+    "ingest_items": ("Add memories (Universal JSON items)", writes(destructive=False, idempotent=True)),
 }
 TOOL_NAMES = tuple(TOOLS)

@@ -34,6 +34,7 @@ from mind_core.query.mcp_arguments import (
     IdentitySystemPrompt,
     ImportanceArg,
     IncludeEnded,
+    IngestItemsArg,
     KnownAt,
     MemoryText,
     NewEntityName,
@@ -67,6 +68,7 @@ from mind_core.query.models.graph import (
     GraphRelationsResponse,
     NeighboursResponse,
 )
+from mind_core.query.models.ingest import IngestRequest, IngestResponse
 from mind_core.query.models.recall import RecallResponse
 from mind_core.query.models.requests import (
     EntitiesRequest,
@@ -457,3 +459,21 @@ class MindTools:
         if mode == "reconcile":
             return CleanupAnswer(mode=mode, reconciled=asdict(mind.reconcile()))
         raise InvalidInputError(f"unknown mode {mode!r}; expected reconcile or compact")
+
+    def ingest_items(self, items: IngestItemsArg, workspace: Workspace = None) -> IngestResponse:
+        """Add memories: items in the Universal JSON shape (the seed's import item), run through
+        the harvest's import path (one memory per message at its own time, entities extracted,
+        embedded), held by the workspace's source ingest:mcp. Sent again unchanged, nothing is
+        written; a bad item is reported by its index and the others are kept. The mind must exist
+        (never created here). The same as POST /ingest."""
+        from mind_core.harvest.ingest import ingest_items, ingest_source_name
+        from mind_core.store.write_lock import mind_write_lock
+
+        request = parse_request(IngestRequest, {"items": items, "workspace": workspace})
+        name = request.workspace or self.default_workspace
+        mind = self._mind(name, create=False)
+        if mind is None:
+            raise self.home.missing_mind(name)
+        with mind_write_lock(self.home.mind_path(name)):
+            report = ingest_items(mind, ingest_source_name("mcp"), request.items)
+        return IngestResponse.model_validate({"workspace": name, **report.to_dict()})

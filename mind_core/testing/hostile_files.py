@@ -27,7 +27,6 @@ from typing import Any
 
 from mind_core.harvest.source_files import ReadingRules
 from mind_core.mind import Mind
-from mind_core.testing.exports import article_html, write_ics, write_pdf, write_vcf, write_whatsapp_export
 from mind_core.testing.hostile import (
     HostileCase,
     Markers,
@@ -39,6 +38,13 @@ from mind_core.testing.hostile import (
     _text,
     _write,
     harvest_case,
+)
+from mind_core.testing.message_exports import (
+    article_html,
+    write_ics,
+    write_pdf,
+    write_vcf,
+    write_whatsapp_export,
 )
 
 

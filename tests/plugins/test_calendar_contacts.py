@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
-from mind_core.testing.exports import write_ics, write_vcf
 from mind_core.testing.fakes import HashingEmbedder
+from mind_core.testing.message_exports import write_ics, write_vcf
 
 EVENT = {
     "uid": "review-1@example.com",

@@ -13,8 +13,8 @@ from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
-from mind_core.testing.exports import write_ics
 from mind_core.testing.fakes import HashingEmbedder
+from mind_core.testing.message_exports import write_ics
 
 SOURCE = ICalendarSource()
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -10,7 +10,7 @@ from mind_harvest.plugins.pdf import PdfSource
 
 from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
-from mind_core.testing.exports import write_pdf
+from mind_core.testing.message_exports import write_pdf
 
 SOURCE = PdfSource()
 

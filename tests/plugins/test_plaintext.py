@@ -14,8 +14,8 @@ from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.harvest.source_files import ReadingRules, reading_with
 from mind_core.mind import Mind
 from mind_core.search.scoring import FILE_TIME, borrowed_time
-from mind_core.testing.exports import write_whatsapp_export
 from mind_core.testing.fakes import HashingEmbedder
+from mind_core.testing.message_exports import write_whatsapp_export
 
 SOURCE = PlainTextSource()
 MTIME = 1_650_000_000  # 2022-04-15T05:20:00Z

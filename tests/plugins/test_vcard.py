@@ -13,8 +13,8 @@ from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.harvest.source_files import ReadingRules, reading_with
 from mind_core.mind import Mind
-from mind_core.testing.exports import write_vcf
 from mind_core.testing.fakes import HashingEmbedder
+from mind_core.testing.message_exports import write_vcf
 
 SOURCE = VCardSource()
 ADA = {

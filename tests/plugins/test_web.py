@@ -19,7 +19,7 @@ from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
-from mind_core.testing.exports import article_html
+from mind_core.testing.message_exports import article_html
 
 PARAGRAPHS = [
     "We went to Lisbon in May and ate pastel de nata every single day of the week.",

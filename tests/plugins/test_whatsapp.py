@@ -14,8 +14,8 @@ from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
-from mind_core.testing.exports import WHATSAPP_STYLES, write_whatsapp_export
 from mind_core.testing.fakes import HashingEmbedder
+from mind_core.testing.message_exports import WHATSAPP_STYLES, write_whatsapp_export
 
 SOURCE = WhatsAppSource()
 # The 3rd and 13th: only the 13th tells day from month, and only in the last message.

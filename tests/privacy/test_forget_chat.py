@@ -9,8 +9,8 @@ from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from mind_core.privacy.forget import forget, plan_forget
 from mind_core.privacy.selection import Selector
-from mind_core.testing.exports import write_whatsapp_export
 from mind_core.testing.fakes import HashingEmbedder
+from mind_core.testing.message_exports import write_whatsapp_export
 from tests.privacy.conftest import NAME, raw_bytes
 
 TURNS = [
