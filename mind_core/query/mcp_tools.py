@@ -471,9 +471,7 @@ class MindTools:
 
         request = parse_request(IngestRequest, {"items": items, "workspace": workspace})
         name = request.workspace or self.default_workspace
-        mind = self._mind(name, create=False)
-        if mind is None:
-            raise self.home.missing_mind(name)
+        mind = self._writable(name)
         with mind_write_lock(self.home.mind_path(name)):
             report = ingest_items(mind, ingest_source_name("mcp"), request.items)
         return IngestResponse.model_validate({"workspace": name, **report.to_dict()})
