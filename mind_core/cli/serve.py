@@ -84,6 +84,13 @@ def warn_if_no_mind(home: MindHome, workspace: str) -> None:
     "opening or the request's first byte; then the connection is closed (or "
     "$MIND_HARVEST_SERVE_HEADER_TIMEOUT).",
 )
+@click.option(
+    "--allow-ingest",
+    is_flag=True,
+    envvar="MIND_HARVEST_ALLOW_INGEST",
+    help="Accept POST /ingest (adding memories; needs --token too); read-only without it (or "
+    "$MIND_HARVEST_ALLOW_INGEST=1).",
+)
 @RECORD_ACCESS_OPTION
 @EXTERNAL_URL_OPTION
 @common_options_hiding("json")
@@ -101,9 +108,12 @@ def serve(args: CommandArgs) -> int:
         serve_with_workers,
         socket_url,
     )
+    from mind_core.query.routes.ingest import ALLOW_INGEST_ENV
 
     level = logging.WARNING if args.quiet else logging.INFO
     logging.basicConfig(level=level, stream=sys.stderr, format=LOG_FORMAT)
+    if args.allow_ingest:  # the ingest route reads it at each request, in every worker process
+        os.environ[ALLOW_INGEST_ENV] = "1"
     settings = ServeSettings(
         home=str(MindHome(args.home).root),
         workspace=args.workspace,

@@ -124,3 +124,26 @@ def test_the_mcp_tool_ingests_like_the_route(home):
         assert not home.mind_path("nothing-yet").exists()
     finally:
         fresh.close()
+
+
+@pytest.mark.slow
+def test_mind_serve_allow_ingest_opens_the_route_in_its_worker(home, tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    monkeypatch.delenv(ALLOW_INGEST_ENV, raising=False)
+    command = [sys.executable, "-m", "mind_core.cli", "serve", "--home", str(home.root), "-w", "team",
+               "--embedder", "mock", "--token", TOKEN, "--port", "0", "--workers", "1", "--allow-ingest"]  # fmt: skip
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        line = ""
+        while "listening on" not in line:
+            line = process.stderr.readline()
+            assert line, "server exited before listening"
+        url = line.split("listening on ")[1].split()[0]
+        answer = httpx.post(url + "/ingest", json={"items": ITEMS[:1]}, headers=AUTH, timeout=60)
+        assert answer.status_code == 200 and answer.json()["frames_new"] == 2
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        process.stderr.close()

@@ -26,7 +26,7 @@ from mind_core.query.service import QueryService
 
 ALLOW_INGEST_ENV = "MIND_HARVEST_ALLOW_INGEST"
 SOURCE = ingest_source_name("http")
-READ_ONLY = "The server is read-only: start it with a --token and MIND_HARVEST_ALLOW_INGEST=1 to accept items"
+READ_ONLY = "The server is read-only: start it with --token and --allow-ingest to accept items"
 
 router = APIRouter(tags=["ingest"], dependencies=[Depends(require_token)])
 Service = Annotated[QueryService, Depends(query_service)]
@@ -35,9 +35,9 @@ Service = Annotated[QueryService, Depends(query_service)]
 def refusal(request: Request) -> str | None:
     """Why this server takes no items, or None when it does."""
     if not request.app.state.bearer_token:
-        return "this server has no token, and adding memories needs one: start it with --token (and MIND_HARVEST_ALLOW_INGEST=1)"
+        return "this server has no token, and adding memories needs one: start it with --token (and --allow-ingest)"
     if os.environ.get(ALLOW_INGEST_ENV) != "1":
-        return f"this server is read-only: start it with {ALLOW_INGEST_ENV}=1 in its environment to accept items"
+        return f"this server is read-only: start it with --allow-ingest (or {ALLOW_INGEST_ENV}=1) to accept items"
     return None
 
 
