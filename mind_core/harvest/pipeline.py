@@ -27,7 +27,13 @@ from mind_core.harvest.outcome import missing_outcome
 from mind_core.harvest.ownership import forget_ledger, frames_held
 from mind_core.harvest.paths import is_clean, stored_text
 from mind_core.harvest.source_files import DEFAULT_RULES, ReadingRules, reading_with, scanned_with
-from mind_core.harvest.stores import RETRIED_STATUSES, HarvestSource, HarvestSourceStore
+from mind_core.harvest.stores import (
+    FAILING_STATUSES,
+    INTERRUPTED,
+    RETRIED_STATUSES,
+    HarvestSource,
+    HarvestSourceStore,
+)
 from mind_core.knowledge.cognify import COGNIFIED_KEY
 from mind_core.knowledge.people import resolve_people
 from mind_core.knowledge.session_summary import close_harvested_sessions
@@ -453,6 +459,9 @@ def harvest(
         progress=stage_progress("import"),
     )
     report.status, report.reason = report.imported.status, report.imported.status_reason
+    if report.status not in FAILING_STATUSES:  # until the index and vectors are complete too
+        with mind.db.transaction():
+            HarvestSourceStore(mind.db).set_status(name, INTERRUPTED, UNFINISHED)
     report.stage_seconds["scan"] = scan.seconds
     report.stage_seconds["import"] = time.perf_counter() - began - scan.seconds
 
@@ -473,9 +482,18 @@ def harvest(
     began = time.perf_counter()
     report.reconciled = reconcile_after_harvest(mind)
     report.stage_seconds["reconcile"] = time.perf_counter() - began
+    if report.status not in FAILING_STATUSES:
+        with mind.db.transaction():
+            HarvestSourceStore(mind.db).set_status(name, report.status, report.reason)  # type: ignore[arg-type]
     complete_harvest(mind, name, fingerprint)
     report.frames_held = frames_held(mind.db, name)
     return report
+
+
+UNFINISHED = (
+    "the harvest stopped after its import, before its entities, vectors and index were complete; "
+    "the next `mind harvest` finishes it"
+)
 
 
 def due_sources(mind: Mind) -> list[HarvestSource]:

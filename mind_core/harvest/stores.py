@@ -22,9 +22,12 @@ ERROR_MESSAGE_LIMIT = 2000
 # The outcome of a source's last harvest. Only ok records the fingerprint: a partial (some
 # records could not be read), failed, empty or missing source is tried again by the next harvest
 # instead of looking unchanged, and ``mind harvest`` exits non-zero for it.
-SOURCE_STATUSES = ("ok", "partial", "failed", "empty", "missing")
+# "interrupted": imported, but the harvest stopped (killed, or an error) before cognify, vectors
+# and reconcile ended; the fingerprint is not recorded, so the next harvest finishes the work.
+INTERRUPTED = "interrupted"
+SOURCE_STATUSES = ("ok", "partial", "failed", "empty", "missing", INTERRUPTED)
 FAILING_STATUSES = ("failed", "empty", "missing")
-RETRIED_STATUSES = ("partial", *FAILING_STATUSES)
+RETRIED_STATUSES = ("partial", INTERRUPTED, *FAILING_STATUSES)
 FIRST_ERRORS_KEPT = 5
 READING_RULES_KEY = "harvest_source_reading:"  # + the source's name, in ``meta`` (no schema change)
 
@@ -142,6 +145,13 @@ class HarvestSourceStore:
                 json.dumps(outcome.first_errors[:FIRST_ERRORS_KEPT]),
                 source,
             ),
+        )
+
+    def set_status(self, source: str, status: str, reason: str | None) -> None:
+        """The source's last status alone (the counts of its last import stay)."""
+        self.db.execute(
+            "UPDATE harvest_sources SET last_status = ?, last_status_reason = ? WHERE source = ?",
+            (status, None if reason is None else stored_text(reason), source),
         )
 
     def record_sync(
