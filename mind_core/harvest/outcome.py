@@ -58,7 +58,7 @@ def judge_import(
     elif items == 0:
         status, reason = "empty", empty_reason(kind, path)
     elif errors:
-        status, reason = "partial", f"{errors} record(s) could not be read"
+        status, reason = "partial", f"{errors} record(s) or file(s) could not be read (see the errors)"
     else:
         status, reason = "ok", None
     return SourceOutcome(

@@ -155,10 +155,14 @@ def outside_link(path: Path, within: Path) -> Path | None:
 
 
 def outside_reason(target: Path) -> str:
-    return (
-        f"a symlink to {stored_text(target)}, outside the source's folder; not followed "
-        "(allow it with --follow-outside-links)"
-    )
+    """Why an outside link is not read; the option is offered only where it could help: a link
+    to a device, a pipe or a socket is never read, followed or not."""
+    try:
+        readable = stat.S_ISREG(os.stat(target).st_mode)
+    except OSError:
+        readable = False
+    remedy = "(allow it with --follow-outside-links)" if readable else "(not a regular file: never read)"
+    return f"a symlink to {stored_text(target)}, outside the source's folder; not followed {remedy}"
 
 
 def open_source_file(
