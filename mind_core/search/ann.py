@@ -148,6 +148,10 @@ class AnnGraphs:
     def catch_up(self, db: Database) -> bool:
         """Apply the log entries past ``applied``; False when a changed vector has values beyond
         the indexed width (the graph no longer fits the mind: rebuild)."""
+        with self.lock:
+            return self._catch_up(db)
+
+    def _catch_up(self, db: Database) -> bool:
         end = _log_end(db)
         if end <= self.applied:
             return True
