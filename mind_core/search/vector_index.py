@@ -410,7 +410,8 @@ class VectorIndex:
         nearest = None
         graphs = self.ann_index() if prescan is None else None
         if graphs is not None:
-            nearest = [rowid for rowid, _ in graphs.search(vec_table, np.frombuffer(blob, dtype=np.float32), k)]
+            query = np.frombuffer(blob, dtype=np.float32)
+            nearest = [rowid for rowid, _ in graphs.search(vec_table, query, k * ann.ANN_OVERSAMPLE)]
         elif prescan is None:
             prescan = (
                 vector_codes.vector_count(self.db, vec_table) >= self.prescan_min_vectors
