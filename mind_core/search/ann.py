@@ -6,12 +6,11 @@ stored vector per query, linear in the archive; an HNSW graph answers in a few h
 microseconds at 100,000 vectors and grows about logarithmically. usearch was chosen by
 measurement against hnswlib and faiss (benchmarks/ann_libraries.py): as fast and as exact as
 either, wheels for every platform (hnswlib ships only a source archive), and it deletes and
-replaces keys in place (faiss's HNSW cannot remove). The graph keeps int8 copies of the vectors
-(``AnnParameters.scalar``): a quarter of float32's memory and the fastest graph measured; their
-coarse distances misorder close neighbours, so the lane asks the graph for ``ANN_OVERSAMPLE``
-times the rows it needs and ranks those by the float vectors themselves (recall@10 1.0 and
-recall@100 0.98 of exact at 100k real-model-like vectors, against 0.94 for half precision
-without the oversampling: benchmarks/archive.py).
+replaces keys in place (faiss's HNSW cannot remove). The graph keeps half-precision copies of
+the vectors (``AnnParameters.scalar``): half of float32's memory, and distances within 1e-4 of the
+float vectors' own, so the lane takes them as they are (int8 copies, a quarter of the memory,
+misorder close neighbours: their answer had to be re-ranked by the float vectors, and reading
+those back one row at a time from sqlite-vec cost more than the graph saved).
 
 Kept in step without a second commit protocol: every write to a vector table already writes its
 quantized companions in the same transaction (``vector_codes.put/remove``), and while a mind has
@@ -54,9 +53,10 @@ if TYPE_CHECKING:
 # it the exact scan (or the pre-scan) costs a few milliseconds and needs no file beside the mind.
 # ``mind reconcile`` builds the graph when a mind crosses it. Chosen by benchmarks/archive.py.
 ANN_MIN_VECTORS = 20_000
-# The graph is asked for k x ANN_OVERSAMPLE rows and the vector lane keeps the k nearest by their
-# float vectors: the graph's quantized distances misorder close neighbours, the floats do not.
-ANN_OVERSAMPLE = 2
+# A search for k rows explores at least k x SEARCH_WIDTH candidates (usearch's expansion): at
+# exactly k, recall falls fast on clustered vectors (0.92 of the exact top 100 at 100k, against
+# 0.99 at twice k: benchmarks/archive.py).
+SEARCH_WIDTH = 2
 MAX_PENDING = 50_000  # log entries a reader applies in memory; beyond this the graph is stale
 BUILD_PAGE = 20_000  # vectors read per step while building
 TOKEN_KEY = "vector_ann_token"  # meta: the token of the graph this mind's log is kept for
@@ -71,14 +71,13 @@ LOG_SQL = (
 @dataclass(frozen=True)
 class AnnParameters:
     """The graph's construction and search parameters, recorded in the manifest: a graph made
-    with others is rebuilt. The search widens ``expansion_search`` to the rows asked for (the
-    lane's depth of 100, oversampled: 200); below that width recall falls fast on clustered
-    vectors (0.71 at 100 rows with a width of 128)."""
+    with others is rebuilt. A search widens ``expansion_search`` to ``SEARCH_WIDTH`` times the
+    rows it asks for (the vector lane's depth is 100)."""
 
     connectivity: int = 16
     expansion_add: int = 128
     expansion_search: int = 128
-    scalar: str = "i8"
+    scalar: str = "f16"
     metric: str = "l2sq"
 
 
@@ -189,12 +188,13 @@ class AnnGraphs:
         return True
 
     def search(self, vec_table: str, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The ``k`` nearest rows of one table by the graph (rowid, approximate L2 distance)."""
+        """The ``k`` nearest rows of one table by the graph (rowid, L2 distance of the
+        half-precision copies), nearest first."""
         graph = self.graphs[vec_table]
         if k < 1 or not len(graph):
             return []
         with self.lock:
-            graph.expansion_search = max(int(self.manifest["parameters"]["expansion_search"]), k)
+            graph.expansion_search = max(int(self.manifest["parameters"]["expansion_search"]), SEARCH_WIDTH * k)
             matches = graph.search(np.ascontiguousarray(query[: self.dims], dtype=np.float32), k)
         return [(int(key), float(np.sqrt(max(d, 0.0)))) for key, d in zip(matches.keys, matches.distances, strict=True)]
 

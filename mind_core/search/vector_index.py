@@ -14,8 +14,7 @@ re-embeds it at the embedder's own width.
 Scale: a mind whose ANN index (mind_core/search/ann.py, built by ``mind reconcile`` once the
 mind holds ``ANN_MIN_VECTORS`` frame vectors) is usable is searched through it; otherwise a table
 of PRESCAN_MIN_VECTORS vectors or more is searched through quantized companions (``nearest``,
-mind_core/search/vector_codes.py) rather than scanned whole. Either way the distances returned
-are the float vectors' own.
+mind_core/search/vector_codes.py) rather than scanned whole.
 """
 
 from __future__ import annotations
@@ -400,23 +399,23 @@ class VectorIndex:
     def nearest(self, vec_table: str, blob: bytes, k: int, prescan: bool | None = None) -> list[tuple[int, float]]:
         """The ``k`` nearest rows of one vector table (rowid, L2 distance), nearest first.
 
-        ``prescan`` None: the ANN graph when usable (``ann_index``), else by the table's size
-        (``prescan_min_vectors``) and whether its quantized companions are current. The graph or
-        the pre-scan (mind_core/search/vector_codes.py: sign bits over the whole table, then the
-        int8 codes of the candidates) picks the k rows; their distances are still the float
-        vectors' own (the ``vec_distance_l2`` the exact scan computes), so only a true neighbour
-        the approximate passes lost makes the answer differ from the exact scan's.
+        ``prescan`` None: the ANN graph when usable (``ann_index``: its distances are those of
+        half-precision copies, within 1e-4 of the float vectors'), else by the table's size
+        (``prescan_min_vectors``) and whether its quantized companions are current. The pre-scan
+        (mind_core/search/vector_codes.py: sign bits over the whole table, then the int8 codes of
+        the candidates) picks the k rows; their distances are still the float vectors' own (the
+        ``vec_distance_l2`` the exact scan computes), so only a true neighbour lost by the
+        quantized passes makes the answer differ from the exact scan's.
         """
-        nearest = None
         graphs = self.ann_index() if prescan is None else None
         if graphs is not None:
-            query = np.frombuffer(blob, dtype=np.float32)
-            nearest = [rowid for rowid, _ in graphs.search(vec_table, query, k * ann.ANN_OVERSAMPLE)]
-        elif prescan is None:
+            return graphs.search(vec_table, np.frombuffer(blob, dtype=np.float32), k)
+        if prescan is None:
             prescan = (
                 vector_codes.vector_count(self.db, vec_table) >= self.prescan_min_vectors
                 and vector_codes.is_current(self.db, vec_table)
             )
+        nearest = None
         if prescan:
             query = np.frombuffer(blob, dtype=np.float32)
             count = max(k * PRESCAN_OVERSAMPLE, PRESCAN_MIN_CANDIDATES)
