@@ -21,6 +21,11 @@ each changed row: present means add or replace, absent means remove) before it s
 files may lag, the answer never does. ``mind reconcile`` folds the log into the files (or
 rebuilds them), which keeps the log short.
 
+Removals: usearch keeps a removed vector's slot, its bytes included (in memory and in the saved
+files), until the graph is made again. ``mind reconcile`` folds the log while removals are few and
+rebuilds once they reach ``MAX_TOMBSTONE_SHARE`` of the graph, which also drops every deleted
+frame's copy from the files.
+
 A graph is refused — the lane falls back to the exact path — when its token is not the mind's
 (a mind restored from a backup, or a graph made for another copy), when it was made from another
 embedder's vectors, when its parameters are not the current ones, or when more than
@@ -57,6 +62,9 @@ ANN_MIN_VECTORS = 20_000
 # exactly k, recall falls fast on clustered vectors (0.92 of the exact top 100 at 100k, against
 # 0.99 at twice k: benchmarks/archive.py).
 SEARCH_WIDTH = 2
+# usearch keeps a removed vector's slot (and its bytes, in the files too) until the graph is made
+# again: ``mind reconcile`` rebuilds rather than folds once removals reach this share of it.
+MAX_TOMBSTONE_SHARE = 0.1
 MAX_PENDING = 50_000  # log entries a reader applies in memory; beyond this the graph is stale
 BUILD_PAGE = 20_000  # vectors read per step while building
 TOKEN_KEY = "vector_ann_token"  # meta: the token of the graph this mind's log is kept for
@@ -141,6 +149,7 @@ class AnnGraphs:
         self.manifest = manifest
         self.graphs = graphs
         self.applied = int(manifest["seq"])
+        self.tombstones = int(manifest.get("tombstones", 0))  # removed slots whose bytes the graph keeps
         self.dims = int(manifest["indexed_dims"])
         self.lock = threading.Lock()
 
@@ -150,6 +159,10 @@ class AnnGraphs:
 
     def counts(self) -> dict[str, int]:
         return {table: len(graph) for table, graph in self.graphs.items()}
+
+    def worn(self) -> bool:
+        """Whether removals have left so many dead slots that the graph should be made again."""
+        return self.tombstones > MAX_TOMBSTONE_SHARE * max(1, sum(self.counts().values()))
 
     def catch_up(self, db: Database) -> bool:
         """Apply the log entries past ``applied``; False when a changed vector has values beyond
@@ -179,6 +192,7 @@ class AnnGraphs:
             for rowid in rows:
                 if graph.contains(rowid):
                     graph.remove(rowid)
+                    self.tombstones += 1
             if found:
                 vectors = np.frombuffer(b"".join(found.values()), dtype=np.float32).reshape(len(found), -1)
                 if vectors.shape[1] > self.dims and np.any(vectors[:, self.dims :]):
@@ -268,7 +282,7 @@ def save(db: Database, loaded: AnnGraphs) -> None:
     if not loaded.catch_up(db):
         raise ValueError("the ANN index no longer fits the mind's vectors; rebuild it")
     folder.mkdir(parents=True, exist_ok=True)
-    manifest = {**loaded.manifest, "seq": loaded.applied, "counts": loaded.counts()}
+    manifest = {**loaded.manifest, "seq": loaded.applied, "counts": loaded.counts(), "tombstones": loaded.tombstones}
     for table, graph in loaded.graphs.items():
         partial = folder / f"{table}.usearch.partial"
         graph.save(str(partial))

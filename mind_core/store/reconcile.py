@@ -250,13 +250,14 @@ def ann_problem(db: Database, min_vectors: int = ann.ANN_MIN_VECTORS) -> str | N
 
 
 def refresh_ann_index(db: Database, min_vectors: int = ann.ANN_MIN_VECTORS) -> int:
-    """Build the ANN index of a mind that needs one and has none usable (returns the vectors
-    it holds); otherwise fold the change log into the files (returns 0)."""
+    """Build the ANN index of a mind that needs one and has none usable, or whose removals wore
+    it (``AnnGraphs.worn``), and return the vectors it holds; otherwise fold the change log into
+    the files (returns 0)."""
     if not ann_needed(db, min_vectors):
         return 0
     fingerprint = VectorIndex(db, None).stored_fingerprint()
     loaded = ann.load(db, fingerprint)
-    if loaded is None:
+    if loaded is None or loaded.worn():
         return sum(ann.build(db, fingerprint).counts().values())
     if ann.pending(db, 0):
         ann.save(db, loaded)

@@ -117,6 +117,23 @@ def test_the_index_follows_inserts_updates_deletes_and_compaction(mind, tmp_path
     assert reconcile.doctor(mind.db, mind.embedder, ann_min_vectors=0).finding("ann_index").ok
 
 
+def test_many_removals_make_reconcile_rebuild_the_index_without_the_deleted_vectors(mind, tmp_path):
+    ids = fill(mind, sentences(100))
+    build(mind)
+    gone = np.frombuffer(blob(mind, sentences(100)[0]), dtype="float32").astype("float16").tobytes()
+    for frame_id in ids[:5]:  # 5 % of the graph: the log is folded in, the slots stay
+        mind.frames.delete(frame_id)
+    assert reconcile.reconcile_indexes(mind.db, mind.embedder, ann_min_vectors=0).ann_rebuilt == 0
+    assert ann.read_manifest(mind.db)["tombstones"] == 5
+    assert gone in (tmp_path / "ann.mind.ann" / "memory_frames_vec.usearch").read_bytes()
+    for frame_id in ids[5:15]:
+        mind.frames.delete(frame_id)
+    assert reconcile.reconcile_indexes(mind.db, mind.embedder, ann_min_vectors=0).ann_rebuilt == 85
+    assert ann.read_manifest(mind.db)["tombstones"] == 0
+    assert gone not in (tmp_path / "ann.mind.ann" / "memory_frames_vec.usearch").read_bytes()
+    assert graph_rows(mind) == vector_rows(mind)
+
+
 def test_a_missing_or_stale_index_is_reported_by_doctor_and_rebuilt_by_reconcile(mind, tmp_path):
     fill(mind, sentences(200))
     assert reconcile.doctor(mind.db, mind.embedder).finding("ann_index").ok  # small: not needed
