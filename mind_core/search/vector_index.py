@@ -383,14 +383,13 @@ class VectorIndex:
             self.ann_graphs = None
             return None
         graphs = self.ann_graphs
-        if graphs is None or graphs.token != token:
+        if graphs is not None and (graphs.token != token or not graphs.catch_up(self.db)):
+            graphs = None  # another graph, or changes a memory-mapped one cannot take: load again
+        if graphs is None:
             refused = (token, ann.read_manifest(self.db))
-            if self._ann_refused == refused:
-                return None
-            graphs = ann.load(self.db, self.stored_fingerprint())
-            self._ann_refused = None if graphs is not None else refused
-        elif not graphs.catch_up(self.db):
-            graphs = None
+            if self._ann_refused != refused:
+                graphs = ann.load(self.db, self.stored_fingerprint())
+                self._ann_refused = None if graphs is not None else refused
         self.ann_graphs = graphs
         if graphs is None or len(graphs.graphs["memory_frames_vec"]) < self.ann_min_vectors:
             return None

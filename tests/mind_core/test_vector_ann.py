@@ -89,9 +89,11 @@ def test_the_index_is_persisted_beside_the_mind_with_its_parameters(mind, tmp_pa
 def test_the_index_follows_inserts_updates_deletes_and_compaction(mind, tmp_path):
     ids = fill(mind, sentences(300))
     build(mind)
+    assert mind.search.vectors.ann_index().viewed  # nothing to add: the files memory-mapped
     with Mind.open(tmp_path / "ann.mind", embedder=DenseHashingEmbedder()) as other:  # a second writer
         added = fill(other, ["zebra xylophone quartz", " ".join(WORDS * 12)])
     assert graph_rows(mind) == vector_rows(mind)
+    assert not mind.search.vectors.ann_index().viewed  # read again as copies that take the changes
     assert ann_nearest(mind, "zebra xylophone quartz", 1)[0][0] == added[0]
     mind.frames.update(ids[4], "an edited frame about tomatoes")  # drops the vector
     mind.frames.delete(ids[5])
