@@ -104,6 +104,7 @@ def run_size(size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndar
         search_ms = {mode: [] for mode in MODES}
         keyword_ms: list[float] = []
         lane_recall = {mode: [] for mode in MODES}
+        depth_recall = {mode: [] for mode in MODES}  # of the lane's whole depth, what the fusion reads
         search_recall = {mode: [] for mode in MODES}
         for i, query in enumerate(asked):
             blob = to_blob(mind.search.vectors.embed_query(query))
@@ -122,7 +123,10 @@ def run_size(size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndar
             keyword_ms.append(took)
             for mode in MODES:
                 lane_recall[mode].append(overlap(lane_hits[mode], lane_hits["exact"]))
+                depth_recall[mode].append(len(set(lane_hits[mode]) & set(lane_hits["exact"])) / max(1, depth))
                 search_recall[mode].append(overlap(search_hits[mode], search_hits["exact"]))
+
+        searched_rss_mb = (psutil.Process().memory_info().rss - rss) / 2**20
 
     def figures(times: list[float], recall: list[float] | None = None) -> dict[str, float]:
         out = {"cpu_p50_ms": percentile(times, 50), "cpu_p95_ms": percentile(times, 95)}
@@ -142,11 +146,15 @@ def run_size(size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndar
             "build_rss_mb": build_rss_mb,
             "load_cpu_ms": load_s,
             "resident_mb": ann_rss_mb,
+            "resident_after_queries_mb": searched_rss_mb,  # the mind's pages and the mapped graph's
             "files_mb": ann_mb,
             "manifest": manifest,
         },
         "mind_mb": path.stat().st_size / 2**20,
-        "vector_lane": {mode: figures(lane_ms[mode], lane_recall[mode]) for mode in MODES},
+        "vector_lane": {
+            mode: {**figures(lane_ms[mode], lane_recall[mode]), "recall_at_depth": float(np.mean(depth_recall[mode]))}
+            for mode in MODES
+        },
         "search": {mode: figures(search_ms[mode], search_recall[mode]) for mode in MODES},
         "keyword_lane": figures(keyword_ms),
     }
@@ -155,6 +163,7 @@ def run_size(size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndar
 def table(results: dict[str, dict]) -> str:
     lines = [
         f"{'frames':>9} {'what':14} {'mode':8} {'CPU p50 ms':>11} {'CPU p95 ms':>11} {'recall@10':>10} {'worst':>6}"
+        f" {'recall@depth':>9}"
     ]
     for size, result in results.items():
         for what in ("vector_lane", "search"):
@@ -163,13 +172,15 @@ def table(results: dict[str, dict]) -> str:
                 lines.append(
                     f"{int(size):>9,} {what:14} {mode:8} {row['cpu_p50_ms']:11.2f} {row['cpu_p95_ms']:11.2f} "
                     f"{row['recall_at_10']:10.3f} {row['worst_at_10']:6.2f}"
+                    + (f" {row['recall_at_depth']:9.3f}" if "recall_at_depth" in row else "")
                 )
         row = result["keyword_lane"]
         lines.append(f"{int(size):>9,} {'keyword_lane':14} {'':8} {row['cpu_p50_ms']:11.2f} {row['cpu_p95_ms']:11.2f}")
         built = result["ann"]
         lines.append(
             f"{int(size):>9,} ANN index: built in {built['build_s']:.1f} s, {built['files_mb']:.0f} MB on disk, "
-            f"{built['resident_mb']:.0f} MB resident, loaded in {built['load_cpu_ms']:.0f} ms CPU; "
+            f"{built['resident_mb']:.0f} MB resident when loaded ({built['resident_after_queries_mb']:.0f} MB "
+            f"more after the queries, the mind's pages included), loaded in {built['load_cpu_ms']:.0f} ms CPU; "
             f"mind {result['mind_mb']:.0f} MB; lane depth {result['lane_depth']}"
         )
     return "\n".join(lines)

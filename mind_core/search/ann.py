@@ -54,13 +54,14 @@ from mind_core.store.db import IN_LIST, Database, in_list
 if TYPE_CHECKING:
     from usearch.index import Index
 
-# The vector lane searches the graph once the mind holds at least this many frame vectors; below
-# it the exact scan (or the pre-scan) costs a few milliseconds and needs no file beside the mind.
-# ``mind reconcile`` builds the graph when a mind crosses it. Chosen by benchmarks/archive.py.
+# The vector lane searches the graph once the mind holds at least this many frame vectors, the
+# size from which the pre-scan starts too (``PRESCAN_MIN_VECTORS``); below it the exact scan costs
+# under 15 ms CPU (9 ms at 10,000 frames, benchmarks/archive.py) and a mind needs no file beside
+# it. ``mind reconcile`` builds the graph when a mind crosses it.
 ANN_MIN_VECTORS = 20_000
 # A search for k rows explores at least k x SEARCH_WIDTH candidates (usearch's expansion): at
-# exactly k, recall falls fast on clustered vectors (0.92 of the exact top 100 at 100k, against
-# 0.99 at twice k: benchmarks/archive.py).
+# exactly k, recall falls fast on clustered vectors (0.92 of the exact top 100 on
+# benchmarks/archive.py's 100k vectors, against 0.99 at twice k).
 SEARCH_WIDTH = 2
 # usearch keeps a removed vector's slot (and its bytes, in the files too) until the graph is made
 # again: ``mind reconcile`` rebuilds rather than folds once removals reach this share of it.
