@@ -175,7 +175,9 @@ def _doctor_mind(args: CommandArgs, workspace: str) -> DoctorCheck:
         repaired = report.repaired
         repaired_line = (
             f"{repaired.fts_fixed:,} full-text rows, {repaired.vectors_fixed:,} vectors, "
-            f"{repaired.orphans_removed:,} orphans; after: "
+            f"{repaired.orphans_removed:,} orphans"
+            + (f", ANN index rebuilt ({repaired.ann_rebuilt:,} vectors)" if repaired.ann_rebuilt else "")
+            + "; after: "
             + ("ok" if report.after.ok else "problems: " + ", ".join(report.after.problems))
         )
     data = {
@@ -288,6 +290,7 @@ def compact(args: CommandArgs) -> int:
         result,
         f"pruned {compacted.temporary_pruned:,} temporary and {compacted.deprecated_pruned:,} deprecated "
         f"frames, merged {compacted.p_frames_merged:,} P-frames; reindexed {reconciled.fts_fixed:,} "
-        f"full-text rows and {reconciled.vectors_fixed:,} vectors, removed {reconciled.orphans_removed:,} orphans",
+        f"full-text rows and {reconciled.vectors_fixed:,} vectors, removed {reconciled.orphans_removed:,} orphans"
+        + (f", rebuilt the ANN index ({reconciled.ann_rebuilt:,} vectors)" if reconciled.ann_rebuilt else ""),
     )
     return EXIT_OK

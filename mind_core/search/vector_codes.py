@@ -25,7 +25,8 @@ A long-lived reader (``VectorIndex.bits_cache``) keeps the bits in memory while 
 reads them once rather than per query.
 
 Every write to a vector table writes its companions in the same transaction (``VectorIndex``,
-``frames.delete_vector_rows``, ``reconcile``). A writer that does not know them (the original
+``frames.delete_vector_rows``, ``reconcile``), and with them the ANN index's change log
+(mind_core/search/ann.py) when the mind keeps one. A writer that does not know them (the original
 engine sharing a mind) leaves the counts unequal; the lane then scans exactly (:func:`is_current`)
 until a reconcile rebuilds them.
 """
@@ -38,6 +39,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from mind_core.search import ann
 from mind_core.store.db import IN_LIST, Database, in_list
 
 BLOCK_ROWS = 1024
@@ -144,6 +146,7 @@ def put(db: Database, vec_table: str, rows: Sequence[tuple[int, bytes]]) -> None
         "INSERT OR REPLACE INTO vector_int8_codes (vec_table, row, code) VALUES (?, ?, ?)",
         [(vec_table, rowid, code) for (rowid, _), code in zip(rows, int8_codes(vectors), strict=True)],
     )
+    ann.note_changes(db, vec_table, [rowid for rowid, _ in rows])
 
 
 def remove(db: Database, vec_table: str, rowids: Iterable[int]) -> None:
@@ -166,6 +169,7 @@ def remove(db: Database, vec_table: str, rowids: Iterable[int]) -> None:
         "DELETE FROM vector_int8_codes WHERE vec_table = ? AND row = ?",
         [(vec_table, rowid) for members in by_block.values() for rowid in members],
     )
+    ann.note_changes(db, vec_table, [rowid for members in by_block.values() for rowid in members])
 
 
 def clear(db: Database, vec_table: str) -> None:

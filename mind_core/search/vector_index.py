@@ -11,8 +11,10 @@ another, such as the original engine's 1024 for a mind shared with it. A mind th
 vectors keeps its width; the embedder is fitted to it (``at_width``), and ``mind reindex``
 re-embeds it at the embedder's own width.
 
-Scale: a table of PRESCAN_MIN_VECTORS vectors or more is searched through quantized companions
-(``nearest``, mind_core/search/vector_codes.py) rather than scanned whole.
+Scale: a mind whose ANN index (mind_core/search/ann.py, built by ``mind reconcile`` once the
+mind holds ``ANN_MIN_VECTORS`` frame vectors) is usable is searched through it; otherwise a table
+of PRESCAN_MIN_VECTORS vectors or more is searched through quantized companions (``nearest``,
+mind_core/search/vector_codes.py) rather than scanned whole.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import numpy as np
 
 from mind_core.embeddings.base import NO_QUANTIZATION, Embedder, at_width, fingerprint_of, to_blob
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
-from mind_core.search import vector_codes
+from mind_core.search import ann, vector_codes
 from mind_core.search.filters import SourceFilter
 from mind_core.store.db import IN_LIST, Database, in_list
 from mind_core.store.frames import delete_vector_rows, scope_clauses
@@ -149,6 +151,9 @@ class VectorIndex:
         self.embedder = embedder
         self.prescan_min_vectors = PRESCAN_MIN_VECTORS
         self.bits_cache: vector_codes.BitsCache = {}  # a long-lived mind (a server) reads the bits once
+        self.ann_min_vectors = ann.ANN_MIN_VECTORS
+        self.ann_graphs: ann.AnnGraphs | None = None  # loaded once per graph token, then kept in step
+        self._ann_refused: tuple[str, Any] | None = None  # (token, manifest) a load refused
 
     @property
     def dimensions(self) -> int:
@@ -227,6 +232,7 @@ class VectorIndex:
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
             self.db.execute(vec_table_sql(table, width))
             vector_codes.clear(self.db, table)
+        ann.disable(self.db)
         set_meta(self.db, "vec_dimensions", str(width))
 
     # -- writes ---------------------------------------------------------------------------
@@ -365,15 +371,42 @@ class VectorIndex:
         ]
         return [(row[0], row[1]) for row in rows if row is not None]
 
+    def ann_index(self) -> ann.AnnGraphs | None:
+        """The mind's ANN graphs, up to date with every write, when the vector lane should use
+        them: they exist, may serve this mind (``ann.load``) and hold ``ann_min_vectors`` frame
+        vectors or more. Loaded once per graph token; a refused load is not retried until the
+        token or the files change."""
+        token = self.db.scalar("SELECT value FROM meta WHERE key = ?", (ann.TOKEN_KEY,))
+        if token is None or ann.ann_dir(self.db) is None:
+            self.ann_graphs = None
+            return None
+        graphs = self.ann_graphs
+        if graphs is not None and (graphs.token != token or not graphs.catch_up(self.db)):
+            graphs = None  # another graph, or changes a memory-mapped one cannot take: load again
+        if graphs is None:
+            refused = (token, ann.read_manifest(self.db))
+            if self._ann_refused != refused:
+                graphs = ann.load(self.db, self.stored_fingerprint())
+                self._ann_refused = None if graphs is not None else refused
+        self.ann_graphs = graphs
+        if graphs is None or len(graphs.graphs["memory_frames_vec"]) < self.ann_min_vectors:
+            return None
+        return graphs
+
     def nearest(self, vec_table: str, blob: bytes, k: int, prescan: bool | None = None) -> list[tuple[int, float]]:
         """The ``k`` nearest rows of one vector table (rowid, L2 distance), nearest first.
 
-        ``prescan`` None: by the table's size (``prescan_min_vectors``) and whether its quantized
-        companions are current. The pre-scan (mind_core/search/vector_codes.py: sign bits over the whole
-        table, then the int8 codes of the candidates) picks the k rows; their distances are still
-        the float vectors' own (the ``vec_distance_l2`` the exact scan computes), so only a true
-        neighbour lost by the quantized passes makes the answer differ from the exact scan's.
+        ``prescan`` None: the ANN graph when usable (``ann_index``: its distances are those of
+        half-precision copies, within 1e-4 of the float vectors'), else by the table's size
+        (``prescan_min_vectors``) and whether its quantized companions are current. The pre-scan
+        (mind_core/search/vector_codes.py: sign bits over the whole table, then the int8 codes of
+        the candidates) picks the k rows; their distances are still the float vectors' own (the
+        ``vec_distance_l2`` the exact scan computes), so only a true neighbour lost by the
+        quantized passes makes the answer differ from the exact scan's.
         """
+        graphs = self.ann_index() if prescan is None else None
+        if graphs is not None:
+            return graphs.search(vec_table, np.frombuffer(blob, dtype=np.float32), k)
         if prescan is None:
             prescan = (
                 vector_codes.vector_count(self.db, vec_table) >= self.prescan_min_vectors

@@ -13,7 +13,7 @@ from typing import Any
 
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import FingerprintMismatchError
-from mind_core.search import vector_codes
+from mind_core.search import ann, vector_codes
 from mind_core.search.vector_index import LONG_FRAME_WORDS, VectorIndex, split_chunks
 from mind_core.store.db import IN_LIST, Database, in_list
 
@@ -105,6 +105,7 @@ class ReconcileResult:
     fts_fixed: int = 0
     vectors_fixed: int = 0
     orphans_removed: int = 0
+    ann_rebuilt: int = 0  # vectors in the ANN index when this pass (re)built it, else 0
 
 
 @dataclass(frozen=True)
@@ -224,13 +225,60 @@ def refresh_vector_codes(db: Database) -> int:
     return rewritten
 
 
-def reconcile_indexes(db: Database, embedder: Embedder | None = None) -> ReconcileResult:
-    """FTS repair, vector repair (when an embedder is given), then orphan sweeps."""
+def ann_needed(db: Database, min_vectors: int = ann.ANN_MIN_VECTORS) -> bool:
+    """Whether this mind should keep an ANN index: it already keeps one, or it holds
+    ``min_vectors`` frame vectors or more (and lives in a file)."""
+    if ann.ann_dir(db) is None or not db.table_exists("memory_frames_vec"):
+        return False
+    return ann.enabled(db) or ann.vector_counts(db)["memory_frames_vec"] >= min_vectors
+
+
+def ann_problem(db: Database, min_vectors: int = ann.ANN_MIN_VECTORS) -> str | None:
+    """What is wrong with the mind's ANN index (None when it is fine or not needed): missing,
+    made for another state, embedder or parameters, too far behind, or not counting what the
+    vector tables hold."""
+    if not ann_needed(db, min_vectors):
+        return None
+    fingerprint = VectorIndex(db, None).stored_fingerprint()
+    found = ann.problem(db, ann.read_manifest(db), fingerprint)
+    if found is not None:
+        return found
+    loaded = ann.load(db, fingerprint)
+    if loaded is None:
+        return "its counts differ from the vector tables"
+    return None
+
+
+def refresh_ann_index(db: Database, min_vectors: int = ann.ANN_MIN_VECTORS) -> int:
+    """Build the ANN index of a mind that needs one and has none usable, or whose removals wore
+    it (``AnnGraphs.worn``), and return the vectors it holds; otherwise fold the change log into
+    the files (returns 0)."""
+    if not ann_needed(db, min_vectors):
+        return 0
+    fingerprint = VectorIndex(db, None).stored_fingerprint()
+    loaded = ann.load(db, fingerprint)
+    if loaded is None or loaded.worn():
+        return sum(ann.build(db, fingerprint).counts().values())
+    if ann.pending(db, 0):
+        ann.save(db, loaded)
+    return 0
+
+
+def reconcile_indexes(
+    db: Database, embedder: Embedder | None = None, ann_min_vectors: int = ann.ANN_MIN_VECTORS
+) -> ReconcileResult:
+    """FTS repair, vector repair (when an embedder is given), orphan sweeps, then the ANN index
+    of a large mind brought up to date (``ann_min_vectors``: the size from which a mind keeps one)."""
     fts_fixed = reconcile_fts_index(db)
     vectors_fixed = reconcile_vec_index(db, embedder) if embedder is not None else 0
     orphans = clean_orphan_fts(db) + clean_orphan_vectors(db)
     refresh_vector_codes(db)
-    return ReconcileResult(fts_fixed=fts_fixed, vectors_fixed=vectors_fixed, orphans_removed=orphans)
+    return ReconcileResult(
+        fts_fixed=fts_fixed,
+        vectors_fixed=vectors_fixed,
+        orphans_removed=orphans,
+        ann_rebuilt=refresh_ann_index(db, ann_min_vectors),
+    )
 
 
 # The index checks: finding name, SQL listing the rows at fault, what a non-zero count means.
@@ -244,7 +292,9 @@ INDEX_CHECKS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 
 
-def doctor(db: Database, embedder: Embedder | None = None, repair: bool = False) -> DoctorReport:
+def doctor(
+    db: Database, embedder: Embedder | None = None, repair: bool = False, ann_min_vectors: int = ann.ANN_MIN_VECTORS
+) -> DoctorReport:
     """Check every index against memory_frames; with ``repair`` fix what can be fixed."""
     index = VectorIndex(db, embedder)
     findings = [
@@ -262,6 +312,7 @@ def doctor(db: Database, embedder: Embedder | None = None, repair: bool = False)
     findings.append(
         Finding("vec_bits", len(stale_bits), "vector tables whose sign bits (the vector lane's pre-scan) lag behind")
     )
+    findings.append(_ann_finding(db, ann_min_vectors))
     try:
         index.check_fingerprint()
         findings.append(Finding("fingerprint", 0, "the embedder matches the mind's vectors"))
@@ -276,6 +327,21 @@ def doctor(db: Database, embedder: Embedder | None = None, repair: bool = False)
     )
     if repair and not report.ok:
         can_embed = embedder is not None and report.count("fingerprint") == 0
-        report.repaired = reconcile_indexes(db, embedder if can_embed else None)
-        report.after = doctor(db, embedder, repair=False)
+        report.repaired = reconcile_indexes(db, embedder if can_embed else None, ann_min_vectors)
+        report.after = doctor(db, embedder, repair=False, ann_min_vectors=ann_min_vectors)
     return report
+
+
+def _ann_finding(db: Database, min_vectors: int) -> Finding:
+    if not ann_needed(db, min_vectors):
+        return Finding("ann_index", 0, f"not kept below {min_vectors:,} frame vectors: the vector lane scans exactly")
+    found = ann_problem(db, min_vectors)
+    if found is not None:
+        return Finding("ann_index", 1, f"the ANN index beside the mind is unusable: {found}")
+    manifest = ann.read_manifest(db) or {}
+    return Finding(
+        "ann_index",
+        0,
+        f"{manifest.get('library')}, {manifest.get('counts')} vectors of {manifest.get('indexed_dims')} values, "
+        f"{manifest.get('parameters')}",
+    )
