@@ -46,6 +46,7 @@ from mind_core.store.reconcile import (
     clean_orphan_vectors,
     reconcile_fts_index,
     reconcile_vec_index,
+    refresh_ann_index,
 )
 
 # the file name every export of a kind has, so it names no export: its folder does
@@ -390,10 +391,12 @@ def index_vectors(mind: Mind, progress: Progress | None = None) -> int:
 
 
 def reconcile_after_harvest(mind: Mind) -> ReconcileResult:
-    """The full-text index and orphan sweeps; vectors were written by the harvest itself."""
+    """The full-text index and orphan sweeps, then the ANN graph of a large mind built or brought
+    up to date with the harvest's vectors (which the harvest itself wrote)."""
     return ReconcileResult(
         fts_fixed=reconcile_fts_index(mind.db),
         orphans_removed=clean_orphan_fts(mind.db) + clean_orphan_vectors(mind.db),
+        ann_rebuilt=refresh_ann_index(mind.db),
     )
 
 

@@ -317,6 +317,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     # the search asks which speakers a mind has for every question (``mind_core.search.speakers``)
     Migration("0011_frames_role_index", f"CREATE INDEX idx_frames_role ON memory_frames {FRAME_ROLE_SQL}"),
     Migration("0012_privacy", _PRIVACY_SQL),
+    # "is any memory near the time a question names" reads frames by event time on every dated question
+    Migration("0013_frames_created_at_index", "CREATE INDEX idx_frames_created_at ON memory_frames (created_at)"),
 )
 
 
