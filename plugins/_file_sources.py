@@ -183,6 +183,31 @@ class FileSource:
         return True
 
 
+class SniffedSource:
+    """A JSON export told apart by its head, one file or the files below a folder that look like
+    it. A subclass names its ``kind``, ``display_name`` and ``suffixes`` and gives
+    ``looks(head)``, ``read(handle, path)`` and ``confidence(path)``; detection counts from 0.5."""
+
+    kind: str
+    display_name: str
+    suffixes: tuple[str, ...]
+    looks: Callable[[bytes], bool]
+    read: Callable[[IO[bytes], Path], Iterator[ScanEvent]]
+    confidence: Callable[[Path | str], float]
+
+    def detect(self, path: Path) -> bool:
+        return self.confidence(path) >= 0.5
+
+    def scan(self, path: Path) -> Iterator[ScanEvent]:
+        return scan_sniffed(path, self.wanted, self.looks, self.read)
+
+    def fingerprint(self, path: Path) -> str:
+        return file_fingerprint(Path(path), tuple(f"*{suffix}" for suffix in self.suffixes))
+
+    def wanted(self, name: str) -> bool:
+        return named_with(name, self.suffixes)
+
+
 def source_hooks(
     make_source: Any, confidence: Callable[[Any], float]
 ) -> tuple[Callable[[Any], None], Callable[[Path], dict[str, float]]]:

@@ -25,15 +25,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from mind_harvest.plugins._file_sources import scan_sniffed, sniffed_confidence, source_hooks
+from mind_harvest.plugins._file_sources import SniffedSource, named_with, sniffed_confidence, source_hooks
 from mind_harvest.plugins._jsonhead import has_key
 from mind_harvest.plugins._jsonstream import JSONStreamError, LostRecord, note_reasons, stream_records
 
 from mind_core.harvest import epoch_to_iso, normalize_iso
 from mind_core.harvest.items import HarvestError, HarvestItem, HarvestMessage, ScanEvent, stable_key
-from mind_core.harvest.source_files import file_fingerprint
 
 KIND = "perplexity"
+SUFFIXES = (".json",)
 LIST_KEYS = ("threads", "conversations", "items")
 USER_ROLES = frozenset({"user", "human", "question"})
 ASSISTANT_ROLES = frozenset({"assistant", "ai", "perplexity", "answer"})
@@ -208,7 +208,7 @@ def scan_stream(handle: IO[bytes], where: str) -> Iterator[ScanEvent]:
 
 
 def _json_name(name: str) -> bool:
-    return not name.startswith(".") and name.lower().endswith(".json")
+    return named_with(name, SUFFIXES)
 
 
 def _read_threads(handle: IO[bytes], path: Path) -> Iterator[ScanEvent]:
@@ -220,18 +220,13 @@ def detect_confidence(path: Path | str) -> float:
     return sniffed_confidence(Path(path), _json_name, looks_like_perplexity, sure=0.9, folder=0.85)
 
 
-class PerplexitySource:
+class PerplexitySource(SniffedSource):
     kind = KIND
     display_name = "Perplexity threads"
-
-    def detect(self, path: Path) -> bool:
-        return detect_confidence(path) >= 0.5
-
-    def scan(self, path: Path) -> Iterator[ScanEvent]:
-        return scan_sniffed(path, _json_name, looks_like_perplexity, _read_threads)
-
-    def fingerprint(self, path: Path) -> str:
-        return file_fingerprint(Path(path), ("*.json",))
+    suffixes = SUFFIXES
+    looks = staticmethod(looks_like_perplexity)
+    read = staticmethod(_read_threads)
+    confidence = staticmethod(detect_confidence)
 
 
 register_sources, detect_sources = source_hooks(PerplexitySource, detect_confidence)

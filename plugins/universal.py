@@ -28,13 +28,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from mind_harvest.plugins._bounded import read_line
-from mind_harvest.plugins._file_sources import scan_sniffed, sniffed_confidence, source_hooks
+from mind_harvest.plugins._file_sources import SniffedSource, named_with, sniffed_confidence, source_hooks
 from mind_harvest.plugins._jsonhead import has_key
 from mind_harvest.plugins._jsonstream import JSONStreamError, LostRecord, note_reasons, stream_records
 
 from mind_core.harvest import epoch_to_iso, normalize_iso
 from mind_core.harvest.items import HarvestError, HarvestItem, HarvestMessage, ScanEvent, stable_key
-from mind_core.harvest.source_files import file_fingerprint
 
 KIND = "universal"
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
@@ -222,7 +221,7 @@ def scan_document(handle: IO[bytes], where: str) -> Iterator[ScanEvent]:
 
 
 def _item_file_name(name: str) -> bool:
-    return not name.startswith(".") and name.lower().endswith(SUFFIXES)
+    return named_with(name, SUFFIXES)
 
 
 def _read_items(handle: IO[bytes], path: Path) -> Iterator[ScanEvent]:
@@ -236,18 +235,13 @@ def detect_confidence(path: Path | str) -> float:
     return sniffed_confidence(Path(path), _item_file_name, looks_like_universal, sure=0.9, folder=0.85)
 
 
-class UniversalSource:
+class UniversalSource(SniffedSource):
     kind = KIND
     display_name = "Universal JSON (import items)"
-
-    def detect(self, path: Path) -> bool:
-        return detect_confidence(path) >= 0.5
-
-    def scan(self, path: Path) -> Iterator[ScanEvent]:
-        return scan_sniffed(path, _item_file_name, looks_like_universal, _read_items)
-
-    def fingerprint(self, path: Path) -> str:
-        return file_fingerprint(Path(path), tuple(f"*{suffix}" for suffix in SUFFIXES))
+    suffixes = SUFFIXES
+    looks = staticmethod(looks_like_universal)
+    read = staticmethod(_read_items)
+    confidence = staticmethod(detect_confidence)
 
     @staticmethod
     def items_from_records(records: Iterable[Any], where: str) -> Iterator[ScanEvent]:
