@@ -1,10 +1,11 @@
 """What the messaging exports' tests (Slack, Telegram, Discord) share: one conversation with its
-speakers' own times, the stored form of an instant, a scan split into items and errors, and the
-harvest that a question naming a speaker is asked of."""
+speakers' own times, the stored form of an instant, a scan split into items and errors, the
+scan of an export with one broken message, and the harvest that a question naming a speaker is
+asked of."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -33,6 +34,17 @@ def split(events: Iterable[ScanEvent]) -> tuple[list[HarvestItem], list[HarvestE
     return [e for e in events if isinstance(e, HarvestItem)], [
         e for e in events if isinstance(e, HarvestError)
     ]
+
+
+def assert_second_turn_lost_alone(path: Path, scan: Callable[[Path], Iterable[ScanEvent]], record: str) -> None:
+    """A scan of an export of ``CONVERSATION`` whose second message was broken: the other turns
+    are kept and the lost one is one error, located at ``record``."""
+    items, errors = split(scan(path))
+    assert [m.text for m in items[0].messages] == [
+        text for i, (_, text, _) in enumerate(CONVERSATION) if i != 1
+    ]
+    assert len(errors) == 1 and errors[0].record == record
+    assert "message lost" in errors[0].reason and "near byte" in errors[0].reason
 
 
 def assert_speaker_question_answered_and_reharvest_quiet(mind_path: Path, export: Path, name: str) -> None:

@@ -15,6 +15,7 @@ from mind_core.testing.fakes import HashingEmbedder
 from mind_core.testing.message_exports import write_discord_export
 from tests.plugins.messaging import (
     CONVERSATION,
+    assert_second_turn_lost_alone,
     assert_speaker_question_answered_and_reharvest_quiet,
     split,
     utc,
@@ -69,12 +70,7 @@ def test_replies_edits_attachments_stickers_and_system_messages(tmp_path: Path) 
 def test_a_broken_message_costs_that_message_alone_and_is_reported(tmp_path: Path) -> None:
     path = write_discord_export(tmp_path / "general.json", CONVERSATION)
     path.write_text(path.read_text().replace('"nickname": "Melanie"', '"nickname" "Melanie"', 1))
-    items, errors = scan(path)
-    assert [m.text for m in items[0].messages] == [
-        text for i, (_, text, _) in enumerate(CONVERSATION) if i != 1
-    ]
-    assert len(errors) == 1 and errors[0].record == "#general message 1"
-    assert "message lost" in errors[0].reason and "near byte" in errors[0].reason
+    assert_second_turn_lost_alone(path, SOURCE.scan, "#general message 1")
 
 
 def test_a_question_naming_a_speaker_ranks_that_speakers_turns_and_reharvest_writes_nothing(

@@ -15,6 +15,7 @@ from mind_core.testing.message_exports import write_slack_export
 from tests.plugins.messaging import (
     BERLIN,
     CONVERSATION,
+    assert_second_turn_lost_alone,
     assert_speaker_question_answered_and_reharvest_quiet,
     split,
     utc,
@@ -101,12 +102,7 @@ def test_a_broken_message_costs_that_message_alone_and_is_reported(tmp_path: Pat
     folder = write_slack_export(tmp_path / "export", CONVERSATION)
     day = folder / "general" / "2023-05-03.json"
     day.write_text(day.read_text().replace('"user": "U00000002"', '"user" "U00000002"', 1))
-    items, errors = scan(folder)
-    assert [m.text for m in items[0].messages] == [
-        text for i, (_, text, _) in enumerate(CONVERSATION) if i != 1
-    ]
-    assert len(errors) == 1 and errors[0].record == "general/2023-05-03.json message 1"
-    assert "message lost" in errors[0].reason and "near byte" in errors[0].reason
+    assert_second_turn_lost_alone(folder, SOURCE.scan, "general/2023-05-03.json message 1")
 
 
 def test_a_question_naming_a_speaker_ranks_that_speakers_turns_and_reharvest_writes_nothing(

@@ -17,6 +17,7 @@ from mind_core.testing.message_exports import write_telegram_export
 from tests.plugins.messaging import (
     BERLIN,
     CONVERSATION,
+    assert_second_turn_lost_alone,
     assert_speaker_question_answered_and_reharvest_quiet,
     split,
     utc,
@@ -83,12 +84,7 @@ def test_a_broken_message_costs_that_message_alone_and_is_reported(tmp_path: Pat
         path.write_text(json.dumps(json.loads(path.read_text()), separators=(",", ":")))
     broken = '"from":"Melanie"' if minified else '"from": "Melanie"'
     path.write_text(path.read_text().replace(broken, broken.replace(":", " "), 1))
-    items, errors = scan(path)
-    assert [m.text for m in items[0].messages] == [
-        text for i, (_, text, _) in enumerate(CONVERSATION) if i != 1
-    ]
-    assert len(errors) == 1 and errors[0].record == "chat Trip planning message 1"
-    assert "message lost" in errors[0].reason and "near byte" in errors[0].reason
+    assert_second_turn_lost_alone(path, SOURCE.scan, "chat Trip planning message 1")
 
 
 def test_reads_cut_anywhere_give_the_same_chats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
