@@ -186,14 +186,19 @@ class FileSource:
 class SniffedSource:
     """A JSON export told apart by its head, one file or the files below a folder that look like
     it. A subclass names its ``kind``, ``display_name`` and ``suffixes`` and gives
-    ``looks(head)``, ``read(handle, path)`` and ``confidence(path)``; detection counts from 0.5."""
+    ``looks(head)`` and ``read(handle, path)``. Detection is ``sure`` of a file that looks like
+    the export and gives ``folder`` to a folder with one at its top; it counts from 0.5."""
 
     kind: str
     display_name: str
     suffixes: tuple[str, ...]
     looks: Callable[[bytes], bool]
     read: Callable[[IO[bytes], Path], Iterator[ScanEvent]]
-    confidence: Callable[[Path | str], float]
+    sure = 0.9
+    folder = 0.85
+
+    def confidence(self, path: Path | str) -> float:
+        return sniffed_confidence(Path(path), self.wanted, self.looks, self.sure, self.folder)
 
     def detect(self, path: Path) -> bool:
         return self.confidence(path) >= 0.5
@@ -209,13 +214,15 @@ class SniffedSource:
 
 
 def source_hooks(
-    make_source: Any, confidence: Callable[[Any], float]
+    make_source: Any, confidence: Callable[[Any], float] | None = None
 ) -> tuple[Callable[[Any], None], Callable[[Path], dict[str, float]]]:
     """The ``register_sources`` and ``detect_sources`` hook implementations of a plugin with one
     source (``make_source``, a source class, makes a source of its ``kind`` per registration); a
     module binds them to those names: ``register_sources, detect_sources = source_hooks(...)``.
-    ``confidence`` is given the path as detection got it (a URL may come as text)."""
+    ``confidence`` (else the source's own) is given the path as detection got it (a URL may come
+    as text)."""
     kind = make_source.kind
+    confidence = confidence or make_source().confidence
 
     @hookimpl
     def register_sources(register: Any) -> None:

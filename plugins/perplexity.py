@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from mind_harvest.plugins._file_sources import SniffedSource, named_with, sniffed_confidence, source_hooks
+from mind_harvest.plugins._file_sources import SniffedSource, source_hooks
 from mind_harvest.plugins._jsonhead import has_key
 from mind_harvest.plugins._jsonstream import JSONStreamError, LostRecord, note_reasons, stream_records
 
@@ -207,26 +207,18 @@ def scan_stream(handle: IO[bytes], where: str) -> Iterator[ScanEvent]:
         yield HarvestError(where, exc.describe("threads"), record=f"thread {exc.records}")
 
 
-def _json_name(name: str) -> bool:
-    return named_with(name, SUFFIXES)
-
-
 def _read_threads(handle: IO[bytes], path: Path) -> Iterator[ScanEvent]:
     return scan_stream(handle, str(path))
 
 
-def detect_confidence(path: Path | str) -> float:
-    """Sure of a JSON file that opens like Perplexity threads; a folder of them at its top: 0.85."""
-    return sniffed_confidence(Path(path), _json_name, looks_like_perplexity, sure=0.9, folder=0.85)
-
-
 class PerplexitySource(SniffedSource):
+    """Perplexity threads: sure of a JSON file that opens like them; a folder of them at its top: 0.85."""
+
     kind = KIND
     display_name = "Perplexity threads"
     suffixes = SUFFIXES
     looks = staticmethod(looks_like_perplexity)
     read = staticmethod(_read_threads)
-    confidence = staticmethod(detect_confidence)
 
 
-register_sources, detect_sources = source_hooks(PerplexitySource, detect_confidence)
+register_sources, detect_sources = source_hooks(PerplexitySource)

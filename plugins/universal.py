@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from mind_harvest.plugins._bounded import read_line
-from mind_harvest.plugins._file_sources import SniffedSource, named_with, sniffed_confidence, source_hooks
+from mind_harvest.plugins._file_sources import SniffedSource, source_hooks
 from mind_harvest.plugins._jsonhead import has_key
 from mind_harvest.plugins._jsonstream import JSONStreamError, LostRecord, note_reasons, stream_records
 
@@ -220,28 +220,20 @@ def scan_document(handle: IO[bytes], where: str) -> Iterator[ScanEvent]:
         yield HarvestError(where, exc.describe("items"), record=f"item {exc.records}")
 
 
-def _item_file_name(name: str) -> bool:
-    return named_with(name, SUFFIXES)
-
-
 def _read_items(handle: IO[bytes], path: Path) -> Iterator[ScanEvent]:
     reader = scan_json_lines if _is_json_lines(path, handle) else scan_document
     return reader(handle, str(path))
 
 
-def detect_confidence(path: Path | str) -> float:
-    """Sure of a JSON / JSON Lines file that opens with an import item's keys; a folder holding
-    such files at its top is plausible-and-more (other exports hold JSON too)."""
-    return sniffed_confidence(Path(path), _item_file_name, looks_like_universal, sure=0.9, folder=0.85)
-
-
 class UniversalSource(SniffedSource):
+    """Import items: sure of a JSON / JSON Lines file that opens with an import item's keys; a
+    folder holding such files at its top is plausible-and-more (other exports hold JSON too)."""
+
     kind = KIND
     display_name = "Universal JSON (import items)"
     suffixes = SUFFIXES
     looks = staticmethod(looks_like_universal)
     read = staticmethod(_read_items)
-    confidence = staticmethod(detect_confidence)
 
     @staticmethod
     def items_from_records(records: Iterable[Any], where: str) -> Iterator[ScanEvent]:
@@ -249,4 +241,4 @@ class UniversalSource(SniffedSource):
         return items_from_records(records, where)
 
 
-register_sources, detect_sources = source_hooks(UniversalSource, detect_confidence)
+register_sources, detect_sources = source_hooks(UniversalSource)
