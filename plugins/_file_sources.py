@@ -153,14 +153,23 @@ def file_confidence(
 
 class FileSource:
     """A source of files with the given suffixes, one file or a folder of them. A subclass names
-    its ``kind``, ``display_name`` and ``suffixes`` and gives ``scan_file(file, relpath)`` and
-    ``confidence(path)``; ``enter`` and ``keep`` narrow a folder's walk."""
+    its ``kind``, ``display_name`` and ``suffixes`` and gives ``scan_file(file, relpath)``;
+    ``enter`` and ``keep`` narrow a folder's walk. Detection is sure of a file ``starts_as``
+    accepts (by default: its head opens with one of ``openings``) and plausible for a folder
+    with files of the suffixes at its top."""
 
     kind: str
     display_name: str
     suffixes: tuple[str, ...]
     scan_file: Callable[[Path, str], Iterator[ScanEvent]]
-    confidence: Callable[[Path | str], float]
+    openings: tuple[bytes, ...] = ()
+    head_bytes = 4096
+
+    def confidence(self, path: Path | str) -> float:
+        return file_confidence(path, self.suffixes, self.starts_as)
+
+    def starts_as(self, file: Path) -> bool:
+        return head_starts(file, self.openings, self.head_bytes)
 
     def detect(self, path: Path) -> bool:
         return self.confidence(path) > 0

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mind_harvest.plugins._bounded import read_line
-from mind_harvest.plugins._file_sources import FileSource, file_confidence, head_starts, source_hooks
+from mind_harvest.plugins._file_sources import FileSource, source_hooks
 
 from mind_core.harvest import format_utc
 from mind_core.harvest.items import (
@@ -42,7 +42,6 @@ from mind_core.harvest.source_files import open_source_file
 
 ICS_SUFFIXES = (".ics", ".ical", ".ifb")
 MAX_EVENT_LINES = 20_000  # an event longer than this is a broken file, not an event
-HEAD_BYTES = 4096
 # An event whose time cannot be read is reported and skipped, never kept at the harvest's time;
 # another unreadable property is dropped from the event and reported.
 TIME_PROPERTIES = frozenset({"DTSTART", "DTEND", "RECURRENCE-ID"})
@@ -237,23 +236,15 @@ def scan_calendar(file: Path, relpath: str) -> Iterator[ScanEvent]:
             yield from items
 
 
-def _starts_as_calendar(file: Path) -> bool:
-    return head_starts(file, (b"BEGIN:VCALENDAR",), HEAD_BYTES)
-
-
-def detect_confidence(path: Path | str) -> float:
-    """Sure of a file that begins ``BEGIN:VCALENDAR``; plausible for a folder with .ics files at its top."""
-    return file_confidence(path, ICS_SUFFIXES, _starts_as_calendar)
-
-
 class ICalendarSource(FileSource):
-    """iCalendar files or a folder of them."""
+    """iCalendar files or a folder of them: sure of a file that begins ``BEGIN:VCALENDAR``,
+    plausible for a folder with .ics files at its top."""
 
     kind = "icalendar"
     display_name = "iCalendar events (.ics)"
     suffixes = ICS_SUFFIXES
     scan_file = staticmethod(scan_calendar)
-    confidence = staticmethod(detect_confidence)
+    openings = (b"BEGIN:VCALENDAR",)
 
 
-register_sources, detect_sources = source_hooks(ICalendarSource, detect_confidence)
+register_sources, detect_sources = source_hooks(ICalendarSource)

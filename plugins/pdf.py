@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from mind_harvest.plugins._file_sources import FileSource, file_confidence, source_hooks
+from mind_harvest.plugins._file_sources import FileSource, source_hooks
 
 from mind_core.harvest import epoch_to_iso, format_utc
 from mind_core.harvest.items import (
@@ -144,19 +144,15 @@ def _is_pdf(path: Path) -> bool:
         return False
 
 
-def detect_confidence(path: Path | str) -> float:
-    """Sure of a file that starts as a PDF does; plausible for a folder with PDFs at its top."""
-    return file_confidence(path, (PDF_SUFFIX,), _is_pdf)
-
-
 class PdfSource(FileSource):
-    """PDF files or a folder of them."""
+    """PDF files or a folder of them: sure of a file that starts as a PDF does, plausible for a
+    folder with PDFs at its top."""
 
     kind = "pdf"
     display_name = "PDF documents"
     suffixes = (PDF_SUFFIX,)
     scan_file = staticmethod(scan_pdf)
-    confidence = staticmethod(detect_confidence)
+    starts_as = staticmethod(_is_pdf)
 
 
-register_sources, detect_sources = source_hooks(PdfSource, detect_confidence)
+register_sources, detect_sources = source_hooks(PdfSource)

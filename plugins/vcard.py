@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mind_harvest.plugins._bounded import read_line
-from mind_harvest.plugins._file_sources import FileSource, file_confidence, head_starts, source_hooks
+from mind_harvest.plugins._file_sources import FileSource, source_hooks
 
 from mind_core.harvest import epoch_to_iso, normalize_iso
 from mind_core.harvest.items import (
@@ -40,7 +40,6 @@ from mind_core.harvest.source_files import open_source_file
 VCF_SUFFIXES = (".vcf", ".vcard")
 MAX_CARD_LINES = 5_000  # a photo folds into many lines; more than this is not a card
 SKIPPED = frozenset({"photo", "logo", "sound", "key"})
-HEAD_BYTES = 4096
 
 
 def _values(card: Any, name: str) -> list[Any]:
@@ -213,23 +212,15 @@ def scan_address_book(file: Path, relpath: str) -> Iterator[ScanEvent]:
             yield item
 
 
-def _starts_as_card(file: Path) -> bool:
-    return head_starts(file, (b"BEGIN:VCARD",), HEAD_BYTES)
-
-
-def detect_confidence(path: Path | str) -> float:
-    """Sure of a file that begins ``BEGIN:VCARD``; plausible for a folder with .vcf files at its top."""
-    return file_confidence(path, VCF_SUFFIXES, _starts_as_card)
-
-
 class VCardSource(FileSource):
-    """vCard address books or a folder of them."""
+    """vCard address books or a folder of them: sure of a file that begins ``BEGIN:VCARD``,
+    plausible for a folder with .vcf files at its top."""
 
     kind = "vcard"
     display_name = "vCard contacts (.vcf)"
     suffixes = VCF_SUFFIXES
     scan_file = staticmethod(scan_address_book)
-    confidence = staticmethod(detect_confidence)
+    openings = (b"BEGIN:VCARD",)
 
 
-register_sources, detect_sources = source_hooks(VCardSource, detect_confidence)
+register_sources, detect_sources = source_hooks(VCardSource)
