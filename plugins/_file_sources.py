@@ -1,11 +1,13 @@
-"""What the sources that read files of their own suffixes share, written once: a source path is
-one file or a folder walked for the wanted files; a file is recognised by its first bytes and a
-folder by such files at its top; the hooks that register the source and answer detection.
+"""What the sources that read files of their own kind share, written once: a source path is one
+file or a folder walked for the wanted files (``scan_path``, ``FileSource``; a JSON export among
+other JSON is told by its head, ``scan_sniffed``, ``SniffedSource``); a file is recognised by its
+first bytes and a folder by such files at its top; the hooks that register the source and answer
+detection (``source_hooks``).
 
 A file named directly is scanned whatever its name (a FIFO or device is refused when opened), as
 its own name; a file found in a folder is named by its path relative to the folder, so the same
-export harvested from two places keeps its keys. Hidden files and folders are skipped, as are the
-files a folder holds beyond the first ``FOLDER_ENTRIES`` when detection looks at its top.
+export harvested from two places keeps its keys. Hidden files are skipped, and hidden folders in
+a ``FileSource`` walk; detection looks at a folder's first ``FOLDER_ENTRIES`` entries only.
 """
 
 from __future__ import annotations
