@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote
 
+from mind_harvest.plugins._file_sources import named_with, scan_path, source_hooks
 from mind_harvest.plugins._jsonhead import read_head
 from mind_harvest.plugins._jsonstream import JSONStreamError, note_reasons
 from mind_harvest.plugins._jsonwalk import Array, LostRecord, Scalar, array_records, walk
@@ -41,8 +42,7 @@ from mind_harvest.plugins._messaging import attachment, conversation, media_kind
 
 from mind_core.harvest import format_utc
 from mind_core.harvest.items import HarvestError, HarvestMessage, ScanEvent
-from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
-from mind_core.plugins import hookimpl
+from mind_core.harvest.source_files import file_fingerprint, open_source_file
 
 KIND = "discord"
 TURN_TYPES = frozenset({"Default", "Reply"})
@@ -218,29 +218,14 @@ class DiscordSource:
         return detect_confidence(Path(path)) >= 0.5
 
     def scan(self, path: Path) -> Iterator[ScanEvent]:
-        root = Path(path)
-        if root.exists() and not root.is_dir():
-            yield from scan_file(root, root.name, None)
-            return
-        if not root.is_dir():
-            yield HarvestError(str(root), "no such file or folder")
-            return
-        for found in walk_files(root, _json_name, _visible_folders):
-            if isinstance(found, HarvestError):
-                yield found
-            elif looks_like_discord(read_head(found)):
-                yield from scan_file(found, found.relative_to(root).as_posix(), root)
+        return scan_path(path, scan_file, _json_name, keep=lambda found: looks_like_discord(read_head(found)))
 
     def fingerprint(self, path: Path) -> str:
         return file_fingerprint(Path(path), ("*.json",))
 
 
 def _json_name(name: str) -> bool:
-    return name.lower().endswith(".json") and not name.startswith(".")
-
-
-def _visible_folders(folder: Path, names: list[str]) -> list[str]:
-    return [name for name in names if not name.startswith(".")]
+    return named_with(name, (".json",))
 
 
 def detect_confidence(path: Path) -> float:
@@ -257,11 +242,4 @@ def detect_confidence(path: Path) -> float:
     return 0.0
 
 
-@hookimpl
-def register_sources(register: Any) -> None:
-    register(DiscordSource())
-
-
-@hookimpl
-def detect_sources(path: Path) -> dict[str, float]:
-    return {KIND: detect_confidence(Path(path))}
+register_sources, detect_sources = source_hooks(DiscordSource, lambda path: detect_confidence(Path(path)))

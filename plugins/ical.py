@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mind_harvest.plugins._bounded import read_line
+from mind_harvest.plugins._file_sources import FileSource, source_hooks
 
 from mind_core.harvest import format_utc
 from mind_core.harvest.items import (
@@ -37,12 +38,10 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
-from mind_core.plugins import hookimpl
+from mind_core.harvest.source_files import open_source_file
 
 ICS_SUFFIXES = (".ics", ".ical", ".ifb")
 MAX_EVENT_LINES = 20_000  # an event longer than this is a broken file, not an event
-HEAD_BYTES = 4096
 # An event whose time cannot be read is reported and skipped, never kept at the harvest's time;
 # another unreadable property is dropped from the event and reported.
 TIME_PROPERTIES = frozenset({"DTSTART", "DTEND", "RECURRENCE-ID"})
@@ -237,71 +236,15 @@ def scan_calendar(file: Path, relpath: str) -> Iterator[ScanEvent]:
             yield from items
 
 
-def _wanted(name: str) -> bool:
-    return name.lower().endswith(ICS_SUFFIXES) and not name.startswith(".")
-
-
-def _visible_folders(folder: Path, names: list[str]) -> list[str]:
-    return [name for name in names if not name.startswith(".")]
-
-
-class ICalendarSource:
-    """iCalendar files or a folder of them."""
+class ICalendarSource(FileSource):
+    """iCalendar files or a folder of them: sure of a file that begins ``BEGIN:VCALENDAR``,
+    plausible for a folder with .ics files at its top."""
 
     kind = "icalendar"
     display_name = "iCalendar events (.ics)"
-
-    def detect(self, path: Path) -> bool:
-        return detect_confidence(Path(path)) > 0
-
-    def scan(self, path: Path) -> Iterator[ScanEvent]:
-        root = Path(path)
-        if root.exists() and not root.is_dir():  # a FIFO or device here is refused when opened
-            yield from scan_calendar(root, root.name)
-            return
-        if not root.is_dir():
-            yield HarvestError(str(root), "no such file or folder")
-            return
-        for found in walk_files(root, _wanted, _visible_folders):
-            if isinstance(found, HarvestError):
-                yield found
-            else:
-                yield from scan_calendar(found, found.relative_to(root).as_posix())
-
-    def fingerprint(self, path: Path) -> str:
-        return file_fingerprint(Path(path), tuple(f"*{s}" for s in ICS_SUFFIXES))
+    suffixes = ICS_SUFFIXES
+    scan_file = staticmethod(scan_calendar)
+    openings = (b"BEGIN:VCALENDAR",)
 
 
-def _starts_as_calendar(file: Path) -> bool:
-    try:
-        with open_source_file(file, streamed=True) as handle:
-            head = handle.read(HEAD_BYTES).lstrip(b"\xef\xbb\xbf \r\n\t").upper()
-    except OSError:
-        return False
-    return head.startswith(b"BEGIN:VCALENDAR")
-
-
-def detect_confidence(path: Path) -> float:
-    """Sure of a file that begins ``BEGIN:VCALENDAR``; plausible for a folder with .ics files at its top."""
-    if path.is_file():
-        return 0.95 if _starts_as_calendar(path) else 0.0
-    if path.is_dir():
-        try:
-            entries = sorted(path.iterdir())[:200]
-        except OSError:
-            return 0.0
-        if any(
-            e.is_file() and e.suffix.lower() in ICS_SUFFIXES and not e.name.startswith(".") for e in entries
-        ):
-            return 0.6
-    return 0.0
-
-
-@hookimpl
-def register_sources(register: Any) -> None:
-    register(ICalendarSource())
-
-
-@hookimpl
-def detect_sources(path: Path) -> dict[str, float]:
-    return {"icalendar": detect_confidence(Path(path))}
+register_sources, detect_sources = source_hooks(ICalendarSource)

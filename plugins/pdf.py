@@ -24,6 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from mind_harvest.plugins._file_sources import FileSource, source_hooks
+
 from mind_core.harvest import epoch_to_iso, format_utc
 from mind_core.harvest.items import (
     HarvestError,
@@ -32,8 +34,7 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import current_rules, file_fingerprint, open_source_file, walk_files
-from mind_core.plugins import hookimpl
+from mind_core.harvest.source_files import current_rules, open_source_file
 
 PDF_SUFFIX = ".pdf"
 PDF_MAGIC = b"%PDF-"
@@ -143,62 +144,15 @@ def _is_pdf(path: Path) -> bool:
         return False
 
 
-def _is_pdf_name(name: str) -> bool:
-    return name.lower().endswith(PDF_SUFFIX) and not name.startswith(".")
-
-
-def _visible_folders(folder: Path, names: list[str]) -> list[str]:
-    return [name for name in names if not name.startswith(".")]
-
-
-class PdfSource:
-    """PDF files or a folder of them."""
+class PdfSource(FileSource):
+    """PDF files or a folder of them: sure of a file that starts as a PDF does, plausible for a
+    folder with PDFs at its top."""
 
     kind = "pdf"
     display_name = "PDF documents"
-
-    def detect(self, path: Path) -> bool:
-        return detect_confidence(Path(path)) > 0
-
-    def scan(self, path: Path) -> Iterator[ScanEvent]:
-        root = Path(path)
-        if root.exists() and not root.is_dir():  # a FIFO or device here is refused when opened
-            yield from scan_pdf(root, root.name)
-            return
-        if not root.is_dir():
-            yield HarvestError(str(root), "no such file or folder")
-            return
-        for found in walk_files(root, _is_pdf_name, _visible_folders):
-            if isinstance(found, HarvestError):
-                yield found
-            else:
-                yield from scan_pdf(found, found.relative_to(root).as_posix())
-
-    def fingerprint(self, path: Path) -> str:
-        return file_fingerprint(Path(path), (f"*{PDF_SUFFIX}",))
+    suffixes = (PDF_SUFFIX,)
+    scan_file = staticmethod(scan_pdf)
+    starts_as = staticmethod(_is_pdf)
 
 
-def detect_confidence(path: Path) -> float:
-    """Sure of a file that starts as a PDF does; plausible for a folder with PDFs at its top."""
-    if path.is_file():
-        return 0.95 if _is_pdf(path) else 0.0
-    if path.is_dir():
-        try:
-            entries = sorted(path.iterdir())[:200]
-        except OSError:
-            return 0.0
-        if any(
-            e.is_file() and e.suffix.lower() == PDF_SUFFIX and not e.name.startswith(".") for e in entries
-        ):
-            return 0.6
-    return 0.0
-
-
-@hookimpl
-def register_sources(register: Any) -> None:
-    register(PdfSource())
-
-
-@hookimpl
-def detect_sources(path: Path) -> dict[str, float]:
-    return {"pdf": detect_confidence(Path(path))}
+register_sources, detect_sources = source_hooks(PdfSource)

@@ -25,15 +25,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from mind_harvest.plugins._jsonhead import has_key, read_head
+from mind_harvest.plugins._file_sources import SniffedSource, source_hooks
+from mind_harvest.plugins._jsonhead import has_key
 from mind_harvest.plugins._jsonstream import JSONStreamError, LostRecord, note_reasons, stream_records
 
-from mind_core.harvest import epoch_to_iso, folder_entries, normalize_iso
+from mind_core.harvest import epoch_to_iso, normalize_iso
 from mind_core.harvest.items import HarvestError, HarvestItem, HarvestMessage, ScanEvent, stable_key
-from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
-from mind_core.plugins import hookimpl
 
 KIND = "perplexity"
+SUFFIXES = (".json",)
 LIST_KEYS = ("threads", "conversations", "items")
 USER_ROLES = frozenset({"user", "human", "question"})
 ASSISTANT_ROLES = frozenset({"assistant", "ai", "perplexity", "answer"})
@@ -207,55 +207,18 @@ def scan_stream(handle: IO[bytes], where: str) -> Iterator[ScanEvent]:
         yield HarvestError(where, exc.describe("threads"), record=f"thread {exc.records}")
 
 
-class PerplexitySource:
+def _read_threads(handle: IO[bytes], path: Path) -> Iterator[ScanEvent]:
+    return scan_stream(handle, str(path))
+
+
+class PerplexitySource(SniffedSource):
+    """Perplexity threads: sure of a JSON file that opens like them; a folder of them at its top: 0.85."""
+
     kind = KIND
     display_name = "Perplexity threads"
-
-    def detect(self, path: Path) -> bool:
-        return detect_confidence(Path(path)) >= 0.5
-
-    def scan(self, path: Path) -> Iterator[ScanEvent]:
-        root = Path(path)
-        if root.is_dir():
-            for found in walk_files(root, _json_name):
-                if isinstance(found, HarvestError):
-                    yield found
-                elif looks_like_perplexity(read_head(found)):
-                    yield from _scan_file(found, within=root)
-            return
-        yield from _scan_file(root)
-
-    def fingerprint(self, path: Path) -> str:
-        return file_fingerprint(Path(path), ("*.json",))
+    suffixes = SUFFIXES
+    looks = staticmethod(looks_like_perplexity)
+    read = staticmethod(_read_threads)
 
 
-def _scan_file(path: Path, within: Path | None = None) -> Iterator[ScanEvent]:
-    try:
-        with open_source_file(path, streamed=True, within=within) as handle:
-            yield from scan_stream(handle, str(path))
-    except OSError as exc:
-        yield HarvestError(str(path), f"cannot read: {exc}")
-
-
-def _json_name(name: str) -> bool:
-    return not name.startswith(".") and name.lower().endswith(".json")
-
-
-def detect_confidence(path: Path) -> float:
-    """Sure of a JSON file that opens like Perplexity threads; a folder of them at its top: 0.85."""
-    if path.is_file():
-        return 0.9 if _json_name(path.name) and looks_like_perplexity(read_head(path)) else 0.0
-    if path.is_dir():
-        files = [e for e in folder_entries(path)[:200] if e.is_file() and _json_name(e.name)]
-        return 0.85 if any(looks_like_perplexity(read_head(file)) for file in files[:20]) else 0.0
-    return 0.0
-
-
-@hookimpl
-def register_sources(register: Any) -> None:
-    register(PerplexitySource())
-
-
-@hookimpl
-def detect_sources(path: Path) -> dict[str, float]:
-    return {KIND: detect_confidence(Path(path))}
+register_sources, detect_sources = source_hooks(PerplexitySource)

@@ -23,9 +23,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from mind_harvest.plugins._bounded import read_capped
+from mind_harvest.plugins._file_sources import FileSource, file_confidence, source_hooks
 from mind_harvest.plugins.whatsapp import detect_confidence as whatsapp_confidence
 
 from mind_core.harvest import epoch_to_iso
@@ -36,8 +36,7 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
-from mind_core.plugins import hookimpl
+from mind_core.harvest.source_files import open_source_file
 
 TEXT_SUFFIXES = (".txt", ".text")
 BLOCK_CHARS = 1_500
@@ -164,74 +163,32 @@ def scan_text_file(file: Path, relpath: str) -> Iterator[ScanEvent]:
     )
 
 
-def text_files(root: Path, errors: list[HarvestError]) -> Iterator[tuple[Path, str]]:
-    """Text files below ``root`` in a stable order, hidden files and folders and chat exports left
-    out; what cannot be read safely (a FIFO, a link leading outside) goes to ``errors``."""
-
-    def enter(folder: Path, names: list[str]) -> list[str]:
-        return [name for name in names if not name.startswith(".")]
-
-    def wanted(name: str) -> bool:
-        return not name.startswith(".") and name.lower().endswith(TEXT_SUFFIXES)
-
-    for found in walk_files(root, wanted, enter):
-        if isinstance(found, HarvestError):
-            errors.append(found)
-        elif not whatsapp_confidence(found):
-            yield found, found.relative_to(root).as_posix()
-
-
-class PlainTextSource:
-    """Plain text files or a folder of them (not WhatsApp chats)."""
-
-    kind = "plaintext"
-    display_name = "Plain text files"
-
-    def detect(self, path: Path) -> bool:
-        return detect_confidence(Path(path)) > 0
-
-    def scan(self, path: Path) -> Iterator[ScanEvent]:
-        root = Path(path)
-        if root.exists() and not root.is_dir():  # a FIFO or device here is refused when opened
-            yield from scan_text_file(root, root.name)
-            return
-        if not root.is_dir():
-            yield HarvestError(str(root), "no such file or folder")
-            return
-        errors: list[HarvestError] = []
-        for file, relpath in text_files(root, errors):
-            yield from errors
-            errors.clear()
-            yield from scan_text_file(file, relpath)
-        yield from errors
-
-    def fingerprint(self, path: Path) -> str:
-        return file_fingerprint(Path(path), tuple(f"*{suffix}" for suffix in TEXT_SUFFIXES))
-
-
-def detect_confidence(path: Path) -> float:
+def detect_confidence(path: Path | str) -> float:
     """Plausible, never sure: ``.txt`` holds many formats (a saved mail, a chat export), so any
     source that recognises the content outranks this one. A text file that is not a WhatsApp chat
     (0.7), a folder with text files at its top (0.5)."""
-    if path.is_file():
-        return 0.7 if path.suffix.lower() in TEXT_SUFFIXES and not whatsapp_confidence(path) else 0.0
-    if path.is_dir() and not whatsapp_confidence(path):
-        try:
-            entries = sorted(path.iterdir())[:200]
-        except OSError:
-            return 0.0
-        if any(
-            e.is_file() and e.suffix.lower() in TEXT_SUFFIXES and not e.name.startswith(".") for e in entries
-        ):
-            return 0.5
-    return 0.0
+    path = Path(path)
+    if path.is_dir() and whatsapp_confidence(path):
+        return 0.0
+    return file_confidence(path, TEXT_SUFFIXES, _text_not_chat, sure=0.7, folder=0.5)
 
 
-@hookimpl
-def register_sources(register: Any) -> None:
-    register(PlainTextSource())
+def _text_not_chat(file: Path) -> bool:
+    return file.suffix.lower() in TEXT_SUFFIXES and not whatsapp_confidence(file)
 
 
-@hookimpl
-def detect_sources(path: Path) -> dict[str, float]:
-    return {"plaintext": detect_confidence(Path(path))}
+class PlainTextSource(FileSource):
+    """Plain text files or a folder of them (not WhatsApp chats: a chat found in a folder is left
+    to the whatsapp source)."""
+
+    kind = "plaintext"
+    display_name = "Plain text files"
+    suffixes = TEXT_SUFFIXES
+    scan_file = staticmethod(scan_text_file)
+    confidence = staticmethod(detect_confidence)
+
+    def keep(self, file: Path) -> bool:
+        return not whatsapp_confidence(file)
+
+
+register_sources, detect_sources = source_hooks(PlainTextSource, detect_confidence)

@@ -37,6 +37,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from mind_harvest.plugins._file_sources import scan_path, source_hooks
 from mind_harvest.plugins._jsonhead import read_head
 from mind_harvest.plugins._jsonstream import JSONStreamError, note_reasons
 from mind_harvest.plugins._jsonwalk import Array, LostRecord, Scalar, array_records, walk
@@ -51,8 +52,7 @@ from mind_harvest.plugins._messaging import (
 
 from mind_core.harvest import format_utc
 from mind_core.harvest.items import HarvestError, HarvestMessage, ScanEvent
-from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
-from mind_core.plugins import hookimpl
+from mind_core.harvest.source_files import file_fingerprint, open_source_file
 
 KIND = "telegram"
 EXPORT_FILE = "result.json"
@@ -294,29 +294,12 @@ class TelegramSource:
         return detect_confidence(Path(path)) >= 0.5
 
     def scan(self, path: Path) -> Iterator[ScanEvent]:
-        root = Path(path)
-        if root.exists() and not root.is_dir():
-            yield from scan_file(root, root.name, None)
-            return
-        if not root.is_dir():
-            yield HarvestError(str(root), "no such file or folder")
-            return
-        found_any = False
-        for found in walk_files(root, lambda name: name == EXPORT_FILE, _visible_folders):
-            if isinstance(found, HarvestError):
-                yield found
-                continue
-            found_any = True
-            yield from scan_file(found, found.relative_to(root).as_posix(), root)
-        if not found_any:
-            yield HarvestError(str(root), f"no {EXPORT_FILE} in this folder")
+        scanned = yield from scan_path(path, scan_file, lambda name: name == EXPORT_FILE)
+        if scanned == 0:
+            yield HarvestError(str(Path(path)), f"no {EXPORT_FILE} in this folder")
 
     def fingerprint(self, path: Path) -> str:
         return file_fingerprint(Path(path), (EXPORT_FILE, TIMEZONE_FILE))
-
-
-def _visible_folders(folder: Path, names: list[str]) -> list[str]:
-    return [name for name in names if not name.startswith(".")]
 
 
 def detect_confidence(path: Path) -> float:
@@ -335,11 +318,4 @@ def detect_confidence(path: Path) -> float:
     return 0.0
 
 
-@hookimpl
-def register_sources(register: Any) -> None:
-    register(TelegramSource())
-
-
-@hookimpl
-def detect_sources(path: Path) -> dict[str, float]:
-    return {KIND: detect_confidence(Path(path))}
+register_sources, detect_sources = source_hooks(TelegramSource, lambda path: detect_confidence(Path(path)))

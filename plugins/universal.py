@@ -28,13 +28,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from mind_harvest.plugins._bounded import read_line
-from mind_harvest.plugins._jsonhead import has_key, read_head
+from mind_harvest.plugins._file_sources import SniffedSource, source_hooks
+from mind_harvest.plugins._jsonhead import has_key
 from mind_harvest.plugins._jsonstream import JSONStreamError, LostRecord, note_reasons, stream_records
 
-from mind_core.harvest import epoch_to_iso, folder_entries, normalize_iso
+from mind_core.harvest import epoch_to_iso, normalize_iso
 from mind_core.harvest.items import HarvestError, HarvestItem, HarvestMessage, ScanEvent, stable_key
-from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
-from mind_core.plugins import hookimpl
 
 KIND = "universal"
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
@@ -221,35 +220,20 @@ def scan_document(handle: IO[bytes], where: str) -> Iterator[ScanEvent]:
         yield HarvestError(where, exc.describe("items"), record=f"item {exc.records}")
 
 
-class UniversalSource:
+def _read_items(handle: IO[bytes], path: Path) -> Iterator[ScanEvent]:
+    reader = scan_json_lines if _is_json_lines(path, handle) else scan_document
+    return reader(handle, str(path))
+
+
+class UniversalSource(SniffedSource):
+    """Import items: sure of a JSON / JSON Lines file that opens with an import item's keys; a
+    folder holding such files at its top is plausible-and-more (other exports hold JSON too)."""
+
     kind = KIND
     display_name = "Universal JSON (import items)"
-
-    def detect(self, path: Path) -> bool:
-        return detect_confidence(Path(path)) >= 0.5
-
-    def scan(self, path: Path) -> Iterator[ScanEvent]:
-        root = Path(path)
-        if root.is_dir():
-            for found in walk_files(root, _item_file_name):
-                if isinstance(found, HarvestError):
-                    yield found
-                elif looks_like_universal(read_head(found)):
-                    yield from self._scan_file(found, within=root)
-            return
-        yield from self._scan_file(root)
-
-    @staticmethod
-    def _scan_file(path: Path, within: Path | None = None) -> Iterator[ScanEvent]:
-        try:
-            with open_source_file(path, streamed=True, within=within) as handle:
-                reader = scan_json_lines if _is_json_lines(path, handle) else scan_document
-                yield from reader(handle, str(path))
-        except OSError as exc:
-            yield HarvestError(str(path), f"cannot read: {exc}")
-
-    def fingerprint(self, path: Path) -> str:
-        return file_fingerprint(Path(path), tuple(f"*{suffix}" for suffix in SUFFIXES))
+    suffixes = SUFFIXES
+    looks = staticmethod(looks_like_universal)
+    read = staticmethod(_read_items)
 
     @staticmethod
     def items_from_records(records: Iterable[Any], where: str) -> Iterator[ScanEvent]:
@@ -257,26 +241,4 @@ class UniversalSource:
         return items_from_records(records, where)
 
 
-def _item_file_name(name: str) -> bool:
-    return not name.startswith(".") and name.lower().endswith(SUFFIXES)
-
-
-def detect_confidence(path: Path) -> float:
-    """Sure of a JSON / JSON Lines file that opens with an import item's keys; a folder holding
-    such files at its top is plausible-and-more (other exports hold JSON too)."""
-    if path.is_file():
-        return 0.9 if _item_file_name(path.name) and looks_like_universal(read_head(path)) else 0.0
-    if path.is_dir():
-        files = [e for e in folder_entries(path)[:200] if e.is_file() and _item_file_name(e.name)]
-        return 0.85 if any(looks_like_universal(read_head(file)) for file in files[:20]) else 0.0
-    return 0.0
-
-
-@hookimpl
-def register_sources(register: Any) -> None:
-    register(UniversalSource())
-
-
-@hookimpl
-def detect_sources(path: Path) -> dict[str, float]:
-    return {KIND: detect_confidence(Path(path))}
+register_sources, detect_sources = source_hooks(UniversalSource)

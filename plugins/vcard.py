@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mind_harvest.plugins._bounded import read_line
+from mind_harvest.plugins._file_sources import FileSource, source_hooks
 
 from mind_core.harvest import epoch_to_iso, normalize_iso
 from mind_core.harvest.items import (
@@ -34,13 +35,11 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
-from mind_core.plugins import hookimpl
+from mind_core.harvest.source_files import open_source_file
 
 VCF_SUFFIXES = (".vcf", ".vcard")
 MAX_CARD_LINES = 5_000  # a photo folds into many lines; more than this is not a card
 SKIPPED = frozenset({"photo", "logo", "sound", "key"})
-HEAD_BYTES = 4096
 
 
 def _values(card: Any, name: str) -> list[Any]:
@@ -213,71 +212,15 @@ def scan_address_book(file: Path, relpath: str) -> Iterator[ScanEvent]:
             yield item
 
 
-def _wanted(name: str) -> bool:
-    return name.lower().endswith(VCF_SUFFIXES) and not name.startswith(".")
-
-
-def _visible_folders(folder: Path, names: list[str]) -> list[str]:
-    return [name for name in names if not name.startswith(".")]
-
-
-class VCardSource:
-    """vCard address books or a folder of them."""
+class VCardSource(FileSource):
+    """vCard address books or a folder of them: sure of a file that begins ``BEGIN:VCARD``,
+    plausible for a folder with .vcf files at its top."""
 
     kind = "vcard"
     display_name = "vCard contacts (.vcf)"
-
-    def detect(self, path: Path) -> bool:
-        return detect_confidence(Path(path)) > 0
-
-    def scan(self, path: Path) -> Iterator[ScanEvent]:
-        root = Path(path)
-        if root.exists() and not root.is_dir():  # a FIFO or device here is refused when opened
-            yield from scan_address_book(root, root.name)
-            return
-        if not root.is_dir():
-            yield HarvestError(str(root), "no such file or folder")
-            return
-        for found in walk_files(root, _wanted, _visible_folders):
-            if isinstance(found, HarvestError):
-                yield found
-            else:
-                yield from scan_address_book(found, found.relative_to(root).as_posix())
-
-    def fingerprint(self, path: Path) -> str:
-        return file_fingerprint(Path(path), tuple(f"*{s}" for s in VCF_SUFFIXES))
+    suffixes = VCF_SUFFIXES
+    scan_file = staticmethod(scan_address_book)
+    openings = (b"BEGIN:VCARD",)
 
 
-def _starts_as_card(file: Path) -> bool:
-    try:
-        with open_source_file(file, streamed=True) as handle:
-            head = handle.read(HEAD_BYTES).lstrip(b"\xef\xbb\xbf \r\n\t").upper()
-    except OSError:
-        return False
-    return head.startswith(b"BEGIN:VCARD")
-
-
-def detect_confidence(path: Path) -> float:
-    """Sure of a file that begins ``BEGIN:VCARD``; plausible for a folder with .vcf files at its top."""
-    if path.is_file():
-        return 0.95 if _starts_as_card(path) else 0.0
-    if path.is_dir():
-        try:
-            entries = sorted(path.iterdir())[:200]
-        except OSError:
-            return 0.0
-        if any(
-            e.is_file() and e.suffix.lower() in VCF_SUFFIXES and not e.name.startswith(".") for e in entries
-        ):
-            return 0.6
-    return 0.0
-
-
-@hookimpl
-def register_sources(register: Any) -> None:
-    register(VCardSource())
-
-
-@hookimpl
-def detect_sources(path: Path) -> dict[str, float]:
-    return {"vcard": detect_confidence(Path(path))}
+register_sources, detect_sources = source_hooks(VCardSource)

@@ -36,6 +36,14 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
+from mind_harvest.plugins._file_sources import (
+    PLAUSIBLE_FOLDER,
+    FileSource,
+    head_starts,
+    holds_at_top,
+    source_hooks,
+    visible_folders,
+)
 from mind_harvest.plugins.plaintext import blocks
 
 from mind_core.harvest import epoch_to_iso, normalize_iso
@@ -46,8 +54,7 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
-from mind_core.plugins import hookimpl
+from mind_core.harvest.source_files import open_source_file
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 SHORTCUT_SUFFIX = ".url"
@@ -309,69 +316,14 @@ def scan_html_file(file: Path, relpath: str) -> Iterator[ScanEvent]:
     yield page_item(page, relpath, relpath, Path(relpath).stem, epoch_to_iso(modified))
 
 
-def _wanted(name: str) -> bool:
-    return not name.startswith(".") and name.lower().endswith((*HTML_SUFFIXES, SHORTCUT_SUFFIX))
-
-
 def _page_folders(folder: Path, names: list[str]) -> list[str]:
     """Visible folders, not a saved page's ``NAME_files`` (its images and scripts)."""
-    return [name for name in names if not name.startswith(".") and not name.endswith("_files")]
-
-
-class WebSource:
-    """Saved web pages, Internet Shortcut files, or a URL."""
-
-    kind = "web"
-    display_name = "Web pages (saved HTML or URL)"
-
-    def __init__(self, policy: FetchPolicy = DEFAULT_FETCH) -> None:
-        self.policy = policy
-
-    def detect(self, path: Path) -> bool:
-        return detect_confidence(path) > 0
-
-    def scan(self, path: Path) -> Iterator[ScanEvent]:
-        url = url_of(path)
-        if url is not None:
-            yield from scan_url(url, url, url, self.policy)
-            return
-        root = Path(path)
-        if root.exists() and not root.is_dir():  # a FIFO or device here is refused when opened
-            yield from self._scan_file(root, root.name)
-            return
-        if not root.is_dir():
-            yield HarvestError(str(root), "no such file or folder")
-            return
-        for found in walk_files(root, _wanted, _page_folders):
-            if isinstance(found, HarvestError):
-                yield found
-            else:
-                yield from self._scan_file(found, found.relative_to(root).as_posix())
-
-    def _scan_file(self, file: Path, relpath: str) -> Iterator[ScanEvent]:
-        if file.suffix.lower() == SHORTCUT_SUFFIX:
-            url = shortcut_url(file)
-            if url is None:
-                yield HarvestError(str(file), "no [InternetShortcut] URL= line")
-                return
-            yield from scan_url(url, relpath, str(file), self.policy)
-            return
-        yield from scan_html_file(file, relpath)
-
-    def fingerprint(self, path: Path) -> str:
-        url = url_of(path)
-        if url is not None:
-            return page_fingerprint(url, self.policy)
-        return file_fingerprint(Path(path), (*(f"*{s}" for s in HTML_SUFFIXES), f"*{SHORTCUT_SUFFIX}"))
+    return [name for name in visible_folders(folder, names) if not name.endswith("_files")]
 
 
 def _looks_like_html(file: Path) -> bool:
-    try:
-        with open_source_file(file) as handle:
-            head = handle.read(2048).lstrip().lower()
-    except OSError:
-        return False
-    return head.startswith((b"<!doctype html", b"<html", b"<?xml", b"<head", b"<meta", b"<!--"))
+    openings = (b"<!DOCTYPE HTML", b"<HTML", b"<?XML", b"<HEAD", b"<META", b"<!--")
+    return head_starts(file, openings, 2048, streamed=False, blanks=None)
 
 
 def detect_confidence(path: Path | str) -> float:
@@ -385,23 +337,45 @@ def detect_confidence(path: Path | str) -> float:
         if suffix in HTML_SUFFIXES:
             return 0.9 if _looks_like_html(path) else 0.5
         return 0.9 if suffix == SHORTCUT_SUFFIX and shortcut_url(path) else 0.0
-    if path.is_dir():
-        try:
-            entries = sorted(path.iterdir())[:200]
-        except OSError:
-            return 0.0
-        if any(
-            e.is_file() and e.suffix.lower() in HTML_SUFFIXES and not e.name.startswith(".") for e in entries
-        ):
-            return 0.6
-    return 0.0
+    return PLAUSIBLE_FOLDER if path.is_dir() and holds_at_top(path, HTML_SUFFIXES) else 0.0
 
 
-@hookimpl
-def register_sources(register: Any) -> None:
-    register(WebSource())
+class WebSource(FileSource):
+    """Saved web pages, Internet Shortcut files, or a URL."""
+
+    kind = "web"
+    display_name = "Web pages (saved HTML or URL)"
+    suffixes = (*HTML_SUFFIXES, SHORTCUT_SUFFIX)
+    confidence = staticmethod(detect_confidence)
+
+    def __init__(self, policy: FetchPolicy = DEFAULT_FETCH) -> None:
+        self.policy = policy
+
+    def scan(self, path: Path) -> Iterator[ScanEvent]:
+        url = url_of(path)
+        if url is not None:
+            yield from scan_url(url, url, url, self.policy)
+            return
+        yield from super().scan(path)
+
+    def scan_file(self, file: Path, relpath: str) -> Iterator[ScanEvent]:
+        if file.suffix.lower() == SHORTCUT_SUFFIX:
+            url = shortcut_url(file)
+            if url is None:
+                yield HarvestError(str(file), "no [InternetShortcut] URL= line")
+                return
+            yield from scan_url(url, relpath, str(file), self.policy)
+            return
+        yield from scan_html_file(file, relpath)
+
+    def enter(self, folder: Path, names: list[str]) -> list[str]:
+        return _page_folders(folder, names)
+
+    def fingerprint(self, path: Path) -> str:
+        url = url_of(path)
+        if url is not None:
+            return page_fingerprint(url, self.policy)
+        return super().fingerprint(path)
 
 
-@hookimpl
-def detect_sources(path: Path) -> dict[str, float]:
-    return {"web": detect_confidence(path)}
+register_sources, detect_sources = source_hooks(WebSource, detect_confidence)

@@ -48,40 +48,57 @@ from mind_core.testing.message_exports import (
 )
 
 
-def _notes(vault: Path, rng: random.Random, markers: Markers, case: str, count: int = 2) -> list[str]:
+def _marked_files(
+    rng: random.Random, markers: Markers, case: str, write: Callable[[int, str], object], count: int = 2
+) -> list[str]:
+    """``count`` good files, each written by ``write(index, text)`` around a text that ends in a
+    fresh marker: the markers, which the harvest must keep."""
     good = []
     for index in range(count):
         text = _text(rng, markers(case))
         good.append(text.rsplit(" ", 1)[1])
-        _write(vault / f"note-{index}.md", f"# Note {index}\n\n{text}\n".encode())
+        write(index, text)
     return good
+
+
+def _notes(vault: Path, rng: random.Random, markers: Markers, case: str, count: int = 2) -> list[str]:
+    def note(index: int, text: str) -> Path:
+        return _write(vault / f"note-{index}.md", f"# Note {index}\n\n{text}\n".encode())
+
+    return _marked_files(rng, markers, case, note, count)
+
+
+def _beside_fifo(name: str, kind: str, folder: Path, good: list[str], pipe: Path) -> HostileCase:
+    """The case of good files and a named pipe called like one of them: opening it would block."""
+    os.mkfifo(pipe)
+    return HostileCase(name, kind, folder, good, bad_files=[pipe], reported=["named pipe"])
+
+
+def _beside_sparse_giant(name: str, kind: str, folder: Path, good: list[str], giant: Path) -> HostileCase:
+    """The case of good files and a 100 MB one (sparse: no disk used), over the 64 MiB limit of a
+    file read whole: refused before a byte is read."""
+    with open(giant, "wb") as handle:
+        handle.truncate(100 * 2**20)
+    return HostileCase(name, kind, folder, good, bad_files=[giant], reported=["limit"])
 
 
 def vault_fifo(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
     """A named pipe called like a note: opening it would block for ever."""
     vault = root / "vault-fifo"
     good = _notes(vault, rng, markers, "fifo")
-    os.mkfifo(vault / "pipe.md")
-    return HostileCase(
-        "vault-fifo", "markdown", vault, good, bad_files=[vault / "pipe.md"], reported=["named pipe"]
-    )
+    return _beside_fifo("vault-fifo", "markdown", vault, good, vault / "pipe.md")
 
 
 def maildir_fifo(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
     folder = root / "maildir-fifo"
-    good = []
-    for index in range(2):
-        text = _text(rng, markers("maildirfifo"))
-        good.append(text.rsplit(" ", 1)[1])
-        _write(
-            folder / "cur" / f"{index}.host:2,S",
-            _mail(f"fifo{index}@example.org", f"fifo {index}", text, "Wed, 03 Jan 2024 09:00:00 +0100"),
-        )
+
+    def mail(index: int, text: str) -> Path:
+        message = _mail(f"fifo{index}@example.org", f"fifo {index}", text, "Wed, 03 Jan 2024 09:00:00 +0100")
+        return _write(folder / "cur" / f"{index}.host:2,S", message)
+
+    good = _marked_files(rng, markers, "maildirfifo", mail)
     (folder / "new").mkdir()
-    os.mkfifo(folder / "new" / "pipe")
-    return HostileCase(
-        "maildir-fifo", "email", folder, good, bad_files=[folder / "new" / "pipe"], reported=["named pipe"]
-    )
+    return _beside_fifo("maildir-fifo", "email", folder, good, folder / "new" / "pipe")
 
 
 def vault_dev_zero(root: Path, rng: random.Random, markers: Markers, follow: bool) -> HostileCase:
@@ -122,11 +139,7 @@ def vault_over_limit(root: Path, rng: random.Random, markers: Markers) -> Hostil
     """A 100 MB note (sparse: no disk used), over the 64 MiB limit: refused before a byte is read."""
     vault = root / "vault-huge"
     good = _notes(vault, rng, markers, "huge")
-    with open(vault / "huge.md", "wb") as handle:
-        handle.truncate(100 * 2**20)
-    return HostileCase(
-        "vault-huge", "markdown", vault, good, bad_files=[vault / "huge.md"], reported=["limit"]
-    )
+    return _beside_sparse_giant("vault-huge", "markdown", vault, good, vault / "huge.md")
 
 
 def _chat_turns(rng: random.Random, markers: Markers, case: str) -> tuple[list, list[str]]:
@@ -146,28 +159,20 @@ def whatsapp_fifo(root: Path, rng: random.Random, markers: Markers) -> HostileCa
         turns, marks = _chat_turns(rng, markers, "wafifo")
         write_whatsapp_export(folder / name, turns)
         good += marks
-    os.mkfifo(folder / "pipe.txt")
-    return HostileCase(
-        "whatsapp-fifo", "whatsapp", folder, good, bad_files=[folder / "pipe.txt"], reported=["named pipe"]
-    )
+    return _beside_fifo("whatsapp-fifo", "whatsapp", folder, good, folder / "pipe.txt")
 
 
-def _text_files(folder: Path, rng: random.Random, markers: Markers, case: str, count: int = 2) -> list[str]:
-    good = []
-    for index in range(count):
-        text = _text(rng, markers(case))
-        good.append(text.rsplit(" ", 1)[1])
-        _write(folder / f"notes-{index}.txt", f"Notes {index}\n\n{text}\n".encode())
-    return good
+def _text_files(folder: Path, rng: random.Random, markers: Markers, case: str) -> list[str]:
+    def notes(index: int, text: str) -> Path:
+        return _write(folder / f"notes-{index}.txt", f"Notes {index}\n\n{text}\n".encode())
+
+    return _marked_files(rng, markers, case, notes)
 
 
 def plaintext_fifo(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
     folder = root / "plaintext-fifo"
     good = _text_files(folder, rng, markers, "txtfifo")
-    os.mkfifo(folder / "pipe.txt")
-    return HostileCase(
-        "plaintext-fifo", "plaintext", folder, good, bad_files=[folder / "pipe.txt"], reported=["named pipe"]
-    )
+    return _beside_fifo("plaintext-fifo", "plaintext", folder, good, folder / "pipe.txt")
 
 
 def plaintext_dev_zero_followed(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
@@ -190,11 +195,7 @@ def plaintext_over_limit(root: Path, rng: random.Random, markers: Markers) -> Ho
     """A 100 MB text file (sparse), over the 64 MiB limit of a file read whole."""
     folder = root / "plaintext-huge"
     good = _text_files(folder, rng, markers, "txthuge")
-    with open(folder / "huge.txt", "wb") as handle:
-        handle.truncate(100 * 2**20)
-    return HostileCase(
-        "plaintext-huge", "plaintext", folder, good, bad_files=[folder / "huge.txt"], reported=["limit"]
-    )
+    return _beside_sparse_giant("plaintext-huge", "plaintext", folder, good, folder / "huge.txt")
 
 
 def _event(marker_text: str, index: int) -> dict:
@@ -204,15 +205,12 @@ def _event(marker_text: str, index: int) -> dict:
 
 def ical_fifo(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
     folder = root / "ical-fifo"
-    good = []
-    for index in range(2):
-        text = _text(rng, markers("icsfifo"))
-        good.append(text.rsplit(" ", 1)[1])
-        write_ics(folder / f"calendar-{index}.ics", [_event(text, index)])
-    os.mkfifo(folder / "pipe.ics")
-    return HostileCase(
-        "ical-fifo", "icalendar", folder, good, bad_files=[folder / "pipe.ics"], reported=["named pipe"]
-    )
+
+    def calendar(index: int, text: str) -> Path:
+        return write_ics(folder / f"calendar-{index}.ics", [_event(text, index)])
+
+    good = _marked_files(rng, markers, "icsfifo", calendar)
+    return _beside_fifo("ical-fifo", "icalendar", folder, good, folder / "pipe.ics")
 
 
 def vcard_over_source_limit(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
@@ -239,11 +237,7 @@ def vcard_over_source_limit(root: Path, rng: random.Random, markers: Markers) ->
 def pdf_dev_zero(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
     """``x.pdf`` linked to /dev/zero beside two real PDFs: refused as a link leading outside."""
     folder = root / "pdf-zero"
-    good = []
-    for index in range(2):
-        text = _text(rng, markers("pdfzero"))
-        good.append(text.rsplit(" ", 1)[1])
-        write_pdf(folder / f"paper-{index}.pdf", [text])
+    good = _marked_files(rng, markers, "pdfzero", lambda index, text: write_pdf(folder / f"paper-{index}.pdf", [text]))
     (folder / "x.pdf").symlink_to("/dev/zero")
     return HostileCase(
         "pdf-zero",
@@ -258,11 +252,11 @@ def pdf_dev_zero(root: Path, rng: random.Random, markers: Markers) -> HostileCas
 def web_links(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
     """Saved pages and a link to a page outside the folder, which must not be read."""
     folder = root / "web-links"
-    good = []
-    for index in range(2):
-        text = _text(rng, markers("weblinks"))
-        good.append(text.rsplit(" ", 1)[1])
-        _write(folder / f"page-{index}.html", article_html(f"Page {index}", [text, *PAGE_FILLER]).encode())
+
+    def page(index: int, text: str) -> Path:
+        return _write(folder / f"page-{index}.html", article_html(f"Page {index}", [text, *PAGE_FILLER]).encode())
+
+    good = _marked_files(rng, markers, "weblinks", page)
     secret = markers("websecret")
     _write(
         root / "outside" / "secret.html",

@@ -6,36 +6,26 @@ import json
 import os
 from datetime import datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 from mind_harvest.plugins.slack import SlackSource
 
 from mind_core import plugins
 from mind_core.harvest.items import HarvestError, HarvestItem
-from mind_core.harvest.pipeline import harvest, register_source
-from mind_core.mind import Mind
-from mind_core.testing.fakes import HashingEmbedder
 from mind_core.testing.message_exports import write_slack_export
+from tests.plugins.messaging import (
+    BERLIN,
+    CONVERSATION,
+    assert_second_turn_lost_alone,
+    assert_speaker_question_answered_and_reharvest_quiet,
+    split,
+    utc,
+)
 
 SOURCE = SlackSource()
-BERLIN = ZoneInfo("Europe/Berlin")
-CONVERSATION = [
-    ("Caroline", "Hi Melanie, how was the art class?", datetime(2023, 5, 3, 9, 15, 4, tzinfo=BERLIN)),
-    ("Melanie", "I painted a sunset over the lake,\nmy first painting in oils", datetime(2023, 5, 3, 9, 17, 30, tzinfo=BERLIN)),
-    ("Caroline", "That sounds lovely, I went hiking in the hills", datetime(2023, 5, 3, 21, 2, 0, tzinfo=BERLIN)),
-    ("Melanie", "Next week I start a portrait of my dog", datetime(2023, 5, 13, 8, 0, 0, tzinfo=BERLIN)),
-]  # fmt: skip
-
-
-def utc(moment: datetime) -> str:
-    return moment.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 def scan(path: Path) -> tuple[list[HarvestItem], list[HarvestError]]:
-    events = list(SOURCE.scan(path))
-    return [e for e in events if isinstance(e, HarvestItem)], [
-        e for e in events if isinstance(e, HarvestError)
-    ]
+    return split(SOURCE.scan(path))
 
 
 def test_a_channel_is_read_whole_across_day_files_with_each_messages_own_time_and_speaker(
@@ -112,34 +102,14 @@ def test_a_broken_message_costs_that_message_alone_and_is_reported(tmp_path: Pat
     folder = write_slack_export(tmp_path / "export", CONVERSATION)
     day = folder / "general" / "2023-05-03.json"
     day.write_text(day.read_text().replace('"user": "U00000002"', '"user" "U00000002"', 1))
-    items, errors = scan(folder)
-    assert [m.text for m in items[0].messages] == [
-        text for i, (_, text, _) in enumerate(CONVERSATION) if i != 1
-    ]
-    assert len(errors) == 1 and errors[0].record == "general/2023-05-03.json message 1"
-    assert "message lost" in errors[0].reason and "near byte" in errors[0].reason
+    assert_second_turn_lost_alone(folder, SOURCE.scan, "general/2023-05-03.json message 1")
 
 
 def test_a_question_naming_a_speaker_ranks_that_speakers_turns_and_reharvest_writes_nothing(
     tmp_path: Path,
 ) -> None:
     folder = write_slack_export(tmp_path / "export", CONVERSATION)
-    with Mind.open(tmp_path / "a.mind", embedder=HashingEmbedder()) as mind:
-        register_source(mind, None, folder, "team")
-        report = harvest(mind, "team")
-        assert report.imported.errors == [] and report.imported.frames_new == len(CONVERSATION)
-        rows = mind.db.query(
-            "SELECT content, created_at, json_extract(metadata, '$.provenance.author') AS author"
-            " FROM memory_frames ORDER BY created_at"
-        )
-        assert [(r["author"], r["created_at"]) for r in rows] == [(s, utc(m)) for s, _, m in CONVERSATION]
-        results = mind.search.search("What did Melanie paint?", limit=5, explain=True)
-        assert results[0].frame.content == rows[1]["content"]
-        assert results[0].explain["speaker_score"] == 1.0
-        persons = {e.name for e in mind.knowledge.get_entities_by_type("person")}
-        assert {"Caroline", "Melanie"} <= persons
-        again = harvest(mind, "team", force=True)
-        assert again.imported.frames_new == 0 and again.imported.unchanged
+    assert_speaker_question_answered_and_reharvest_quiet(tmp_path / "a.mind", folder, "team")
 
 
 def test_a_conversation_folder_outside_the_export_is_never_read(tmp_path: Path) -> None:
