@@ -12,9 +12,9 @@ time (the harvest's, which recency does not count).
 Fetching (``fetch``): httpx, redirects followed (at most 5), a connect timeout of 5 s, and
 ``FETCH_TIMEOUT_S`` both for each read and for the whole body of one attempt; the body is read as it streams and a page over
 ``MAX_PAGE_BYTES`` is refused (never held whole). A 429 or 5xx reply is retried with exponential
-backoff and full jitter, waiting at least what ``Retry-After`` asks (capped), the rule of the
-embedding servers' HTTP layer (``mind_core.embeddings.http_providers``), which plugins may not
-import; a server that cannot be reached is not retried. A page that still fails is a located error.
+backoff and full jitter, waiting at least what ``Retry-After`` asks (capped): the retry policy the
+embedding providers use too (``mind_core.http_retry``, which plugins reach through
+``mind_core.harvest``); a server that cannot be reached is not retried. A page that still fails is a located error.
 A URL source reaches the plugin as text (``mind_core.harvest.locations``); a URL given as a path
 (``Path("https://host/a")`` keeps one slash) is read back as the URL. Its fingerprint (what makes
 a re-harvest "unchanged") is the server's ``ETag`` or ``Last-Modified`` from a HEAD request, else
@@ -27,12 +27,10 @@ from __future__ import annotations
 import configparser
 import hashlib
 import os
-import random
 import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +44,15 @@ from mind_harvest.plugins._file_sources import (
 )
 from mind_harvest.plugins.plaintext import blocks
 
-from mind_core.harvest import epoch_to_iso, normalize_iso
+from mind_core.harvest import (
+    RetryableReply,
+    RetryPolicy,
+    epoch_to_iso,
+    is_retryable,
+    normalize_iso,
+    retry_after_seconds,
+    with_retries,
+)
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -78,34 +84,16 @@ class FetchPolicy:
     max_bytes: int = MAX_PAGE_BYTES
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
 
+    @property
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(self.attempts, self.initial_wait_s, self.max_wait_s, self.sleep)
+
 
 DEFAULT_FETCH = FetchPolicy()
 
 
 class FetchError(Exception):
     """A page that could not be fetched, with the reason a harvest reports."""
-
-
-class _RetryableReply(Exception):
-    def __init__(self, status: int, retry_after: float | None) -> None:
-        super().__init__(f"HTTP {status}")
-        self.status = status
-        self.retry_after = retry_after
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """``Retry-After`` as seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value.strip()))
-    except ValueError:
-        pass
-    try:
-        moment = parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    return max(0.0, moment.timestamp() - time.time()) if moment.tzinfo else None
 
 
 def fetch(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> tuple[bytes, str]:
@@ -117,15 +105,6 @@ def fetch(url: str, policy: FetchPolicy = DEFAULT_FETCH) -> tuple[bytes, str]:
 def _request(method: str, url: str, policy: FetchPolicy) -> tuple[bytes, str, dict[str, str]]:
     """One request (retried as the module says): body, final URL and headers (lower-case names)."""
     import httpx
-    import tenacity
-
-    def wait(state: tenacity.RetryCallState) -> float:
-        backoff = random.uniform(
-            0, min(policy.max_wait_s, policy.initial_wait_s * 2 ** (state.attempt_number - 1))
-        )
-        error = state.outcome.exception() if state.outcome else None
-        asked = error.retry_after if isinstance(error, _RetryableReply) and error.retry_after else 0.0
-        return min(policy.max_wait_s, max(backoff, asked))
 
     client = httpx.Client(
         timeout=httpx.Timeout(policy.timeout_s, connect=min(CONNECT_TIMEOUT_S, policy.timeout_s)),
@@ -137,8 +116,8 @@ def _request(method: str, url: str, policy: FetchPolicy) -> tuple[bytes, str, di
 
     def attempt() -> tuple[bytes, str, dict[str, str]]:
         with client.stream(method, url) as response:
-            if response.status_code == 429 or 500 <= response.status_code <= 599:
-                raise _RetryableReply(
+            if is_retryable(response.status_code):
+                raise RetryableReply(
                     response.status_code, retry_after_seconds(response.headers.get("Retry-After"))
                 )
             if response.status_code >= 400:
@@ -156,17 +135,10 @@ def _request(method: str, url: str, policy: FetchPolicy) -> tuple[bytes, str, di
                     raise FetchError(f"page took longer than {policy.timeout_s:g} s to arrive")
             return bytes(body), str(response.url), {k.lower(): v for k, v in response.headers.items()}
 
-    retrying = tenacity.Retrying(
-        retry=tenacity.retry_if_exception_type(_RetryableReply),
-        stop=tenacity.stop_after_attempt(policy.attempts),
-        wait=wait,
-        sleep=policy.sleep,
-        reraise=True,
-    )
     try:
         with client:
-            return retrying(attempt)
-    except _RetryableReply as exc:
+            return with_retries(policy.retry, attempt)
+    except RetryableReply as exc:
         raise FetchError(f"{exc} after {policy.attempts} attempts") from exc
     except httpx.TooManyRedirects as exc:
         raise FetchError(f"more than {MAX_REDIRECTS} redirects") from exc

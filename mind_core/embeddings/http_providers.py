@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import copy
 import math
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,6 +29,14 @@ from mind_core.embeddings.base import (
     check_text,
     check_texts,
     fit_rows,
+)
+from mind_core.http_retry import (
+    DEFAULT_RETRY,
+    RetryableReply,
+    RetryPolicy,
+    is_retryable,
+    retry_after_seconds,
+    with_retries,
 )
 
 DEFAULT_OLLAMA_URL = "http://localhost:11434"
@@ -52,59 +57,6 @@ _BODY_EXCERPT = 300
 
 if TYPE_CHECKING:
     import httpx
-    import tenacity
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often and how long to retry a 429 or 5xx reply.
-
-    The wait before retry n is random in [0, min(max_wait_s, initial_wait_s * 2**n)] (full
-    jitter, so many clients do not retry in step), and at least the server's ``Retry-After``
-    (capped at ``max_wait_s``). ``sleep`` is how the wait is spent (a clock can be injected).
-    """
-
-    attempts: int = 5
-    initial_wait_s: float = 0.5
-    max_wait_s: float = 30.0
-    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
-
-    def __post_init__(self) -> None:
-        if self.attempts < 1:
-            raise ValueError(f"attempts must be >= 1, got {self.attempts}")
-
-
-DEFAULT_RETRY = RetryPolicy()
-
-
-def is_retryable(status: int) -> bool:
-    return status == 429 or 500 <= status <= 599
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """``Retry-After`` as seconds to wait: delta-seconds or an HTTP date; None when absent or unreadable."""
-    if not value:
-        return None
-    text = value.strip()
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
-    try:
-        moment = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if moment.tzinfo is None:
-        return None
-    return max(0.0, moment.timestamp() - (time.time() if now is None else now))
-
-
-class _RetryableReply(Exception):
-    """A 429/5xx reply, raised inside the retry loop so tenacity can retry it."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        super().__init__(response.status_code)
-        self.response = response
 
 
 class HttpEmbedder:
@@ -206,39 +158,19 @@ class HttpEmbedder:
     def close(self) -> None:
         self._client.close()
 
-    def _wait_s(self, state: tenacity.RetryCallState) -> float:
-        import tenacity
-
-        policy = self.retry
-        backoff = tenacity.wait_random_exponential(multiplier=policy.initial_wait_s, max=policy.max_wait_s)
-        wait = backoff(state)
-        error = state.outcome.exception() if state.outcome is not None else None
-        if isinstance(error, _RetryableReply):
-            asked = retry_after_seconds(error.response.headers.get("Retry-After"))
-            if asked is not None:
-                wait = max(wait, min(asked, policy.max_wait_s))
-        return wait
-
-    def _post_once(self, body: dict[str, Any]) -> httpx.Response:
-        response = self._client.post(self.url, json=body)
-        if is_retryable(response.status_code):
-            raise _RetryableReply(response)
-        return response
-
     def _post(self, body: dict[str, Any]) -> httpx.Response:
         """POST, retrying 429/5xx replies by ``self.retry``; the last such reply is returned."""
-        import tenacity
 
-        retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type(_RetryableReply),
-            stop=tenacity.stop_after_attempt(self.retry.attempts),
-            wait=self._wait_s,
-            sleep=self.retry.sleep,
-            reraise=True,
-        )
+        def once() -> httpx.Response:
+            response = self._client.post(self.url, json=body)
+            if is_retryable(response.status_code):
+                asked = retry_after_seconds(response.headers.get("Retry-After"))
+                raise RetryableReply(response.status_code, asked, response)
+            return response
+
         try:
-            return retrying(self._post_once, body)
-        except _RetryableReply as exc:
+            return with_retries(self.retry, once)
+        except RetryableReply as exc:
             return exc.response
 
     def _request(self, payload: str | list[str], expected: int) -> np.ndarray:

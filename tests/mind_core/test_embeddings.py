@@ -36,13 +36,9 @@ from mind_core.embeddings import (
     to_blob,
 )
 from mind_core.embeddings import inprocess as inprocess_module
-from mind_core.embeddings.http_providers import (
-    DEFAULT_OLLAMA_URL,
-    RetryPolicy,
-    litellm_endpoint,
-    retry_after_seconds,
-)
+from mind_core.embeddings.http_providers import DEFAULT_OLLAMA_URL, litellm_endpoint
 from mind_core.errors import InvalidInputError
+from mind_core.http_retry import RetryPolicy, retry_after_seconds
 from mind_core.store.db import Database
 from mind_core.testing.fakes import HashingEmbedder, _js_string_hash
 
