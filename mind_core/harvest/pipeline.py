@@ -410,6 +410,12 @@ def complete_harvest(mind: Mind, name: str, fingerprint: str) -> bool:
     return True
 
 
+UNFINISHED = (
+    "the harvest stopped after its import, before its entities, vectors and index were complete; "
+    "the next `mind harvest` finishes it"
+)
+
+
 def harvest(
     mind: Mind,
     name: str,
@@ -491,12 +497,6 @@ def harvest(
     complete_harvest(mind, name, fingerprint)
     report.frames_held = frames_held(mind.db, name)
     return report
-
-
-UNFINISHED = (
-    "the harvest stopped after its import, before its entities, vectors and index were complete; "
-    "the next `mind harvest` finishes it"
-)
 
 
 def due_sources(mind: Mind) -> list[HarvestSource]:
