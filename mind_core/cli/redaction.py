@@ -33,7 +33,7 @@ FOLLOWS_WORKSPACE = "workspace"
     ),
 )
 def redaction() -> None:
-    """Redact secrets and personal data before a harvest stores them.
+    """Redact secrets and personal data on harvest.
 
     Secrets (API keys, tokens, private keys, passwords) and personal data (e-mail addresses,
     phone numbers, IBANs, card numbers, known people's names) are replaced by typed placeholders
@@ -48,7 +48,7 @@ def redaction() -> None:
 @common_options_hiding("embedder", "quiet")
 @mind_command
 def redaction_show(args: CommandArgs) -> int:
-    """Show the workspace's policy and the one each source is harvested under."""
+    """Show the workspace's and each source's policy."""
     from mind_core.harvest.stores import HarvestSourceStore
     from mind_core.privacy.redaction_policy import source_policy, workspace_policy
 
@@ -85,7 +85,7 @@ def redaction_show(args: CommandArgs) -> int:
 @common_options_hiding("embedder", "quiet")
 @mind_command
 def redaction_set(args: CommandArgs) -> int:
-    """Set the workspace's policy, or one source's.
+    """Set the workspace's policy, or a source's.
 
     KINDS, separated by commas: secrets, email, phone, iban, card, people; or all (every kind but
     people), personal (email, phone, iban, card), none. The sources it applies to are read again
@@ -142,7 +142,7 @@ def redaction_set(args: CommandArgs) -> int:
 @common_options_hiding("embedder", "quiet")
 @mind_command
 def redaction_preview(args: CommandArgs) -> int:
-    """Dry run: list what a harvest would redact, writing nothing.
+    """Dry run: what a harvest would redact.
 
     Scans each named source (none named: every source of the workspace) as a harvest would and
     lists each finding: its kind, the file, item and message it lies in, and a masked preview

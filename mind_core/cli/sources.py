@@ -374,7 +374,7 @@ def sources_remove(args: CommandArgs) -> int:
 @common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_set(args: CommandArgs) -> int:
-    """Change a source's path, sync schedule, reading rules or redaction policy."""
+    """Change a source's path, schedule, reading rules or redaction."""
     from mind_core.harvest.pipeline import get_registered, register_source
     from mind_core.harvest.stores import HarvestSourceStore
 
