@@ -28,7 +28,7 @@ PERSON = "person"
 PRIORITY = {"secret": 0, "iban": 1, "card": 2, "email": 3, "phone": 4, PERSON: 5}
 # metadata keys that hold identifiers, not text: a Message-ID looks like an address but is none
 # of a person's, and threading needs it as it is
-IDENTIFIER_KEYS = frozenset({"message_id", "in_reply_to", "references", "thread_root", "id"})
+IDENTIFIER_KEYS = frozenset({"message_id", "message_ids", "in_reply_to", "references", "thread_root", "id"})
 MIN_NAME_WORDS = 2  # "Anne" alone is a word of too many sentences; "Anne Person" is a person
 # the prefixes a kind of token always starts with: showing one tells the kind, not the secret
 PUBLIC_PREFIX = re.compile(
