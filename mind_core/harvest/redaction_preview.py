@@ -4,7 +4,8 @@ The source is scanned as a harvest scans it and each message is put through the 
 harvest would use (the source's policy, or one given to try), over what a frame would store: its
 text (title, speaker, words) and what the plugin read about it (a mail's headers, a note's
 frontmatter). Each finding is listed with its kind, the message it lies in (file, item, message
-key) and a masked preview (``mind_core.privacy.redaction.preview``): never the value itself.
+key) and a masked preview (``mind_core.privacy.redaction.preview``): never the value itself, and
+around it every secret and personal datum of any kind as its placeholder, whatever the policy.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from mind_core.harvest.pipeline import get_registered, scan_source
 from mind_core.harvest.source_metadata import source_metadata
 from mind_core.harvest.stores import HarvestSourceStore
 from mind_core.mind import Mind
-from mind_core.privacy.redaction import IDENTIFIER_KEYS, Redactor, known_people, preview
+from mind_core.privacy.redaction import IDENTIFIER_KEYS, Finding, Redactor, known_people, preview
 from mind_core.privacy.redaction_policy import RedactionPolicy, effective_policy
 
 
@@ -65,6 +66,12 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _strings(inner, path)
 
 
+def _with_the_rest(findings: list[Finding], others: list[Finding]) -> list[Finding]:
+    """``findings`` and those of ``others`` that overlap none of them, in order."""
+    rest = [o for o in others if all(o.end <= f.start or o.start >= f.end for f in findings)]
+    return sorted([*findings, *rest], key=lambda f: f.start)
+
+
 def preview_redaction(
     mind: Mind, name: str, policy: RedactionPolicy | None = None, limit: int | None = 100
 ) -> RedactionPreview:
@@ -73,6 +80,7 @@ def preview_redaction(
     source = get_registered(mind, name)
     policy = effective_policy(mind.db, name) if policy is None else policy
     redactor = Redactor(policy, known_people(mind.db) if "people" in policy.kinds else ())
+    everything = Redactor(RedactionPolicy.parse("all"))  # a preview's context shows no secret of any kind
     result = RedactionPreview(name, policy.describe())
     if not redactor.active:
         return result
@@ -91,6 +99,7 @@ def preview_redaction(
             seen: set[tuple[str, str]] = set()
             for where, text in texts:
                 findings = redactor.find(text)
+                around = _with_the_rest(findings, everything.find(text) if findings else [])
                 for finding in findings:
                     if (finding.kind, finding.value) in seen:
                         continue
@@ -107,7 +116,7 @@ def preview_redaction(
                             redactor.redact(event.title)[0],  # a title may hold what is redacted
                             ledger_key(event, message),
                             where,
-                            preview(text, finding, findings),
+                            preview(text, finding, around),
                         )
                     )
             result.messages_redacted += bool(seen)

@@ -31,10 +31,14 @@ PRIVATE_KEY = re.compile(
 ANTHROPIC_KEY = re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[a-z]+\d{2}-[A-Za-z0-9_-]{40,}")
 OPENAI_KEY = re.compile(r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}(?![A-Za-z0-9_-])")
 GOOGLE_API_KEY = re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])")
+AWS_KEY = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])")
+# the password of a URL's user information (``https://user:password@host``)
+URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/?#@]+:([^\s/?#@]+)@[\w.-]+", re.IGNORECASE)
 STRIPE_KEY = re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{24,}(?![A-Za-z0-9_])")
 
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("private-key", PRIVATE_KEY),
+    ("aws-key", AWS_KEY),
     ("github-token", GITHUB_TOKEN),
     ("anthropic-key", ANTHROPIC_KEY),
     ("openai-key", OPENAI_KEY),
@@ -144,6 +148,9 @@ def secret_spans(text: str) -> Iterator[Span]:
     for kind, pattern in SECRET_PATTERNS:
         for match in pattern.finditer(text):
             yield kind, match.start(), match.end()
+    if "://" in text:
+        for match in URL_PASSWORD.finditer(text):
+            yield "credential", match.start(1), match.end(1)
     if "eyJ" in text:
         for match in JWT.finditer(text):
             if jwt_valid(match.group(0)):

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from mind_core.privacy.patterns import Span, card_spans, email_spans, iban_spans, phone_spans, secret_spans
@@ -29,6 +30,8 @@ PRIORITY = {"secret": 0, "iban": 1, "card": 2, "email": 3, "phone": 4, PERSON: 5
 # metadata keys that hold identifiers, not text: a Message-ID looks like an address but is none
 # of a person's, and threading needs it as it is
 IDENTIFIER_KEYS = frozenset({"message_id", "message_ids", "in_reply_to", "references", "thread_root", "id"})
+SHORT_CHARS, SHORT_CACHE = 200, 4096
+DIGIT = re.compile(r"\d")
 MIN_NAME_WORDS = 2  # "Anne" alone is a word of too many sentences; "Anne Person" is a person
 # the prefixes a kind of token always starts with: showing one tells the kind, not the secret
 PUBLIC_PREFIX = re.compile(
@@ -91,15 +94,18 @@ class Redactor:
     def __init__(self, policy: RedactionPolicy, people: Iterable[str] = ()) -> None:
         self.policy = policy
         self.names = _names_pattern(people) if "people" in policy.kinds else None
-        finders: list[Callable[[str], Iterator[Span]]] = []
+        self._finders: list[Callable[[str], Iterator[Span]]] = []
         if "secrets" in policy.kinds:
-            finders += [secret_spans, detect_secrets_spans]
-        finders += [
-            finder
-            for kind, finder in (("card", card_spans), ("iban", iban_spans), ("email", email_spans), ("phone", phone_spans))
+            self._finders += [secret_spans, detect_secrets_spans]
+        if "email" in policy.kinds:
+            self._finders.append(email_spans)
+        # numbers: none of them in a text without a digit
+        self._number_finders = [
+            finder for kind, finder in (("card", card_spans), ("iban", iban_spans), ("phone", phone_spans))
             if kind in policy.kinds
         ]
-        self._finders = finders
+        # a title, an author, a header: the same short strings come again and again
+        self._find_short = lru_cache(maxsize=SHORT_CACHE)(self._find)
 
     @classmethod
     def for_source(cls, db: Database, source: str | None) -> Redactor:
@@ -115,9 +121,15 @@ class Redactor:
         """What this policy redacts in ``text``, in order, never overlapping."""
         if not self.active or not text:
             return []
+        return list(self._find_short(text) if len(text) <= SHORT_CHARS else self._find(text))
+
+    def _find(self, text: str) -> tuple[Finding, ...]:
         spans: list[Span] = []
         for finder in self._finders:
             spans.extend(finder(text))
+        if DIGIT.search(text) is not None:
+            for finder in self._number_finders:
+                spans.extend(finder(text))
         found = [Finding(k if k in PRIORITY else f"secret:{k}", s, e, text[s:e]) for k, s, e in spans if e > s]
         if self.names is not None:
             found += [Finding(PERSON, m.start(), m.end(), m.group(0)) for m in self.names.finditer(text)]
@@ -128,7 +140,7 @@ class Redactor:
                 finding.end <= k.start or finding.start >= k.end for k in kept
             ):
                 kept.append(finding)
-        return sorted(kept, key=lambda f: f.start)
+        return tuple(sorted(kept, key=lambda f: f.start))
 
     def redact(self, text: str) -> tuple[str, list[Finding]]:
         """``text`` with every finding replaced by its placeholder, and the findings."""

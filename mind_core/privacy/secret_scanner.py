@@ -25,7 +25,7 @@ PLUGIN_KINDS = {
     "ArtifactoryDetector": "artifactory-token",
     "AWSKeyDetector": "aws-key",
     "AzureStorageKeyDetector": "azure-storage-key",
-    "BasicAuthDetector": "password",
+    "BasicAuthDetector": "credential",
     "CloudantDetector": "cloudant-key",
     "DiscordBotTokenDetector": "discord-token",
     "GitHubTokenDetector": "github-token",
@@ -50,10 +50,20 @@ LEFT_OUT = frozenset(
 )
 MIN_GROUP_CHARS = 8  # a shorter capturing group is a prefix (``ghp``), not the secret
 MIN_KEYWORD_VALUE_CHARS = 4
+MIN_UNQUOTED_CHARS = 6
+# detect-secrets picks its keyword patterns by file type: quoted values only in a text file,
+# unquoted ones too in a configuration file
+TEXT_FILE, CONFIG_FILE = "message.txt", "message.yaml"
 EDGE_CHARS = " \t\r\n=:\"'"
-# every secret the regex plugins find is a run of 16 or more token characters, or lies in a URL's
-# credentials: a text without either (most of a chat) is not searched by their ~50 patterns
+# every secret the regex plugins find is a run of 16 or more token characters mixing letters and
+# digits, or lies in a URL's credentials: a text without either (most of a chat) is not searched
+# by their ~50 patterns
 TOKEN_HINT = re.compile(r"[A-Za-z0-9+/=_.-]{16,}|://")
+
+
+def _token_like(run: str) -> bool:
+    """A run of letters and digits mixed (a long word or number alone is not a token), or a URL."""
+    return run == "://" or (any(c.isdigit() for c in run) and any(c.isalpha() for c in run))
 # the keyword plugin's patterns all need its keyword assigned (``password = x``, ``"api_key": x``)
 ASSIGNED = r"[\w\]\[\"'-]{0,30}\s*(?:[:=]|:=|=>)"
 # a part of every keyword, assigned: found in the lower-cased text before the plugin's own patterns run
@@ -93,7 +103,7 @@ def _span_of(match: re.Match[str]) -> tuple[int, int]:
 def detect_secrets_spans(text: str) -> Iterator[Span]:
     """The secrets detect-secrets' plugins find in ``text``, as ``(kind, start, end)``."""
     patterns, keyword_plugin = _plugins()
-    if TOKEN_HINT.search(text) is not None:
+    if any(_token_like(run) for run in TOKEN_HINT.findall(text)):
         for kind, regex in patterns:
             for match in regex.finditer(text):
                 start, end = _span_of(match)
@@ -104,10 +114,21 @@ def detect_secrets_spans(text: str) -> Iterator[Span]:
     offset = 0
     for line in text.splitlines(keepends=True):
         if KEYWORD_HINT.search(line.lower()):
-            for secret in keyword_plugin.analyze_line(filename="message.txt", line=line.rstrip("\r\n")):
-                value = secret.secret_value or ""
-                if len(value) < MIN_KEYWORD_VALUE_CHARS:
-                    continue
+            for value in _assigned_values(keyword_plugin, line.rstrip("\r\n")):
                 for found in re.finditer(re.escape(value), line):
                     yield PLUGIN_KINDS["KeywordDetector"], offset + found.start(), offset + found.end()
         offset += len(line)
+
+
+def _assigned_values(keyword_plugin: Any, line: str) -> set[str]:
+    """The values the keyword plugin finds assigned in a line: quoted ones as it reads a text
+    file; unquoted ones (``PASSWORD=...``, ``password: ...``) as it reads a configuration file,
+    their first word, kept only when it looks like a secret, letters and digits mixed (not
+    "reset" of "password: reset it tomorrow")."""
+    values = {s.secret_value or "" for s in keyword_plugin.analyze_line(filename=TEXT_FILE, line=line)}
+    for secret in keyword_plugin.analyze_line(filename=CONFIG_FILE, line=line):
+        words = (secret.secret_value or "").split()
+        value = words[0].rstrip(".,;:)") if words else ""  # ``PASSWORD=x. and then prose``: x
+        if len(value) >= MIN_UNQUOTED_CHARS and _token_like(value):
+            values.add(value)
+    return {v for v in values if len(v) >= MIN_KEYWORD_VALUE_CHARS}

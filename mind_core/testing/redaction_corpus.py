@@ -114,7 +114,8 @@ def phone(rng: random.Random) -> str:
         candidate = national[:-4] + _rand(rng, string.digits, 4)
         number = phonenumbers.parse(f"+{example.country_code}{candidate}")
         if phonenumbers.is_valid_number(number):
-            style = rng.choice((phonenumbers.PhoneNumberFormat.INTERNATIONAL, phonenumbers.PhoneNumberFormat.NATIONAL))
+            formats = phonenumbers.PhoneNumberFormat
+            style = rng.choice((formats.INTERNATIONAL, formats.INTERNATIONAL, formats.NATIONAL, formats.E164))
             return phonenumbers.format_number(number, style)
 
 
@@ -134,7 +135,9 @@ def card(rng: random.Random) -> str:
     prefix, length = rng.choice((("4", 16), ("51", 16), ("55", 16), ("37", 15), ("6011", 16)))
     body = prefix + _rand(rng, string.digits, length - len(prefix) - 1)
     value = body + luhn_digit(body)
-    return grouped(value) if rng.random() < 0.7 else value
+    if len(value) == 15:  # American Express prints 4-6-5
+        return rng.choice((value, f"{value[:4]} {value[4:10]} {value[10:]}"))
+    return rng.choice((value, grouped(value), grouped(value).replace(" ", "-")))
 
 
 PLANTED: dict[str, tuple[Callable[[random.Random], str], str]] = {
@@ -151,6 +154,13 @@ PLANTED: dict[str, tuple[Callable[[random.Random], str], str]] = {
     "phone": (phone, "call me at {v} after the meeting"),
     "iban": (iban, "please transfer it to {v} by friday"),
     "card": (card, "the company card is {v}, expiry next year"),
+}
+# other ways the same kinds are written, used for a third of their plantings
+VARIANTS: dict[str, tuple[str, ...]] = {
+    "secret:credential": ('"db_password": "{v}",', "DATABASE_PASSWORD={v}", "clone https://deploy:{v}@git.example.com/repo"),
+    "email": ("From: Ada Moreau <{v}>", "mailto:{v}", "({v})"),
+    "phone": ("tel. {v}.", "my number: {v}"),
+    "card": ("paid with {v} yesterday",),
 }
 
 
@@ -194,6 +204,8 @@ def redaction_messages(count: int, seed: int = 7, planted_share: float = 0.5) ->
         if rng.random() < planted_share:
             for kind in rng.sample(kinds, rng.choice((1, 1, 2))):
                 maker, sentence = PLANTED[kind]
+                if kind in VARIANTS and rng.random() < 1 / 3:
+                    sentence = rng.choice(VARIANTS[kind])
                 value = maker(rng)
                 message.planted.append((kind, value))
                 message.text += ". " + sentence.format(v=value)
