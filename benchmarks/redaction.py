@@ -109,7 +109,8 @@ def real_texts(data: Path) -> dict[str, list[str]]:
         return {}
     turns = []
     for path in sorted((data / "benchmarks").glob("*/*.json")):
-        turns += _strings_under(json.loads(path.read_text(encoding="utf-8")), "text")
+        data_set = json.loads(path.read_text(encoding="utf-8"))
+        turns += _strings_under(data_set, "text") or _strings_under(data_set, "clean_text")
     paragraphs = [
         block
         for path in sorted((data / "markdown").rglob("*.md"))
@@ -162,9 +163,10 @@ def main() -> None:
     for message in messages:
         redactor.redact(message.text)
     alone = time.process_time() - began
+    fresh = Redactor(RedactionPolicy.parse("all"))  # its cache of short strings empty
     began = time.process_time()
     for message in plain_messages:
-        redactor.redact(message.text)
+        fresh.redact(message.text)
     alone_plain = time.process_time() - began
 
     print(f"\n{'kind':22} {'planted':>8} {'redacted':>9} {'precision':>10} {'recall':>8}")

@@ -67,6 +67,8 @@ CARD_GROUPS = {(4, 4, 4, 4), (4, 6, 5), (4, 6, 4), (4, 4, 4, 4, 3), (4, 4, 4, 3)
 # national phone numbers (no + or 00) are checked against these numbering plans
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "CH")
 MIN_NATIONAL_DIGITS = 9  # shorter national numbers are rarer than dates and references of 7-8 digits
+ISO_DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}")  # a date with the hour after it
+DECIMAL = re.compile(r"\d+[.,]\d+")  # a coordinate, an amount
 DATE = re.compile(r"\d{4}[-./ ]\d{1,2}[-./ ]\d{1,2}|\d{1,2}[-./ ]\d{1,2}[-./ ]\d{2,4}")
 
 
@@ -125,13 +127,20 @@ def _phonenumbers():  # type: ignore[no-untyped-def]
 def phone_valid(text: str) -> bool:
     """A phone number valid in its numbering plan: an international one (``+`` or ``00``) in its
     country's, a national one, written with separators (a bare run of digits is more often an
-    id), of 9 digits or more and not shaped like a date, in one of ``PHONE_REGIONS``'."""
+    id), of 9 digits or more and not shaped like a date or a decimal number, in one of
+    ``PHONE_REGIONS``'."""
     digits = re.sub(r"\D", "", text)
     if not 7 <= len(digits) <= 15:
         return False
     phonenumbers = _phonenumbers()
     international = text.startswith(("+", "00"))
-    if not international and (text.isdigit() or len(digits) < MIN_NATIONAL_DIGITS or DATE.fullmatch(text)):
+    if not international and (
+        text.isdigit()
+        or len(digits) < MIN_NATIONAL_DIGITS
+        or DATE.fullmatch(text)
+        or ISO_DATE.match(text)
+        or DECIMAL.fullmatch(text)
+    ):
         return False
     candidate = "+" + text[2:] if text.startswith("00") else text
     for region in (None,) if international else PHONE_REGIONS:
