@@ -180,12 +180,10 @@ def import_items(
     prune: bool = False,
     allow_mass_delete: bool = False,
     progress: Progress | None = None,
-    redactor: Redactor | None = None,
 ) -> ImportSummary:
     """Write the items of a scan into the mind; returns what was new, updated, unchanged, wrong,
-    and the source's outcome (also stored with the source). Each message is redacted by
-    ``redactor`` (default: the source's policy, ``mind_core.privacy.redaction_policy``) before
-    anything of it is stored."""
+    and the source's outcome (also stored with the source). Each message is redacted under the
+    source's policy (``mind_core.privacy.redaction_policy``) before anything of it is stored."""
     started = time.perf_counter()
     summary = ImportSummary(source=source_name)
     sources = HarvestSourceStore(mind.db)
@@ -203,8 +201,7 @@ def import_items(
     ensured_gops: set[str] = set()
     pending: list[_Pending] = []
     guard = HarvestGuard.load(mind.db)
-    if redactor is None:
-        redactor = Redactor.for_source(mind.db, source_name)
+    redactor = Redactor.for_source(mind.db, source_name)
 
     def flush() -> None:
         if pending:
