@@ -145,3 +145,25 @@ def test_mail_headers_are_redacted_and_redacted_senders_stay_apart(tmp_path):
     people = {row[0] for row in mind.db.query("SELECT name FROM knowledge_entities WHERE entity_type = 'person'")}
     assert {"Alice Johnson", "Bob Smith", "Farid Haddad"} <= people and "[email]" not in people
     mind.close()
+
+
+def test_policies_from_the_command_line_and_the_harvest_table(tmp_path, export, capsys):
+    home = MindHome(tmp_path / "home")
+    base = ["--home", str(home.root), "--embedder", "mock"]
+    assert main(["sources", "add", str(export), "--name", "chat", *base]) == EXIT_OK
+    assert main(["redaction", "set", "iban,card", *base]) == EXIT_OK
+    assert "workspace 'default' now redacts: iban,card; the next harvest reads 'chat' again" in capsys.readouterr().out
+    assert main(["redaction", "set", "bogus", *base]) == 2  # refused, nothing changed
+    assert "unknown redaction kind 'bogus'" in capsys.readouterr().err
+    assert main(["redaction", "show", "--json", *base]) == EXIT_OK
+    (shown,) = json.loads(capsys.readouterr().out)
+    assert shown["policy"] == "iban,card" and shown["sources"] == [{"source": "chat", "own": False, "policy": "iban,card"}]
+    assert main(["harvest", *base]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "redacted" in out.splitlines()[0]  # the table's column, there because something was
+    assert f"default/chat: redacted {max(EXPECTED['iban'], EXPECTED['card'])} " in out
+    assert main(["sources", "set", "chat", "--redact", "none", *base]) == EXIT_OK
+    capsys.readouterr()
+    assert main(["redaction", "show", "--json", *base]) == EXIT_OK
+    (shown,) = json.loads(capsys.readouterr().out)
+    assert shown["sources"] == [{"source": "chat", "own": True, "policy": "none"}]
