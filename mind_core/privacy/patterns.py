@@ -61,7 +61,7 @@ IBAN_LENGTHS = {
     "IT": 27, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MT": 31, "NL": 18, "NO": 15,
     "PL": 28, "PT": 25, "RO": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TR": 26,
 }  # fmt: skip
-# card networks' leading digits (IIN ranges) and lengths
+# card networks' leading digits (IIN ranges), and the groups cards print their numbers in
 CARD_PREFIXES = re.compile(r"4|5[1-5]|2(?:2[2-9]|[3-6]\d|7[01]|720)|3[47]|6(?:011|4[4-9]|5|2)|35(?:2[89]|[3-8])|3(?:0[0-5]|[689])")
 CARD_GROUPS = {(4, 4, 4, 4), (4, 6, 5), (4, 6, 4), (4, 4, 4, 4, 3), (4, 4, 4, 3), (4, 4, 5)}
 # national phone numbers (no + or 00) are checked against these numbering plans
