@@ -376,7 +376,7 @@ def _write_frames(
     staging, dimensions = target.staging, target.dimensions
     schema = frames_schema(dimensions)
     layout = segments.layout(schema)
-    plan, seq = segments.plan_segments(db, fs, target.root_dir, target.workspace, target.day, layout, full)
+    plan, position = segments.plan_segments(db, fs, target.root_dir, target.workspace, target.day, layout, full)
     counts: dict[int, int] = {}
     with fs_url.reaching(url, SnapshotDestinationError):
         for segment, rows in plan.carry.items():
@@ -398,7 +398,7 @@ def _write_frames(
     if not counts:  # an empty mind still gets a (schema-only) frames file
         nothing = frame_batches(db, batch_rows, dimensions, problems, (0, 0))
         _write_parquet(destination, f"{staging}/frames/{PART_FILE}", schema, nothing, "frames", progress)
-    increment = segments.Increment(change_log.token(db), seq, target.read_at, layout, dict(sorted(counts.items())))
+    increment = segments.Increment(change_log.token(db), str(position), target.read_at, layout, dict(sorted(counts.items())))
     return increment, plan
 
 
@@ -408,9 +408,11 @@ def write_snapshot(
     out_root: str | Path | None = None,
     date: str | None = None,
     include_embeddings: bool = False,
+    full: bool = False,
 ) -> SnapshotSet:
     """Snapshot one workspace (or 'personal'), or every mind in the home when None, under
-    ``out_root`` (a folder or an fsspec URL; default ``default_snapshot_root``)."""
+    ``out_root`` (a folder or an fsspec URL; default ``default_snapshot_root``); ``full``
+    writes every frames file again (``snapshot_mind``)."""
     root = out_root or default_snapshot_root(home)
     day = normalize_snapshot_date(date)
     if workspace is not None:
@@ -423,7 +425,7 @@ def write_snapshot(
         if not targets:
             raise NotFoundError(f"no minds in {home.root}: harvest something first")
     minds = {
-        name: snapshot_mind(path, root, name, day, include_embeddings=include_embeddings)
+        name: snapshot_mind(path, root, name, day, include_embeddings=include_embeddings, full=full)
         for name, path in targets.items()
     }
     return SnapshotSet(root=snapshot_location(root), snapshot_date=day, minds=minds)

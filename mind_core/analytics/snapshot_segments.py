@@ -58,7 +58,7 @@ class Increment:
     """How one partition was made: enough for the next snapshot to reuse its unchanged files."""
 
     token: str | None  # the mind's change-log token (None: a mind without a log)
-    seq: int  # the change-log position the partition includes
+    position: str  # how far into the mind's changes the partition goes (``change_log.Position``)
     taken_at: str
     layout: str  # the frames files' schema and segment size, hashed
     segments: dict[int, int]  # segment -> rows in its file
@@ -137,14 +137,14 @@ def plan_segments(
     day: str,
     frames_layout: str,
     full: bool,
-) -> tuple[SegmentPlan, int]:
-    """The plan for this snapshot's frames files, and the change-log position it will include
+) -> tuple[SegmentPlan, change_log.Position]:
+    """The plan for this snapshot's frames files, and how far into the mind's changes it goes
     (read in the snapshot's read transaction, like the rows)."""
-    end = change_log.log_end(db)
+    end = change_log.position(db)
     max_id = int(db.scalar("SELECT coalesce(max(id), 0) FROM memory_frames") or 0) if _has_frames(db) else 0
     every = list(range(max_id // SEGMENT_FRAMES + 1))
 
-    def everything(reason: str) -> tuple[SegmentPlan, int]:
+    def everything(reason: str) -> tuple[SegmentPlan, change_log.Position]:
         return SegmentPlan(every, {}, None, True, reason), end
 
     if full:
@@ -159,7 +159,7 @@ def plan_segments(
         return everything("the earlier snapshot has another layout")
     if _forgotten_since(root_dir, fs, workspace, previous.taken_at):
         return everything("a forget since the earlier snapshot")
-    changes = change_log.changes_since(db, previous.seq)
+    changes = change_log.changes_since(db, change_log.Position.parse(previous.position))
     if changes is None:
         return everything("the change log no longer reaches the earlier snapshot")
     source = f"{root_dir}/frames/workspace={workspace}/{folder}"

@@ -1,19 +1,24 @@
-"""What changed in a mind since an upkeep pass last looked: a change log kept by triggers, and
-one watermark per pass.
+"""What changed in a mind since an upkeep pass last looked: new frames by their ids, edits and
+deletions by a change log kept by triggers, and one watermark per pass.
 
 The daily upkeep (reconcile, doctor, the analytics snapshot) would otherwise rescan every frame
-of every mind every day: O(archive) work for a day's changes. Like the ANN index's log
-(``mind_core/search/ann.py``: a sequence of changed rows, and a consumer that records the position
-it has taken in), ``frame_changes`` holds one row per frame inserted, updated or deleted and per
-chunk deleted, in the writer's own transaction: SQLite triggers write it, so no write path can
-forget it, the original engine's included. A pass records the log position it has handled (its
-*watermark*: reconcile and doctor in the mind's ``meta``, the snapshot in its own files) and the
-next pass reads only the rows logged after it.
+of every mind every day: O(archive) work for a day's changes. Two things say what changed:
+
+- new frames: frame ids only grow (``AUTOINCREMENT``), so the frames added since a pass are
+  those above the largest id it saw — no bookkeeping on the harvest's insert path;
+- edits and deletions: like the ANN index's log (``mind_core/search/ann.py``: a sequence of
+  changed rows, and a consumer that records the position it has taken in), ``frame_changes``
+  holds one row per frame updated or deleted and per chunk deleted, written in the writer's own
+  transaction by SQLite triggers, so no write path can forget it, the original engine's included.
+
+A pass records the ``Position`` it has handled (its *watermark*: log position and largest frame
+id, read in one statement; reconcile and doctor keep theirs in the mind's ``meta``, the snapshot
+in its own files) and the next pass reads only what lies beyond it.
 
 The log is bounded: past ``keep_entries`` (a quarter of the frames, at least ``MIN_KEPT``) the
 oldest entries are dropped (``prune``) and ``pruned_through`` remembers where; a pass whose
 watermark lies before that, or beyond the log's end (a mind restored from an older copy), or that
-never ran, makes a full pass instead (``changes_since`` returns None). A day that changes more
+never ran, makes a full pass instead (``changes_since`` returns None). A day that edits more
 than a quarter of the mind costs a full pass: still proportional to the day's changes.
 
 What the log cannot see (an index row written or deleted behind the engine's back, a page
@@ -40,12 +45,28 @@ RECONCILE, DOCTOR = "reconcile", "doctor"
 
 
 @dataclass(frozen=True)
-class Changes:
-    """The rows logged after ``since`` up to ``end``: frame ids (inserted, updated or deleted)
-    and deleted chunk ids, each once, ascending."""
+class Position:
+    """How far a pass has looked: the change log's position and the largest frame id."""
 
-    since: int
-    end: int
+    seq: int
+    frame_id: int
+
+    def __str__(self) -> str:
+        return f"{self.seq}/{self.frame_id}"
+
+    @classmethod
+    def parse(cls, text: str) -> Position:
+        seq, frame_id = text.split("/")
+        return cls(int(seq), int(frame_id))
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What changed after ``since`` up to ``end``: frame ids (added, edited or deleted) and
+    deleted chunk ids, each once, ascending."""
+
+    since: Position
+    end: Position
     frames: list[int]
     chunks: list[int]
 
@@ -54,14 +75,16 @@ def enabled(db: Database) -> bool:
     return db.table_exists(LOG_TABLE)
 
 
-def log_end(db: Database) -> int:
-    """The position of the newest entry (0 for an empty log; positions are never reused)."""
+def position(db: Database) -> Position:
+    """Where the mind stands now (log position, largest frame id), read in one statement."""
     if not enabled(db):
-        return 0
-    end = db.scalar(f"SELECT max(seq) FROM {LOG_TABLE}")
-    if end is None:  # emptied by ``prune``: AUTOINCREMENT still knows the last position
-        end = db.scalar("SELECT seq FROM sqlite_sequence WHERE name = ?", (LOG_TABLE,))
-    return int(end or 0)
+        return Position(0, 0)
+    seq, frame_id = db.query(
+        f"SELECT (SELECT max(seq) FROM {LOG_TABLE}), (SELECT coalesce(max(id), 0) FROM {FRAMES})"
+    )[0]
+    if seq is None:  # emptied by ``prune``: AUTOINCREMENT still knows the last position
+        seq = db.scalar("SELECT seq FROM sqlite_sequence WHERE name = ?", (LOG_TABLE,))
+    return Position(int(seq or 0), int(frame_id))
 
 
 def token(db: Database) -> str | None:
@@ -73,27 +96,30 @@ def pruned_through(db: Database) -> int:
     return int(get_meta(db, PRUNED_KEY) or 0)
 
 
-def watermark(db: Database, upkeep_pass: str) -> int | None:
-    """The log position ``upkeep_pass`` last handled; None when it never ran on this mind."""
+def watermark(db: Database, upkeep_pass: str) -> Position | None:
+    """How far ``upkeep_pass`` last looked; None when it never ran on this mind."""
     value = get_meta(db, WATERMARK_PREFIX + upkeep_pass)
-    return None if value is None else int(value)
+    return None if value is None else Position.parse(value)
 
 
-def set_watermark(db: Database, upkeep_pass: str, seq: int) -> None:
-    set_meta(db, WATERMARK_PREFIX + upkeep_pass, str(seq))
+def set_watermark(db: Database, upkeep_pass: str, at: Position) -> None:
+    set_meta(db, WATERMARK_PREFIX + upkeep_pass, str(at))
 
 
-def changes_since(db: Database, since: int | None) -> Changes | None:
-    """What was logged after position ``since``; None when a full pass is needed instead (no log,
-    no watermark, entries after it pruned, or a watermark beyond the log's end)."""
+def changes_since(db: Database, since: Position | None) -> Changes | None:
+    """What changed after ``since``; None when a full pass is needed instead (no log, no
+    watermark, log entries after it pruned, or a watermark beyond where the mind stands)."""
     if since is None or not enabled(db):
         return None
-    end = log_end(db)
-    if since > end or since < pruned_through(db):
+    now = position(db)
+    if since.seq > now.seq or since.seq < pruned_through(db):
         return None
-    frames: set[int] = set()
+    end = Position(now.seq, max(now.frame_id, since.frame_id))  # the newest frames may have gone since
+    frames = {
+        int(row[0]) for row in db.query(f"SELECT id FROM {FRAMES} WHERE id > ? AND id <= ?", (since.frame_id, end.frame_id))
+    }
     chunks: set[int] = set()
-    for table, row in db.query(f"SELECT tbl, row FROM {LOG_TABLE} WHERE seq > ? AND seq <= ?", (since, end)):
+    for table, row in db.query(f"SELECT tbl, row FROM {LOG_TABLE} WHERE seq > ? AND seq <= ?", (since.seq, end.seq)):
         (frames if table == FRAMES else chunks).add(int(row))
     return Changes(since, end, sorted(frames), sorted(chunks))
 
@@ -110,11 +136,10 @@ def keep_entries(db: Database) -> int:
 
 
 def prune(db: Database, keep: int | None = None) -> int:
-    """Drop the oldest entries beyond ``keep`` (default ``keep_entries``); returns how many."""
+    """Drop the oldest entries beyond the newest ``keep`` (default ``keep_entries``); returns how many."""
     if not enabled(db):
         return 0
-    end = log_end(db)
-    through = end - (keep_entries(db) if keep is None else keep)
+    through = position(db).seq - (keep_entries(db) if keep is None else keep)
     if through <= pruned_through(db):
         return 0
     with db.transaction():

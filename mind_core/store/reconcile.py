@@ -303,11 +303,11 @@ def refresh_ann_index(db: Database, min_vectors: int = ann.ANN_MIN_VECTORS) -> i
     return 0
 
 
-def changes_to_check(db: Database, upkeep_pass: str, full: bool) -> tuple[Changes | None, int]:
+def changes_to_check(db: Database, upkeep_pass: str, full: bool) -> tuple[Changes | None, change_log.Position]:
     """What ``upkeep_pass`` examines: the changes since its watermark, or None for every frame
     (asked for, no usable watermark, or so many changes that the set operations cost less);
     and the log position the pass covers."""
-    end = change_log.log_end(db)
+    end = change_log.position(db)
     changes = None if full else change_log.changes_since(db, change_log.watermark(db, upkeep_pass))
     if changes is not None and len(changes.frames) > FULL_PASS_SHARE * _frame_count_estimate(db):
         changes = None

@@ -300,14 +300,13 @@ CREATE INDEX idx_privacy_tombstones_selector ON privacy_tombstones (selector)
 FRAME_ROLE_SQL = "(CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.provenance.role') END)"
 
 
-# -- 0014: the change log the incremental upkeep reads (mind_core/store/change_log.py) ------
+# -- 0014: the change log the incremental upkeep reads (mind_core/store/change_log.py): edits
+# and deletions; new frames are found by their ids, so the harvest's inserts pay nothing -------
 CHANGE_LOG_TABLE = "frame_changes"
 CHANGE_LOG_TOKEN_KEY = "frame_changes_token"  # meta: this log's identity (a snapshot made from it names it)
 _CHANGE_LOG_STATEMENTS = (
     f"CREATE TABLE IF NOT EXISTS {CHANGE_LOG_TABLE} ("
     "seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, row INTEGER NOT NULL)",
-    f"CREATE TRIGGER IF NOT EXISTS {CHANGE_LOG_TABLE}_frame_insert AFTER INSERT ON memory_frames "
-    f"BEGIN INSERT INTO {CHANGE_LOG_TABLE} (tbl, row) VALUES ('memory_frames', new.id); END",
     f"CREATE TRIGGER IF NOT EXISTS {CHANGE_LOG_TABLE}_frame_update AFTER UPDATE ON memory_frames "
     f"BEGIN INSERT INTO {CHANGE_LOG_TABLE} (tbl, row) VALUES ('memory_frames', new.id); "
     f"INSERT INTO {CHANGE_LOG_TABLE} (tbl, row) SELECT 'memory_frames', old.id WHERE old.id != new.id; END",
