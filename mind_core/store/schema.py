@@ -344,6 +344,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     # "is any memory near the time a question names" reads frames by event time on every dated question
     Migration("0013_frames_created_at_index", "CREATE INDEX idx_frames_created_at ON memory_frames (created_at)"),
     Migration("0014_frame_change_log", _change_log),
+    # the daily compaction prunes old temporary and deprecated frames: found by this index, not
+    # by reading every frame (mind_core/store/compaction.py)
+    Migration("0015_frames_importance_index", "CREATE INDEX idx_frames_importance ON memory_frames (importance, created_at)"),
 )
 
 
