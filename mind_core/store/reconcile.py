@@ -336,11 +336,18 @@ def reconcile_indexes(
     vectors are not repaired and the watermark stays (the next pass with one looks again)."""
     changes, end = changes_to_check(db, change_log.RECONCILE, full)
     result = repair_indexes(db, embedder, changes, ann_min_vectors)
-    if embedder is not None and change_log.enabled(db):
-        with db.transaction():
-            change_log.set_watermark(db, change_log.RECONCILE, end)
-        change_log.prune(db)
+    if embedder is not None:
+        record_reconciled(db, end)
     return result
+
+
+def record_reconciled(db: Database, through: change_log.Position) -> None:
+    """Record that the indexes (vectors included) agree with the frames up to ``through``, and
+    drop the change log's oldest entries."""
+    if change_log.enabled(db):
+        with db.transaction():
+            change_log.set_watermark(db, change_log.RECONCILE, through)
+        change_log.prune(db)
 
 
 def repair_indexes(
