@@ -213,8 +213,9 @@ class MindSnapshot:
     ``rows`` per table, ``paths`` the partition directory per table, ``invalid_values``
     (``"table.column"`` -> values written as null), ``embedding_dimensions`` None unless
     embeddings were included. ``rows_written`` per table: the rows read from the mind and encoded
-    by this run (frames: only the changed segments' unless ``full``); ``full_reason`` why every
-    segment was written, None when unchanged ones were carried over.
+    by this run (frames: only the changed segments' unless ``full``; ``invalid_values`` counts
+    what these rows held); ``full_reason`` why every segment was written, None when unchanged ones
+    were carried over.
     """
 
     workspace: str
