@@ -5,7 +5,8 @@ For each size (default 10,000 and 100,000 messages) a ChatGPT export is generate
 mock embedder (the pipeline's own cost, not the model's) in a fresh process, the way
 ``mind harvest`` runs it (``harvest()`` with a progress callback). A sampler thread in that
 process reads its resident memory every 20 ms and files the sample under the stage running
-(scan and import interleave: the scan is a generator the import drains, so they share a peak).
+(scan and import interleave: the scan is a generator the import drains, so they share a peak;
+the reconcile stage includes building the ANN graph of a mind above 20,000 frames).
 Printed per size: messages/s and wall seconds per stage, the process's CPU seconds, peak RSS
 overall and per stage, and per stage the peak of its anonymous part (``RssAnon``: the process's
 own memory, without the pages of the mind file SQLite reads through its memory map, which the
@@ -33,6 +34,7 @@ _CHILD = r"""
 import json, resource, sys, threading, time
 from pathlib import Path
 from mind_core.embeddings.mock import MockEmbedder
+from mind_core.harvest import pipeline
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 
@@ -52,6 +54,17 @@ def sample():
 
 def progress(name, done, total):
     stage[0] = "scan+import" if name == "import" else name
+
+def entering(name, function):
+    def call(*args, **kwargs):
+        stage[0] = name
+        return function(*args, **kwargs)
+    return call
+
+# the stages without progress reports (or with none when they have nothing to do) announce themselves
+pipeline.cognify_frames = entering("cognify", pipeline.cognify_frames)
+pipeline.index_vectors = entering("vectors", pipeline.index_vectors)
+pipeline.reconcile_after_harvest = entering("reconcile", pipeline.reconcile_after_harvest)
 
 thread = threading.Thread(target=sample, daemon=True)
 thread.start()
