@@ -75,7 +75,7 @@ def stats(args: CommandArgs) -> int:
 @click.option(
     "--full",
     is_flag=True,
-    help="Check every frame and the file's integrity, not only what changed since the last clean check.",
+    help="Check every frame and the file's integrity, not only what changed since the last clean check or reconcile.",
 )
 @ALL_WORKSPACES_OPTION
 @common_options_hiding("quiet")
@@ -86,7 +86,7 @@ def doctor(args: CommandArgs) -> int:
     Checks the full-text and vector indexes, orphans, the embedder's model cache and the
     sources' last harvests; exit code 3 when problems are left unrepaired (in any mind checked).
     The index checks cover the frames changed since the last check that found the mind healthy
-    (every frame the first time, or with --full).
+    or the last reconcile (a harvest ends with one): every frame the first time, or with --full.
     """
     workspaces = selected_workspaces(args)
     if not workspaces:
@@ -174,7 +174,7 @@ def _doctor_mind(args: CommandArgs, workspace: str) -> DoctorCheck:
         sources = source_problems(mind.db)
         onnx_cache = _onnx_cache_status(mind.embedder)
     problems = [*report.problems, *(["sources"] if sources else [])]
-    scope = "all" if report.full else f"{report.frames_examined:,} changed since the last clean check"
+    scope = "all" if report.full else f"{report.frames_examined:,} changed since the last clean check or reconcile"
     checks = [("frames", f"{report.frames:,}"), ("checked", scope)]
     checks += [(f.check, "ok" if f.ok else f"{f.count:,} ({f.detail})") for f in report.findings]
     checks.append(("onnx cache", status_text(onnx_cache)))

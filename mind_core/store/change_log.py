@@ -39,9 +39,8 @@ FRAMES, CHUNKS = "memory_frames", "memory_frame_chunks"
 MIN_KEPT = 100_000
 KEEP_SHARE = 0.25  # of the frames: entries kept beyond which the oldest are dropped
 PRUNED_KEY = "frame_changes_pruned_through"
-WATERMARK_PREFIX = "upkeep_seq:"
+WATERMARK_PREFIX = "upkeep_watermark:"  # meta key of a pass's ``Position``
 RECONCILE, DOCTOR = "reconcile", "doctor"
-
 
 
 @dataclass(frozen=True)

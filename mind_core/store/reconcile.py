@@ -303,18 +303,23 @@ def refresh_ann_index(db: Database, min_vectors: int = ann.ANN_MIN_VECTORS) -> i
     return 0
 
 
-def changes_to_check(db: Database, upkeep_pass: str, full: bool) -> tuple[Changes | None, change_log.Position]:
-    """What ``upkeep_pass`` examines: the changes since its watermark, or None for every frame
-    (asked for, no usable watermark, or so many changes that the set operations cost less);
-    and the log position the pass covers."""
+FULL_PASS_SHARE = 0.5  # of the frames: more changed than this, and one full pass is cheaper
+
+
+def changes_to_check(
+    db: Database, upkeep_pass: str, full: bool, trusted: tuple[str, ...] = ()
+) -> tuple[Changes | None, change_log.Position]:
+    """What ``upkeep_pass`` examines: the changes since its watermark (or the later one of a
+    ``trusted`` pass), or None for every frame (asked for, no usable watermark, or so many changes
+    that the set operations cost less); and how far into the mind's changes the pass reaches (its
+    next watermark)."""
     end = change_log.position(db)
-    changes = None if full else change_log.changes_since(db, change_log.watermark(db, upkeep_pass))
+    marks = [m for m in (change_log.watermark(db, name) for name in (upkeep_pass, *trusted)) if m is not None]
+    since = max(marks, key=lambda mark: (mark.seq, mark.frame_id), default=None)
+    changes = None if full else change_log.changes_since(db, since)
     if changes is not None and len(changes.frames) > FULL_PASS_SHARE * _frame_count_estimate(db):
         changes = None
     return changes, changes.end if changes is not None else end
-
-
-FULL_PASS_SHARE = 0.5  # of the frames: more changed than this, and one full pass is cheaper
 
 
 def _frame_count_estimate(db: Database) -> int:
@@ -406,11 +411,12 @@ def doctor(
 ) -> DoctorReport:
     """Check the indexes against memory_frames; with ``repair`` fix what can be fixed.
 
-    Only the frames changed since the last check that found the mind healthy unless ``full``
-    (the first check of a mind is full); ``PRAGMA quick_check`` reads the whole file, so only a
+    Only the frames changed since the last check that found the mind healthy, or the last
+    reconcile, whichever is later, unless ``full`` (the first check of a mind is full); ``PRAGMA quick_check`` reads the whole file, so only a
     full check runs it. A writable mind found healthy records how far it was checked."""
     index = VectorIndex(db, embedder)
-    changes, end = changes_to_check(db, change_log.DOCTOR, full)
+    # a reconcile leaves every index agreeing with the frames up to its watermark: nothing to check there
+    changes, end = changes_to_check(db, change_log.DOCTOR, full, trusted=(change_log.RECONCILE,))
     findings = _index_findings(db, changes)
     findings.append(
         Finding(

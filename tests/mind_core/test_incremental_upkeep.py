@@ -194,3 +194,18 @@ def test_deletions_rewrite_their_segment_and_a_forget_rewrites_everything(
     assert snapshot_mind(path, root, "ws", "2024-05-04").rows_written["frames"] == 0  # nothing changed since
     with_vectors = snapshot_mind(path, root, "ws", "2024-05-05", include_embeddings=True)
     assert with_vectors.full_reason == "the earlier snapshot has another layout"
+
+
+def test_a_read_only_doctor_after_a_reconcile_checks_only_what_changed_since(tmp_path: Path) -> None:
+    path = tmp_path / "m.mind"
+    with Mind.open(path, embedder=HashingEmbedder()) as mind:
+        mind.sessions.ensure("g")
+        add_frames(mind, [f"note {i}" for i in range(30)])
+        mind.reconcile()
+        mind.reconcile()  # what the first one wrote (the vectors) is looked at once more
+        assert change_log.watermark(mind.db, change_log.DOCTOR) is None
+        add_frames(mind, ["written after the reconcile"])
+    with Mind.open(path, embedder=HashingEmbedder(), readonly=True) as reader:
+        report = reader.doctor()
+        assert not report.full and report.frames_examined == 1
+        assert report.problems == ["vec_missing"]
