@@ -35,7 +35,7 @@ from mind_core.store.schema import CHANGE_LOG_TABLE as LOG_TABLE
 from mind_core.store.schema import CHANGE_LOG_TOKEN_KEY as TOKEN_KEY
 from mind_core.store.schema import get_meta, set_meta
 
-FRAMES, CHUNKS = "memory_frames", "memory_frame_chunks"
+FRAMES = "memory_frames"  # the log also names deleted chunks (``memory_frame_chunks``)
 MIN_KEPT = 100_000
 KEEP_SHARE = 0.25  # of the frames: entries kept beyond which the oldest are dropped
 PRUNED_KEY = "frame_changes_pruned_through"
