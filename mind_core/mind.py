@@ -81,12 +81,14 @@ class Mind:
         """The write path (frame, knowledge graph, vector), built on first use; linking off."""
         return CognifyPipeline(self.frames, self.sessions, self.knowledge, self.search, linker=self.linker)
 
-    def reconcile(self) -> reconcile.ReconcileResult:
-        """Repair FTS and vector indexes (vectors only when this mind has an embedder)."""
-        return reconcile.reconcile_indexes(self.db, self.embedder)
+    def reconcile(self, full: bool = False) -> reconcile.ReconcileResult:
+        """Repair FTS and vector indexes (vectors only when this mind has an embedder): the
+        frames changed since the last reconcile, or every frame when ``full``."""
+        return reconcile.reconcile_indexes(self.db, self.embedder, full=full)
 
-    def doctor(self, repair: bool = False) -> reconcile.DoctorReport:
-        return reconcile.doctor(self.db, self.embedder, repair)
+    def doctor(self, repair: bool = False, full: bool = False) -> reconcile.DoctorReport:
+        """Check (and repair) the indexes: what changed since the last clean check, or all."""
+        return reconcile.doctor(self.db, self.embedder, repair, full=full)
 
     @property
     def path(self) -> str:

@@ -135,6 +135,11 @@ CHUNK_RETRY = dg.RetryPolicy(max_retries=3, delay=1, backoff=dg.Backoff.EXPONENT
 
 class SnapshotConfig(dg.Config):
     include_embeddings: bool = False  # vectors in the frames file (large); analysts rarely need them
+    full: bool = False  # every frames file written again, not only those whose frames changed
+
+
+class UpkeepConfig(dg.Config):
+    full: bool = False  # every frame checked, not only those changed since the last pass
 
 
 class CompactionConfig(dg.Config):
@@ -547,23 +552,29 @@ def vector_index(
     op_tags=writing_step(),
 )
 def reconciled_indexes(
-    context: dg.AssetExecutionContext, mind_home: MindHomeResource, embedder: EmbedderResource
+    context: dg.AssetExecutionContext,
+    config: UpkeepConfig,
+    mind_home: MindHomeResource,
+    embedder: EmbedderResource,
 ) -> dg.MaterializeResult:
     """The mind's full-text and vector indexes made to agree with its frames again (missing and
-    stale rows repaired, orphans swept), then checked."""
+    stale rows repaired, orphans swept), then checked: the frames changed since the last pass
+    (the day's changes), or every frame with ``full``."""
     workspace = context.partition_key
     model = embedder.build()
     with _writing(context, mind_home, workspace, model) as mind:
         began = time.perf_counter()
-        repaired = mind.reconcile()
+        repaired = mind.reconcile(full=config.full)
         seconds = time.perf_counter() - began
-        health = mind.doctor()
+        health = mind.doctor(full=config.full)
         totals = mind_totals(mind)
     return dg.MaterializeResult(
         metadata={
             "fts_fixed": repaired.fts_fixed,
             "vectors_fixed": repaired.vectors_fixed,
             "orphans_removed": repaired.orphans_removed,
+            "frames_examined": repaired.frames_examined,
+            "full_pass": repaired.full,
             "problems_after": ", ".join(health.problems) or "none",
             "reconcile_seconds": round(seconds, 3),
             **totals,
@@ -627,6 +638,7 @@ def memory_snapshots(
             mind_home.snapshot_root(),
             context.partition_key,
             include_embeddings=config.include_embeddings,
+            full=config.full,
         )
         report = write_report(Analytics(taken.root), f"{taken.root}/{REPORTS_DIR}/{taken.snapshot_date}")
     seconds = time.perf_counter() - began
@@ -642,6 +654,7 @@ def memory_snapshots(
             "snapshot_date": taken.snapshot_date,
             "minds": len(minds),
             "frames": sum(s.rows.get("frames", 0) for s in minds.values()),
+            "frames_written": sum(s.rows_written.get("frames", 0) for s in minds.values()),
             "entities": sum(s.rows.get("entities", 0) for s in minds.values()),
             "relations": sum(s.rows.get("relations", 0) for s in minds.values()),
             "invalid_values": sum(sum(s.invalid_values.values()) for s in minds.values()),

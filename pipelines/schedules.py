@@ -1,5 +1,8 @@
 """Daily: every mind's indexes reconciled and its frames compacted (one run per mind), and late in
-the day every mind snapshotted for analysts (so a day's partition holds that day's final state)."""
+the day every mind snapshotted for analysts (so a day's partition holds that day's final state).
+Both cost what the day changed: reconcile and doctor look at the frames changed since their last
+pass, the snapshot rewrites only the frames files with changes (a full pass: run config
+``full: true`` of ``reconciled_indexes`` or ``memory_snapshots``)."""
 
 import dagster as dg
 from mind_harvest.pipelines.jobs import WORKSPACE_TAG, memory_snapshot_job, mind_upkeep_job

@@ -18,6 +18,10 @@ folder (readers see the old partition or the new one); object stores have no ren
 fsspec's move copies then deletes, and a reader may briefly see a partition half replaced. A root
 that cannot be reached fails before the mind is read, with the URL and the reason.
 Values a column cannot hold are written as null and counted in the summary's ``invalid_values``.
+
+The frames files are segments of frame ids, and a snapshot writes again only the segments the
+mind's change log says changed since the workspace's previous snapshot, carrying the others over
+(``snapshot_segments``); ``full=True`` (``mind snapshot --full``) writes every one.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mind_core import fs_url
+from mind_core.analytics import snapshot_segments as segments
 from mind_core.analytics.snapshot_batches import Problems, frame_batches, table_batches
 from mind_core.analytics.snapshot_tables import (
     DATA_TABLES,
@@ -52,6 +57,7 @@ from mind_core.analytics.snapshot_tables import (
     table_schema,
 )
 from mind_core.errors import InvalidInputError, NotFoundError
+from mind_core.store import change_log
 from mind_core.store.db import Database
 from mind_core.store.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.store.schema import get_meta, vec_dimensions
@@ -206,7 +212,10 @@ class MindSnapshot:
 
     ``rows`` per table, ``paths`` the partition directory per table, ``invalid_values``
     (``"table.column"`` -> values written as null), ``embedding_dimensions`` None unless
-    embeddings were included.
+    embeddings were included. ``rows_written`` per table: the rows read from the mind and encoded
+    by this run (frames: only the changed segments' unless ``full``; ``invalid_values`` counts
+    what these rows held); ``full_reason`` why every segment was written, None when unchanged ones
+    were carried over.
     """
 
     workspace: str
@@ -219,6 +228,8 @@ class MindSnapshot:
     paths: dict[str, str]
     invalid_values: dict[str, int]
     embedding_dimensions: int | None
+    rows_written: dict[str, int]
+    full_reason: str | None
 
 
 @dataclass(frozen=True)
@@ -238,10 +249,12 @@ def snapshot_mind(
     include_embeddings: bool = False,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     progress: ProgressCallback | None = None,
+    full: bool = False,
 ) -> MindSnapshot:
     """Export one mind to Parquet partitions for ``workspace`` and ``snapshot_date``.
 
-    ``progress(table, rows_so_far)`` is called after every written batch.
+    ``progress(table, rows_so_far)`` is called after every written batch; ``full`` writes every
+    frames segment again instead of those changed since the previous snapshot.
     """
     began = time.perf_counter()
     workspace = _check_workspace_label(workspace)
@@ -260,7 +273,9 @@ def snapshot_mind(
         fs.makedirs(staging, exist_ok=True)
     problems = Problems()
     rows: dict[str, int] = {}
+    written: dict[str, int] = {}
     db = Database(mind_file, readonly=True)
+    read_at = format_utc(utc_now())  # a forget after this instant may be missing from the files
     try:
         db.execute(f"PRAGMA cache_size = -{_SNAPSHOT_CACHE_KIB}")
         db.execute("BEGIN")  # one read transaction: every table sees the same state of the mind
@@ -268,16 +283,12 @@ def snapshot_mind(
         if include_embeddings and not dimensions:
             log.warning("snapshot: %s has no vector table; embeddings left out", mind_file)
         schema_version = get_meta(db, "schema_version") if db.table_exists("meta") else None
-        rows["frames"] = _write_parquet(
-            (url, fs),
-            f"{staging}/frames/{PART_FILE}",
-            frames_schema(dimensions),
-            frame_batches(db, _frame_batch_rows(batch_rows, dimensions), dimensions, problems),
-            "frames",
-            progress,
-        )
+        frames = _FramesTarget(root_dir, staging, workspace, day, dimensions, read_at)
+        increment, plan = _write_frames(db, (url, fs), frames, batch_rows, full, problems, progress)
+        rows["frames"] = sum(increment.segments.values())
+        written["frames"] = sum(increment.segments[s] for s in plan.write if s in increment.segments)
         for name, spec in TABLES.items():
-            rows[name] = _write_parquet(
+            rows[name] = written[name] = _write_parquet(
                 (url, fs),
                 f"{staging}/{name}/{PART_FILE}",
                 table_schema(name),
@@ -309,7 +320,8 @@ def snapshot_mind(
         with fs_url.reaching(url, SnapshotDestinationError):
             fs.makedirs(f"{staging}/{SNAPSHOTS_TABLE}", exist_ok=True)
             with fs.open(f"{staging}/{SNAPSHOTS_TABLE}/{PART_FILE}", "wb") as sink:
-                pq.write_table(pa.table(summary_row, schema=SNAPSHOTS_SCHEMA), sink, compression=COMPRESSION)
+                summary = pa.table(summary_row, schema=SNAPSHOTS_SCHEMA.with_metadata(increment.to_metadata()))
+                pq.write_table(summary, sink, compression=COMPRESSION)
             for table in SNAPSHOT_TABLES:
                 _swap_in(
                     fs,
@@ -333,7 +345,62 @@ def snapshot_mind(
         paths=paths,
         invalid_values=dict(problems.counts),
         embedding_dimensions=dimensions,
+        rows_written=written,
+        full_reason=plan.reason if plan.full else None,
     )
+
+
+@dataclass(frozen=True)
+class _FramesTarget:
+    """Where one snapshot stages its frames files, and what it records about them."""
+
+    root_dir: str
+    staging: str
+    workspace: str
+    day: str
+    dimensions: int | None
+    read_at: str
+
+
+def _write_frames(
+    db: Database,
+    destination: tuple[str, fsspec.AbstractFileSystem],
+    target: _FramesTarget,
+    batch_rows: int,
+    full: bool,
+    problems: Problems,
+    progress: ProgressCallback | None,
+) -> tuple[segments.Increment, segments.SegmentPlan]:
+    """Stage the frames segments: the changed ones read from the mind, the others carried over
+    from the previous partition."""
+    url, fs = destination
+    staging, dimensions = target.staging, target.dimensions
+    schema = frames_schema(dimensions)
+    layout = segments.layout(schema)
+    plan, position = segments.plan_segments(db, fs, target.root_dir, target.workspace, target.day, layout, full)
+    counts: dict[int, int] = {}
+    with fs_url.reaching(url, SnapshotDestinationError):
+        for segment, rows in plan.carry.items():
+            name = segments.segment_file(segment)
+            segments.carry_over(fs, f"{plan.source}/{name}", f"{staging}/frames/{name}")
+            counts[segment] = rows
+    for segment in plan.write:
+        low, high = segments.segment_range(segment)
+        if not segments.frames_in(db, low, high):
+            continue  # no frame left in this id range: no file
+        counts[segment] = _write_parquet(
+            destination,
+            f"{staging}/frames/{segments.segment_file(segment)}",
+            schema,
+            frame_batches(db, _frame_batch_rows(batch_rows, dimensions), dimensions, problems, (low, high)),
+            "frames",
+            progress,
+        )
+    if not counts:  # an empty mind still gets a (schema-only) frames file
+        nothing = frame_batches(db, batch_rows, dimensions, problems, (0, 0))
+        _write_parquet(destination, f"{staging}/frames/{PART_FILE}", schema, nothing, "frames", progress)
+    increment = segments.Increment(change_log.token(db), str(position), target.read_at, layout, dict(sorted(counts.items())))
+    return increment, plan
 
 
 def write_snapshot(
@@ -342,9 +409,11 @@ def write_snapshot(
     out_root: str | Path | None = None,
     date: str | None = None,
     include_embeddings: bool = False,
+    full: bool = False,
 ) -> SnapshotSet:
     """Snapshot one workspace (or 'personal'), or every mind in the home when None, under
-    ``out_root`` (a folder or an fsspec URL; default ``default_snapshot_root``)."""
+    ``out_root`` (a folder or an fsspec URL; default ``default_snapshot_root``); ``full``
+    writes every frames file again (``snapshot_mind``)."""
     root = out_root or default_snapshot_root(home)
     day = normalize_snapshot_date(date)
     if workspace is not None:
@@ -357,7 +426,7 @@ def write_snapshot(
         if not targets:
             raise NotFoundError(f"no minds in {home.root}: harvest something first")
     minds = {
-        name: snapshot_mind(path, root, name, day, include_embeddings=include_embeddings)
+        name: snapshot_mind(path, root, name, day, include_embeddings=include_embeddings, full=full)
         for name, path in targets.items()
     }
     return SnapshotSet(root=snapshot_location(root), snapshot_date=day, minds=minds)

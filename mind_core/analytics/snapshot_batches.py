@@ -286,8 +286,13 @@ def _embedding_array(blobs: Sequence[Any], dimensions: int, problems: Problems) 
 
 
 def frame_batches(
-    db: Database, batch_rows: int, embedding_dimensions: int | None, problems: Problems
+    db: Database,
+    batch_rows: int,
+    embedding_dimensions: int | None,
+    problems: Problems,
+    id_range: tuple[int, int] | None = None,
 ) -> Generator[pa.RecordBatch, None, None]:
+    """The frames (those with ``low <= id < high`` when ``id_range`` is given) in id order."""
     schema = frames_schema(embedding_dimensions)
     if not db.table_exists("memory_frames"):
         return
@@ -302,7 +307,8 @@ def frame_batches(
     ]
     if embedding_dimensions:
         extra.append("(SELECT v.embedding FROM memory_frames_vec v WHERE v.rowid = f.id)")
-    sql = f"SELECT {', '.join(select + extra)} FROM memory_frames f ORDER BY f.id"
+    where = "" if id_range is None else f" WHERE f.id >= {int(id_range[0])} AND f.id < {int(id_range[1])}"
+    sql = f"SELECT {', '.join(select + extra)} FROM memory_frames f{where} ORDER BY f.id"
     stored = len(select)
     for rows in _fetch_batches(db, sql, batch_rows):
         data = _transpose(rows)

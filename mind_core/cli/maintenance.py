@@ -68,9 +68,14 @@ def stats(args: CommandArgs) -> int:
     return EXIT_FAILED if broken else EXIT_OK
 
 
-@click.command("doctor", epilog=example("mind doctor --repair", "mind doctor --all-workspaces"))
+@click.command("doctor", epilog=example("mind doctor --repair", "mind doctor --all-workspaces", "mind doctor --full"))
 @click.option(
     "--repair", is_flag=True, help="Repair what can be repaired (indexes, orphans), then check again."
+)
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Check every frame and the file's integrity, not only what changed since the last clean check or reconcile.",
 )
 @ALL_WORKSPACES_OPTION
 @common_options_hiding("quiet")
@@ -80,6 +85,8 @@ def doctor(args: CommandArgs) -> int:
 
     Checks the full-text and vector indexes, orphans, the embedder's model cache and the
     sources' last harvests; exit code 3 when problems are left unrepaired (in any mind checked).
+    The index checks cover the frames changed since the last check that found the mind healthy
+    or the last reconcile (a harvest ends with one): every frame the first time, or with --full.
     """
     workspaces = selected_workspaces(args)
     if not workspaces:
@@ -163,11 +170,12 @@ def _doctor_mind(args: CommandArgs, workspace: str) -> DoctorCheck:
     from mind_core.harvest.health import source_problems
 
     with open_mind(args, workspace, write=args.repair, readonly=not args.repair) as mind:
-        report = mind.doctor(repair=args.repair)
+        report = mind.doctor(repair=args.repair, full=args.full)
         sources = source_problems(mind.db)
         onnx_cache = _onnx_cache_status(mind.embedder)
     problems = [*report.problems, *(["sources"] if sources else [])]
-    checks = [("frames", f"{report.frames:,}")]
+    scope = "all" if report.full else f"{report.frames_examined:,} changed since the last clean check or reconcile"
+    checks = [("frames", f"{report.frames:,}"), ("checked", scope)]
     checks += [(f.check, "ok" if f.ok else f"{f.count:,} ({f.detail})") for f in report.findings]
     checks.append(("onnx cache", status_text(onnx_cache)))
     repaired_line = None

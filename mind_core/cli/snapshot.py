@@ -48,12 +48,16 @@ FORMAT_OPTION = click.option(
     help="Snapshot date; re-running a date replaces its snapshot.",
 )
 @click.option("--embeddings", is_flag=True, help="Include the frame vectors.")
+@click.option(
+    "--full", is_flag=True, help="Write every frames file again, not only those changed since the last snapshot."
+)
 @common_options_hiding("embedder", "quiet")
 @mind_command
 def snapshot(args: CommandArgs) -> int:
     """Export minds to Parquet for analysts.
 
-    One dated snapshot per run; re-running a date replaces it.
+    One dated snapshot per run; re-running a date replaces it. Frames files whose frames did not
+    change since the workspace's previous snapshot are carried over, not written again.
     """
     from mind_core.analytics.snapshot import write_snapshot
 
@@ -63,19 +67,22 @@ def snapshot(args: CommandArgs) -> int:
         require_mind(args)
     elif not home.minds():
         raise no_minds(home)
-    result = write_snapshot(home, workspace, args.root, args.date, include_embeddings=args.embeddings)
+    result = write_snapshot(
+        home, workspace, args.root, args.date, include_embeddings=args.embeddings, full=args.full
+    )
     rows = [
         (
             name,
             s.rows["frames"],
             s.rows["entities"],
             s.rows["relations"],
+            s.rows_written["frames"],
             f"{s.seconds:.1f}",
             sum(s.invalid_values.values()),
         )
         for name, s in result.minds.items()
     ]
-    table = TableView(("workspace", "frames", "entities", "relations", "seconds", "nulled values"), rows)
+    table = TableView(("workspace", "frames", "entities", "relations", "frames written", "seconds", "nulled values"), rows)
     emit(args, result, table, f"snapshot {result.snapshot_date} written to {result.root}")
     return EXIT_OK
 

@@ -9,11 +9,14 @@ tries it again instead of calling it unchanged.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mind_core.harvest.paths import stored_text
-from mind_core.harvest.staging import StagedScan
 from mind_core.harvest.stores import SourceOutcome
 from mind_core.plugins import PLAUSIBLE, rank_sources
+
+if TYPE_CHECKING:  # staging reads and writes Parquet: pyarrow is no import of a harvest that reads nothing
+    from mind_core.harvest.staging import StagedScan
 
 
 def _a(word: str) -> str:

@@ -42,12 +42,16 @@ from mind_core.mind import Mind
 from mind_core.plugins import CONFIDENT, PLAUSIBLE, get_source, rank_sources, source_kinds
 from mind_core.privacy.forget import scrub
 from mind_core.privacy.redaction_policy import RedactionPolicy, effective_policy
+from mind_core.store import change_log
+from mind_core.store.change_log import Changes
 from mind_core.store.reconcile import (
     ReconcileResult,
+    changes_to_check,
     clean_orphan_fts,
     clean_orphan_vectors,
     reconcile_fts_index,
     reconcile_vec_index,
+    record_reconciled,
     refresh_ann_index,
 )
 
@@ -395,20 +399,24 @@ def pending_cognify_ids(mind: Mind, source: str | None = None) -> list[int]:
     return [row[0] for row in rows]
 
 
-def index_vectors(mind: Mind, progress: Progress | None = None) -> int:
-    """Embed every frame that has no vector or a stale one (new, changed, or left by a crash)."""
+def index_vectors(mind: Mind, progress: Progress | None = None, changes: Changes | None = None) -> int:
+    """Embed every frame that has no vector or a stale one (new, changed, or left by a crash):
+    among ``changes`` when given (what changed since the last reconcile, crashes included)."""
     if mind.embedder is None:
         return 0
-    return reconcile_vec_index(mind.db, mind.embedder, progress)
+    return reconcile_vec_index(mind.db, mind.embedder, progress, changes)
 
 
-def reconcile_after_harvest(mind: Mind) -> ReconcileResult:
-    """The full-text index and orphan sweeps, then the ANN graph of a large mind built or brought
-    up to date with the harvest's vectors (which the harvest itself wrote)."""
+def reconcile_after_harvest(mind: Mind, changes: Changes | None = None) -> ReconcileResult:
+    """The full-text index and orphan sweeps (of ``changes`` when given), then the ANN graph of
+    a large mind built or brought up to date with the harvest's vectors (which the harvest itself
+    wrote)."""
     return ReconcileResult(
-        fts_fixed=reconcile_fts_index(mind.db),
-        orphans_removed=clean_orphan_fts(mind.db) + clean_orphan_vectors(mind.db),
+        fts_fixed=reconcile_fts_index(mind.db, changes),
+        orphans_removed=clean_orphan_fts(mind.db, changes) + clean_orphan_vectors(mind.db, changes),
         ann_rebuilt=refresh_ann_index(mind.db),
+        full=changes is None,
+        frames_examined=len(changes.frames) + len(changes.chunks) if changes is not None else 0,
     )
 
 
@@ -495,14 +503,19 @@ def harvest(
     report.stage_seconds["cognify"] = time.perf_counter() - began
 
     began = time.perf_counter()
+    # what changed since the last reconcile (this harvest's frames, and whatever a crash left):
+    # the vectors and the index sweeps below look at those, not at every frame of the mind
+    changes, reconciled_through = changes_to_check(mind.db, change_log.RECONCILE, full=False)
     # cognify embeds the frames it processed; this stage embeds any other frame left without one
     report.vectors_written = int(report.cognified.get("vectors", 0)) + index_vectors(
-        mind, stage_progress("vectors")
+        mind, stage_progress("vectors"), changes
     )
     report.stage_seconds["vectors"] = time.perf_counter() - began
 
     began = time.perf_counter()
-    report.reconciled = reconcile_after_harvest(mind)
+    report.reconciled = reconcile_after_harvest(mind, changes)
+    if mind.embedder is not None:  # a reconcile's whole work, done: the next one starts from here
+        record_reconciled(mind.db, reconciled_through)
     report.stage_seconds["reconcile"] = time.perf_counter() - began
     if report.status not in FAILING_STATUSES:
         with mind.db.transaction():

@@ -3,6 +3,11 @@
 A crash between a frame write and its indexing, an update, or a compaction can leave frames
 that are not searchable, rows for frames that are gone, or vectors made from old content.
 Everything here is idempotent and safe to run on a schedule.
+
+Both passes are incremental by default: they ask their questions of the frames the change log
+(``change_log``) names since their last pass (``changed_rows``), so the daily upkeep costs what
+the day changed; ``full=True`` (``mind doctor --full``) asks them of every frame, and a pass
+with no usable watermark (the first one, or a log pruned past it) is full anyway.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from mind_core.embeddings.base import Embedder
 from mind_core.errors import FingerprintMismatchError
 from mind_core.search import ann, vector_codes
 from mind_core.search.vector_index import LONG_FRAME_WORDS, VectorIndex, split_chunks
+from mind_core.store import change_log, changed_rows
+from mind_core.store.change_log import Changes
 from mind_core.store.db import IN_LIST, Database, in_list
 
 _MISSING_FTS = (
@@ -57,23 +64,33 @@ _ORPHAN_CHUNK_VEC = (
 )
 
 
-def frames_missing_chunk_vectors(db: Database) -> list[Any]:
+def frames_missing_chunk_vectors(db: Database, changes: Changes | None = None) -> list[Any]:
     """Embedded frames whose later text is not fully searchable: a chunk row without its vector,
-    or a long frame with no chunk rows at all (the frame vector alone covers only its start)."""
+    or a long frame with no chunk rows at all (the frame vector alone covers only its start);
+    among ``changes`` only when given."""
     if not db.table_exists("memory_frame_chunks_vec"):
         return []
-    missing = {row["id"]: row for row in db.query(_CHUNK_WITHOUT_VEC)}
-    for row in db.query(_EMBEDDED_LONG_WITHOUT_CHUNKS, (2 * LONG_FRAME_WORDS,)):
+    if changes is not None:
+        missing = {row["id"]: row for row in changed_rows.rows(db, "chunk_without_vec", changes)}
+        long_rows = changed_rows.long_frames_without_chunks(db, changes, 2 * LONG_FRAME_WORDS)
+    else:
+        missing = {row["id"]: row for row in db.query(_CHUNK_WITHOUT_VEC)}
+        long_rows = db.query(_EMBEDDED_LONG_WITHOUT_CHUNKS, (2 * LONG_FRAME_WORDS,))
+    for row in long_rows:
         if split_chunks(row["content"]):
             missing[row["id"]] = row
     return list(missing.values())
 
 
-def ids_needing_vectors(db: Database) -> list[int]:
+def ids_needing_vectors(db: Database, changes: Changes | None = None) -> list[int]:
     """The ids of the frames with no vector, a stale one or missing chunk vectors, ascending:
-    ids only (a few bytes a frame), so a million pending frames never sit in memory with their text."""
+    ids only (a few bytes a frame), so a million pending frames never sit in memory with their text.
+    Among ``changes`` only when given."""
     if not db.table_exists("memory_frames_vec"):
         return []
+    if changes is not None:
+        ids = {row[0] for check in ("vec_missing", "vec_stale") for row in changed_rows.rows(db, check, changes)}
+        return sorted(ids | {row["id"] for row in frames_missing_chunk_vectors(db, changes)})
     ids = {row[0] for row in db.query(_MISSING_VEC_IDS)}
     ids.update(row[0] for row in db.query(_STALE_VEC_IDS))
     if db.table_exists("memory_frame_chunks_vec"):
@@ -106,6 +123,9 @@ class ReconcileResult:
     vectors_fixed: int = 0
     orphans_removed: int = 0
     ann_rebuilt: int = 0  # vectors in the ANN index when this pass (re)built it, else 0
+    # how the pass went, not what it repaired (left out of comparisons)
+    full: bool = field(default=True, compare=False)  # every frame examined; else those changed since
+    frames_examined: int = field(default=0, compare=False)  # frames (and deleted chunks) checked
 
 
 @dataclass(frozen=True)
@@ -131,6 +151,8 @@ class DoctorReport:
 
     frames: int
     findings: list[Finding] = field(default_factory=list)
+    full: bool = True  # every frame checked; else only those changed since the last clean check
+    frames_examined: int = 0  # frames (and deleted chunks) whose index rows were checked
     stored_fingerprint: dict[str, Any] | None = None
     repaired: ReconcileResult | None = None
     after: DoctorReport | None = None
@@ -159,6 +181,8 @@ class DoctorReport:
         """The JSON form: the fields plus ``problems`` and ``ok``."""
         return {
             "frames": self.frames,
+            "full": self.full,
+            "frames_examined": self.frames_examined,
             "findings": [asdict(finding) for finding in self.findings],
             "stored_fingerprint": self.stored_fingerprint,
             "problems": self.problems,
@@ -168,24 +192,32 @@ class DoctorReport:
         }
 
 
-def reconcile_fts_index(db: Database) -> int:
-    """Index frames missing from FTS5 (and rewrite rows whose text is out of date)."""
-    rows = db.query(_MISSING_FTS) + db.query(_STALE_FTS)
+def reconcile_fts_index(db: Database, changes: Changes | None = None) -> int:
+    """Index frames missing from FTS5 (and rewrite rows whose text is out of date), among
+    ``changes`` when given; the frames repaired are logged (a snapshot shows whether a frame is
+    indexed)."""
+    if changes is not None:
+        rows = changed_rows.rows(db, "fts_missing", changes) + changed_rows.rows(db, "fts_stale", changes)
+    else:
+        rows = db.query(_MISSING_FTS) + db.query(_STALE_FTS)
     with db.transaction():
         for row in rows:
             db.execute("DELETE FROM memory_frames_fts WHERE rowid = ?", (row["id"],))
             db.execute(
                 "INSERT INTO memory_frames_fts (rowid, content) VALUES (?, ?)", (row["id"], row["content"])
             )
+        change_log.note_frames(db, [row["id"] for row in rows])
     return len(rows)
 
 
-def reconcile_vec_index(db: Database, embedder: Embedder, progress: Any = None) -> int:
-    """Embed frames with no vector, a stale one or missing chunk vectors, EMBED_BATCH at a time
-    (the original: 50); re-indexing a frame rewrites its chunks with it."""
+def reconcile_vec_index(
+    db: Database, embedder: Embedder, progress: Any = None, changes: Changes | None = None
+) -> int:
+    """Embed frames with no vector, a stale one or missing chunk vectors (among ``changes`` when
+    given), EMBED_BATCH at a time (the original: 50); re-indexing a frame rewrites its chunks."""
     if not db.table_exists("memory_frames_vec"):
         return 0
-    index, ids, fixed = VectorIndex(db, embedder), ids_needing_vectors(db), 0
+    index, ids, fixed = VectorIndex(db, embedder), ids_needing_vectors(db, changes), 0
     for batch in pending_vector_batches(db, ids):
         fixed += index.index_frames([(frame_id, content) for frame_id, content, _ in batch])
         if progress is not None:
@@ -194,18 +226,25 @@ def reconcile_vec_index(db: Database, embedder: Embedder, progress: Any = None) 
     return fixed
 
 
-def clean_orphan_fts(db: Database) -> int:
-    ids = [r[0] for r in db.query(_ORPHAN_FTS)]
+def clean_orphan_fts(db: Database, changes: Changes | None = None) -> int:
+    """Delete full-text rows of deleted frames (those ``changes`` names when given)."""
+    found = changed_rows.rows(db, "fts_orphans", changes) if changes is not None else db.query(_ORPHAN_FTS)
+    ids = [r[0] for r in found]
     with db.transaction():
         db.executemany("DELETE FROM memory_frames_fts WHERE rowid = ?", [(i,) for i in ids])
     return len(ids)
 
 
-def clean_orphan_vectors(db: Database) -> int:
+def clean_orphan_vectors(db: Database, changes: Changes | None = None) -> int:
+    """Delete vectors of deleted frames and chunks (those ``changes`` names when given)."""
     if not db.table_exists("memory_frames_vec"):
         return 0
-    ids = [r[0] for r in db.query(_ORPHAN_VEC)]
-    chunk_ids = [r[0] for r in db.query(_ORPHAN_CHUNK_VEC)]
+    if changes is not None:
+        ids = [r[0] for r in changed_rows.rows(db, "vec_orphans", changes)]
+        chunk_ids = [r[0] for r in changed_rows.rows(db, "chunk_vec_orphans", changes)]
+    else:
+        ids = [r[0] for r in db.query(_ORPHAN_VEC)]
+        chunk_ids = [r[0] for r in db.query(_ORPHAN_CHUNK_VEC)]
     with db.transaction():
         db.executemany("DELETE FROM memory_frames_vec WHERE rowid = ?", [(i,) for i in ids])
         db.executemany("DELETE FROM memory_frame_chunks_vec WHERE rowid = ?", [(i,) for i in chunk_ids])
@@ -264,45 +303,125 @@ def refresh_ann_index(db: Database, min_vectors: int = ann.ANN_MIN_VECTORS) -> i
     return 0
 
 
+FULL_PASS_SHARE = 0.5  # of the frames: more changed than this, and one full pass is cheaper
+
+
+def changes_to_check(
+    db: Database, upkeep_pass: str, full: bool, trusted: tuple[str, ...] = ()
+) -> tuple[Changes | None, change_log.Position]:
+    """What ``upkeep_pass`` examines: the changes since its watermark (or the later one of a
+    ``trusted`` pass), or None for every frame (asked for, no usable watermark, or so many changes
+    that the set operations cost less); and how far into the mind's changes the pass reaches (its
+    next watermark)."""
+    end = change_log.position(db)
+    marks = [m for m in (change_log.watermark(db, name) for name in (upkeep_pass, *trusted)) if m is not None]
+    since = max(marks, key=lambda mark: (mark.seq, mark.frame_id), default=None)
+    changes = None if full else change_log.changes_since(db, since)
+    if changes is not None and len(changes.frames) > FULL_PASS_SHARE * _frame_count_estimate(db):
+        changes = None
+    return changes, changes.end if changes is not None else end
+
+
+def _frame_count_estimate(db: Database) -> int:
+    return int(db.scalar("SELECT coalesce(max(id), 0) FROM memory_frames") or 0)
+
+
+def _examined(db: Database, changes: Changes | None) -> int:
+    if changes is None:
+        return _frame_count_estimate(db)
+    return len(changes.frames) + len(changes.chunks)
+
+
 def reconcile_indexes(
-    db: Database, embedder: Embedder | None = None, ann_min_vectors: int = ann.ANN_MIN_VECTORS
+    db: Database, embedder: Embedder | None = None, ann_min_vectors: int = ann.ANN_MIN_VECTORS, full: bool = False
 ) -> ReconcileResult:
     """FTS repair, vector repair (when an embedder is given), orphan sweeps, then the ANN index
-    of a large mind brought up to date (``ann_min_vectors``: the size from which a mind keeps one)."""
-    fts_fixed = reconcile_fts_index(db)
-    vectors_fixed = reconcile_vec_index(db, embedder) if embedder is not None else 0
-    orphans = clean_orphan_fts(db) + clean_orphan_vectors(db)
+    of a large mind brought up to date (``ann_min_vectors``: the size from which a mind keeps one).
+    Only the frames changed since the last reconcile unless ``full``; without an embedder the
+    vectors are not repaired and the watermark stays (the next pass with one looks again)."""
+    changes, end = changes_to_check(db, change_log.RECONCILE, full)
+    result = repair_indexes(db, embedder, changes, ann_min_vectors)
+    if embedder is not None:
+        record_reconciled(db, end)
+    return result
+
+
+def record_reconciled(db: Database, through: change_log.Position) -> None:
+    """Record that the indexes (vectors included) agree with the frames up to ``through``, and
+    drop the change log's oldest entries."""
+    if change_log.enabled(db):
+        with db.transaction():
+            change_log.set_watermark(db, change_log.RECONCILE, through)
+        change_log.prune(db)
+
+
+def repair_indexes(
+    db: Database, embedder: Embedder | None, changes: Changes | None, ann_min_vectors: int = ann.ANN_MIN_VECTORS
+) -> ReconcileResult:
+    """One reconcile pass over ``changes`` (every frame when None), recording no watermark."""
+    fts_fixed = reconcile_fts_index(db, changes)
+    vectors_fixed = reconcile_vec_index(db, embedder, changes=changes) if embedder is not None else 0
+    orphans = clean_orphan_fts(db, changes) + clean_orphan_vectors(db, changes)
     refresh_vector_codes(db)
     return ReconcileResult(
         fts_fixed=fts_fixed,
         vectors_fixed=vectors_fixed,
         orphans_removed=orphans,
         ann_rebuilt=refresh_ann_index(db, ann_min_vectors),
+        full=changes is None,
+        frames_examined=_examined(db, changes),
     )
 
 
-# The index checks: finding name, SQL listing the rows at fault, what a non-zero count means.
-INDEX_CHECKS: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("fts_missing", (_MISSING_FTS,), "frames not in the full-text index"),
-    ("fts_stale", (_STALE_FTS,), "full-text rows with out-of-date text"),
-    ("fts_orphans", (_ORPHAN_FTS,), "full-text rows of deleted frames"),
-    ("vec_missing", (_MISSING_VEC,), "frames without a vector"),
-    ("vec_stale", (_STALE_VEC,), "vectors made from out-of-date text"),
-    ("vec_orphans", (_ORPHAN_VEC, _ORPHAN_CHUNK_VEC), "vectors of deleted frames or chunks"),
+# The index checks: finding name, SQL listing the rows at fault (full pass), the same questions
+# asked of the changed frames (``changed_rows.CHECKS``), what a non-zero count means.
+INDEX_CHECKS: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str], ...] = (
+    ("fts_missing", (_MISSING_FTS,), ("fts_missing",), "frames not in the full-text index"),
+    ("fts_stale", (_STALE_FTS,), ("fts_stale",), "full-text rows with out-of-date text"),
+    ("fts_orphans", (_ORPHAN_FTS,), ("fts_orphans",), "full-text rows of deleted frames"),
+    ("vec_missing", (_MISSING_VEC,), ("vec_missing",), "frames without a vector"),
+    ("vec_stale", (_STALE_VEC,), ("vec_stale",), "vectors made from out-of-date text"),
+    (
+        "vec_orphans",
+        (_ORPHAN_VEC, _ORPHAN_CHUNK_VEC),
+        ("vec_orphans", "chunk_vec_orphans"),
+        "vectors of deleted frames or chunks",
+    ),
 )
 
 
-def doctor(
-    db: Database, embedder: Embedder | None = None, repair: bool = False, ann_min_vectors: int = ann.ANN_MIN_VECTORS
-) -> DoctorReport:
-    """Check every index against memory_frames; with ``repair`` fix what can be fixed."""
-    index = VectorIndex(db, embedder)
-    findings = [
-        Finding(name, sum(len(db.query(sql)) for sql in queries), meaning)
-        for name, queries, meaning in INDEX_CHECKS
+def _index_findings(db: Database, changes: Changes | None) -> list[Finding]:
+    if changes is None:
+        return [
+            Finding(name, sum(len(db.query(sql)) for sql in queries), meaning)
+            for name, queries, _, meaning in INDEX_CHECKS
+        ]
+    return [
+        Finding(name, sum(len(changed_rows.rows(db, check, changes)) for check in checks), meaning)
+        for name, _, checks, meaning in INDEX_CHECKS
     ]
+
+
+def doctor(
+    db: Database,
+    embedder: Embedder | None = None,
+    repair: bool = False,
+    ann_min_vectors: int = ann.ANN_MIN_VECTORS,
+    full: bool = False,
+) -> DoctorReport:
+    """Check the indexes against memory_frames; with ``repair`` fix what can be fixed.
+
+    Only the frames changed since the last check that found the mind healthy, or the last
+    reconcile, whichever is later, unless ``full`` (the first check of a mind is full); ``PRAGMA quick_check`` reads the whole file, so only a
+    full check runs it. A writable mind found healthy records how far it was checked."""
+    index = VectorIndex(db, embedder)
+    # a reconcile leaves every index agreeing with the frames up to its watermark: nothing to check there
+    changes, end = changes_to_check(db, change_log.DOCTOR, full, trusted=(change_log.RECONCILE,))
+    findings = _index_findings(db, changes)
     findings.append(
-        Finding("vec_chunks_missing", len(frames_missing_chunk_vectors(db)), "long frames missing chunk vectors")
+        Finding(
+            "vec_chunks_missing", len(frames_missing_chunk_vectors(db, changes)), "long frames missing chunk vectors"
+        )
     )
     # a mind not yet migrated (opened read-only since the upgrade) gets them at its first writable open
     migrated = db.table_exists("vector_bit_blocks")
@@ -318,17 +437,25 @@ def doctor(
         findings.append(Finding("fingerprint", 0, "the embedder matches the mind's vectors"))
     except FingerprintMismatchError as exc:
         findings.append(Finding("fingerprint", 1, str(exc)))
-    integrity = str(db.scalar("PRAGMA quick_check"))
-    findings.append(Finding("integrity", 0 if integrity == "ok" else 1, f"PRAGMA quick_check: {integrity}"))
+    if changes is None:
+        integrity = str(db.scalar("PRAGMA quick_check"))
+        findings.append(Finding("integrity", 0 if integrity == "ok" else 1, f"PRAGMA quick_check: {integrity}"))
+    else:
+        findings.append(Finding("integrity", 0, "not read: an incremental check (mind doctor --full runs quick_check)"))
     report = DoctorReport(
         frames=db.scalar("SELECT COUNT(*) FROM memory_frames"),
         findings=findings,
         stored_fingerprint=index.stored_fingerprint(),
+        full=changes is None,
+        frames_examined=_examined(db, changes),
     )
     if repair and not report.ok:
         can_embed = embedder is not None and report.count("fingerprint") == 0
-        report.repaired = reconcile_indexes(db, embedder if can_embed else None, ann_min_vectors)
-        report.after = doctor(db, embedder, repair=False, ann_min_vectors=ann_min_vectors)
+        report.repaired = repair_indexes(db, embedder if can_embed else None, changes, ann_min_vectors)
+        report.after = doctor(db, embedder, repair=False, ann_min_vectors=ann_min_vectors, full=full)
+    elif report.ok and not db.readonly and change_log.enabled(db):
+        with db.transaction():
+            change_log.set_watermark(db, change_log.DOCTOR, end)
     return report
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -299,6 +300,29 @@ CREATE INDEX idx_privacy_tombstones_selector ON privacy_tombstones (selector)
 FRAME_ROLE_SQL = "(CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.provenance.role') END)"
 
 
+# -- 0014: the change log the incremental upkeep reads (mind_core/store/change_log.py): edits
+# and deletions; new frames are found by their ids, so the harvest's inserts pay nothing -------
+CHANGE_LOG_TABLE = "frame_changes"
+CHANGE_LOG_TOKEN_KEY = "frame_changes_token"  # meta: this log's identity (a snapshot made from it names it)
+_CHANGE_LOG_STATEMENTS = (
+    f"CREATE TABLE IF NOT EXISTS {CHANGE_LOG_TABLE} ("
+    "seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, row INTEGER NOT NULL)",
+    f"CREATE TRIGGER IF NOT EXISTS {CHANGE_LOG_TABLE}_frame_update AFTER UPDATE ON memory_frames "
+    f"BEGIN INSERT INTO {CHANGE_LOG_TABLE} (tbl, row) VALUES ('memory_frames', new.id); "
+    f"INSERT INTO {CHANGE_LOG_TABLE} (tbl, row) SELECT 'memory_frames', old.id WHERE old.id != new.id; END",
+    f"CREATE TRIGGER IF NOT EXISTS {CHANGE_LOG_TABLE}_frame_delete AFTER DELETE ON memory_frames "
+    f"BEGIN INSERT INTO {CHANGE_LOG_TABLE} (tbl, row) VALUES ('memory_frames', old.id); END",
+    f"CREATE TRIGGER IF NOT EXISTS {CHANGE_LOG_TABLE}_chunk_delete AFTER DELETE ON memory_frame_chunks "
+    f"BEGIN INSERT INTO {CHANGE_LOG_TABLE} (tbl, row) VALUES ('memory_frame_chunks', old.id); END",
+)
+
+
+def _change_log(db: Database) -> None:
+    for statement in _CHANGE_LOG_STATEMENTS:  # triggers hold ';': not for ``execute_script``
+        db.execute(statement)
+    set_meta(db, CHANGE_LOG_TOKEN_KEY, uuid.uuid4().hex)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_original_schema", _original_schema),
     Migration("0002_frame_columns", _frame_columns),
@@ -319,6 +343,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0012_privacy", _PRIVACY_SQL),
     # "is any memory near the time a question names" reads frames by event time on every dated question
     Migration("0013_frames_created_at_index", "CREATE INDEX idx_frames_created_at ON memory_frames (created_at)"),
+    Migration("0014_frame_change_log", _change_log),
+    # the daily compaction prunes old temporary and deprecated frames: found by this index, not
+    # by reading every frame (mind_core/store/compaction.py)
+    Migration("0015_frames_importance_index", "CREATE INDEX idx_frames_importance ON memory_frames (importance, created_at)"),
 )
 
 
