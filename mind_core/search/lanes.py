@@ -153,29 +153,29 @@ class KeywordLane:
         frames = int(self.db.scalar("SELECT max(id) FROM memory_frames") or 0)  # ids issued: cheap
         if frames < self.split_frames:
             return every
-        rarer = [t for t in tokens if not self.common(t, int(COMMON_WORD_SHARE * frames))]
+        most = int(COMMON_WORD_SHARE * frames)
+        rarer = [t for t in tokens if self.frequency(t, most) <= most]
         if not rarer or len(rarer) == len(tokens):
             return every
         return f"({any_of(rarer)}) AND ({every})"
 
-    def common(self, word: str, most: int) -> bool:
-        """Whether more than ``most`` frames hold the word (as FTS5 matches it); False when FTS5
-        cannot say. Counted only up to ``most + 1`` (a common word's frames are not all read),
-        and kept until the mind changes: questions share their common words."""
-        known: dict[tuple[str, int], bool] = self.kept.get("common_words", dict)
+    def frequency(self, word: str, most: int) -> int:
+        """How many frames hold the word (as FTS5 matches it), counted only up to ``most + 1``
+        (a common word's frames are not all read); 0 when FTS5 cannot say. Kept until the mind
+        changes: questions share their common words."""
+        known: dict[tuple[str, int], int] = self.kept.get("word_frequencies", dict)
         if (word, most) not in known:
-            known[(word, most)] = self.document_frequency(word, most + 1) > most
+            known[(word, most)] = self.document_frequency(word, most + 1)
         return known[(word, most)]
 
-    def document_frequency(self, word: str, at_most: int | None = None) -> int:
+    def document_frequency(self, word: str, at_most: int) -> int:
         """How many frames hold the word (as FTS5 matches it), counted up to ``at_most``; 0 when
         FTS5 cannot say."""
-        bound = "" if at_most is None else f" LIMIT {int(at_most)}"
         try:
             return int(
                 self.db.scalar(
-                    f"SELECT COUNT(*) FROM (SELECT rowid FROM memory_frames_fts WHERE memory_frames_fts MATCH ?{bound})",
-                    (f'"{word}"',),
+                    "SELECT COUNT(*) FROM (SELECT rowid FROM memory_frames_fts WHERE memory_frames_fts MATCH ? LIMIT ?)",
+                    (f'"{word}"', at_most),
                 )
                 or 0
             )
