@@ -14,7 +14,9 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-SHARED_DATA = (ROOT / ".." / "shared" / "data").resolve()
+# the shared third-party data beside the checkout; $MIND_HARVEST_SHARED_DATA for a checkout elsewhere
+# (a git worktree one folder deeper)
+SHARED_DATA = Path(os.environ.get("MIND_HARVEST_SHARED_DATA") or ROOT / ".." / "shared" / "data").resolve()
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -1,6 +1,8 @@
-"""Search at archive size (issue #31, item 4): the vector lane and the whole ``HybridSearch.search``
-at 10k and 100k frames (1M with ``--sizes``), the exact scan, the pre-scan and the ANN index side
-by side on the same mind, with recall@10 against exact search, plus the keyword lane.
+"""A real archive on one machine (issue #31, item 6): search and harvest at 10k, 100k and 1M.
+
+Search (``--sizes``): the vector lane and the whole ``HybridSearch.search`` (the call ``mind
+recall`` makes) with the exact scan, the pre-scan and the ANN index side by side on the same
+mind, with recall@10 against exact search, plus the keyword lane and the ANN library alone.
 
 Frames are chat turns (benchmarks/_corpus.py, as benchmarks/search.py writes them). Embedding
 100k frames with the real model would take hours on this machine, so the stored vectors are
@@ -8,36 +10,50 @@ synthetic with a real model's distribution: real embeddings (the in-process Mini
 backend) of the 3,000 distinct shared turns, each frame's vector a random blend of two of them
 plus Gaussian noise (cosine about 0.9 to the blend). benchmarks/search.py's scale run uses one
 pool vector plus noise; at a million frames that makes 333 near-copies of each turn, all about
-equally near a query, so "the exact top 10" is decided by the noise and recall measures nothing. Queries are the LoCoMo and
-REALTALK questions embedded by the same real model, so a whole search includes embedding the
-query. The modes take turns query by query on one mind opened read-only:
+equally near a query, so "the exact top 10" is decided by the noise and recall measures nothing.
+Queries are the LoCoMo and REALTALK questions embedded by the same real model, so a whole search
+includes embedding the query. The modes take turns query by query on one mind opened read-only:
 
 - ``exact``: every vector scanned (sqlite-vec's KNN);
-- ``prescan``: without the ANN index (sign bits, int8 codes, then floats), today's default below
+- ``prescan``: without the ANN index (sign bits, int8 codes, then floats), the default below
   ``ANN_MIN_VECTORS``;
-- ``ann``: with the ANN index (mind_core/search/ann.py), built by ``reconcile``.
+- ``ann``: with the ANN index (mind_core/search/ann.py), built by ``reconcile``: the default above;
+- ``library`` (vector lane only): usearch alone on the mind's own graph file, the floor under it.
 
 The keyword lane is the default's in all three, so the whole search's recall@10 against
 ``exact`` measures only what the vector lane's shortcut loses.
 
-Figures are CPU time per call of this process (all its threads): on a machine shared with other
-jobs the wall time grows with the load, the CPU time much less; the load average is printed.
+Generated minds (and the pool's real vectors) are kept in ``--minds`` (default
+benchmarks/results/archive/): building the 1M mind and its graph takes hours on a loaded 2-core
+machine, so a later run measures the same minds again; delete a mind's files to rebuild it.
 
-    nice .venv/bin/python benchmarks/archive.py [--sizes 10000 100000] [--queries 200] [--pool 2000]
+Harvest (``--harvest-sizes``): a generated ChatGPT export of N messages harvested by ``mind
+harvest`` in a new process with the mock embedder (benchmarks/_harvest_run.py): wall and CPU time
+per stage, messages/s, peak RSS, mind size on disk.
+
+Last, the 10M projection from the two largest sizes measured (``projection``).
+
+Figures are wall and CPU time per call of this process (all its threads): on a machine shared with
+other jobs the wall time grows with the load, the CPU time much less; the load average is printed.
+
+    .venv/bin/python benchmarks/archive.py [--sizes 10000 100000 1000000] [--harvest-sizes 10000 100000 1000000]
+        [--queries 200] [--pool 3000] [--minds DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import tempfile
+import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import psutil
-from _common import machine, percentile, write_results
+from _common import RESULTS, machine, percentile, write_results
+from _harvest_run import measured_harvest, write_streamed_chatgpt_export
 from search import NOISE_COSINE, VECTOR_BATCH, pool_vectors, questions, write_frames
 
 from mind_core.embeddings import InprocessEmbedder
@@ -85,10 +101,11 @@ def use_mode(mind: Mind, mode: str) -> None:
     mind.search.vectors.ann_min_vectors = 0 if mode == "ann" else 10**12
 
 
-def cpu_ms(call, *args, **kwargs) -> tuple[float, object]:
-    began = time.process_time()
+def timed_ms(call, *args, **kwargs) -> tuple[float, float, object]:
+    """(wall ms, CPU ms of this process, the call's result)."""
+    began, began_cpu = time.perf_counter(), time.process_time()
     result = call(*args, **kwargs)
-    return (time.process_time() - began) * 1000, result
+    return (time.perf_counter() - began) * 1000, (time.process_time() - began_cpu) * 1000, result
 
 
 def lane(mind: Mind, mode: str, blob: bytes, depth: int) -> list[tuple[int, float]]:
@@ -102,8 +119,31 @@ def overlap(found: list[int], truth: list[int]) -> float:
     return len(set(found[:LIMIT]) & set(truth[:LIMIT])) / max(1, len(truth[:LIMIT]))
 
 
-def run_size(size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndarray, folder: Path) -> dict:
+def kept_pool(real: InprocessEmbedder, count: int, folder: Path) -> np.ndarray:
+    """``pool_vectors``, embedded once and kept beside the generated minds (they are made from it)."""
+    path = folder / f"pool-{count}.npy"
+    if path.is_file():
+        return np.load(path)
+    pool = pool_vectors(real, count)
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(path, pool)
+    return pool
+
+
+def built_mind(size: int, real: InprocessEmbedder, pool: np.ndarray, folder: Path) -> tuple[Path, dict]:
+    """The generated mind of ``size`` frames with its ANN graph, and what building it took: made
+    once and kept in ``folder`` (a later run with the same folder measures the same mind again;
+    the vectors are synthetic and seeded, so a rebuild makes the same one)."""
     path = folder / f"archive-{size}.mind"
+    record = folder / f"archive-{size}.json"
+    if path.is_file() and record.is_file():
+        with Mind.open(path, embedder=real):  # brings an older mind's schema up to date
+            pass
+        return path, json.loads(record.read_text())
+    for stale in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        stale.unlink(missing_ok=True)
+    shutil.rmtree(Path(f"{path}.ann"), ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
     with Mind.open(path, embedder=real) as mind:
         ids = [frame_id for frame_id, _ in write_frames(mind, size)]
@@ -115,11 +155,31 @@ def run_size(size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndar
         built = refresh_ann_index(mind.db, min_vectors=0)
         build_s = time.perf_counter() - began
         build_rss_mb = (psutil.Process().memory_info().rss - rss) / 2**20
+    figures = {"frames": len(ids), "write_frames_s": write_s, "store_vectors_s": vector_s,
+               "built_vectors": built, "build_s": build_s, "build_rss_mb": build_rss_mb}
+    record.write_text(json.dumps(figures, indent=2))
+    return path, figures
+
+
+def library_search(path: Path) -> tuple[object, int]:
+    """The ANN library alone on the mind's own graph file (usearch, memory-mapped, one thread):
+    the floor under the vector lane, measured on the same queries."""
+    from usearch.index import Index
+
+    manifest = json.loads((Path(f"{path}.ann") / ann.MANIFEST).read_text())
+    graph = Index.restore(str(Path(f"{path}.ann") / "memory_frames_vec.usearch"), view=True)
+    graph.expansion_search = max(manifest["parameters"]["expansion_search"], ann.SEARCH_WIDTH * LIMIT)
+    return graph, int(manifest["indexed_dims"])
+
+
+def run_size(size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndarray, folder: Path) -> dict:
+    path, build = built_mind(size, real, pool, folder)
     ann_mb = sum(p.stat().st_size for p in Path(str(path) + ".ann").iterdir()) / 2**20
+    graph, dims = library_search(path)
     with Mind.open(path, embedder=real, readonly=True) as mind:
         rss = psutil.Process().memory_info().rss
         use_mode(mind, "ann")
-        load_s, graphs = cpu_ms(mind.search.vectors.ann_index)
+        _, load_ms, graphs = timed_ms(mind.search.vectors.ann_index)
         assert graphs is not None, "the ANN index was refused"
         ann_rss_mb = (psutil.Process().memory_info().rss - rss) / 2**20
         manifest = ann.read_manifest(mind.db)
@@ -127,85 +187,87 @@ def run_size(size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndar
         for mode in MODES:
             use_mode(mind, mode)
             mind.search.search(asked[0], limit=LIMIT)  # first touch of the file's pages
-        lane_ms = {mode: [] for mode in MODES}
-        search_ms = {mode: [] for mode in MODES}
-        keyword_ms: list[float] = []
-        lane_recall = {mode: [] for mode in MODES}
+        measured = {what: {mode: {"wall": [], "cpu": [], "recall": []} for mode in MODES}
+                    for what in ("vector_lane", "search")}
+        library = {"wall": [], "cpu": [], "recall": []}
+        keyword = {"wall": [], "cpu": []}
         depth_recall = {mode: [] for mode in MODES}  # of the lane's whole depth, what the fusion reads
-        search_recall = {mode: [] for mode in MODES}
         for i, query in enumerate(asked):
-            blob = to_blob(mind.search.vectors.embed_query(query))
+            vector = mind.search.vectors.embed_query(query)
+            blob = to_blob(vector)
             order = MODES if i % 2 == 0 else tuple(reversed(MODES))
             lane_hits, search_hits = {}, {}
             for mode in order:
                 use_mode(mind, mode)
-                took, hits = cpu_ms(lane, mind, mode, blob, depth)
-                lane_ms[mode].append(took)
+                wall, cpu, hits = timed_ms(lane, mind, mode, blob, depth)
+                measured["vector_lane"][mode]["wall"].append(wall)
+                measured["vector_lane"][mode]["cpu"].append(cpu)
                 lane_hits[mode] = [frame_id for frame_id, _ in hits]
-                took, results = cpu_ms(mind.search.search, query, limit=LIMIT)
-                search_ms[mode].append(took)
+                wall, cpu, results = timed_ms(mind.search.search, query, limit=LIMIT)
+                measured["search"][mode]["wall"].append(wall)
+                measured["search"][mode]["cpu"].append(cpu)
                 search_hits[mode] = [r.frame.id for r in results]
+            wall, cpu, found = timed_ms(graph.search, np.ascontiguousarray(vector[:dims]), LIMIT, threads=1)
+            library["wall"].append(wall)
+            library["cpu"].append(cpu)
+            library["recall"].append(overlap([int(key) for key in found.keys], lane_hits["exact"]))
             use_mode(mind, "prescan")
-            took, _ = cpu_ms(mind.search.keyword_hits, query, depth)
-            keyword_ms.append(took)
+            wall, cpu, _ = timed_ms(mind.search.keyword_search, query, depth)
+            keyword["wall"].append(wall)
+            keyword["cpu"].append(cpu)
             for mode in MODES:
-                lane_recall[mode].append(overlap(lane_hits[mode], lane_hits["exact"]))
+                measured["vector_lane"][mode]["recall"].append(overlap(lane_hits[mode], lane_hits["exact"]))
                 depth_recall[mode].append(len(set(lane_hits[mode]) & set(lane_hits["exact"])) / max(1, depth))
-                search_recall[mode].append(overlap(search_hits[mode], search_hits["exact"]))
+                measured["search"][mode]["recall"].append(overlap(search_hits[mode], search_hits["exact"]))
 
         searched_rss_mb = (psutil.Process().memory_info().rss - rss) / 2**20
 
-    def figures(times: list[float], recall: list[float] | None = None) -> dict[str, float]:
-        out = {"cpu_p50_ms": percentile(times, 50), "cpu_p95_ms": percentile(times, 95)}
-        if recall is not None:
-            out["recall_at_10"] = float(np.mean(recall))
-            out["worst_at_10"] = float(min(recall))
+    def figures(times: dict[str, list[float]]) -> dict[str, float]:
+        out = {f"{clock}_{q}_ms": percentile(times[clock], q) for clock in ("wall", "cpu") for q in (50, 95)}
+        if times.get("recall"):
+            out["recall_at_10"] = float(np.mean(times["recall"]))
+            out["worst_at_10"] = float(min(times["recall"]))
         return out
 
+    lanes = {mode: {**figures(measured["vector_lane"][mode]), "recall_at_depth": float(np.mean(depth_recall[mode]))}
+             for mode in MODES}
+    lanes["library"] = figures(library)
     return {
-        "frames": len(ids),
+        **build,
         "lane_depth": depth,
-        "write_frames_s": write_s,
-        "store_vectors_s": vector_s,
         "ann": {
-            "built_vectors": built,
-            "build_s": build_s,
-            "build_rss_mb": build_rss_mb,
-            "load_cpu_ms": load_s,
+            "load_cpu_ms": load_ms,
             "resident_mb": ann_rss_mb,
             "resident_after_queries_mb": searched_rss_mb,  # the mind's pages and the mapped graph's
             "files_mb": ann_mb,
             "manifest": manifest,
         },
         "mind_mb": path.stat().st_size / 2**20,
-        "vector_lane": {
-            mode: {**figures(lane_ms[mode], lane_recall[mode]), "recall_at_depth": float(np.mean(depth_recall[mode]))}
-            for mode in MODES
-        },
-        "search": {mode: figures(search_ms[mode], search_recall[mode]) for mode in MODES},
-        "keyword_lane": figures(keyword_ms),
+        "vector_lane": lanes,
+        "search": {mode: figures(measured["search"][mode]) for mode in MODES},
+        "keyword_lane": figures(keyword),
     }
 
 
 def table(results: dict[str, dict]) -> str:
     lines = [
-        f"{'frames':>9} {'what':14} {'mode':8} {'CPU p50 ms':>11} {'CPU p95 ms':>11} {'recall@10':>10} {'worst':>6}"
-        f" {'recall@depth':>9}"
+        f"{'frames':>9} {'what':14} {'mode':8} {'wall p50':>9} {'wall p95':>9} {'CPU p50':>8} {'CPU p95':>8}"
+        f" {'recall@10':>10} {'worst':>6} {'recall@depth':>9}"
     ]
     for size, result in results.items():
         for what in ("vector_lane", "search"):
-            for mode in MODES:
-                row = result[what][mode]
+            for mode, row in result[what].items():
                 lines.append(
-                    f"{int(size):>9,} {what:14} {mode:8} {row['cpu_p50_ms']:11.2f} {row['cpu_p95_ms']:11.2f} "
-                    f"{row['recall_at_10']:10.3f} {row['worst_at_10']:6.2f}"
+                    f"{int(size):>9,} {what:14} {mode:8} {row['wall_50_ms']:9.2f} {row['wall_95_ms']:9.2f} "
+                    f"{row['cpu_50_ms']:8.2f} {row['cpu_95_ms']:8.2f} {row['recall_at_10']:10.3f} {row['worst_at_10']:6.2f}"
                     + (f" {row['recall_at_depth']:9.3f}" if "recall_at_depth" in row else "")
                 )
         row = result["keyword_lane"]
-        lines.append(f"{int(size):>9,} {'keyword_lane':14} {'':8} {row['cpu_p50_ms']:11.2f} {row['cpu_p95_ms']:11.2f}")
+        lines.append(f"{int(size):>9,} {'keyword_lane':14} {'':8} {row['wall_50_ms']:9.2f} {row['wall_95_ms']:9.2f} "
+                     f"{row['cpu_50_ms']:8.2f} {row['cpu_95_ms']:8.2f}")
         built = result["ann"]
         lines.append(
-            f"{int(size):>9,} ANN index: built in {built['build_s']:.1f} s, {built['files_mb']:.0f} MB on disk, "
+            f"{int(size):>9,} ANN index: built in {result['build_s']:.1f} s, {built['files_mb']:.0f} MB on disk, "
             f"{built['resident_mb']:.0f} MB resident when loaded ({built['resident_after_queries_mb']:.0f} MB "
             f"more after the queries, the mind's pages included), loaded in {built['load_cpu_ms']:.0f} ms CPU; "
             f"mind {result['mind_mb']:.0f} MB; lane depth {result['lane_depth']}"
@@ -213,32 +275,93 @@ def table(results: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def harvest_table(harvests: dict[str, dict]) -> str:
+    lines = [f"{'messages':>9} {'wall s':>8} {'CPU s':>8} {'msg/s':>7} {'peak RSS MB':>11} {'unmapped':>8} {'mind MB':>8}"
+             "  stages wall/CPU s"]
+    for size, r in harvests.items():
+        stages = ", ".join(f"{stage} {seconds:.1f}" for stage, seconds in r["stage_wall_s"].items())
+        cpu = ", ".join(f"{stage} {seconds:.1f}" for stage, seconds in r["stage_cpu_s"].items())
+        lines.append(f"{int(size):>9,} {r['wall_s']:8.1f} {r['cpu_s']:8.1f} {r['messages_per_s']:7.0f} "
+                     f"{r['peak_rss_mb']:11.0f} {r['peak_private_mb']:8.0f} {r['mind_mb']:8.0f}  wall: {stages}; CPU: {cpu}")
+    return "\n".join(lines)
+
+
+def projection(results: dict[str, dict], harvests: dict[str, dict], target: int = 10_000_000) -> list[str]:
+    """Ten million from the two largest sizes measured: a figure that grew by a factor g over the
+    last tenfold grows by g again (ANN and keyword lanes: sub-linear; the exact scan, the mind's
+    size, the harvest's time: about linear); peak RSS is carried over (bounded by the batches)."""
+    lines = []
+    sizes = sorted(int(size) for size in results)
+    if len(sizes) >= 2:
+        small, large = str(sizes[-2]), str(sizes[-1])
+        steps = np.log(target / int(large)) / np.log(int(large) / int(small))
+        for mode in MODES:
+            a, b = results[small]["search"][mode]["cpu_95_ms"], results[large]["search"][mode]["cpu_95_ms"]
+            lines.append(f"search {mode}: CPU p95 {b:.0f} ms at {int(large):,} -> about {b * (b / a) ** steps:.0f} ms at {target:,}")
+        a, b = results[small]["mind_mb"], results[large]["mind_mb"]
+        lines.append(f"mind on disk (generated frames): {b / 1024:.1f} GiB -> about {b * (b / a) ** steps / 1024:.0f} GiB")
+        a, b = results[small]["ann"]["files_mb"], results[large]["ann"]["files_mb"]
+        lines.append(f"ANN graph: {b / 1024:.1f} GiB -> about {b * (b / a) ** steps / 1024:.0f} GiB "
+                     "(memory-mapped: the pages a search touches are resident)")
+    sizes = sorted(int(size) for size in harvests)
+    if sizes:
+        largest = harvests[str(sizes[-1])]
+        factor = target / sizes[-1]
+        lines.append(f"harvest (mock embedder): {largest['wall_s'] / 3600:.1f} h wall at {sizes[-1]:,} -> about "
+                     f"{largest['wall_s'] * factor / 3600:.0f} h at {target:,} if linear; peak RSS "
+                     f"{largest['peak_rss_mb']:.0f} MB if the batches bound it; mind {largest['mind_mb'] * factor / 1024:.0f} GiB")
+    return lines
+
+
+def harvest_size(messages: int, folder: Path) -> dict:
+    """One ``mind harvest`` of a generated export of ``messages`` (mock embedder), in a fresh home;
+    the export is kept in ``folder`` for the next run."""
+    export = folder / f"export-{messages}" / "conversations.json"
+    if not export.is_file():
+        write_streamed_chatgpt_export(export, messages)
+    home = folder / f"home-{messages}"
+    shutil.rmtree(home, ignore_errors=True)
+    return measured_harvest(home, export, messages)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000], help="search: frames per mind")
+    parser.add_argument("--harvest-sizes", type=int, nargs="*", default=[], help="harvest: messages per source")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--pool", type=int, default=3_000, help="distinct real vectors the synthetic ones blend")
+    parser.add_argument("--minds", type=Path, default=RESULTS / "archive", help="where generated minds are kept")
     args = parser.parse_args()
-    real = InprocessEmbedder()
-    pool = pool_vectors(real, args.pool)
-    asked = questions(args.queries)
+    harvests: dict[str, dict] = {}
+    for messages in args.harvest_sizes:
+        harvests[str(messages)] = harvest_size(messages, args.minds)
+        print(harvest_table({str(messages): harvests[str(messages)]}), flush=True)
     results: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    if args.sizes:
+        real = InprocessEmbedder()
+        pool = kept_pool(real, args.pool, args.minds)
+        asked = questions(args.queries)
         for size in args.sizes:
-            results[str(size)] = run_size(size, asked, real, pool, Path(tmp))
+            results[str(size)] = run_size(size, asked, real, pool, args.minds)
             print(table({str(size): results[str(size)]}), flush=True)
     load = os.getloadavg()
     print(f"\n{machine()}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; parameters {ann.PARAMETERS}")
-    print(table(results))
+    if results:
+        print(table(results))
+    if harvests:
+        print(harvest_table(harvests))
+    print("\n".join(projection(results, harvests)))
     write_results(
-        "archive",
+        "archive" if results else "archive_harvest",
         {
             "sizes": args.sizes,
+            "harvest_sizes": args.harvest_sizes,
             "queries": args.queries,
             "vectors": "synthetic: blends of two real MiniLM vectors of shared turns plus noise (cosine 0.9)",
             "ann_parameters": asdict(ann.PARAMETERS),
             "load_average": load,
             "results": results,
+            "harvests": harvests,
         },
     )
 

@@ -52,6 +52,11 @@ class OnnxSentenceModel:
         self.tokenizer.no_padding()
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3  # errors only: ORT's warnings are about graph fusions
+        # ORT's pool threads busy-wait for work between operators by default: for a question's
+        # one short text that spinning was half the CPU of embedding it (10 ms of 10; 5 without,
+        # benchmarks/archive.py), and on a machine running other jobs it takes their cores.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         self.session = onnxruntime.InferenceSession(
             str(onnx_path), options, providers=["CPUExecutionProvider"]
         )

@@ -88,7 +88,7 @@ class HybridSearch:
         self.vectors = VectorIndex(db, embedder)
         self.knowledge = knowledge
         kept = UntilChanged(db)
-        self.keyword_lane = KeywordLane(db)
+        self.keyword_lane = KeywordLane(db, kept=kept)
         self.vector_lane = VectorLane(self.vectors)
         self.time_lane = TimeLane(db, self.frames, kept)
         self.speakers = Speakers(db, kept)

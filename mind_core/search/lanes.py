@@ -19,6 +19,7 @@ from mind_core.search.config import KEYWORD_SPLIT_FRAMES
 from mind_core.search.filters import SourceFilter
 from mind_core.search.keywords import NON_WORD, keyword_tokens
 from mind_core.search.results import LaneHit
+from mind_core.search.until_changed import UntilChanged
 from mind_core.search.vector_index import VectorIndex
 from mind_core.store.db import IN_LIST, Database, escape_like, in_list
 from mind_core.store.frames import Frame, scope_clauses
@@ -91,27 +92,50 @@ class KeywordLane:
     """FTS5 matches ranked by BM25; ``split_frames``: from how many frames a query mixing rare and
     common words finds frames by its rarer words only (``match_expression``)."""
 
-    def __init__(self, db: Database, split_frames: int = KEYWORD_SPLIT_FRAMES) -> None:
+    def __init__(self, db: Database, split_frames: int = KEYWORD_SPLIT_FRAMES, kept: UntilChanged | None = None) -> None:
         self.db = db
         self.split_frames = split_frames
+        self.kept = kept or UntilChanged(db)
 
     def hits(self, query: str, limit: int, scope: Scope, phrases: Sequence[str] = ()) -> list[LaneHit]:
         """FTS5 matches in rank order with their BM25 score (FTS5's ``rank`` negated, >= 0);
         ``phrases`` match as whole phrases besides the query's words."""
         if not fts_query(query) and not any(phrase.strip() for phrase in phrases):
             return []
-        clauses, scope_params = scope.clauses("mf")
-        sql = (
-            "SELECT mf.id, memory_frames_fts.rank FROM memory_frames_fts "
-            "JOIN memory_frames mf ON mf.id = memory_frames_fts.rowid "
-            f"WHERE {' AND '.join(['memory_frames_fts MATCH ?', *clauses])} ORDER BY rank LIMIT ?"
-        )
         try:
-            params: list[Any] = [self.match_expression(query, phrases), *scope_params, limit]
-            return [LaneHit(row[0], max(0.0, -float(row[1]))) for row in self.db.query(sql, params)]
+            expression = self.match_expression(query, phrases)
+            rows = self._ranked(expression, limit, scope)
+            return [LaneHit(row[0], max(0.0, -float(row[1]))) for row in rows]
         except self.db.errors.Error as exc:
             log.warning("FTS query failed (%s); using the LIKE fallback", exc)
             return [LaneHit(frame_id, 1.0) for frame_id in self.like_fallback(query, limit, scope)]
+
+    def _ranked(self, expression: str, limit: int, scope: Scope) -> list[Any]:
+        """(frame id, BM25 as FTS5 ranks it: negative, best first) of the best ``limit`` matches.
+
+        ``bm25()`` in the ORDER BY, not FTS5's ``rank`` column: ``ORDER BY rank`` makes FTS5 sort
+        every match itself before the LIMIT applies, while SQLite's own sorter keeps only the best
+        ``limit`` (the same scores; ties in rowid order, as FTS5 returned them). Without a scope
+        the frames table is not joined row by row either: the best rows are checked to be frames
+        afterwards (an index row whose frame is gone, until ``mind reconcile`` drops it, sends
+        the search through the join)."""
+        clauses, scope_params = scope.clauses("mf")
+        if not clauses:
+            rows = self.db.query(
+                "SELECT rowid, bm25(memory_frames_fts) AS score FROM memory_frames_fts"
+                " WHERE memory_frames_fts MATCH ? ORDER BY score, rowid LIMIT ?",
+                (expression, limit),
+            )
+            ids = [row[0] for row in rows]
+            present = self.db.query(f"SELECT count(*) FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(ids),))
+            if present[0][0] == len(ids):
+                return rows
+        return self.db.query(
+            "SELECT mf.id, bm25(memory_frames_fts) AS score FROM memory_frames_fts"
+            " JOIN memory_frames mf ON mf.id = memory_frames_fts.rowid"
+            f" WHERE {' AND '.join(['memory_frames_fts MATCH ?', *clauses])} ORDER BY score, mf.id LIMIT ?",
+            [expression, *scope_params, limit],
+        )
 
     def match_expression(self, query: str, phrases: Sequence[str] = ()) -> str:
         """The FTS5 expression of the keyword lane: :func:`fts_query`, except in a mind of at least
@@ -129,16 +153,30 @@ class KeywordLane:
         frames = int(self.db.scalar("SELECT max(id) FROM memory_frames") or 0)  # ids issued: cheap
         if frames < self.split_frames:
             return every
-        rarer = [t for t in tokens if self.document_frequency(t) <= COMMON_WORD_SHARE * frames]
+        most = int(COMMON_WORD_SHARE * frames)
+        rarer = [t for t in tokens if self.frequency(t, most) <= most]
         if not rarer or len(rarer) == len(tokens):
             return every
         return f"({any_of(rarer)}) AND ({every})"
 
-    def document_frequency(self, word: str) -> int:
-        """How many frames hold the word (as FTS5 matches it); 0 when FTS5 cannot say."""
+    def frequency(self, word: str, most: int) -> int:
+        """How many frames hold the word (as FTS5 matches it), counted only up to ``most + 1``
+        (a common word's frames are not all read); 0 when FTS5 cannot say. Kept until the mind
+        changes: questions share their common words."""
+        known: dict[tuple[str, int], int] = self.kept.get("word_frequencies", dict)
+        if (word, most) not in known:
+            known[(word, most)] = self.document_frequency(word, most + 1)
+        return known[(word, most)]
+
+    def document_frequency(self, word: str, at_most: int) -> int:
+        """How many frames hold the word (as FTS5 matches it), counted up to ``at_most``; 0 when
+        FTS5 cannot say."""
         try:
             return int(
-                self.db.scalar("SELECT COUNT(*) FROM memory_frames_fts WHERE memory_frames_fts MATCH ?", (f'"{word}"',))
+                self.db.scalar(
+                    "SELECT COUNT(*) FROM (SELECT rowid FROM memory_frames_fts WHERE memory_frames_fts MATCH ? LIMIT ?)",
+                    (f'"{word}"', at_most),
+                )
                 or 0
             )
         except self.db.errors.Error:
