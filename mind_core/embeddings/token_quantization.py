@@ -2,7 +2,7 @@
 
 Why per token: ``quantize_dynamic`` picks one activation scale per tensor, that is per model pass,
 so a text's vector depended on the other texts (and their padding) in its pass: cosine 0.93 at
-worst between a text embedded alone and in a pass of 16 (benchmarks/embed_model.py). Here every
+worst between a text embedded alone and in a pass of 16 (benchmarks/embed_batching.py). Here every
 token's activation row gets its own scale (its largest magnitude maps to 127), computed from that
 row alone, so a text gets the same vector whatever shares its pass and however far it is padded.
 Static quantization (scales calibrated once at export) is independent of the pass too, but its
