@@ -89,7 +89,8 @@ def test_onnx_vectors_are_unit_padded_and_independent_of_batching(
     tiny_model_dir: Path, tmp_path: Path, exports: list[Path], backend: str
 ) -> None:
     """int8 too: activations are quantized per token, so neither pass-mates nor padding move a
-    vector (per-pass scales, as quantize_dynamic's, failed this)."""
+    vector (the real model's case, where per-pass scales failed, is
+    test_int8_vectors_do_not_depend_on_their_pass)."""
     one_per_pass = tiny_embedder(tiny_model_dir, tmp_path / "cache", backend, batch_size=1)
     two_per_pass = tiny_embedder(tiny_model_dir, tmp_path / "cache", backend, batch_size=2)
     batch = two_per_pass.embed_batch(TEXTS)
