@@ -32,8 +32,12 @@ DEFAULT_BATCH_SIZE = 16  # texts per forward pass: fastest on a 2-core CPU once 
 BACKEND_ENV = "MIND_HARVEST_EMBED_BACKEND"
 # backend name -> (runtime, quantization). The default is the fastest one that passed the quality
 # gate against torch fp32 (benchmarks/embed_model.py, benchmarks/locomo.py; README "Embedding").
+# The quantization names the scheme, not only the width: it goes into a mind's fingerprint, and
+# the int8 vectors of another scheme are another space (before "int8-per-token", minds recorded
+# "int8": activations scaled per pass, see token_quantization).
+INT8_QUANTIZATION = "int8-per-token"
 BACKENDS: dict[str, tuple[str, str]] = {
-    "onnx-int8": ("onnx", "int8"),
+    "onnx-int8": ("onnx", INT8_QUANTIZATION),
     "onnx": ("onnx", "none"),
     "torch": ("torch", "none"),
 }

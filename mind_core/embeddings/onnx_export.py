@@ -1,7 +1,8 @@
 """The ONNX files of the in-process model: exported here from the packaged weights, never downloaded.
 
 ``torch.onnx.export`` turns the packaged all-MiniLM-L6-v2 into an fp32 ONNX graph and
-``onnxruntime.quantization.quantize_dynamic`` (int8 weights, per channel) derives the int8 one.
+token_quantization derives the int8 one (int8 weights per column, activations quantized per
+token, so a text's vector does not depend on the other texts of its pass).
 Both live in a cache folder named after the weights' SHA-256 and the export settings, so new
 weights or new settings get a new folder and a stale file is never read for the wrong model.
 
@@ -21,7 +22,6 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import logging
 import os
 import sys
 import tempfile
@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mind_core.embeddings.base import EmbeddingError
+from mind_core.embeddings.base import NO_QUANTIZATION, EmbeddingError
 from mind_core.embeddings.packaged_model import bundled_model_path
+from mind_core.embeddings.token_quantization import quantize_per_token
 
 CACHE_ENV = "MIND_HARVEST_ONNX_CACHE"
 WEIGHTS_FILE = "model.safetensors"
@@ -44,13 +45,18 @@ INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT_NAME = "last_hidden_state"
 # Everything that changes the bytes of the exported files; a change here means a new cache folder.
 EXPORT_SETTINGS: dict[str, Any] = {
-    "format": 1,
+    "format": 2,
     "exporter": "torch.onnx.export(dynamo=False)",
     "opset": 17,
     "attention": "eager",
     "inputs": list(INPUT_NAMES),
     "output": OUTPUT_NAME,
-    "int8": {"method": "quantize_dynamic", "weight_type": "QInt8", "per_channel": True},
+    "int8": {
+        "method": "per-token",
+        "weights": "int8 symmetric, per output column",
+        "activations": "int8 symmetric, one scale per token, as uint8 with zero point 128",
+        "ops": "MatMul with a weight initializer",
+    },
 }
 
 
@@ -103,7 +109,7 @@ class OnnxCache:
         return self.folder / MANIFEST_FILE
 
     def path(self, quantization: str) -> Path:
-        return self.folder / (INT8_FILE if quantization == "int8" else FP32_FILE)
+        return self.folder / (FP32_FILE if quantization == NO_QUANTIZATION else INT8_FILE)
 
     def manifest(self) -> dict[str, Any] | None:
         try:
@@ -189,7 +195,7 @@ def export_fp32(model_dir: Path, out_path: Path) -> None:
 
     The model is wrapped so the exporter calls it with keyword arguments (BertModel's positional
     order is not input_ids, attention_mask, token_type_ids). Eager attention traces into plain
-    MatMul/Softmax, which ``quantize_dynamic`` quantizes and ONNX Runtime fuses.
+    MatMul/Softmax, which ONNX Runtime fuses.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -236,13 +242,8 @@ def export_fp32(model_dir: Path, out_path: Path) -> None:
 
 
 def quantize_int8(fp32_path: Path, out_path: Path) -> None:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    logging.disable(logging.WARNING)  # its advice to pre-process is for static (calibrated) quantization
-    try:
-        quantize_dynamic(str(fp32_path), str(out_path), weight_type=QuantType.QInt8, per_channel=True)
-    finally:
-        logging.disable(logging.NOTSET)
+    if quantize_per_token(fp32_path, out_path) == 0:
+        raise EmbeddingError(f"{fp32_path} has no MatMul with a weight initializer to quantize")
 
 
 def build_cache(model_dir: Path, cache: OnnxCache) -> OnnxCache:

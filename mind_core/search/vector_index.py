@@ -141,7 +141,7 @@ def _describe(fingerprint: dict[str, str]) -> str:
     text = f"{fingerprint['embedding_provider']}/{fingerprint['embedding_model']} ({fingerprint['embedding_dim']} dims"
     quantization = fingerprint.get("embedding_quantization")
     if quantization is not None or fingerprint["embedding_provider"] == "inprocess":
-        text += ", int8 weights" if quantization == "int8" else ", fp32 weights"
+        text += ", fp32 weights" if quantization in (None, NO_QUANTIZATION) else f", {quantization} weights"
     return text + ")"
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mind_core.embeddings.inprocess import MODEL_NAME
+from mind_core.embeddings.inprocess import BACKENDS, DEFAULT_BACKEND, MODEL_NAME
 from mind_core.embeddings.mock import MockEmbedder
 from mind_core.mind import Mind
 from mind_core.store.home import MindHome
@@ -255,8 +255,7 @@ class _PackagedModelStandIn(HashingEmbedder):
 
     provider = "inprocess"
     model_name = MODEL_NAME
-    runtime = "onnx"
-    quantization = "int8"
+    runtime, quantization = BACKENDS[DEFAULT_BACKEND]
 
 
 def missing_model(root: Path) -> FaultOutcome:

@@ -21,6 +21,7 @@ from mind_core.embeddings import EmbeddingError, InprocessEmbedder, onnx_export
 from mind_core.embeddings import inprocess as inprocess_module
 from mind_core.embeddings.inprocess import BACKEND_ENV, bundled_model_path, resolve_backend
 from mind_core.embeddings.onnx_runtime import mean_pool
+from mind_core.embeddings.token_quantization import quantize_per_token, quantize_weights
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.mind import Mind
 from mind_core.testing.fakes import HashingEmbedder, write_tiny_bert_onnx
@@ -83,11 +84,15 @@ def test_mean_pool_ignores_padding_and_normalizes() -> None:
     np.testing.assert_allclose(pooled, [[2.0 / np.hypot(2, 2), 2.0 / np.hypot(2, 2)]], rtol=1e-6)
 
 
+@pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
 def test_onnx_vectors_are_unit_padded_and_independent_of_batching(
-    tiny_model_dir: Path, tmp_path: Path, exports: list[Path]
+    tiny_model_dir: Path, tmp_path: Path, exports: list[Path], backend: str
 ) -> None:
-    one_per_pass = tiny_embedder(tiny_model_dir, tmp_path / "cache", batch_size=1)
-    two_per_pass = tiny_embedder(tiny_model_dir, tmp_path / "cache", batch_size=2)
+    """int8 too: activations are quantized per token, so neither pass-mates nor padding move a
+    vector (the real model's case, where per-pass scales failed, is
+    test_int8_vectors_do_not_depend_on_their_pass)."""
+    one_per_pass = tiny_embedder(tiny_model_dir, tmp_path / "cache", backend, batch_size=1)
+    two_per_pass = tiny_embedder(tiny_model_dir, tmp_path / "cache", backend, batch_size=2)
     batch = two_per_pass.embed_batch(TEXTS)
     assert batch.shape == (5, 16) and batch.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(batch[:, :8], axis=1), 1.0, atol=1e-5)
@@ -109,6 +114,21 @@ def test_int8_is_its_own_file_and_close_to_fp32(tiny_model_dir: Path, tmp_path: 
     assert not np.array_equal(fp32, int8)
     assert cosines.min() > 0.9
     assert len(exports) == 1  # both variants come from one export
+
+
+def test_the_int8_graph_quantizes_each_weight_matmul_per_token(tmp_path: Path) -> None:
+    import onnx
+
+    write_tiny_bert_onnx(tmp_path / "fp32.onnx")
+    assert quantize_per_token(tmp_path / "fp32.onnx", tmp_path / "int8.onnx") == 1
+    ops = [node.op_type for node in onnx.load(str(tmp_path / "int8.onnx")).graph.node]
+    assert ops.count("MatMulInteger") == 1 and "MatMul" not in ops
+    assert "ReduceMax" in ops and "DynamicQuantizeLinear" not in ops  # a scale per row, not per pass
+
+    weights = np.array([[1.0, -0.5, 0.0], [-2.0, 0.25, 0.0]], dtype=np.float32)
+    quantized, scales = quantize_weights(weights)
+    assert quantized.dtype == np.int8 and np.abs(quantized).max(axis=0).tolist() == [127, 127, 0]
+    np.testing.assert_allclose(quantized * scales, weights, atol=scales.max() / 2)
 
 
 # -- the cache -------------------------------------------------------------------------------------
@@ -259,15 +279,28 @@ def test_int8_and_fp32_vectors_never_share_a_mind(tmp_path: Path) -> None:
     _write_a_frame(path, InprocessLike("onnx-int8"))
     with Mind.open(path, embedder=InprocessLike("onnx-int8")) as mind:
         stored = mind.search.vectors.stored_fingerprint()
-    assert stored["embedding_backend"] == "onnx" and stored["embedding_quantization"] == "int8"
+    assert stored["embedding_backend"] == "onnx" and stored["embedding_quantization"] == "int8-per-token"
     for other in ("onnx", "torch"):
-        with pytest.raises(FingerprintMismatchError, match="int8 weights.*fp32 weights.*mind reindex"):
+        with pytest.raises(FingerprintMismatchError, match="int8-per-token weights.*fp32 weights.*mind reindex"):
             Mind.open(path, embedder=InprocessLike(other))
     # `mind reindex` adopts the new space; the old one is then the one refused.
     with Mind.open(path, embedder=InprocessLike("onnx"), rebuild_vectors=True) as mind:
         assert mind.search.vectors.stored_fingerprint()["embedding_quantization"] == "none"
     with pytest.raises(FingerprintMismatchError):
         Mind.open(path, embedder=InprocessLike("onnx-int8"))
+
+
+def test_a_mind_of_the_earlier_int8_graph_is_refused_until_reindexed(tmp_path: Path) -> None:
+    """Minds embedded before per-token quantization recorded "int8" (scales per pass): their
+    vectors are another space, found by the fingerprint, and `mind reindex` moves them."""
+    path = tmp_path / "mind.db"
+    _write_a_frame(path, InprocessLike("onnx-int8"))
+    with Mind.open(path) as mind:
+        mind.db.execute("UPDATE meta SET value = 'int8' WHERE key = 'embedding_quantization'")
+    with pytest.raises(FingerprintMismatchError, match=r"int8 weights\).*int8-per-token weights.*mind reindex"):
+        Mind.open(path, embedder=InprocessLike("onnx-int8"))
+    with Mind.open(path, embedder=InprocessLike("onnx-int8"), rebuild_vectors=True) as mind:
+        assert mind.search.vectors.stored_fingerprint()["embedding_quantization"] == "int8-per-token"
 
 
 def test_fp32_onnx_and_torch_share_a_space_and_old_minds_are_fp32(tmp_path: Path) -> None:
