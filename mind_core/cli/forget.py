@@ -51,8 +51,9 @@ def forget(args: CommandArgs) -> int:
 
     Everything derived goes too (full-text and vector indexes, chunks, knowledge, session
     summaries, awareness), deleted content is overwritten in the mind's files, and tombstones
-    (keyed hashes, never the content) keep a later harvest from bringing it back. Backups and
-    Parquet snapshots made before are not touched: see docs/privacy.md.
+    (keyed hashes, never the content) keep a later harvest from bringing it back. Parquet
+    snapshots taken before are marked stale (analytics leaves them out, the next `mind snapshot`
+    deletes them); backups are not touched: see docs/privacy.md.
     """
     from mind_core.analytics.snapshot import default_snapshot_root
     from mind_core.privacy.audit import current_actor

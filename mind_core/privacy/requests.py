@@ -77,9 +77,10 @@ def run_forget(
     ``workspace`` under ``snapshot_root`` are marked stale (when both are given).
 
     - ``action``: ``forget`` or ``allow_return``; ``applied``: whether anything changed;
-    - a forget's ``counts`` (``frames_deleted``, ``frames_redacted`` ...), its first ``frames``
-      (id, time, snippet) and, for a person, ``redaction`` (what would be or was replaced, in
-      words); applied, ``audit_id``, ``scrub``, ``seconds`` and ``snapshot_marker``;
+    - a forget's ``counts`` (``frames_deleted``, ``frames_redacted`` ...) and, for a person,
+      ``redaction`` (what would be or was replaced, in words); a dry run, the first ``frames``
+      that would go (id, time, snippet); applied, ``audit_id``, ``scrub``, ``seconds`` and
+      ``snapshot_marker`` (and no text of what went);
     - lifting tombstones: ``tombstones_removed``.
     """
     selector = request.selector()
@@ -87,15 +88,11 @@ def run_forget(
         counts = forgetting.allow_return(mind, selector, actor, apply=request.apply)
         return {"action": "allow_return", "applied": request.apply, **counts}
     plan = forgetting.plan_forget(mind.db, selector)
-    answer: dict[str, Any] = {
-        "action": "forget",
-        "applied": request.apply,
-        "frames": forgetting.preview(mind.db, plan),
-    }
+    answer: dict[str, Any] = {"action": "forget", "applied": request.apply}
     if plan.person is not None:
         answer["redaction"] = _redaction_sentence(plan, request.apply)
-    if not request.apply:
-        return {**answer, "counts": plan.counts()}
+    if not request.apply:  # what would go; once gone, the answer quotes none of it
+        return {**answer, "counts": plan.counts(), "frames": forgetting.preview(mind.db, plan)}
     result = forgetting.forget(mind, plan, actor, vacuum=request.vacuum)
     return {
         **answer,
