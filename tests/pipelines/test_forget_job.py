@@ -92,3 +92,32 @@ def test_a_forget_config_that_selects_nothing_fails_the_step_with_the_reason(hom
 
 def test_the_code_location_offers_the_forget_job():
     assert defs.get_job_def("forget_job").name == "forget_job"
+
+
+def test_a_forget_marks_the_snapshot_url_and_the_next_snapshot_run_deletes_what_it_held(
+    home, instance, resources, tmp_path
+):
+    import uuid
+
+    import fsspec
+    from mind_harvest.pipelines.assets import memory_snapshots
+    from mind_harvest.pipelines.resources import MindHomeResource
+
+    from mind_core.analytics.snapshot import write_snapshot
+    from tests.pipelines.harness import materialized
+
+    _harvested(home, tmp_path)
+    folder = f"/snapshots-{uuid.uuid4().hex}"
+    url = f"memory://{folder}"
+    resources = {**resources, "mind_home": MindHomeResource(root=str(home.root), snapshot_url=url)}
+    write_snapshot(home, "crew", url, date="2026-03-01")
+    memory = fsspec.filesystem("memory")
+    try:
+        done = _metadata(_run(instance, resources, query="clubhouse roof", yes=True))
+        assert done["snapshot_marker"] == f"{url}/_forgotten.json" and memory.exists(f"{folder}/_forgotten.json")
+        taken = dg.materialize([memory_snapshots], resources=resources, instance=instance, partition_key="2026-03-04")
+        assert taken.success and materialized(taken)["memory_snapshots"]["stale_snapshots_deleted"] == 1
+        assert not memory.exists(f"{folder}/_forgotten.json")
+        assert not memory.exists(f"{folder}/frames/workspace=crew/snapshot_date=2026-03-01")
+    finally:
+        memory.rm(folder, recursive=True)
