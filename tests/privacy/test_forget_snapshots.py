@@ -4,12 +4,14 @@ are then nowhere in the bytes of the mind, its WAL or the snapshot root, nor aft
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from mind_core.analytics.queries import Analytics
 from mind_core.analytics.snapshot import write_snapshot
+from mind_core.cli import EXIT_OK, main
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
 from mind_core.privacy.requests import ForgetRequest, forget_in
@@ -44,7 +46,7 @@ def _harvest(home: MindHome, mailbox: Path, **options) -> int:
         return harvest(mind, "mail", **options).imported.frames_new
 
 
-def test_no_current_snapshot_holds_a_forgotten_person(tmp_path, mailbox):
+def test_no_current_snapshot_holds_a_forgotten_person(tmp_path, mailbox, capsys):
     home = MindHome(tmp_path / "home")
     root = home.root / "snapshots"
     assert _harvest(home, mailbox) == 5
@@ -64,10 +66,15 @@ def test_no_current_snapshot_holds_a_forgotten_person(tmp_path, mailbox):
         assert analytics.sql("SELECT COUNT(*) FROM latest_snapshots")[1] == [(0,)]
         stored = analytics.sql("SELECT COUNT(*) FROM _stored_frames")[1][0][0]
         assert stored == 10  # still on disk until the next snapshot run
+    assert main(["analytics", "list", "--home", str(home.root)]) == EXIT_OK
+    assert "left out, they hold forgotten data (`mind snapshot` deletes them): default 2027-01-10, default 2027-01-14" in (
+        capsys.readouterr().out
+    )
 
     # the next snapshot run writes today's from the mind and deletes the earlier ones
-    taken = write_snapshot(home, "default").minds["default"]
-    assert taken.stale_removed == EARLIER_DAYS and taken.rows["frames"] == 4
+    assert main(["snapshot", "--home", str(home.root), "--json"]) == EXIT_OK
+    taken = json.loads(capsys.readouterr().out)["minds"]["default"]
+    assert taken["stale_removed"] == list(EARLIER_DAYS) and taken["rows"]["frames"] == 4
     assert not (root / FORGOTTEN_MARKER).exists()
     assert _traces(_snapshot_text(root)) == []
     with Analytics(root) as analytics:
