@@ -96,7 +96,7 @@ def _answer_text(answer: dict[str, Any]) -> list[Any]:
             else []
         ),
         *(
-            [f"snapshots taken before now hold it: marked stale in {marker} (the next `mind snapshot` rewrites them)"]
+            [f"snapshots taken before now hold it: marked stale in {marker} (analytics leaves them out; the next `mind snapshot` deletes them)"]
             if marker
             else []
         ),

@@ -16,9 +16,10 @@ everywhere, and no byte of it stays in the mind's files.
 - an audit entry records who, which kinds of selector (its text only as a keyed hash), how much.
 
 A mind with an ANN index (``mind_core.search.ann``) gets its graphs made again: usearch keeps a
-removed vector's bytes in its files until then. Then ``scrub`` makes the deletion physical: the connection runs with ``secure_delete`` (freed
-content is overwritten with zeros), the FTS index is merged into new segments (its old segments
-held the words), the file is vacuumed and the WAL checkpointed and truncated.
+removed vector's bytes in its files until then. Then ``scrub`` makes the deletion physical: the
+connection runs with ``secure_delete`` (freed content is overwritten with zeros), the FTS index is
+merged into new segments (its old segments held the words), the file is vacuumed and the WAL
+checkpointed and truncated.
 """
 
 from __future__ import annotations
