@@ -9,6 +9,7 @@ fails with a sentence rather than a driver's traceback.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +23,11 @@ from mind_core.errors import MindError
 # FileNotFoundError, PermissionError), ValueError ("Protocol not known"), ImportError (the
 # backend package is not installed).
 UNREACHABLE = (OSError, ValueError, ImportError)
+# What the object stores' client libraries raise of their own, not as OSError: botocore's errors
+# (an endpoint that refuses connections, credentials that are missing) under s3fs, aiohttp's under
+# the HTTP-based backends. Looked up only when the library is already loaded: an error can only
+# come from a library that was imported.
+BACKEND_ERRORS = {"botocore.exceptions": "BotoCoreError", "aiohttp": "ClientError"}
 LOCAL_PROTOCOLS = (None, "file", "local")
 
 
@@ -48,8 +54,16 @@ def reaching(url: str, error: type[UnreachableLocationError] = UnreachableLocati
         yield
     except UnreachableLocationError:
         raise
-    except UNREACHABLE as exc:
-        raise error(url, reason_of(exc)) from exc
+    except Exception as exc:
+        if isinstance(exc, UNREACHABLE + backend_errors()):
+            raise error(url, reason_of(exc)) from exc
+        raise
+
+
+def backend_errors() -> tuple[type[BaseException], ...]:
+    """The loaded object-store client libraries' own error classes (see BACKEND_ERRORS)."""
+    loaded = (getattr(sys.modules.get(module), name, None) for module, name in BACKEND_ERRORS.items())
+    return tuple(kind for kind in loaded if isinstance(kind, type))
 
 
 def filesystem(

@@ -26,13 +26,21 @@ cut short or a source that found nothing is tried again by the next one.
 """
 
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import dagster as dg
 from mind_harvest.pipelines.history import CHAIN, never_materialized
-from mind_harvest.pipelines.metadata import FRAMES_SHOWN, errors_table, frames_preview, mind_totals, rate
+from mind_harvest.pipelines.metadata import (
+    FRAMES_SHOWN,
+    errors_table,
+    frames_preview,
+    mind_totals,
+    rate,
+    redaction_metadata,
+)
 from mind_harvest.pipelines.partitions import (
     harvest_sources,
     mind_workspaces,
@@ -61,8 +69,11 @@ from mind_core.harvest.pipeline import (
     cognify_frames,
     complete_harvest,
     get_registered,
+    newly_redacting,
     pending_cognify_ids,
+    scrub_superseded,
 )
+from mind_core.harvest.scan_redaction import redacted_scan
 from mind_core.harvest.source_files import ReadingRules
 from mind_core.harvest.staged_vectors import (
     DEFAULT_CHUNK_TEXTS,
@@ -76,6 +87,8 @@ from mind_core.harvest.staging_store import StagingStoreError
 from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore
 from mind_core.knowledge.session_summary import close_harvested_sessions
 from mind_core.mind import Mind
+from mind_core.privacy.redaction import Redactor
+from mind_core.privacy.redaction_policy import RedactionPolicy, effective_policy
 from mind_core.search.vector_index import meta_fingerprint
 from mind_core.store.write_lock import mind_write_lock
 
@@ -101,12 +114,14 @@ class HarvestItemsConfig(dg.Config):
     last_fingerprint: str | None = None
     max_file_bytes: int | None = None  # the source's reading rules (None: the default limits)
     follow_outside_links: bool = False
+    redact: list[str] = []  # the kinds its redaction policy redacts (``mind redaction``)
 
     def scan_target(self, source: str) -> ScanTarget | None:
         if self.kind is None or self.source_path is None:
             return None
         rules = ReadingRules(self.max_file_bytes, self.follow_outside_links)
-        return ScanTarget(source, self.kind, self.source_path, self.last_fingerprint, rules)
+        redaction = RedactionPolicy.parse(self.redact)
+        return ScanTarget(source, self.kind, self.source_path, self.last_fingerprint, rules, redaction)
 
 
 class VectorChunksConfig(dg.Config):
@@ -237,9 +252,10 @@ def harvest_items(
                     )
                 )
         return
+    redacted: Counter[str] = Counter()
     with _staging_store():
         staged = stage_scan(
-            iter(()) if missing else plugins.scan(source),
+            iter(()) if missing else redacted_scan(plugins.scan(source), Redactor(source.redaction), redacted),
             mind_home.scan_url(key.workspace, key.source),
             fingerprint=fingerprint,
             labels=labels,
@@ -261,6 +277,7 @@ def harvest_items(
             "staged_bytes": staged.bytes,
             "fingerprint": fingerprint or "",
             "first_errors": errors_table(staged.errors, staged.error_count),
+            **redaction_metadata(source.redaction.describe(), redacted),
         }
     )
 
@@ -420,6 +437,7 @@ def iframe_imports(context: dg.AssetExecutionContext, mind_home: MindHomeResourc
             "import_seconds": round(summary.duration_s, 3),
             "messages_per_second": rate(summary.messages_seen, summary.duration_s),
             "first_errors": errors_table(summary.errors, summary.error_count),
+            **redaction_metadata(None, summary.redacted),
             "new_frames": frames_preview(
                 [new_frames[i] for i in summary.new_frame_ids[:FRAMES_SHOWN] if i in new_frames],
                 summary.frames_new,
@@ -495,8 +513,12 @@ def vector_index(
         began = time.perf_counter()
         loaded = load_vectors(mind, chunks, progress_log(context.log, "frames embedded"))
         seconds = time.perf_counter() - began
+        scrubbed = None
         if complete and staged is not None and staged.fingerprint:
+            previous = get_registered(mind, key.source).last_fingerprint
             complete = complete_harvest(mind, key.source, staged.fingerprint)
+            if complete and newly_redacting(previous, effective_policy(mind.db, key.source)):
+                scrubbed = scrub_superseded(mind)  # frames rewritten under a new policy: old text gone
         gaps = index_gaps(mind.db, key.source)
         totals = mind_totals(mind)
     return dg.MaterializeResult(
@@ -510,6 +532,7 @@ def vector_index(
             "source_frames": gaps.checked,
             "source_frames_unindexed": gaps.failures,
             "harvest_complete": bool(complete and staged is not None),
+            **({} if scrubbed is None else {"scrubbed_after_policy_change": scrubbed}),
             **_embedder_metadata(model),
             **totals,
         }

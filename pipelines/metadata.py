@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import dagster as dg
@@ -70,6 +70,18 @@ def audit_table(examples: list[dict[str, Any]]) -> dg.MetadataValue:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(_cell(row.get(c)) for c in columns) + " |" for row in examples]
     return dg.MetadataValue.md("\n".join(lines))
+
+
+def redaction_metadata(policy: str | None, redacted: Mapping[str, int]) -> dict[str, Any]:
+    """What a step redacted: the total, and a Markdown table by kind (``secret:aws-key``,
+    ``email``...); with ``policy``, the policy it applied. Counts only, never a value."""
+    metadata: dict[str, Any] = {} if policy is None else {"redaction_policy": policy}
+    metadata["redacted"] = sum(redacted.values())
+    if redacted:
+        lines = ["| kind | redacted |", "|---|---|"]
+        lines += [f"| {_cell(kind)} | {count:,} |" for kind, count in sorted(redacted.items(), key=lambda kv: -kv[1])]
+        metadata["redacted_by_kind"] = dg.MetadataValue.md("\n".join(lines))
+    return metadata
 
 
 def mind_totals(mind: Mind) -> dict[str, int]:

@@ -17,11 +17,12 @@ from mind_core.analytics.snapshot import default_snapshot_root
 from mind_core.embeddings import Embedder, create_embedding_provider
 from mind_core.errors import NotFoundError
 from mind_core.harvest.items import ScanEvent
-from mind_core.harvest.pipeline import get_registered, scan_source, source_fingerprint
+from mind_core.harvest.pipeline import NO_REDACTION, get_registered, scan_source, source_fingerprint
 from mind_core.harvest.source_files import DEFAULT_RULES, ReadingRules
 from mind_core.harvest.staging_store import StagingStore, default_staging_url
 from mind_core.harvest.stores import HarvestSource, HarvestSourceStore
 from mind_core.mind import Mind
+from mind_core.privacy.redaction_policy import RedactionPolicy, effective_policy
 from mind_core.store.home import MindHome
 
 
@@ -52,15 +53,19 @@ class ScanTarget:
     source_path: str
     last_fingerprint: str | None = None
     rules: ReadingRules = DEFAULT_RULES
+    redaction: RedactionPolicy = NO_REDACTION  # the policy its harvest applies (``mind redaction``)
 
     @classmethod
-    def of(cls, registered: HarvestSource, rules: ReadingRules = DEFAULT_RULES) -> ScanTarget:
+    def of(
+        cls, registered: HarvestSource, rules: ReadingRules = DEFAULT_RULES, redaction: RedactionPolicy = NO_REDACTION
+    ) -> ScanTarget:
         return cls(
             registered.source,
             str(registered.kind),
             str(registered.source_path),
             registered.last_fingerprint,
             rules,
+            redaction,
         )
 
 
@@ -102,7 +107,9 @@ class MindHomeResource(dg.ConfigurableResource):
     def scan_target(self, workspace: str, source: str) -> ScanTarget:
         with self._registry(workspace) as mind:
             registered = get_registered(mind, source)
-            return ScanTarget.of(registered, HarvestSourceStore(mind.db).reading_rules(source))
+            return ScanTarget.of(
+                registered, HarvestSourceStore(mind.db).reading_rules(source), effective_policy(mind.db, source)
+            )
 
     def _registry(self, workspace: str) -> Mind:
         """The workspace's mind opened to read its source registry; a clear error when it is gone."""
@@ -136,8 +143,12 @@ class PluginManagerResource(dg.ConfigurableResource):
     ``scan_source`` / ``source_fingerprint``, under the source's own reading rules (a
     ``ScanTarget``'s; the defaults for a bare registry row), as the command line's do."""
 
-    def fingerprint(self, source: HarvestSource | ScanTarget) -> str:
-        return source_fingerprint(source, _rules_of(source))  # type: ignore[arg-type]
+    def fingerprint(self, source: HarvestSource | ScanTarget, redaction: RedactionPolicy | None = None) -> str:
+        """The source's fingerprint with its redaction policy's mark (a ``ScanTarget``'s own, else
+        ``redaction``), as the command line's harvest records it."""
+        if redaction is None:
+            redaction = source.redaction if isinstance(source, ScanTarget) else NO_REDACTION
+        return source_fingerprint(source, _rules_of(source), redaction)  # type: ignore[arg-type]
 
     def scan(self, source: HarvestSource | ScanTarget) -> Iterator[ScanEvent]:
         return scan_source(source, _rules_of(source))  # type: ignore[arg-type]

@@ -86,7 +86,7 @@ def harvest_sources_sensor(
         if key is None:
             continue
         try:
-            fingerprint = plugins.fingerprint(entry.source)
+            fingerprint = plugins.fingerprint(entry.source, entry.redaction)
         except Exception as exc:  # a plugin failing on one source must not stop the others
             context.log.warning(f"{key}: cannot fingerprint {entry.source.source_path}: {exc}")
             continue

@@ -61,6 +61,7 @@ BUILT_IN_COMMANDS: dict[str, str] = {
     "snapshot": "mind_core.cli.snapshot",
     "analytics": "mind_core.cli.snapshot",
     "forget": "mind_core.cli.forget",
+    "redaction": "mind_core.cli.redaction",
 }
 
 

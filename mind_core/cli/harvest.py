@@ -25,6 +25,7 @@ from mind_core.errors import MindError
 from mind_core.harvest.summary import (
     SourceSummary,
     is_numeric,
+    redacted_line,
     shared_frames_line,
     summary_columns,
     summary_notes,
@@ -76,6 +77,11 @@ def harvest(args: CommandArgs) -> int:
         f"  {r['workspace']}/{shared_frames_line(r['source'], shared)}"
         for r in reports
         if (shared := (r["imported"] or {}).get("frames_shared_with"))
+    )
+    notes.extend(
+        f"  {r['workspace']}/{redacted_line(r['source'], redacted)}"
+        for r in reports
+        if (redacted := (r["imported"] or {}).get("redacted"))
     )
     if notes:
         parts.append("\n" + "\n".join(notes))

@@ -24,6 +24,7 @@ from mind_core.errors import NotFoundError
 
 if TYPE_CHECKING:
     from mind_core.harvest.source_files import ReadingRules
+    from mind_core.mind import Mind
 
 
 SIZE_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
@@ -48,6 +49,19 @@ MAX_FILE_SIZE_HELP = (
     "file read whole (a note, a mail, a prompt), 32G for an export streamed record by record."
 )
 FOLLOW_HELP = "Follow symlinks that lead outside the source's folder (by default they are skipped and reported)."
+REDACT_HELP = (
+    "What harvests of this source redact, instead of the workspace's policy (`mind redaction`): "
+    "secrets, email, phone, iban, card, people, all, personal or none, separated by commas"
+)
+
+
+def _set_redaction(mind: Mind, source: str, kinds: str | None) -> None:
+    """Give the source its own redaction policy (``workspace``: follow the workspace's again)."""
+    from mind_core.privacy.redaction_policy import RedactionPolicy, set_source_policy
+
+    if kinds is not None:
+        follow = kinds.strip().lower() == "workspace"
+        set_source_policy(mind.db, source, None if follow else RedactionPolicy.parse(kinds))
 
 
 def _reading_rules(source_rules: ReadingRules, max_file_size: int | None, follow: bool | None) -> ReadingRules:
@@ -130,6 +144,7 @@ def sources() -> None:
 )
 @click.option("--max-file-size", type=SizeType(), help=MAX_FILE_SIZE_HELP)
 @click.option("--follow-outside-links", is_flag=True, default=None, help=FOLLOW_HELP)
+@click.option("--redact", metavar="KINDS", help=REDACT_HELP + ".")
 @common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_add(args: CommandArgs) -> int:
@@ -151,9 +166,12 @@ def sources_add(args: CommandArgs) -> int:
     )
     from mind_core.harvest.stores import HarvestSourceStore
     from mind_core.harvest.survey import other_kinds_below
+    from mind_core.privacy.redaction_policy import RedactionPolicy
 
     kind, path = _kind_and_path(args.paths, args.kind)
     plan = plan_source(kind, path, args.name, kind_anyway=args.kind_anyway)
+    if args.redact is not None and args.redact.strip().lower() != "workspace":
+        RedactionPolicy.parse(args.redact)  # refused before any mind is created
     sync_given = args.auto_sync or args.interval_hours is not None
     rules_given = args.max_file_size is not None or args.follow_outside_links is not None
     with open_mind(args, embed=False, create=True) as mind:
@@ -174,6 +192,8 @@ def sources_add(args: CommandArgs) -> int:
                 replace=args.replace,
                 rules=rules if rules_given else None,
             )
+        with mind.db.transaction():
+            _set_redaction(mind, source.source, args.redact)
     where = f"-> {source.source_path} in workspace {args.workspace!r}"
     if existing is not None:
         changed = (
@@ -181,6 +201,8 @@ def sources_add(args: CommandArgs) -> int:
             if sync_given
             else "; reading rules changed"
             if rules_given
+            else "; redaction policy set"
+            if args.redact is not None
             else "; nothing changed"
         )
         emit(
@@ -348,10 +370,11 @@ def sources_remove(args: CommandArgs) -> int:
 )
 @click.option("--max-file-size", type=SizeType(), help=MAX_FILE_SIZE_HELP)
 @click.option("--follow-outside-links/--no-follow-outside-links", default=None, help=FOLLOW_HELP)
+@click.option("--redact", metavar="KINDS", help=REDACT_HELP + "; workspace: follow the workspace's again.")
 @common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_set(args: CommandArgs) -> int:
-    """Change a source's path, sync schedule or reading rules."""
+    """Change a source's path, schedule, reading rules or redaction."""
     from mind_core.harvest.pipeline import get_registered, register_source
     from mind_core.harvest.stores import HarvestSourceStore
 
@@ -370,6 +393,8 @@ def sources_set(args: CommandArgs) -> int:
                 args.name,
                 _reading_rules(store.reading_rules(args.name), args.max_file_size, args.follow_outside_links),
             )
+        with mind.db.transaction():
+            _set_redaction(mind, args.name, args.redact)
         source = get_registered(mind, args.name)
     emit(
         args,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mind_core.harvest.stores import HarvestSource, HarvestSourceStore
+from mind_core.privacy.redaction_policy import RedactionPolicy, effective_policy
 from mind_core.store.db import Database
 from mind_core.store.home import MindHome
 
@@ -20,6 +21,7 @@ from mind_core.store.home import MindHome
 class HomeSource:
     workspace: str  # a workspace name, or 'personal'
     source: HarvestSource
+    redaction: RedactionPolicy = RedactionPolicy()  # the policy its harvest applies (its fingerprint's mark)
 
 
 @dataclass
@@ -48,8 +50,12 @@ def read_catalog(home: MindHome, now: str | None = None) -> HomeCatalog:
             if db.table_exists("harvest_sources"):
                 store = HarvestSourceStore(db)
                 # a source without a path has no files to harvest (one fed by ingest): no work here
-                catalog.sources.extend(HomeSource(workspace, s) for s in store.get_all() if s.source_path)
-                catalog.due.extend(HomeSource(workspace, s) for s in store.get_stale(now) if s.source_path)
+                catalog.sources.extend(
+                    HomeSource(workspace, s, effective_policy(db, s.source)) for s in store.get_all() if s.source_path
+                )
+                catalog.due.extend(
+                    HomeSource(workspace, s, effective_policy(db, s.source)) for s in store.get_stale(now) if s.source_path
+                )
         except Exception as exc:
             catalog.unreadable[workspace] = f"{type(exc).__name__}: {exc}"
         finally:

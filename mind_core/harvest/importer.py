@@ -34,6 +34,7 @@ from mind_core.harvest.ownership import frame_metadata, frames_held, hand_over, 
 from mind_core.harvest.source_metadata import ledger_digest, same_source_metadata, source_metadata
 from mind_core.harvest.stores import HarvestRunStore, HarvestSourceStore, SourceOutcome
 from mind_core.mind import Mind
+from mind_core.privacy.redaction import Finding, Redactor, count_findings
 from mind_core.privacy.tombstones import HarvestGuard
 from mind_core.store.db import IN_LIST, Database, escape_like, in_list
 from mind_core.store.frames import Frame, NewFrame
@@ -41,6 +42,8 @@ from mind_core.store.schema import content_hash
 from mind_core.timestamps import is_valid_iso_timestamp, now_iso
 
 IMPORT_BATCH = 1000
+# the provenance fields that hold a message's words (its keys, path and source name are left)
+REDACTED_PROVENANCE = ("title", "author")
 TITLE_CHARS = 120
 MAX_ERRORS_KEPT = 200
 
@@ -62,6 +65,10 @@ class ImportSummary:
     frames_restored: int = 0  # messages whose frame had been rewritten under them, given their text back
     frames_metadata_refreshed: int = 0  # same text, new source metadata (frontmatter, tags): the owner's frame follows
     messages_forgotten: int = 0  # skipped: a tombstone of `mind forget` names them or their author
+    # per kind (``secret:aws-key``, ``email``...), the values the redaction policy replaced: each
+    # distinct value once per message, wherever in it (text, title, author, headers)
+    redacted: dict[str, int] = field(default_factory=dict)
+    messages_redacted: int = 0
     timestamps_missing: int = 0
     error_count: int = 0
     errors: list[HarvestError] = field(default_factory=list)
@@ -80,6 +87,12 @@ class ImportSummary:
         self.error_count += 1
         if len(self.errors) < MAX_ERRORS_KEPT:
             self.errors.append(error)
+
+    def count_redacted(self, findings: list[Finding]) -> None:
+        if findings:
+            self.messages_redacted += 1
+            for kind, count in count_findings(findings).items():
+                self.redacted[kind] = self.redacted.get(kind, 0) + count
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -169,7 +182,8 @@ def import_items(
     progress: Progress | None = None,
 ) -> ImportSummary:
     """Write the items of a scan into the mind; returns what was new, updated, unchanged, wrong,
-    and the source's outcome (also stored with the source)."""
+    and the source's outcome (also stored with the source). Each message is redacted under the
+    source's policy (``mind_core.privacy.redaction_policy``) before anything of it is stored."""
     started = time.perf_counter()
     summary = ImportSummary(source=source_name)
     sources = HarvestSourceStore(mind.db)
@@ -187,6 +201,7 @@ def import_items(
     ensured_gops: set[str] = set()
     pending: list[_Pending] = []
     guard = HarvestGuard.load(mind.db)
+    redactor = Redactor.for_source(mind.db, source_name)
 
     def flush() -> None:
         if pending:
@@ -242,6 +257,13 @@ def import_items(
                     if guard.buries(key, content, ()):
                         summary.messages_forgotten += 1
                         continue
+                origin = guard.redact_value(provenance(source_name, kind, event, message, identity))
+                if redactor.active:
+                    found: list[Finding] = []
+                    content, kept = redactor.redact_value(content, found), redactor.redact_value(kept, found)
+                    for text_field in REDACTED_PROVENANCE:
+                        origin[text_field] = redactor.redact_value(origin[text_field], found)
+                    summary.count_redacted(found)
                 digest = content_hash(content)  # the text the message's frame must hold
                 message_hashes.append(f"{key}\x00{ledger_digest(content, kept)}")
                 if seen_keys is not None:
@@ -249,10 +271,7 @@ def import_items(
                 timestamp = message.timestamp or event.timestamp
                 if not is_valid_iso_timestamp(timestamp):
                     summary.timestamps_missing += 1
-                meta = {
-                    "provenance": guard.redact_value(provenance(source_name, kind, event, message, identity)),
-                    "source": kept,
-                }
+                meta = {"provenance": origin, "source": kept}
                 pending.append(
                     _Pending(
                         key, digest, gop_id_for(source_name, event.container_key), content, timestamp, meta

@@ -40,6 +40,8 @@ from mind_core.knowledge.session_summary import close_harvested_sessions
 from mind_core.knowledge.structure import learn_structure
 from mind_core.mind import Mind
 from mind_core.plugins import CONFIDENT, PLAUSIBLE, get_source, rank_sources, source_kinds
+from mind_core.privacy.forget import scrub
+from mind_core.privacy.redaction_policy import RedactionPolicy, effective_policy
 from mind_core.store.reconcile import (
     ReconcileResult,
     clean_orphan_fts,
@@ -52,6 +54,7 @@ from mind_core.store.reconcile import (
 # the file name every export of a kind has, so it names no export: its folder does
 EXPORT_FILE_NAMES = frozenset({"conversations.json"})
 _SOURCE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+NO_REDACTION = RedactionPolicy()
 # The sources fed by ingest (``mind_core.harvest.ingest``) are named ``ingest:<surface>``: a ':' no
 # registered source name may hold, so they never clash with one, and a harvest passes them over.
 INGEST_SOURCE_PREFIX = "ingest:"
@@ -285,9 +288,14 @@ def get_registered(mind: Mind, name: str, where: str = "this mind") -> HarvestSo
     return source
 
 
-def source_fingerprint(source: HarvestSource, rules: ReadingRules = DEFAULT_RULES) -> str:
+def source_fingerprint(
+    source: HarvestSource, rules: ReadingRules = DEFAULT_RULES, redaction: RedactionPolicy = NO_REDACTION
+) -> str:
+    """The plugin's fingerprint of the source's files, with the mark of the redaction policy it is
+    harvested under: a new policy makes an unchanged source look changed, so it is read again."""
     with reading_with(rules):
-        return get_source(source.kind).fingerprint(plugin_location(source.source_path))  # type: ignore[arg-type]
+        files = get_source(source.kind).fingerprint(plugin_location(source.source_path))  # type: ignore[arg-type]
+    return files + redaction.mark
 
 
 def scan_source(source: HarvestSource, rules: ReadingRules = DEFAULT_RULES) -> Iterator[ScanEvent]:
@@ -327,6 +335,9 @@ class HarvestReport:
     reconciled: ReconcileResult = field(default_factory=ReconcileResult)
     stage_seconds: dict[str, float] = field(default_factory=dict)
     frames_held: int | None = None  # the frames the source holds after this harvest (also when skipped)
+    # frames rewritten under a new redaction policy: their old text was scrubbed from the files
+    # (True), or could not all be (False: a reader held the WAL); None: nothing to scrub
+    scrubbed: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -341,6 +352,7 @@ class HarvestReport:
             "reconciled": asdict(self.reconciled),
             "stage_seconds": self.stage_seconds,
             "frames_held": self.frames_held,
+            "scrubbed": self.scrubbed,
         }
 
 
@@ -445,11 +457,12 @@ def harvest(
         return report
     rules = HarvestSourceStore(mind.db).reading_rules(name)
     began = time.perf_counter()
-    fingerprint = source_fingerprint(source, rules)
+    policy = effective_policy(mind.db, name)
+    fingerprint = source_fingerprint(source, rules, policy)
     report.stage_seconds["fingerprint"] = time.perf_counter() - began
     if not force and not prune and fingerprint == source.last_fingerprint:
         report.status = "skipped"
-        report.skipped, report.reason = True, "unchanged since the last sync (same file fingerprint)"
+        report.skipped, report.reason = True, "unchanged since the last sync (same file fingerprint and redaction policy)"
         report.frames_held = frames_held(mind.db, name)
         return report
 
@@ -495,8 +508,23 @@ def harvest(
         with mind.db.transaction():
             HarvestSourceStore(mind.db).set_status(name, report.status, report.reason)  # type: ignore[arg-type]
     complete_harvest(mind, name, fingerprint)
+    if report.imported.frames_updated and newly_redacting(source.last_fingerprint, policy):
+        report.scrubbed = scrub_superseded(mind)
     report.frames_held = frames_held(mind.db, name)
     return report
+
+
+def newly_redacting(last_fingerprint: str | None, policy: RedactionPolicy) -> bool:
+    """Whether a harvest under ``policy`` redacts what the last one (at ``last_fingerprint``) may
+    have stored: the policy redacts, and is not the one the source was last harvested under."""
+    return policy.active and last_fingerprint is not None and not last_fingerprint.endswith(policy.mark)
+
+
+def scrub_superseded(mind: Mind) -> bool:
+    """After frames were rewritten under a new redaction policy, their earlier text made
+    unrecoverable from the mind's files (FTS segments merged, file vacuumed, WAL truncated:
+    ``mind_core.privacy.forget.scrub``); False when another reader kept the WAL from truncating."""
+    return not scrub(mind.db)["wal_busy"]
 
 
 def due_sources(mind: Mind) -> list[HarvestSource]:

@@ -33,6 +33,7 @@ STAGING_URL_ENV = "MIND_HARVEST_STAGING_URL"
 STAGING_DIR = "staging"
 SCAN_SUFFIX = ".parquet"
 VECTORS_SUFFIX = ".vectors"
+REACHABLE_MARKER = ".mind-harvest-staging"
 
 
 class StagingStoreError(fs_url.UnreachableLocationError):
@@ -84,10 +85,13 @@ class StagingStore:
         return f"{self.vectors_url(workspace, source)}/chunk-{key}{SCAN_SUFFIX}"
 
     def ensure_reachable(self) -> None:
-        """Create the store's root if needed and list it: fails early, with the URL and reason."""
+        """Create the store's root if needed, write its marker and list it: fails early, with the URL
+        and reason. The marker is what makes the root exist on an object store (S3 and the like have
+        no empty folders) and proves the credentials may write, not only read."""
         fs, path = filesystem(self.url)
         with reaching(self.url):
             fs.makedirs(path, exist_ok=True)
+            fs.pipe_file(f"{path}/{REACHABLE_MARKER}", b"")
             fs.ls(path)
 
     def chunk_urls(self, workspace: str, source: str) -> list[str]:

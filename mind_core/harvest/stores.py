@@ -14,6 +14,7 @@ from typing import Any
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.paths import stored_text
 from mind_core.harvest.source_files import ReadingRules
+from mind_core.privacy.redaction_policy import set_source_policy
 from mind_core.store.db import Database
 from mind_core.store.schema import get_meta, set_meta
 from mind_core.timestamps import now_iso
@@ -208,6 +209,7 @@ class HarvestSourceStore:
 
     def remove(self, source: str) -> bool:
         self.db.execute("DELETE FROM meta WHERE key = ?", (READING_RULES_KEY + source,))
+        set_source_policy(self.db, source, None)
         return self.db.execute("DELETE FROM harvest_sources WHERE source = ?", (source,)).rowcount > 0
 
 

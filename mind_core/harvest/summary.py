@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 # shown only when a row has something in it
-OPTIONAL_COLUMNS = ("shared frames", "pruned frames")
+OPTIONAL_COLUMNS = ("shared frames", "pruned frames", "redacted")
 # the engine's statuses as the table says them; partial / failed / empty / missing read as they are
 STATUS_WORDS = {"ok": "harvested", "skipped": "unchanged"}
 UNCHANGED_NOTE = (
@@ -55,6 +55,7 @@ class SourceSummary:
     entity_mentions: int | str = "-"
     vectors: int | str = "-"
     errors: int | str = "-"
+    redacted: int | str = "-"  # values the redaction policy replaced (``redacted_line`` has them by kind)
 
     @classmethod
     def unchanged(cls, source: str, frames_held: int | None) -> SourceSummary:
@@ -81,6 +82,7 @@ class SourceSummary:
             entity_mentions=(report.get("cognified") or {}).get("entities", 0),
             vectors=report.get("vectors_written", 0),
             errors=imported.get("error_count", 0),
+            redacted=sum((imported.get("redacted") or {}).values()),
         )
 
     def row(self, columns: Sequence[str]) -> tuple[Any, ...]:
@@ -93,8 +95,8 @@ SUMMARY_COLUMNS = tuple(SUMMARY_FIELDS)
 
 
 def summary_columns(summaries: Sequence[SourceSummary]) -> list[str]:
-    """The table's columns: every one, but ``shared frames`` and ``pruned frames`` only when a
-    source shared or pruned frames."""
+    """The table's columns: every one, but ``shared frames``, ``pruned frames`` and ``redacted``
+    only when a source shared, pruned or redacted something."""
     return [
         column
         for column in SUMMARY_FIELDS
@@ -128,3 +130,9 @@ def shared_frames_line(source: str, shared_with: dict[str, int]) -> str:
         f"{source}: {total} frame{'s' if total != 1 else ''} already in the mind from "
         f"{' and '.join(owners)}: shared, not copied"
     )
+
+
+def redacted_line(source: str, redacted: dict[str, int]) -> str:
+    """What one source's harvest redacted, by kind: ``mail: redacted 2 email, 1 secret:aws-key``."""
+    kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(redacted.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{source}: redacted {kinds}"

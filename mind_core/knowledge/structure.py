@@ -87,6 +87,7 @@ ADDRESS_ENTITY_TYPES = {"person": "person", "list": "mailing_list", "role": "org
 GMANE_HOST = "public.gmane.org"
 MAX_EVIDENCE_FRAMES = 50  # frame ids kept in a relation's properties (all of them link to entities)
 _ADDRESS = re.compile(r"^(.*?)\s*<([^<>]+)>$")
+_PLACEHOLDER = re.compile(r"\[[a-z: -]+\]")  # what redaction and forgetting leave in a header
 _NAME_WORD = re.compile(r"[^\W_]+")
 _WIKILINK_VALUE = re.compile(r"\[\[([^\[\]]+)\]\]")
 
@@ -360,11 +361,15 @@ def markdown_structure(frames: list[FrameFacts], structure: Structure) -> None:
 
 # -- email ---------------------------------------------------------------------------------------
 def split_address(value: str) -> tuple[str, str]:
-    """``(display name, address)`` of a header value as the email plugin writes it."""
+    """``(display name, address)`` of a header value as the email plugin writes it; a redaction
+    placeholder (``[email]``, ``[person]``) is neither: every redacted address is not one person."""
     match = _ADDRESS.match(value.strip())
     if match:
-        return match.group(1).strip().strip("\"'"), match.group(2).strip().lower()
+        name, address = match.group(1).strip().strip("\"'"), match.group(2).strip().lower()
+        return ("" if _PLACEHOLDER.fullmatch(name) else name), ("" if _PLACEHOLDER.fullmatch(address) else address)
     text = value.strip()
+    if _PLACEHOLDER.fullmatch(text):
+        return "", ""
     return ("", text.lower()) if "@" in text else (text, "")
 
 

@@ -13,6 +13,8 @@
 - ``hostile``: a corpus of broken inputs (truncated, invalid UTF-8, deep, unsafe archives) and
   the harness that harvests it and checks nothing was lost or escaped.
 - ``sizes``: single enormous records, each harvested in a fresh process that reports its memory.
+- ``redaction_corpus``: chat messages with planted secrets and personal data, and decoys, for
+  the redaction tests and benchmark.
 - ``properties``: Hypothesis properties of the parsers and of search, run small in CI and large
   in the benchmark.
 """

@@ -29,6 +29,8 @@ PG_ENV = ("MIND_HARVEST_PG_HOST", "MIND_HARVEST_PG_PORT", "MIND_HARVEST_PG_USER"
           "MIND_HARVEST_PG_DB")
 HOME_LABEL = "mind-harvest/home"
 MINDS_CLAIM = "mind-harvest-minds"
+SOURCES_CLAIM = "mind-harvest-sources"
+OBJECT_STORE_SECRET = "mind-harvest-object-store"
 STATELESS_OPS = {"harvest_items", "embed_vector_chunk"}
 
 
@@ -44,7 +46,8 @@ def _valid(config_type, value) -> None:
 def test_every_yaml_file_parses():
     files = sorted(DEPLOY.rglob("*.yaml"))
     assert {f.relative_to(DEPLOY).as_posix() for f in files} >= {
-        "dagster.yaml", "celery.yaml", "k8s/executor.yaml", "k8s/values.yaml", "k8s/minds-volume.yaml"
+        "dagster.yaml", "celery.yaml", "k8s/executor.yaml", "k8s/values.yaml", "k8s/minds-volume.yaml",
+        "k8s/sources-volume.yaml", "k8s/object-store-secret.yaml",
     }
     for path in files:
         assert all(doc for doc in yaml.safe_load_all(path.read_text())), path
@@ -105,7 +108,31 @@ def test_the_k8s_executor_config_puts_steps_home_unless_stateless():
     for op, step_config in per_step.items():
         parsed = UserDefinedDagsterK8sConfig.from_dict(step_config)
         assert parsed.merge_behavior.value == "SHALLOW", op  # replaces the home placement, not merged into it
-        assert _home_placement(parsed.pod_spec_config) == ([], []), op
+        terms, claims = _home_placement(parsed.pod_spec_config)
+        assert terms == [] and MINDS_CLAIM not in claims, op
+        secrets = [source["secret_ref"]["name"] for source in parsed.container_config["env_from"]]
+        assert secrets == [OBJECT_STORE_SECRET], op  # every stateless pod reaches the object store
+    # the scan reads the sources where the code server registered them: the same claim, the same path
+    scan = UserDefinedDagsterK8sConfig.from_dict(per_step["harvest_items"])
+    assert _home_placement(scan.pod_spec_config)[1] == [SOURCES_CLAIM]
+    assert [(m["mount_path"], m["read_only"]) for m in scan.container_config["volume_mounts"]] == [("/sources", True)]
+    values = _load(K8S / "values.yaml")
+    (deployment,) = values["dagster-user-deployments"]["deployments"]
+    assert {"name": "sources", "mountPath": "/sources", "readOnly": True} in deployment["volumeMounts"]
+    assert deployment["envSecrets"] == [{"name": OBJECT_STORE_SECRET}]
+
+
+def test_the_sources_volume_and_the_object_store_secret_are_kubernetes_objects():
+    kinds = {}
+    for name in ("sources-volume.yaml", "object-store-secret.yaml"):
+        for document in yaml.safe_load_all((K8S / name).read_text()):
+            model = getattr(kubernetes.client, f"V1{document['kind']}")
+            kinds[document["kind"]] = k8s_model_from_dict(model, k8s_snake_case_dict(model, document))
+    volume, claim, secret = kinds["PersistentVolume"], kinds["PersistentVolumeClaim"], kinds["Secret"]
+    assert claim.metadata.name == SOURCES_CLAIM and claim.spec.access_modes == ["ReadOnlyMany"]
+    assert volume.spec.storage_class_name == claim.spec.storage_class_name
+    assert secret.metadata.name == OBJECT_STORE_SECRET
+    assert {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL_S3"} <= set(secret.string_data)
 
 
 def test_the_minds_volume_manifests_are_kubernetes_objects_on_the_home_node():
@@ -134,7 +161,7 @@ def test_the_helm_values_put_the_code_server_home_and_the_runs_on_the_k8s_execut
     k8s_model_from_dict(kubernetes.client.V1PodSpec, pod)
     for mount in deployment["volumeMounts"]:
         k8s_model_from_dict(kubernetes.client.V1VolumeMount, k8s_snake_case_dict(kubernetes.client.V1VolumeMount, mount))
-    assert [v["persistentVolumeClaim"]["claimName"] for v in deployment["volumes"]] == [MINDS_CLAIM]
+    assert [v["persistentVolumeClaim"]["claimName"] for v in deployment["volumes"]] == [MINDS_CLAIM, SOURCES_CLAIM]
     assert deployment["includeConfigInLaunchedRuns"] == {"enabled": False}  # step pods stay unpinned
     assert deployment["dagsterApiGrpcArgs"] == ["-m", "mind_harvest.pipelines.definitions", "-a", "defs"]
     launcher = values["runLauncher"]

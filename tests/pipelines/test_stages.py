@@ -121,6 +121,7 @@ def test_the_harvest_jobs_runs_carry_the_source_so_the_scan_opens_no_mind(
     assert made["ops"]["harvest_items"]["config"] == {
         "kind": "chatgpt", "source_path": registered.source_path, "last_fingerprint": None,
         "max_file_bytes": None, "follow_outside_links": False,  # the source's reading rules (defaults)
+        "redact": [],  # its redaction policy: none
     }
     staging_url = resources["mind_home"].staging().url
     any_node = {**resources, "mind_home": MindHomeResource(root=str(tmp_path / "any-node"), staging_url=staging_url)}
