@@ -15,7 +15,7 @@ Then, each on its own copy of that mind, the commands a user runs, in this proce
 and CPU seconds (the machine is shared: CPU seconds are the steadier figure), with the engine's
 own ``seconds``; ``--split-vacuum`` times each forget once more with ``--no-vacuum``.
 
-    .venv/bin/python benchmarks/forget.py [--frames 100000] [--keep DIR] [--split-vacuum]
+    .venv/bin/python benchmarks/forget.py [--frames 100000] [--keep DIR] [--split-vacuum] [--only person|source]
 """
 
 from __future__ import annotations
@@ -139,6 +139,7 @@ def main_() -> None:
     parser.add_argument("--person-frames", type=int, help="frames the person wrote (default 0.5%%)")
     parser.add_argument("--keep", type=Path, help="build the mind here once and reuse it on later runs")
     parser.add_argument("--split-vacuum", action="store_true", help="also time each forget without VACUUM")
+    parser.add_argument("--only", choices=("person", "source"), help="measure one forget (two processes in parallel)")
     args = parser.parse_args()
     source_frames = args.source_frames or args.frames // 10
     person_frames = args.person_frames or args.frames // 200
@@ -155,9 +156,11 @@ def main_() -> None:
             building = build(built, scratch / "sources", args.frames, source_frames, person_frames)
             marker.write_text(json.dumps(building))
         print(f"  harvest {building['harvest_s']} s ({building['harvest_cpu_s']} CPU s), mind {building['mind_mb']} MiB")
+        selectors = {"person": ["--person", PERSON[1]], "source": ["--source", "old-chats"]}
         results = {
-            "person": measure(built, scratch, ["--person", PERSON[1]], args.split_vacuum),
-            "source": measure(built, scratch, ["--source", "old-chats"], args.split_vacuum),
+            name: measure(built, scratch, selector, args.split_vacuum)
+            for name, selector in selectors.items()
+            if args.only in (None, name)
         }
     for name, r in results.items():
         counts = r["counts"]
@@ -175,7 +178,7 @@ def main_() -> None:
     load_after = os.getloadavg()
     print(f"load average {load_before[0]:.1f} -> {load_after[0]:.1f}; {machine()}")
     write_results(
-        "forget",
+        f"forget_{args.only}" if args.only else "forget",
         {"frames": args.frames, "build": building, "results": results, "load": [load_before[0], load_after[0]]},
     )
 
