@@ -662,5 +662,7 @@ def memory_snapshots(
             "snapshot_root": dg.MetadataValue.path(taken.root),
             "report": dg.MetadataValue.path(str(report)),
             "snapshot_seconds": round(seconds, 3),
+            # earlier days' partitions deleted because they held what a forget took
+            "stale_snapshots_deleted": sum(len(s.stale_removed) for s in minds.values()),
         }
     )

@@ -8,6 +8,12 @@ Views: ``frames``, ``sessions``, ``entities``, ``relations``, ``entity_frames``,
 ``harvest_sources``, ``harvest_runs`` and ``snapshots`` hold every snapshot (with ``workspace``
 and ``snapshot_date`` columns from the hive partitions); each has a ``<name>_latest`` twin that
 keeps only the newest snapshot of each workspace.
+
+Snapshots that hold forgotten data are left out: a forget marks the root
+(``mind_core.privacy.snapshots``) with the instant of a workspace's latest forget, and every
+snapshot of that workspace read from the mind before it is stale until the next ``mind snapshot``
+deletes it. The views never show a stale snapshot; ``stale_snapshots`` lists them (workspace,
+snapshot_date) so ``mind analytics`` can say which were left out and why.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from mind_core import fs_url
 from mind_core.analytics.snapshot import SnapshotDestinationError
 from mind_core.analytics.snapshot_tables import PART_FILE, SNAPSHOT_TABLES, SNAPSHOTS_TABLE, table_schema
 from mind_core.errors import InvalidInputError, NotFoundError
+from mind_core.privacy.snapshots import stale_marks
 from mind_core.text_table import OUTPUT_FORMATS, format_table
 
 TABLE_CELL_WIDTH = 60
@@ -176,7 +183,13 @@ class Analytics:
         if local is None:
             self.con.register_filesystem(self._fs)
         for table in SNAPSHOT_TABLES:
-            self._create_view(table)
+            self._create_view(f"_stored_{table}", table)
+        self._find_stale(stale_marks(self.root))
+        for table in SNAPSHOT_TABLES:
+            self.con.execute(
+                f"CREATE VIEW {table} AS SELECT * FROM _stored_{table} t WHERE NOT EXISTS (SELECT 1 FROM "
+                "stale_snapshots s WHERE s.workspace = t.workspace AND s.snapshot_date = t.snapshot_date)"
+            )
         self.con.execute(
             "CREATE VIEW latest_snapshots AS SELECT workspace, MAX(snapshot_date) AS snapshot_date "
             "FROM snapshots GROUP BY workspace"
@@ -191,11 +204,32 @@ class Analytics:
         with fs_url.reaching(str(self.root), SnapshotDestinationError):
             return self._fs.glob(f"{self._path}/{table}/workspace=*/snapshot_date=*/{name}")
 
-    def _create_view(self, table: str) -> None:
+    def _find_stale(self, marks: Mapping[str, str]) -> None:
+        """The table ``stale_snapshots``: per workspace a forget marked, its snapshots read from
+        the mind before that forget (or of unknown time: data without its ``snapshots`` row)."""
+        self.con.execute("CREATE TABLE _forgotten (workspace VARCHAR, forgotten_at TIMESTAMPTZ)")
+        if marks:
+            self.con.executemany("INSERT INTO _forgotten VALUES (?, CAST(? AS TIMESTAMPTZ))", list(marks.items()))
+        self.con.execute(
+            "CREATE TABLE stale_snapshots AS "
+            "WITH taken AS (SELECT DISTINCT workspace, snapshot_date FROM _stored_frames UNION "
+            "SELECT DISTINCT workspace, snapshot_date FROM _stored_snapshots) "
+            "SELECT t.workspace, t.snapshot_date FROM taken t JOIN _forgotten f ON f.workspace = t.workspace "
+            "WHERE NOT EXISTS (SELECT 1 FROM _stored_snapshots s WHERE s.workspace = t.workspace "
+            "AND s.snapshot_date = t.snapshot_date AND s.taken_at >= f.forgotten_at) "
+            "ORDER BY t.workspace, t.snapshot_date"
+        )
+
+    def stale_snapshots(self) -> list[tuple[str, str]]:
+        """(workspace, snapshot_date) of the snapshots left out because they hold forgotten data."""
+        rows = self.con.execute("SELECT workspace, CAST(snapshot_date AS VARCHAR) FROM stale_snapshots").fetchall()
+        return [(str(w), str(d)) for w, d in rows]
+
+    def _create_view(self, view: str, table: str) -> None:
         pattern = f"{self.root}/{table}/workspace=*/snapshot_date=*/*.parquet"
         if self._files(table):
             self.con.execute(
-                f"CREATE VIEW {table} AS SELECT * FROM read_parquet({_sql_string(str(pattern))}, "
+                f"CREATE VIEW {view} AS SELECT * FROM read_parquet({_sql_string(str(pattern))}, "
                 "hive_partitioning = true, union_by_name = true, "
                 "hive_types = {'workspace': VARCHAR, 'snapshot_date': DATE})"
             )
@@ -204,7 +238,7 @@ class Analytics:
         empty = pa.Table.from_batches([], schema=table_schema(table))
         self.con.register(f"_empty_{table}", empty)
         self.con.execute(
-            f"CREATE VIEW {table} AS SELECT *, CAST(NULL AS VARCHAR) AS workspace, "
+            f"CREATE VIEW {view} AS SELECT *, CAST(NULL AS VARCHAR) AS workspace, "
             f"CAST(NULL AS DATE) AS snapshot_date FROM _empty_{table}"
         )
 

@@ -22,6 +22,12 @@ Values a column cannot hold are written as null and counted in the summary's ``i
 The frames files are segments of frame ids, and a snapshot writes again only the segments the
 mind's change log says changed since the workspace's previous snapshot, carrying the others over
 (``snapshot_segments``); ``full=True`` (``mind snapshot --full``) writes every one.
+
+After a forget, the workspace's earlier snapshots hold what it forgot: a snapshot run deletes
+every partition of the workspace read from the mind before its latest forget (the instant the
+mind's audit log or the root's stale marker, ``mind_core.privacy.snapshots``, says, whichever is
+later), other days included, then clears the marker. ``taken_at`` is the instant the snapshot
+began reading the mind, so a forget made while it read leaves it stale too.
 """
 
 from __future__ import annotations
@@ -57,11 +63,12 @@ from mind_core.analytics.snapshot_tables import (
     table_schema,
 )
 from mind_core.errors import InvalidInputError, NotFoundError
+from mind_core.privacy.snapshots import clear_mark, stale_before
 from mind_core.store import change_log
 from mind_core.store.db import Database
 from mind_core.store.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.store.schema import get_meta, vec_dimensions
-from mind_core.timestamps import format_utc, utc_now
+from mind_core.timestamps import format_utc, parse_instant, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -230,6 +237,7 @@ class MindSnapshot:
     embedding_dimensions: int | None
     rows_written: dict[str, int]
     full_reason: str | None
+    stale_removed: tuple[str, ...] = ()  # earlier days deleted: they held what a forget took
 
 
 @dataclass(frozen=True)
@@ -275,15 +283,18 @@ def snapshot_mind(
     rows: dict[str, int] = {}
     written: dict[str, int] = {}
     db = Database(mind_file, readonly=True)
-    read_at = format_utc(utc_now())  # a forget after this instant may be missing from the files
+    taken_at = utc_now()  # before the read: a forget after this instant makes the snapshot stale
+    read_at = format_utc(taken_at)
+    marked = stale_before(root, workspace)
     try:
         db.execute(f"PRAGMA cache_size = -{_SNAPSHOT_CACHE_KIB}")
         db.execute("BEGIN")  # one read transaction: every table sees the same state of the mind
+        forgotten_at = max(filter(None, (_last_forget(db), marked)), default=None)
         dimensions = vec_dimensions(db) if include_embeddings else None
         if include_embeddings and not dimensions:
             log.warning("snapshot: %s has no vector table; embeddings left out", mind_file)
         schema_version = get_meta(db, "schema_version") if db.table_exists("meta") else None
-        frames = _FramesTarget(root_dir, staging, workspace, day, dimensions, read_at)
+        frames = _FramesTarget(root_dir, staging, workspace, day, dimensions, read_at, forgotten_at)
         increment, plan = _write_frames(db, (url, fs), frames, batch_rows, full, problems, progress)
         rows["frames"] = sum(increment.segments.values())
         written["frames"] = sum(increment.segments[s] for s in plan.write if s in increment.segments)
@@ -304,7 +315,6 @@ def snapshot_mind(
     finally:
         db.close()
     seconds = time.perf_counter() - began
-    taken_at = utc_now()
     summary_row = {
         "taken_at": [taken_at],
         "mind_path": [str(mind_file)],
@@ -334,6 +344,9 @@ def snapshot_mind(
         _remove(fs, staging)
         _remove(fs, trash)
         _remove_if_empty(fs, f"{root_dir}/{STAGING_DIR}")
+    stale = _remove_stale(fs, root_dir, workspace, day, forgotten_at) if forgotten_at else []
+    if marked is not None:
+        clear_mark(root, workspace, up_to=read_at)
     return MindSnapshot(
         workspace=workspace,
         snapshot_date=day,
@@ -347,7 +360,45 @@ def snapshot_mind(
         embedding_dimensions=dimensions,
         rows_written=written,
         full_reason=plan.reason if plan.full else None,
+        stale_removed=tuple(stale),
     )
+
+
+def _last_forget(db: Database) -> str | None:
+    """The instant of the mind's latest forget (its audit log), None when it has none."""
+    if not db.table_exists("privacy_audit"):
+        return None
+    return db.scalar("SELECT MAX(at) FROM privacy_audit WHERE action = 'forget'")
+
+
+def _remove_stale(
+    fs: fsspec.AbstractFileSystem, root_dir: str, workspace: str, day: str, forgotten_at: str
+) -> list[str]:
+    """Delete the workspace's partitions (every table) of the days other than ``day`` whose
+    snapshot read the mind before ``forgotten_at``, or whose time is unknown; their days."""
+    before = parse_instant(forgotten_at)
+    days = set()
+    with fs_url.reaching(root_dir, SnapshotDestinationError):
+        for table in SNAPSHOT_TABLES:
+            for folder in fs.glob(f"{root_dir}/{table}/workspace={workspace}/snapshot_date=*"):
+                days.add(folder.rstrip("/").rpartition("snapshot_date=")[2])
+    stale = sorted(d for d in days - {day} if _taken_before(fs, root_dir, workspace, d, before))
+    for stale_day in stale:
+        for table in SNAPSHOT_TABLES:
+            _remove(fs, partition_path(root_dir, table, workspace, stale_day))
+    return stale
+
+
+def _taken_before(fs: fsspec.AbstractFileSystem, root_dir: str, workspace: str, day: str, moment: datetime) -> bool:
+    """Whether the workspace's snapshot of ``day`` read the mind before ``moment`` (or its
+    ``snapshots`` row cannot tell)."""
+    path = f"{partition_path(root_dir, SNAPSHOTS_TABLE, workspace, day)}/{PART_FILE}"
+    try:
+        with fs.open(path, "rb") as source:
+            taken = pq.read_table(source, columns=["taken_at"]).column("taken_at").to_pylist()
+    except (*fs_url.UNREACHABLE, pa.ArrowException):
+        return True
+    return not taken or taken[0] is None or taken[0] < moment
 
 
 @dataclass(frozen=True)
@@ -360,6 +411,7 @@ class _FramesTarget:
     day: str
     dimensions: int | None
     read_at: str
+    forgotten_at: str | None  # the latest forget: an earlier snapshot read before it is not carried over
 
 
 def _write_frames(
@@ -377,7 +429,9 @@ def _write_frames(
     staging, dimensions = target.staging, target.dimensions
     schema = frames_schema(dimensions)
     layout = segments.layout(schema)
-    plan, position = segments.plan_segments(db, fs, target.root_dir, target.workspace, target.day, layout, full)
+    plan, position = segments.plan_segments(
+        db, fs, target.root_dir, target.workspace, target.day, layout, full, target.forgotten_at
+    )
     counts: dict[int, int] = {}
     with fs_url.reaching(url, SnapshotDestinationError):
         for segment, rows in plan.carry.items():

@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import fsspec
 import pyarrow as pa
@@ -35,7 +34,6 @@ from fsspec.implementations.local import LocalFileSystem
 
 from mind_core import fs_url
 from mind_core.analytics.snapshot_tables import PART_FILE, SNAPSHOTS_TABLE
-from mind_core.privacy.snapshots import stale_before
 from mind_core.store import change_log
 from mind_core.store.db import Database
 from mind_core.timestamps import parse_instant
@@ -99,10 +97,8 @@ def previous_partition(
     return None
 
 
-def _forgotten_since(root_dir: str, fs: fsspec.AbstractFileSystem, workspace: str, taken_at: str) -> bool:
-    if not isinstance(fs, LocalFileSystem):
-        return False  # a forget marks local snapshot folders only
-    forgotten_at = stale_before(Path(root_dir), workspace)
+def _forgotten_since(forgotten_at: str | None, taken_at: str) -> bool:
+    """Whether a forget (the mind's audit log or the root's stale marker) came after ``taken_at``."""
     return forgotten_at is not None and parse_instant(forgotten_at) >= parse_instant(taken_at)
 
 
@@ -137,6 +133,7 @@ def plan_segments(
     day: str,
     frames_layout: str,
     full: bool,
+    forgotten_at: str | None = None,
 ) -> tuple[SegmentPlan, change_log.Position]:
     """The plan for this snapshot's frames files, and how far into the mind's changes it goes
     (read in the snapshot's read transaction, like the rows)."""
@@ -157,7 +154,7 @@ def plan_segments(
         return everything("the earlier snapshot is of another mind (or one without a change log)")
     if previous.layout != frames_layout:
         return everything("the earlier snapshot has another layout")
-    if _forgotten_since(root_dir, fs, workspace, previous.taken_at):
+    if _forgotten_since(forgotten_at, previous.taken_at):
         return everything("a forget since the earlier snapshot")
     changes = change_log.changes_since(db, change_log.Position.parse(previous.position))
     if changes is None:

@@ -3,13 +3,13 @@ range or a person, with everything derived from it; a dry run unless ``--yes``."
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
 
 from mind_core.cli.base import EXIT_OK, CommandArgs, common_options_hiding, example, mind_command, open_mind
 from mind_core.cli.output import TableView, emit
+from mind_core.store.home import MindHome
 
 
 @click.command(
@@ -51,81 +51,68 @@ def forget(args: CommandArgs) -> int:
 
     Everything derived goes too (full-text and vector indexes, chunks, knowledge, session
     summaries, awareness), deleted content is overwritten in the mind's files, and tombstones
-    (keyed hashes, never the content) keep a later harvest from bringing it back. Backups and
-    Parquet snapshots made before are not touched: see docs/privacy.md.
+    (keyed hashes, never the content) keep a later harvest from bringing it back. Parquet
+    snapshots taken before are marked stale (analytics leaves them out, the next `mind snapshot`
+    deletes them); backups are not touched: see docs/privacy.md.
     """
-    from mind_core.privacy import forget as forgetting
+    from mind_core.analytics.snapshot import default_snapshot_root
     from mind_core.privacy.audit import current_actor
-    from mind_core.privacy.selection import Selector, parse_frame_ids
+    from mind_core.privacy.requests import ForgetRequest, run_forget
 
-    selector = Selector(
+    request = ForgetRequest(
         source=args.source,
-        frame_ids=parse_frame_ids(args.frame_ids) if args.frame_ids else (),
+        frames=args.frame_ids,
         query=args.query,
         person=args.person,
         since=args.since,
         until=args.until,
+        apply=args.yes,
+        allow_return=args.allow_return,
+        vacuum=not args.no_vacuum,
     )
-    actor = args.by or current_actor()
-    # only a person's forget embeds (the frames whose mentions it replaced); the others need no model
-    embed = args.yes and args.person is not None and not args.allow_return
-    with open_mind(args, embed=embed, write=args.yes) as mind:
-        if args.allow_return:
-            counts = forgetting.allow_return(mind, selector, actor, apply=args.yes)
-            verb = "lifted" if args.yes else "would lift"
-            emit(args, {"applied": args.yes, **counts}, f"{verb} {counts['tombstones_removed']} tombstone(s)")
-            return EXIT_OK
-        plan = forgetting.plan_forget(mind.db, selector)
-        shown = forgetting.preview(mind.db, plan)
-        if not args.yes:
-            emit(
-                args,
-                {"applied": False, "counts": plan.counts(), "frames": shown},
-                *_dry_run_text(plan, shown),
-            )
-            return EXIT_OK
-        result = forgetting.forget(mind, plan, actor, vacuum=not args.no_vacuum)
-        marker = _mark_snapshots(args, result)
-    emit(
-        args,
-        {
-            "applied": True,
-            "counts": result.counts,
-            "audit_id": result.audit_id,
-            "scrub": result.scrub,
-            "seconds": round(result.seconds, 3),
-            "snapshot_marker": marker,
-        },
-        "forgot: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in result.counts.items()),
-        *(
-            ["warning: another reader kept the WAL open; run `mind forget` again later to truncate it"]
-            if result.scrub["wal_busy"]
-            else []
-        ),
-        *([f"snapshots taken before now still hold it: marked stale in {marker}"] if marker else []),
-    )
+    request.selector()  # a request that says nothing is refused before the mind is opened
+    root = default_snapshot_root(MindHome(args.home))
+    with open_mind(args, embed=request.embeds, write=args.yes) as mind:
+        answer = run_forget(
+            mind, request, args.by or current_actor(), workspace=args.workspace, snapshot_root=root
+        )
+    emit(args, answer, *_answer_text(answer))
     return EXIT_OK
 
 
-def _dry_run_text(plan: Any, shown: list[dict[str, Any]]) -> list[Any]:
-    counts = plan.counts()
+def _answer_text(answer: dict[str, Any]) -> list[Any]:
+    if answer["action"] == "allow_return":
+        verb = "lifted" if answer["applied"] else "would lift"
+        return [f"{verb} {answer['tombstones_removed']} tombstone(s)"]
+    if not answer["applied"]:
+        return _dry_run_text(answer)
+    marker = answer["snapshot_marker"]
+    return [
+        "forgot: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in answer["counts"].items()),
+        *([answer["redaction"]] if "redaction" in answer else []),
+        *(
+            ["warning: another reader kept the WAL open; run `mind forget` again later to truncate it"]
+            if answer["scrub"]["wal_busy"]
+            else []
+        ),
+        *(
+            [f"snapshots taken before now hold it: marked stale in {marker} (analytics leaves them out; the next `mind snapshot` deletes them)"]
+            if marker
+            else []
+        ),
+    ]
+
+
+def _dry_run_text(answer: dict[str, Any]) -> list[Any]:
+    counts, shown = answer["counts"], answer["frames"]
     lines: list[Any] = [
         "would forget: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()),
     ]
+    if "redaction" in answer:
+        lines.append(answer["redaction"])
     if shown:
         lines.append(TableView(("id", "time", "text"), [(f["id"], f["time"], f["snippet"]) for f in shown]))
-    if len(plan.frame_ids) > len(shown):
-        lines.append(f"(and {len(plan.frame_ids) - len(shown)} more frames)")
+    if counts["frames_deleted"] > len(shown):
+        lines.append(f"(and {counts['frames_deleted'] - len(shown)} more frames)")
     lines.append("nothing changed: add --yes to forget")
     return lines
-
-
-def _mark_snapshots(args: CommandArgs, result: Any) -> str | None:
-    """The stale marker beside this workspace's local snapshots, when there are any."""
-    from mind_core.analytics.snapshot import default_snapshot_root
-    from mind_core.privacy.snapshots import mark_stale
-    from mind_core.store.home import MindHome
-
-    root = default_snapshot_root(MindHome(args.home))
-    marker = mark_stale(Path(root) if not str(root).count("://") else None, args.workspace, result.audit_id)
-    return None if marker is None else str(marker)

@@ -83,7 +83,12 @@ def snapshot(args: CommandArgs) -> int:
         for name, s in result.minds.items()
     ]
     table = TableView(("workspace", "frames", "entities", "relations", "frames written", "seconds", "nulled values"), rows)
-    emit(args, result, table, f"snapshot {result.snapshot_date} written to {result.root}")
+    removed = [
+        f"{name}: deleted the snapshots of {', '.join(s.stale_removed)} (taken before a forget)"
+        for name, s in result.minds.items()
+        if s.stale_removed
+    ]
+    emit(args, result, table, f"snapshot {result.snapshot_date} written to {result.root}", *removed)
     return EXIT_OK
 
 
@@ -132,10 +137,14 @@ def analytics_list(args: CommandArgs) -> int:
     try:
         with Analytics(root) as engine:
             _, latest = engine.sql("SELECT workspace, snapshot_date FROM latest_snapshots ORDER BY workspace")
+            stale = engine.stale_snapshots()
     except NoSnapshotsError:
-        latest = []
+        latest, stale = [], []
     shown = ", ".join(f"{workspace} {day}" for workspace, day in latest) or "none yet (run `mind snapshot`)"
     lines.append(f"\nlatest snapshots under {root}: {shown}")
+    if stale:
+        left_out = ", ".join(f"{workspace} {day}" for workspace, day in stale)
+        lines.append(f"left out, they hold forgotten data (`mind snapshot` deletes them): {left_out}")
     emit(args, data, "\n".join(lines))
     return EXIT_OK
 

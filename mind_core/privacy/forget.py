@@ -15,9 +15,11 @@ everywhere, and no byte of it stays in the mind's files.
 - sessions left without frames go, the summaries of the others are made again from what is left;
 - an audit entry records who, which kinds of selector (its text only as a keyed hash), how much.
 
-Then ``scrub`` makes the deletion physical: the connection runs with ``secure_delete`` (freed
-content is overwritten with zeros), the FTS index is merged into new segments (its old segments
-held the words), the file is vacuumed and the WAL checkpointed and truncated.
+A mind with an ANN index (``mind_core.search.ann``) gets its graphs made again: usearch keeps a
+removed vector's bytes in its files until then. Then ``scrub`` makes the deletion physical: the
+connection runs with ``secure_delete`` (freed content is overwritten with zeros), the FTS index is
+merged into new segments (its old segments held the words), the file is vacuumed and the WAL
+checkpointed and truncated.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from mind_core.privacy import audit, tombstones
 from mind_core.privacy.keys import mind_key, person_term
 from mind_core.privacy.person import Person, find_person, redact
 from mind_core.privacy.selection import Selector, selected_frames
+from mind_core.search import ann
+from mind_core.search.vector_index import VectorIndex
 from mind_core.store.db import IN_LIST, Database, in_list
 from mind_core.store.reconcile import reconcile_vec_index
 from mind_core.store.schema import content_hash
@@ -207,6 +211,9 @@ def _forget(mind: Mind, plan: ForgetPlan, actor: str, vacuum: bool) -> ForgetRes
         audit_id = audit.record(db, actor, "forget", plan.selector.kinds, selector, counts)
     if mind.embedder is not None and plan.redacted_ids:
         counts["vectors_remade"] = reconcile_vec_index(db, mind.embedder)
+    if ann.enabled(db) and (plan.frame_ids or plan.redacted_ids):
+        # the graph keeps a removed vector's bytes until it is made again: made again now
+        counts["ann_vectors"] = sum(ann.build(db, VectorIndex(db, None).stored_fingerprint()).counts().values())
     report = scrub(db, vacuum=vacuum)
     return ForgetResult(counts, audit_id, report, time.perf_counter() - started)
 

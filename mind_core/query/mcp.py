@@ -30,6 +30,8 @@ Differences from the original server, on purpose:
   starts no harvest, so its name says what it does.
 - ``cleanup_frames`` offers only the modes ``reconcile`` and ``compact`` (which deletes old
   temporary and deprecated frames, so the tool is marked destructive).
+- ``forget_memory`` (not in the original, which cannot erase) is ``mind forget``: a dry run unless
+  ``yes``, the one engine call of every surface (``mind_core.privacy.requests``).
 
 Every tool declares what it does to a mind (MCP tool annotations: ``readOnlyHint``, and for a
 write ``destructiveHint`` and ``idempotentHint``), every argument is described with its range,

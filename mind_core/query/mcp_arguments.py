@@ -28,6 +28,19 @@ from mind_core.query.models.fields import (
     TimeBound,
     WorkspaceName,
 )
+from mind_core.query.models.forget import (
+    ALLOW_RETURN_HELP,
+    BY_HELP,
+    FRAMES_HELP,
+    MAX_FORGET_FRAME_IDS,
+    PERSON_HELP,
+    QUERY_HELP,
+    SOURCE_HELP,
+    YES_HELP,
+    ForgetText,
+)
+from mind_core.query.models.forget import SINCE_HELP as FORGET_SINCE_HELP
+from mind_core.query.models.forget import UNTIL_HELP as FORGET_UNTIL_HELP
 from mind_core.query.models.ingest import IngestItems
 from mind_core.query.models.requests import (
     INCLUDE_ENDED_HELP,
@@ -138,6 +151,19 @@ DeprecatedAgeDays = Annotated[
     int, Field(ge=0, description="compact: delete deprecated frames older than this many days.")
 ]
 
+ForgetSource = Annotated[ForgetText | None, Field(description=SOURCE_HELP)]
+ForgetFrames = Annotated[
+    Annotated[list[Annotated[int, Field(ge=1)]], Field(max_length=MAX_FORGET_FRAME_IDS)] | None,
+    Field(description=FRAMES_HELP),
+]
+ForgetQuery = Annotated[ForgetText | None, Field(description=QUERY_HELP)]
+ForgetPerson = Annotated[ForgetText | None, Field(description=PERSON_HELP)]
+ForgetSince = Annotated[TimeBound | None, Field(description=FORGET_SINCE_HELP)]
+ForgetUntil = Annotated[TimeBound | None, Field(description=FORGET_UNTIL_HELP)]
+ForgetYes = Annotated[bool, Field(description=YES_HELP)]
+AllowReturn = Annotated[bool, Field(description=ALLOW_RETURN_HELP)]
+ForgetBy = Annotated[str | None, Field(description=BY_HELP)]
+
 
 def writes(*, destructive: bool, idempotent: bool) -> ToolAnnotations:
     """The MCP spec's hints for a tool that writes a mind: destructive, it may remove or overwrite
@@ -165,5 +191,6 @@ TOOLS: dict[str, tuple[str, ToolAnnotations]] = {  # name: (title, what it does 
     "list_sources": ("List harvest sources", READS),
     "cleanup_frames": ("Clean up frames", writes(destructive=True, idempotent=False)),
     "ingest_items": ("Add memories (Universal JSON items)", writes(destructive=False, idempotent=True)),
+    "forget_memory": ("Forget for good (dry run unless yes)", writes(destructive=True, idempotent=True)),
 }
 TOOL_NAMES = tuple(TOOLS)

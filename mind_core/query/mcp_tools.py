@@ -3,6 +3,7 @@ the SDK too; the server (``mind_core.query.mcp``) exposes them."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import threading
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.limits import DEFAULT_ENTITY_RESULTS, DEFAULT_GRAPH_RESULTS, DEFAULT_RESULTS
 from mind_core.query.mcp_arguments import (
+    AllowReturn,
     AsOf,
     AwarenessText,
     CategoryArg,
@@ -26,6 +28,14 @@ from mind_core.query.mcp_arguments import (
     EntityTypeArg,
     ExpiresAt,
     ExplainArg,
+    ForgetBy,
+    ForgetFrames,
+    ForgetPerson,
+    ForgetQuery,
+    ForgetSince,
+    ForgetSource,
+    ForgetUntil,
+    ForgetYes,
     IdentityCapabilities,
     IdentityDepartment,
     IdentityName,
@@ -62,6 +72,7 @@ from mind_core.query.models.fields import (
     QueryText,
     ResultLimit,
 )
+from mind_core.query.models.forget import ForgetBody, ForgetResponse
 from mind_core.query.models.graph import (
     EntitiesResponse,
     GraphEntitiesResponse,
@@ -475,3 +486,44 @@ class MindTools:
         with mind_write_lock(self.home.mind_path(name)):
             report = ingest_items(mind, ingest_source_name("mcp"), request.items)
         return IngestResponse.model_validate({"workspace": name, **report.to_dict()})
+
+    def forget_memory(
+        self,
+        source: ForgetSource = None,
+        frames: ForgetFrames = None,
+        query: ForgetQuery = None,
+        person: ForgetPerson = None,
+        since: ForgetSince = None,
+        until: ForgetUntil = None,
+        yes: ForgetYes = False,
+        allow_return: AllowReturn = False,
+        by: ForgetBy = None,
+        workspace: Workspace = None,
+    ) -> ForgetResponse:
+        """Forget for good: a source's frames, frame ids, a query's full-text matches, a time
+        range (these combine), or a person (alone: what they wrote goes, their name and address
+        elsewhere become a placeholder, their entity and its history go), with everything derived
+        from them; tombstones keep a later harvest from bringing it back. A dry run unless yes:
+        it says what would go (counts, the first frames, a person's mentions to replace); show it
+        to the user and ask before calling again with yes. allow_return lifts an earlier forget's
+        tombstones instead. The same as POST /admin/forget and `mind forget`."""
+        from mind_core.analytics.snapshot import default_snapshot_root
+        from mind_core.privacy.requests import run_forget
+        from mind_core.store.write_lock import mind_write_lock
+
+        values = {"source": source, "frames": frames, "query": query, "person": person, "since": since}
+        values.update(until=until, yes=yes, allow_return=allow_return, by=by, workspace=workspace)
+        body = parse_request(ForgetBody, values)
+        request = body.request()
+        request.selector()  # a request that says nothing is refused before the mind is opened
+        name = body.workspace or self.default_workspace
+        mind = self._writable(name)
+        with mind_write_lock(self.home.mind_path(name)) if request.apply else contextlib.nullcontext():
+            answer = run_forget(
+                mind,
+                request,
+                body.actor("mcp"),
+                workspace=name,
+                snapshot_root=default_snapshot_root(self.home),
+            )
+        return ForgetResponse.model_validate({"workspace": name, **answer})

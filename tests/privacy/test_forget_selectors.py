@@ -139,3 +139,26 @@ def test_the_command_shows_then_forgets_and_marks_snapshots_stale(tmp_path, mail
     assert counts["vectors_remade"] == 1  # the frame whose text named her; the other only in its headers
     code, out = _run(capsys, "forget", "--person", "zq@quarles.example", "--allow-return", *base)
     assert code == EXIT_OK and out.startswith("would lift ") and "0 tombstone" not in out
+
+
+def test_a_forget_makes_the_ann_graph_again_without_the_forgotten_vectors(mind):
+    import numpy as np
+
+    from mind_core.search import ann
+    from mind_core.store import reconcile
+
+    reconcile.reconcile_indexes(mind.db, mind.embedder, ann_min_vectors=0)
+    assert ann.enabled(mind.db)
+    plan = plan_forget(mind.db, Selector(query="ferry timetable"))
+    stored = mind.db.scalar("SELECT embedding FROM memory_frames_vec WHERE rowid = ?", (plan.frame_ids[0],))
+    values = np.frombuffer(stored, dtype=np.float32)
+    half = values[np.flatnonzero(values)[0] :][:32].astype(np.float16).tobytes()  # as the graph keeps it
+
+    def graph_bytes() -> bytes:
+        return b"".join(p.read_bytes() for p in Path(mind.db.path + ".ann").iterdir())
+
+    assert half in graph_bytes()
+    result = forget(mind, plan, "tester")
+    assert result.counts["ann_vectors"] == 4 and half not in graph_bytes()
+    mind.search.vectors.ann_min_vectors = 0
+    assert mind.search.vectors.ann_index() is not None  # the remade graph serves the vector lane

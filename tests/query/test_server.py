@@ -130,6 +130,7 @@ def test_health_and_openapi(client, base):
         "/kg/neighbours",
         "/stats",
         "/ingest",
+        "/admin/forget",
     }
     recall_params = {p["name"]: p["schema"] for p in spec["paths"]["/recall"]["get"]["parameters"]}
     assert recall_params["limit"]["maximum"] == 100 and recall_params["scope"]["enum"] == [
