@@ -18,6 +18,7 @@ from mind_harvest.pipelines.assets import (
 )
 from mind_harvest.pipelines.checks import ALL_CHECKS
 from mind_harvest.pipelines.executors import run_executor
+from mind_harvest.pipelines.failed_sources import record_failed_sources
 from mind_harvest.pipelines.jobs import harvest_job, memory_snapshot_job, mind_upkeep_job
 from mind_harvest.pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource
 from mind_harvest.pipelines.schedules import daily_memory_snapshot, daily_mind_upkeep
@@ -59,7 +60,7 @@ defs = dg.Definitions(
     assets=ASSETS,
     asset_checks=ALL_CHECKS,
     jobs=[harvest_job, mind_upkeep_job, memory_snapshot_job],
-    sensors=[harvest_sources_sensor, harvest_automation_sensor],
+    sensors=[harvest_sources_sensor, harvest_automation_sensor, record_failed_sources],
     schedules=[daily_mind_upkeep, daily_memory_snapshot],
     resources=default_resources(),
     executor=run_executor(),
