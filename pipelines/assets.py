@@ -48,7 +48,7 @@ from mind_harvest.pipelines.resources import (
     PluginManagerResource,
     ScanTarget,
 )
-from mind_harvest.pipelines.routing import stateless_step, writing_step
+from mind_harvest.pipelines.routing import WRITE_POOL, stateless_step, writing_step
 
 from mind_core.analytics.queries import Analytics
 from mind_core.analytics.report import write_report
@@ -286,6 +286,7 @@ def harvest_items(
     ins={"cognified_frames": dg.In(dg.Nothing)},
     out=dg.DynamicOut(int),
     tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def plan_vector_chunks(
     context: dg.OpExecutionContext, config: VectorChunksConfig, mind_home: MindHomeResource
@@ -381,6 +382,7 @@ def staged_vectors(cognified_frames):
     kinds={"sqlite"},
     automation_condition=FOLLOW_UPSTREAM,
     op_tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def iframe_imports(context: dg.AssetExecutionContext, mind_home: MindHomeResource) -> dg.MaterializeResult:
     """The staged items imported into the workspace mind: one I-frame per message with the
@@ -450,6 +452,7 @@ def iframe_imports(context: dg.AssetExecutionContext, mind_home: MindHomeResourc
     kinds={"sqlite"},
     automation_condition=FOLLOW_UPSTREAM,
     op_tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResource) -> dg.MaterializeResult:
     """Entities, relations and entity-frame links of the source's new and changed frames (and of
@@ -488,6 +491,7 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
     kinds={"sqlite"},
     automation_condition=FOLLOW_UPSTREAM,
     op_tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def vector_index(
     context: dg.AssetExecutionContext, mind_home: MindHomeResource, embedder: EmbedderResource
@@ -536,6 +540,7 @@ def vector_index(
     group_name=MIND_GROUP,
     kinds={"sqlite"},
     op_tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def reconciled_indexes(
     context: dg.AssetExecutionContext, mind_home: MindHomeResource, embedder: EmbedderResource
@@ -568,6 +573,7 @@ def reconciled_indexes(
     group_name=MIND_GROUP,
     kinds={"sqlite"},
     op_tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def compacted_frames(
     context: dg.AssetExecutionContext,
@@ -603,6 +609,7 @@ def compacted_frames(
     group_name=ANALYTICS_GROUP,
     kinds={"parquet", "duckdb"},
     op_tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def memory_snapshots(
     context: dg.AssetExecutionContext, config: SnapshotConfig, mind_home: MindHomeResource
