@@ -12,7 +12,7 @@ export TOKENIZERS_PARALLELISM := false
 # Set-up is quiet (pip -qq: no per-package lines, no warnings about index locations a machine's pip
 # configuration names); one line per step says what is going on, and pip's errors still show.
 # torch first, pinned: the CPU build; an unpinned torch would pull a multi-GB CUDA build.
-# dagster-celery, -postgres, -k8s: one patch behind dagster on the index, so without their pin on it.
+# dagster-celery, -postgres, -k8s: at the release matching the pinned dagster (deploy/requirements-dagster.txt).
 # The in-process model's ONNX files are exported here from the packaged weights (never downloaded).
 PIP := $(BIN)/python -m pip -qq
 

@@ -19,8 +19,10 @@ Projection (Amdahl, from the 1-worker run): T(n) = O + W + P(n), with W the writ
 O the rest of the 1-worker wall time (run launches, the executor's polling, queue hand-offs),
 held constant, and P(n) the measured stateless step times (each chunk as it was measured) packed
 onto n workers longest first: S/n while there are enough chunks, never less than the longest
-one (a step is not split further than the chunks it was cut into). Assumptions printed with the
-figures.
+one (a step is not split further than the chunks it was cut into). The projection for 2 workers
+is printed next to the 2-worker measurement, so the model can be judged; its limit as workers
+grow is T = O + W + the longest step (the chunk cap), not 1 / serial share. Assumptions printed
+with the figures.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ SHARED_SOURCES = [
     ("mail", "email", "email/notmuch-corpus"),
     ("mail", "email", "email/mimekit-mbox"),
 ]
-PROJECTED = (4, 16, 64)
+PROJECTED = (2, 4, 16, 64)
 RUNS_TIMEOUT_S = 3 * 3600
 # A step's stage: its op name, without the graph asset's prefix and a dynamic step's mapping key;
 # any other step is an asset check (they read the mind or the staged scan, on the home node).
@@ -173,9 +175,36 @@ def packed(step_seconds: list[float], workers: int) -> float:
     return max(loads)
 
 
-def project(measured: dict) -> dict[int, float]:
+def project(measured: dict, workers: tuple[int, ...] = PROJECTED) -> dict[int, float]:
     serial = overhead(measured) + measured["writing_s"]
-    return {n: serial + packed(measured["stateless_step_s"], n) for n in PROJECTED}
+    return {n: serial + packed(measured["stateless_step_s"], n) for n in workers}
+
+
+def limit_seconds(measured: dict) -> float:
+    """T as workers grow without bound: the serial part and the longest stateless step (no step
+    is split further than the chunks it was cut into)."""
+    return overhead(measured) + measured["writing_s"] + max(measured["stateless_step_s"], default=0.0)
+
+
+def compared(results: list[dict], projection: dict[int, float]) -> list[dict]:
+    """One row per worker count, measured and projected side by side (None where not run)."""
+    one = results[0]["wall_s"]
+    measured = {r["workers"]: r["wall_s"] for r in results}
+    rows = []
+    for n in sorted({*measured, *projection}):
+        wall, model = measured.get(n), projection.get(n)
+        rows.append({
+            "workers": n,
+            "measured_s": wall,
+            "projected_s": model,
+            "measured_speedup": one / wall if wall else None,
+            "projected_speedup": one / model if model else None,
+        })
+    return rows
+
+
+def _cell(value: float | None, width: int, decimals: int) -> str:
+    return f"{value:>{width}.{decimals}f}" if value is not None else "-".rjust(width)
 
 
 def main() -> None:
@@ -190,7 +219,7 @@ def main() -> None:
     one, two = results
     serial_share = one["writing_s"] / max(one["writing_s"] + one["stateless_s"], 1e-9)
     serial_with_overhead = (one["writing_s"] + overhead(one)) / one["wall_s"]
-    projection = project(one)
+    projection = project(one, (1, *PROJECTED))  # T(1) is the 1-worker wall time by construction
     backend = os.environ.get("MIND_HARVEST_EMBED_BACKEND") or "onnx-int8 (default)"
     print(f"sources: {len(found)} ({'shared data + ' if shared else ''}{args.messages:,} generated messages) in "
           f"{len({w for w, *_ in found})} minds, {one['frames']:,} frames; embedding backend {backend}; {machine()}")
@@ -209,9 +238,13 @@ def main() -> None:
     print(f"projection (Amdahl from the 1-worker run): T(n) = O + W + P(n), P(n) = the {one['steps']['stateless']}"
           f" stateless steps ({chunks['steps']} embedding chunks, {chunks['seconds']:.1f} s) packed onto n workers,"
           f" longest first (the longest: {one['stateless_step_s'][0] if one['stateless_step_s'] else 0.0:.1f} s)")
-    for n, seconds in projection.items():
-        print(f"{n:>8} workers {seconds:>9.1f} s  speed-up {one['wall_s'] / seconds:.2f}x"
-              f"  (limit as n grows: {1 / max(serial_with_overhead, 1e-9):.1f}x)")
+    print(f"{'workers':>8} {'measured s':>11} {'projected s':>12} {'measured x':>11} {'projected x':>12}")
+    rows = compared(results, projection)
+    for row in rows:
+        print(f"{row['workers']:>8} {_cell(row['measured_s'], 11, 1)} {_cell(row['projected_s'], 12, 1)} "
+              f"{_cell(row['measured_speedup'], 11, 2)} {_cell(row['projected_speedup'], 12, 2)}")
+    print(f"limit as workers grow, chunks of {DEFAULT_CHUNK_TEXTS:,} texts: T = O + W + the longest stateless step"
+          f" = {limit_seconds(one):.1f} s, {one['wall_s'] / limit_seconds(one):.2f}x")
     print("assumptions: writing steps are serial on the home node (one worker of concurrency 1; different minds"
           " could overlap there with a higher concurrency, so this is pessimistic); stateless steps take the"
           " time they took with 1 worker, with no slowdown from sharing the staging store or the network; O (run"
@@ -225,7 +258,8 @@ def main() -> None:
     write_results("scale", {"messages": args.messages, "shared": shared, "embedding_backend": backend,
                             "runs": results, "serial_share": serial_share,
                             "serial_share_of_wall": serial_with_overhead,
-                            "orchestration_s": overhead(one), "projection_s": projection})
+                            "orchestration_s": overhead(one), "projection_s": projection,
+                            "measured_vs_projected": rows, "limit_s": limit_seconds(one)})
 
 
 if __name__ == "__main__":

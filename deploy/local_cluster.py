@@ -22,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,9 +42,6 @@ STOP_TIMEOUT_S = 20
 PG_DATABASE = "dagster"
 PG_USER = "dagster"
 INSTALL_HINT = "apt-get install -y postgresql redis-server"
-# dagster-celery and dagster-postgres are one patch release behind dagster on the package index
-# (docs/deviations.md); their import-time notice says so on every process start.
-QUIET_WARNINGS = "ignore::UserWarning:dagster_shared.libraries"
 
 
 class ClusterError(RuntimeError):
@@ -145,7 +141,6 @@ class LocalCluster:
             "PYTHONPATH": pythonpath,
             # the worker command starts `celery` from PATH
             "PATH": os.pathsep.join([str(BIN), os.environ.get("PATH", "")]),
-            "PYTHONWARNINGS": QUIET_WARNINGS,
             "DAGSTER_HOME": str(self.dagster_home),
             "MIND_HARVEST_PG_HOST": "127.0.0.1",
             "MIND_HARVEST_PG_PORT": str(self.pg_port),
@@ -431,7 +426,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, help="port of the UI (default: 3000; any free one with --check)")
     parser.add_argument("--check", action="store_true", help="start everything, report, stop (no waiting)")
     args = parser.parse_args(argv)
-    warnings.filterwarnings("ignore", category=UserWarning, module="dagster_shared.libraries")
     minds = args.minds or Path(os.environ.get("MIND_HOME") or args.folder / "minds")
     port = args.port or (_free_port() if args.check else 3000)
     settings = ClusterSettings(folder=args.folder, minds=minds.resolve(), webserver_port=port)

@@ -32,7 +32,9 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import dagster as dg
-from mind_harvest.pipelines.history import CHAIN, never_materialized
+from mind_harvest.pipelines.chain import CHAIN, never_materialized
+from mind_harvest.pipelines.check_results import SOURCE_PARSED, source_parsed_result
+from mind_harvest.pipelines.failed_sources import RUN_LABEL, record_failed_scan
 from mind_harvest.pipelines.metadata import (
     FRAMES_SHOWN,
     errors_table,
@@ -54,7 +56,7 @@ from mind_harvest.pipelines.resources import (
     PluginManagerResource,
     ScanTarget,
 )
-from mind_harvest.pipelines.routing import stateless_step, writing_step
+from mind_harvest.pipelines.routing import WRITE_POOL, stateless_step, writing_step
 
 from mind_core.analytics.queries import Analytics
 from mind_core.analytics.report import write_report
@@ -64,7 +66,6 @@ from mind_core.harvest.audit import index_gaps
 from mind_core.harvest.importer import import_items
 from mind_core.harvest.locations import location_exists
 from mind_core.harvest.outcome import SOURCE_MISSING_LABEL, staged_outcome
-from mind_core.harvest.ownership import frames_held
 from mind_core.harvest.pipeline import (
     cognify_frames,
     complete_harvest,
@@ -84,7 +85,6 @@ from mind_core.harvest.staged_vectors import (
 )
 from mind_core.harvest.staging import read_staged, stage_scan, staged_scan_info
 from mind_core.harvest.staging_store import StagingStoreError
-from mind_core.harvest.stores import FAILING_STATUSES, HarvestSourceStore
 from mind_core.knowledge.session_summary import close_harvested_sessions
 from mind_core.mind import Mind
 from mind_core.privacy.redaction import Redactor
@@ -203,6 +203,7 @@ def _materialized_in_run(context: dg.AssetExecutionContext, asset: dg.AssetsDefi
     kinds={"parquet"},
     output_required=False,
     op_tags=stateless_step(),
+    check_specs=[SOURCE_PARSED],
 )
 def harvest_items(
     context: dg.AssetExecutionContext,
@@ -213,8 +214,9 @@ def harvest_items(
     """The source's items, scanned by its plugin and staged as one Parquet file (with the located
     errors of records that could not be read) in the staging store. Not materialized when the
     source is unchanged. Writes no mind, and opens none when the run carries the source (the
-    harvest job's runs do): a source that is missing, empty or entirely unreadable is staged as
-    such and the import step records its outcome."""
+    harvest job's runs do). A source that is missing, empty or entirely unreadable fails here,
+    with its ``source_parsed`` check, the reason and the located errors (the scan is staged all
+    the same, and ``record_failed_sources`` records the outcome in the mind, on the home node)."""
     key = parse_source_partition_key(context.partition_key)
     source = config.scan_target(key.source) or mind_home.scan_target(key.workspace, key.source)
     store = mind_home.staging()
@@ -227,6 +229,7 @@ def harvest_items(
         # the import step's options travel with the scan it imports
         "prune": str(config.prune).lower(),
         "prune_allow_mass_delete": str(config.prune_allow_mass_delete).lower(),
+        RUN_LABEL: context.run.run_id,
     }
     missing = not location_exists(str(source.source_path))
     fingerprint = None if missing else plugins.fingerprint(source)
@@ -256,6 +259,12 @@ def harvest_items(
                         metadata={"unchanged": True, "fingerprint": fingerprint},
                     )
                 )
+        yield dg.AssetCheckResult(
+            check_name=SOURCE_PARSED.name,
+            passed=True,
+            description="unchanged since its last complete harvest, which read it: not scanned again",
+            metadata={"status": "unchanged", "fingerprint": fingerprint},
+        )
         return
     redacted: Counter[str] = Counter()
     with _staging_store():
@@ -265,32 +274,41 @@ def harvest_items(
             fingerprint=fingerprint,
             labels=labels,
         )
-    yield dg.MaterializeResult(
-        metadata={
-            "workspace": key.workspace,
-            "source": key.source,
-            "kind": str(source.kind),
-            "source_path": dg.MetadataValue.path(str(source.source_path)),
-            "items": staged.items,
-            "messages": staged.messages,
-            "errors": staged.error_count,
-            "error_rate": round(staged.error_rate, 4),
-            "scan_seconds": round(staged.scan_seconds, 3),
-            "items_per_second": rate(staged.items, staged.scan_seconds),
-            "messages_per_second": rate(staged.messages, staged.scan_seconds),
-            "staged_file": dg.MetadataValue.path(staged.path),
-            "staged_bytes": staged.bytes,
-            "fingerprint": fingerprint or "",
-            "first_errors": errors_table(staged.errors, staged.error_count),
-            **redaction_metadata(source.redaction.describe(), redacted),
-        }
-    )
+    metadata = {
+        "workspace": key.workspace,
+        "source": key.source,
+        "kind": str(source.kind),
+        "source_path": dg.MetadataValue.path(str(source.source_path)),
+        "items": staged.items,
+        "messages": staged.messages,
+        "errors": staged.error_count,
+        "error_rate": round(staged.error_rate, 4),
+        "scan_seconds": round(staged.scan_seconds, 3),
+        "items_per_second": rate(staged.items, staged.scan_seconds),
+        "messages_per_second": rate(staged.messages, staged.scan_seconds),
+        "staged_file": dg.MetadataValue.path(staged.path),
+        "staged_bytes": staged.bytes,
+        "fingerprint": fingerprint or "",
+        "first_errors": errors_table(staged.errors, staged.error_count),
+        **redaction_metadata(source.redaction.describe(), redacted),
+    }
+    outcome = staged_outcome(staged, str(source.source_path), frames=0)  # its status needs no mind
+    parsed = source_parsed_result(outcome.status, outcome.reason, staged.items, staged.errors, staged.error_count)
+    if not parsed.passed:
+        yield parsed
+        raise dg.Failure(
+            description=f"{key}: {outcome.status}: {outcome.reason}",
+            metadata={**metadata, "status": outcome.status, "reason": str(outcome.reason)},
+        )
+    yield dg.MaterializeResult(metadata=metadata)
+    yield parsed
 
 
 @dg.op(
     ins={"cognified_frames": dg.In(dg.Nothing)},
     out=dg.DynamicOut(int),
     tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def plan_vector_chunks(
     context: dg.OpExecutionContext, config: VectorChunksConfig, mind_home: MindHomeResource
@@ -386,13 +404,14 @@ def staged_vectors(cognified_frames):
     kinds={"sqlite"},
     automation_condition=FOLLOW_UPSTREAM,
     op_tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def iframe_imports(context: dg.AssetExecutionContext, mind_home: MindHomeResource) -> dg.MaterializeResult:
     """The staged items imported into the workspace mind: one I-frame per message with the
     message's own time, one session per conversation / note / thread, ledgered (a re-import of
-    unchanged items writes nothing). A scan that gave no item (a missing path, nothing the plugin
-    recognises, every record unreadable) imports nothing: its outcome is recorded with the source
-    and the step fails with the reason, so nothing downstream runs."""
+    unchanged items writes nothing). A failed scan (a missing path, nothing the plugin recognises,
+    every record unreadable) fails ``harvest_items``, so this step does not run after it; run on
+    its own over such a scan, it records the outcome with the source and fails with the reason."""
     key = parse_source_partition_key(context.partition_key)
     path = mind_home.scan_url(key.workspace, key.source)
     with _staging_store():
@@ -401,17 +420,14 @@ def iframe_imports(context: dg.AssetExecutionContext, mind_home: MindHomeResourc
         raise dg.Failure(
             f"no staged scan of {key} at {path}: materialize harvest_items for this partition first"
         )
-    if staged.items == 0:
+    if staged.items == 0:  # a failed scan (its own step failed): materialized here on its own
         with _writing(context, mind_home, key.workspace) as mind:
-            source = get_registered(mind, key.source)
-            outcome = staged_outcome(staged, str(source.source_path), frames_held(mind.db, key.source))
-            if outcome.status in FAILING_STATUSES:
-                with mind.db.transaction():
-                    HarvestSourceStore(mind.db).record_outcome(key.source, outcome)
-                raise dg.Failure(
-                    description=f"{key}: {outcome.status}: {outcome.reason}",
-                    metadata={"status": outcome.status, "reason": str(outcome.reason)},
-                )
+            outcome = record_failed_scan(mind, key.source, staged)
+        if outcome is not None:
+            raise dg.Failure(
+                description=f"{key}: {outcome.status}: {outcome.reason}",
+                metadata={"status": outcome.status, "reason": str(outcome.reason)},
+            )
     with _staging_store(), _writing(context, mind_home, key.workspace) as mind:
         source = get_registered(mind, key.source)
         summary = import_items(
@@ -459,6 +475,7 @@ def iframe_imports(context: dg.AssetExecutionContext, mind_home: MindHomeResourc
     kinds={"sqlite"},
     automation_condition=FOLLOW_UPSTREAM,
     op_tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResource) -> dg.MaterializeResult:
     """Entities, relations and entity-frame links of the source's new and changed frames (and of
@@ -497,6 +514,7 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
     kinds={"sqlite"},
     automation_condition=FOLLOW_UPSTREAM,
     op_tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def vector_index(
     context: dg.AssetExecutionContext, mind_home: MindHomeResource, embedder: EmbedderResource
@@ -550,6 +568,7 @@ def vector_index(
     group_name=MIND_GROUP,
     kinds={"sqlite"},
     op_tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def reconciled_indexes(
     context: dg.AssetExecutionContext,
@@ -588,6 +607,7 @@ def reconciled_indexes(
     group_name=MIND_GROUP,
     kinds={"sqlite"},
     op_tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def compacted_frames(
     context: dg.AssetExecutionContext,
@@ -623,6 +643,7 @@ def compacted_frames(
     group_name=ANALYTICS_GROUP,
     kinds={"parquet", "duckdb"},
     op_tags=writing_step(),
+    pool=WRITE_POOL,
 )
 def memory_snapshots(
     context: dg.AssetExecutionContext, config: SnapshotConfig, mind_home: MindHomeResource

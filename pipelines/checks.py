@@ -1,9 +1,8 @@
 """Asset checks: the promises of a harvest, verified against what it wrote.
 
-- ``harvest_items``: the source gave items (ERROR: a source whose every record fails, that holds
-  nothing its plugin recognises, or whose path is gone, with the reason as the check's
-  description; the import step then records that outcome and fails the run before anything is
-  imported) and its error rate stays below a threshold (WARN).
+- ``harvest_items``: the source gave items (``source_parsed``, ERROR and blocking, evaluated by
+  the scan step itself: ``mind_harvest.pipelines.check_results``) and its error rate stays below a
+  threshold (WARN).
 - ``iframe_imports``: no message imported twice (ledger against frames); every message that had a
   time kept it (provenance time against the frame's time).
 - ``vector_index``: full text and vectors cover every frame of the source; the mind's embedding
@@ -18,16 +17,13 @@ from collections.abc import Callable
 
 import dagster as dg
 from mind_harvest.pipelines.assets import harvest_items, iframe_imports, reconciled_indexes, vector_index
-from mind_harvest.pipelines.metadata import audit_table, errors_table
+from mind_harvest.pipelines.check_results import audit_source, error_rate_result
 from mind_harvest.pipelines.partitions import harvest_sources, mind_workspaces, parse_source_partition_key
 from mind_harvest.pipelines.resources import EmbedderResource, MindHomeResource
 
 from mind_core.embeddings import at_width
-from mind_core.harvest.audit import AuditFinding, duplicate_imports, index_gaps, timestamps_not_kept
-from mind_core.harvest.outcome import staged_outcome
 from mind_core.harvest.staging import staged_scan_info
 from mind_core.harvest.staging_store import StagingStoreError
-from mind_core.harvest.stores import FAILING_STATUSES
 from mind_core.search.vector_index import VectorIndex, meta_fingerprint
 
 DEFAULT_MAX_ERROR_RATE = 0.05
@@ -63,43 +59,6 @@ def _staged(context: dg.AssetCheckExecutionContext, mind_home: MindHomeResource)
     return staged
 
 
-def _audit_result(finding: AuditFinding, passed_text: str, failed_text: str) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(
-        passed=finding.ok,
-        severity=dg.AssetCheckSeverity.ERROR,
-        description=passed_text if finding.ok else failed_text.format(failures=finding.failures),
-        metadata={
-            "checked": finding.checked,
-            "failures": finding.failures,
-            "examples": audit_table(finding.examples),
-        },
-    )
-
-
-@partitioned_check(asset=harvest_items, partitions_def=harvest_sources)
-def source_parsed(context: dg.AssetCheckExecutionContext, mind_home: MindHomeResource) -> dg.AssetCheckResult:
-    """The scan read at least one item: a source whose every record failed, or where the plugin
-    recognised nothing (an empty folder, an export of another kind), is not imported (the import
-    step records the outcome and fails, nothing downstream runs) and the description says why.
-    Not a blocking check: the import step, on the mind's home node, must run to record it."""
-    staged = _staged(context, mind_home)
-    key = parse_source_partition_key(context.partition_key)
-    source = mind_home.registered_source(key.workspace, key.source)
-    outcome = staged_outcome(staged, str(source.source_path), frames=0)
-    failed = outcome.status in FAILING_STATUSES
-    return dg.AssetCheckResult(
-        passed=not failed,
-        severity=dg.AssetCheckSeverity.ERROR,
-        description=f"{outcome.status}: {outcome.reason}" if failed else f"{staged.items} item(s) read",
-        metadata={
-            "status": outcome.status,
-            "items": staged.items,
-            "errors": staged.error_count,
-            "first_errors": errors_table(staged.errors, staged.error_count),
-        },
-    )
-
-
 @partitioned_check(asset=harvest_items, partitions_def=harvest_sources)
 def error_rate_below_threshold(
     context: dg.AssetCheckExecutionContext, config: ErrorRateConfig, mind_home: MindHomeResource
@@ -107,17 +66,15 @@ def error_rate_below_threshold(
     """The share of records that failed to parse stays below ``max_error_rate`` (a warning: the
     readable items are still worth importing)."""
     staged = _staged(context, mind_home)
-    return dg.AssetCheckResult(
-        passed=staged.error_rate <= config.max_error_rate,
-        severity=dg.AssetCheckSeverity.WARN,
-        description=f"{staged.error_rate:.1%} of {staged.events} record(s) failed (threshold {config.max_error_rate:.1%})",
-        metadata={
-            "error_rate": round(staged.error_rate, 4),
-            "max_error_rate": config.max_error_rate,
-            "errors": staged.error_count,
-            "first_errors": errors_table(staged.errors, staged.error_count),
-        },
-    )
+    return error_rate_result(staged.errors, staged.error_count, staged.events, config.max_error_rate)
+
+
+def _audit(
+    context: dg.AssetCheckExecutionContext, mind_home: MindHomeResource, check_name: str
+) -> dg.AssetCheckResult:
+    key = parse_source_partition_key(context.partition_key)
+    with mind_home.open_mind(key.workspace, readonly=True) as mind:
+        return audit_source(mind.db, key.source, check_name)
 
 
 @partitioned_check(asset=iframe_imports, partitions_def=harvest_sources)
@@ -125,14 +82,7 @@ def no_item_imported_twice(
     context: dg.AssetCheckExecutionContext, mind_home: MindHomeResource
 ) -> dg.AssetCheckResult:
     """Every frame of the source is the one frame the ledger names for its message."""
-    key = parse_source_partition_key(context.partition_key)
-    with mind_home.open_mind(key.workspace, readonly=True) as mind:
-        finding = duplicate_imports(mind.db, key.source)
-    return _audit_result(
-        finding,
-        "every frame is the ledger's one frame of its message",
-        "{failures} frame(s) copy a message the ledger maps to another frame (or to none)",
-    )
+    return _audit(context, mind_home, "no_item_imported_twice")
 
 
 @partitioned_check(asset=iframe_imports, partitions_def=harvest_sources)
@@ -140,14 +90,7 @@ def timestamps_kept(
     context: dg.AssetCheckExecutionContext, mind_home: MindHomeResource
 ) -> dg.AssetCheckResult:
     """Every message that had a valid time became a frame with that time."""
-    key = parse_source_partition_key(context.partition_key)
-    with mind_home.open_mind(key.workspace, readonly=True) as mind:
-        finding = timestamps_not_kept(mind.db, key.source)
-    return _audit_result(
-        finding,
-        "every timed message kept its time",
-        "{failures} frame(s) lost their message's time",
-    )
+    return _audit(context, mind_home, "timestamps_kept")
 
 
 @partitioned_check(asset=vector_index, partitions_def=harvest_sources)
@@ -155,14 +98,7 @@ def indexes_cover_frames(
     context: dg.AssetCheckExecutionContext, mind_home: MindHomeResource
 ) -> dg.AssetCheckResult:
     """Full text and a current vector for every frame of the source."""
-    key = parse_source_partition_key(context.partition_key)
-    with mind_home.open_mind(key.workspace, readonly=True) as mind:
-        finding = index_gaps(mind.db, key.source)
-    return _audit_result(
-        finding,
-        "every frame is in the full-text index and has a current vector",
-        "{failures} frame(s) missing from the full-text index or without a current vector",
-    )
+    return _audit(context, mind_home, "indexes_cover_frames")
 
 
 @partitioned_check(asset=vector_index, partitions_def=harvest_sources)
@@ -207,9 +143,9 @@ def mind_indexes_consistent(
     )
 
 
-# The checks of one harvest source's partition, and with them the whole mind's.
+# The checks of one harvest source's partition (besides ``source_parsed``, which the scan step
+# evaluates), and with them the whole mind's.
 SOURCE_CHECKS = [
-    source_parsed,
     error_rate_below_threshold,
     no_item_imported_twice,
     timestamps_kept,

@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import dagster as dg
+from mind_harvest.pipelines.alerts import AlertsResource, failure_alert_sensor
 from mind_harvest.pipelines.assets import (
     cognified_frames,
     compacted_frames,
@@ -17,8 +18,14 @@ from mind_harvest.pipelines.assets import (
     vector_index,
 )
 from mind_harvest.pipelines.checks import ALL_CHECKS
-from mind_harvest.pipelines.executors import run_executor
+from mind_harvest.pipelines.executors import harvest_executor
+from mind_harvest.pipelines.failed_sources import record_failed_sources
 from mind_harvest.pipelines.forget import forget_job
+from mind_harvest.pipelines.freshness import (
+    scheduled_sources_fresh,
+    source_freshness_job,
+    source_freshness_schedule,
+)
 from mind_harvest.pipelines.jobs import harvest_job, memory_snapshot_job, mind_upkeep_job
 from mind_harvest.pipelines.resources import EmbedderResource, MindHomeResource, PluginManagerResource
 from mind_harvest.pipelines.schedules import daily_memory_snapshot, daily_mind_upkeep
@@ -44,11 +51,12 @@ STEP_OUTPUTS_URL_ENV = "MIND_HARVEST_STEP_OUTPUTS_URL"
 
 def default_resources() -> dict[str, Any]:
     """The real resources: the mind home from $MIND_HOME, the in-process model, installed plugins,
-    and the step outputs under ``$MIND_HARVEST_STEP_OUTPUTS_URL`` when it is set."""
+    the failure alerts of ``$MIND_HARVEST_ALERT_*``, and the step outputs under ``$MIND_HARVEST_STEP_OUTPUTS_URL`` when it is set."""
     resources: dict[str, Any] = {
         "mind_home": MindHomeResource(),
         "embedder": EmbedderResource(),
         "plugins": PluginManagerResource(),
+        "alerts": AlertsResource.from_env(),
     }
     step_outputs = os.environ.get(STEP_OUTPUTS_URL_ENV)
     if step_outputs:
@@ -58,10 +66,10 @@ def default_resources() -> dict[str, Any]:
 
 defs = dg.Definitions(
     assets=ASSETS,
-    asset_checks=ALL_CHECKS,
-    jobs=[harvest_job, mind_upkeep_job, memory_snapshot_job, forget_job],
-    sensors=[harvest_sources_sensor, harvest_automation_sensor],
-    schedules=[daily_mind_upkeep, daily_memory_snapshot],
+    asset_checks=[*ALL_CHECKS, scheduled_sources_fresh],
+    jobs=[harvest_job, mind_upkeep_job, memory_snapshot_job, source_freshness_job, forget_job],
+    sensors=[harvest_sources_sensor, harvest_automation_sensor, record_failed_sources, failure_alert_sensor],
+    schedules=[daily_mind_upkeep, daily_memory_snapshot, source_freshness_schedule],
     resources=default_resources(),
-    executor=run_executor(),
+    executor=harvest_executor,
 )

@@ -1,7 +1,12 @@
-"""How a run executes its steps, chosen by ``$MIND_HARVEST_DAGSTER_EXECUTOR`` when the code location
-loads: in the run's process (default), a process per step, a Celery task per step (``deploy/``,
-``make cluster``) or a Kubernetes pod per step (``deploy/k8s``). The distributed executors'
-libraries are imported only when chosen, so a single-machine install runs without them."""
+"""How a run executes its steps: in the run's process (default), a process per step, a Celery task
+per step (``deploy/``, ``make cluster``) or a Kubernetes pod per step (``deploy/k8s``).
+
+The code location's executor is ``harvest_executor``, chosen by Dagster configuration: a run's
+config picks the mode (``execution: {config: {mode: multiprocess}}`` in the launchpad, a job's
+or a schedule's run config); a run that picks none gets the deployment's mode,
+``$MIND_HARVEST_DAGSTER_EXECUTOR`` of the process that starts it (read when the run starts, not
+when the code loads), else ``in_process``. The distributed executors' libraries are imported
+only when chosen, so a single-machine install runs without them."""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ import os
 
 import dagster as dg
 import yaml
+from dagster._config import process_config
+from dagster._core.definitions.configurable import ConfiguredDefinitionConfigSchema
 
 from mind_core.errors import InvalidInputError
 
@@ -46,20 +53,53 @@ def k8s_executor() -> dg.ExecutorDefinition:
     return k8s_job_executor.configured(config, name="k8s")
 
 
-def run_executor() -> dg.ExecutorDefinition:
-    """How a run executes its steps: by default all in the run's process, one after another, so
-    they share the loaded model (a harvest's steps form a chain anyway); with
-    ``MIND_HARVEST_DAGSTER_EXECUTOR=multiprocess`` each step in its own process, isolated (a step
-    that crashes its interpreter fails alone) at the cost of loading the model per step; with
-    ``celery`` each step on a Celery worker (``deploy/``, ``make cluster``), with ``k8s`` in a
-    Kubernetes pod (``deploy/k8s``)."""
-    choice = os.environ.get(EXECUTOR_ENV, "in_process")
-    executors = {
-        "in_process": lambda: dg.in_process_executor,
-        "multiprocess": lambda: dg.multiprocess_executor,
-        "celery": celery_executor,
-        "k8s": k8s_executor,
-    }
-    if choice not in executors:
-        raise InvalidInputError(f"{EXECUTOR_ENV}={choice!r}: use one of {', '.join(executors)}")
-    return executors[choice]()
+EXECUTORS = {
+    "in_process": lambda: dg.in_process_executor,
+    "multiprocess": lambda: dg.multiprocess_executor,
+    "celery": celery_executor,
+    "k8s": k8s_executor,
+}
+
+
+def run_executor(mode: str | None = None) -> dg.ExecutorDefinition:
+    """The executor of ``mode``: ``in_process`` (all steps in the run's process, one after another,
+    so they share the loaded model; a harvest's steps form a chain anyway), ``multiprocess`` (each
+    step in its own process, isolated: a step that crashes its interpreter fails alone, at the
+    cost of loading the model per step), ``celery`` (each step on a Celery worker, ``deploy/``) or
+    ``k8s`` (a Kubernetes pod per step, ``deploy/k8s``). No mode: the deployment's
+    (``$MIND_HARVEST_DAGSTER_EXECUTOR``, default ``in_process``)."""
+    choice = mode or os.environ.get(EXECUTOR_ENV) or "in_process"
+    if choice not in EXECUTORS:
+        raise InvalidInputError(f"executor mode {choice!r}: use one of {', '.join(EXECUTORS)}")
+    return EXECUTORS[choice]()
+
+
+def _default_config(executor: dg.ExecutorDefinition) -> dict:
+    """The chosen executor's own configuration, defaults filled in, as Dagster hands it over."""
+    schema = executor.config_schema
+    if isinstance(schema, ConfiguredDefinitionConfigSchema):  # a `.configured(...)` executor
+        return schema.resolve_config({}).value["config"]
+    return process_config(schema.config_type, {}).value
+
+
+@dg.executor(
+    name="harvest_executor",
+    config_schema={
+        "mode": dg.Field(
+            str,
+            is_required=False,
+            description="in_process, multiprocess, celery or k8s; unset: $MIND_HARVEST_DAGSTER_EXECUTOR, "
+            "else in_process",
+        ),
+    },
+)
+def harvest_executor(init_context: dg.InitExecutorContext):
+    """Runs the steps with the executor of the run config's ``mode`` (see the module)."""
+    chosen = run_executor(init_context.executor_config.get("mode"))
+    context = dg.InitExecutorContext(
+        job=init_context.job,
+        executor_def=chosen,
+        executor_config=_default_config(chosen),
+        instance=init_context.instance,
+    )
+    return chosen.executor_creation_fn(context)

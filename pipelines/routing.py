@@ -25,6 +25,12 @@ HOME_QUEUE_ENV = "MIND_HARVEST_HOME_QUEUE"
 DEFAULT_ANY_QUEUE = "any"
 DEFAULT_HOME_QUEUE = "home"
 STATELESS, WRITING = "stateless", "writing"
+# The Dagster concurrency pool of every step that opens a mind (``pool=`` on its asset or op):
+# the home node's disk and cores are shared by all its minds, so the writing steps in progress at
+# once, across runs, are capped by the pool's limit (the shipped dagster.yaml sets 2; change it
+# with ``dagster instance concurrency set mind_writes N``). One writer per mind stays the run
+# queue's and the write lock's job.
+WRITE_POOL = "mind_writes"
 
 
 def any_queue() -> str:

@@ -189,7 +189,8 @@ def main() -> int:
         print(
             f"asset checks: {len(checks) - len(failed)} of {len(checks)} passed"
             + (f"; failed: {', '.join(failed)}" if failed else "")
-            + (f" ({skipped} unchanged source{'s' if skipped > 1 else ''}: no steps run, so no checks)" if skipped else "")
+            + (f" ({skipped} unchanged source{'s' if skipped > 1 else ''}: not scanned, only source_parsed checked)"
+               if skipped else "")
         )
         snapshot_meta = _metadata(snapshot).get("memory_snapshots")
         if snapshot_meta:

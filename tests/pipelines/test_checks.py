@@ -25,6 +25,7 @@ from tests.pipelines.harness import (
     materialized,
     register,
 )
+from tests.pipelines.ui_status import partition_status
 
 pytestmark = pytest.mark.slow
 
@@ -64,7 +65,7 @@ def first_frame_id(home):
         return mind.db.scalar("SELECT MIN(id) FROM memory_frames")
 
 
-def test_a_source_that_fails_to_parse_entirely_fails_with_error_and_blocks_the_import(
+def test_a_source_that_fails_to_parse_entirely_fails_its_scan_with_error_and_blocks_the_import(
     tmp_path, home, instance, resources
 ):
     export = tmp_path / "e" / "conversations.json"
@@ -73,10 +74,15 @@ def test_a_source_that_fails_to_parse_entirely_fails_with_error_and_blocks_the_i
     key = register(home, "alpha", "chatgpt", export, "gpt")
     add_partitions(instance, key)
     result = harvest(instance, resources, key, raise_on_error=False)
+    assert not result.success
     parsed = check_results(result)["source_parsed"]
     assert not parsed.passed and parsed.severity == dg.AssetCheckSeverity.ERROR
     assert parsed.description.startswith("failed: every record failed")
-    assert set(materialized(result)) == {"harvest_items"}  # blocked: nothing imported, cognified, embedded
+    assert "conversations.json" in parsed.metadata["first_errors"].value  # the located errors
+    (failure,) = [e for e in result.all_events if e.is_step_failure]
+    assert failure.step_key == "harvest_items"
+    assert materialized(result) == {}  # the scan failed: nothing imported, cognified, embedded
+    assert partition_status(instance, "harvest_items", key) == "failed"
     with Mind.open(home.mind_path("alpha"), readonly=True) as mind:
         assert mind.db.scalar("SELECT COUNT(*) FROM memory_frames") == 0
     assert doubles.FAKE_EMBEDDER.calls == 0

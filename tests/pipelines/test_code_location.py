@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import dagster as dg
 import httpx
 import pytest
 from mind_harvest.pipelines.definitions import defs
@@ -43,12 +44,24 @@ def test_definitions_hold_every_asset_check_sensor_schedule_and_job():
         "indexes_cover_frames",
         "embedding_fingerprint_matches",
         "mind_indexes_consistent",
+        "scheduled_sources_fresh",
     }
-    assert {s.name for s in repository.sensor_defs} == {"harvest_sources_sensor", "harvest_automation_sensor"}
-    assert {s.name for s in repository.schedule_defs} == {"daily_mind_upkeep", "daily_memory_snapshot"}
-    assert {"harvest_job", "mind_upkeep_job", "memory_snapshot_job"} <= {
+    assert {s.name for s in repository.sensor_defs} == {
+        "harvest_sources_sensor",
+        "harvest_automation_sensor",
+        "record_failed_sources",
+        "failure_alert_sensor",
+    }
+    assert {s.name for s in repository.schedule_defs} == {
+        "daily_mind_upkeep",
+        "daily_memory_snapshot",
+        "source_freshness_schedule",
+    }
+    assert {"harvest_job", "mind_upkeep_job", "memory_snapshot_job", "source_freshness_job"} <= {
         j.name for j in repository.get_all_jobs()
     }
+    source_parsed = repository.asset_graph.get_check_spec(dg.AssetCheckKey(dg.AssetKey("harvest_items"), "source_parsed"))
+    assert source_parsed.blocking  # what the README and the UI say
 
 
 @pytest.mark.slow

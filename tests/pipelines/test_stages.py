@@ -8,7 +8,7 @@ import pytest
 from mind_harvest.pipelines.assets import harvest_items
 from mind_harvest.pipelines.definitions import STEP_OUTPUTS_URL_ENV, default_resources, defs
 from mind_harvest.pipelines.resources import MindHomeResource
-from mind_harvest.pipelines.routing import QUEUE_TAG, STAGE_TAG
+from mind_harvest.pipelines.routing import QUEUE_TAG, STAGE_TAG, WRITE_POOL
 
 from mind_core.harvest.pipeline import harvest as engine_harvest
 from mind_core.harvest.pipeline import register_source
@@ -104,6 +104,8 @@ def test_every_step_names_its_queue():
     for name in ("iframe_imports", "cognified_frames", "vector_index"):
         assert stages[name] == ("writing", "home")
     assert ops["embed_vector_chunk"].retry_policy.max_retries == 3
+    writing = {name for name, (stage, _queue) in stages.items() if stage == "writing"}
+    assert {name for name, op in ops.items() if op.pool == WRITE_POOL} == writing  # every writer, only them
 
 
 @pytest.mark.slow
