@@ -62,9 +62,12 @@ ui: $(STAMP)
 	$(DEMO_HOME) $(BIN)/python -m mind_harvest.pipelines.ui
 
 # A real local cluster (deploy/README.md): PostgreSQL, Redis, two Celery workers, daemon, UI; Ctrl-C stops
-# it. The servers come from Debian's packages (`servers` installs them when missing).
+# it; a worker that stops is started again. The run history (PostgreSQL) is kept across restarts;
+# `make cluster WIPE=1` starts with an empty one. The servers come from Debian's packages (`servers`
+# installs them when missing). cluster-check harvests the bundled examples on a fresh cluster,
+# verifies the mind against a one-machine harvest, and stops.
 cluster: $(STAMP) servers
-	$(BIN)/python -m deploy.local_cluster
+	$(BIN)/python -m deploy.local_cluster $(if $(WIPE),--wipe)
 
 cluster-check: $(STAMP) servers
 	$(BIN)/python -m deploy.local_cluster --check --folder $(CURDIR)/.cluster/check
