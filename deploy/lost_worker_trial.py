@@ -1,6 +1,6 @@
 """A worker lost in the middle of a harvest, on a running local cluster, and what it cost.
 
-One ``harvest_job`` run of a source is queued; once one of its embedding chunks is running on the
+A ``harvest_job`` run of a source is queued; once one of its embedding chunks is running on the
 chosen worker, either that worker's pool process is killed (SIGKILL, as the OOM killer kills the
 process that runs the task: Celery puts the task back in its queue at once) or the whole worker
 is (main process and pool, as a machine lost: the task stays unacknowledged in Redis until the
@@ -74,32 +74,32 @@ def _partition_runs(instance: dg.DagsterInstance, key: str) -> list[dg.DagsterRu
 
 
 def kill_mid_chunk(
-    cluster: LocalCluster, instance: dg.DagsterInstance, key: str, kind: str, worker: str, timeout: float
-) -> tuple[str, float]:
-    """Wait until a chunk of the partition's run is running on ``worker``, kill (``kind``); the
-    chunk's step key and the time of the kill."""
+    cluster: LocalCluster, instance: dg.DagsterInstance, keys: list[str], kind: str, worker: str, timeout: float
+) -> tuple[str, str, float]:
+    """Wait until a chunk of a run of one of ``keys`` is running on ``worker``, kill (``kind``);
+    the partition, the chunk's step key and the time of the kill."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for run in _partition_runs(instance, key):
-            for step in step_records(instance, run.run_id).values():
-                if _is_chunk(step.step) and step.workers[-1:] == (worker,) and step.started and not step.ended:
-                    if kind == POOL:
-                        cluster.kill_pool_processes(worker)
-                    else:
-                        cluster.kill_worker(worker)
-                    return step.step, time.time()
+        for key in keys:
+            for run in _partition_runs(instance, key):
+                for step in step_records(instance, run.run_id).values():
+                    if _is_chunk(step.step) and step.workers[-1:] == (worker,) and step.started and not step.ended:
+                        if kind == POOL:
+                            cluster.kill_pool_processes(worker)
+                        else:
+                            cluster.kill_worker(worker)
+                        return key, step.step, time.time()
         if cluster.exited():
             raise ClusterError(f"stopped before the kill: {', '.join(cluster.exited())}")
         time.sleep(0.2)
-    raise ClusterError(f"no chunk of {key} ran on {worker} within {timeout:.0f} s (logs {cluster.logs})")
+    raise ClusterError(f"no chunk of {keys} ran on {worker} within {timeout:.0f} s (logs {cluster.logs})")
 
 
 def await_recovery(
-    cluster: LocalCluster, instance: dg.DagsterInstance, key: str, kind: str, killed: tuple[str, float],
-    timeout: float,
+    cluster: LocalCluster, instance: dg.DagsterInstance, kind: str, killed: tuple[str, str, float], timeout: float
 ) -> Recovery:
-    """Wait for the partition's runs to end (``LocalCluster.wait_for_runs``) and measure them."""
-    step_key, killed_at = killed
+    """Wait for the killed partition's runs to end (``LocalCluster.wait_for_runs``), measure them."""
+    key, step_key, killed_at = killed
     (last,) = cluster.wait_for_runs(instance, [key], timeout)
     runs = _partition_runs(instance, key)
     records: list[dict[str, StepRecord]] = [step_records(instance, run.run_id) for run in runs]
