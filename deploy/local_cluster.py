@@ -360,6 +360,8 @@ class LocalCluster:
             os.chown(pg_root, self._pg_user.pw_uid, self._pg_user.pw_gid)
         data = pg_root / "data"
         self.history_kept = (data / "PG_VERSION").exists()
+        if (data / "postmaster.pid").exists():  # a server left running by a session killed without its stop
+            self._as_pg_user([str(_server_binary("pg_ctl")), "stop", "-D", str(data), "-m", "fast", "-w"], check=False)
         if not self.history_kept:
             shutil.rmtree(data, ignore_errors=True)  # an initdb cut short
             self._as_pg_user(
@@ -587,6 +589,10 @@ def supervise(cluster: LocalCluster) -> None:
         time.sleep(1)
 
 
+def _interrupt(_signum, _frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m deploy.local_cluster", description=__doc__.splitlines()[0])
     parser.add_argument("--folder", type=Path, default=DEFAULT_FOLDER, help="cluster state (default: .cluster)")
@@ -599,6 +605,8 @@ def main(argv: list[str] | None = None) -> int:
                         ".cluster/check, emptied first), harvest the bundled examples, verify the mind, stop")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=UserWarning, module="dagster_shared.libraries")
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C or `kill`: stop everything in order
+        signal.signal(stop_signal, _interrupt)
     if args.check:  # a folder of its own, emptied first: never a user's minds or history
         args.folder = args.folder / "check" if args.folder == DEFAULT_FOLDER else args.folder
         shutil.rmtree(args.folder, ignore_errors=True)
