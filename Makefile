@@ -45,7 +45,9 @@ run: $(STAMP)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 servers:
-	@if ! command -v redis-server >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	@if ! command -v redis-server >/dev/null || \
+	   { ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }; then \
+	  command -v apt-get >/dev/null || { echo "no apt-get: install PostgreSQL's server (initdb, pg_ctl) and redis-server yourself" >&2; exit 1; }; \
 	  echo "installing Debian's postgresql and redis-server (the cluster tests start them) ..."; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server > /dev/null; \
