@@ -33,7 +33,14 @@ from _common import machine, write_results
 from mind_harvest.pipelines.partitions import harvest_sources, mind_workspaces
 
 from deploy.local_cluster import ClusterSettings, LocalCluster, environment
-from deploy.lost_worker_trial import POOL, WORKER, await_recovery, kill_mid_chunk, launch_harvest
+from deploy.lost_worker_trial import (
+    POOL,
+    WORKER,
+    await_recovery,
+    harvest_runs,
+    kill_mid_chunk,
+    launch_harvest,
+)
 from deploy.mind_comparison import compare_minds, mind_dump
 from mind_core.harvest.pipeline import register_source
 from mind_core.mind import Mind
@@ -97,9 +104,10 @@ def main() -> None:
                 load_before = os.getloadavg()
                 launch_harvest(cluster, key, run_config)
                 if kind == "clean":
-                    (record,) = cluster.wait_for_runs(instance, [key], TIMEOUT_S)
-                    stats = instance.get_run_stats(record.dagster_run.run_id)
-                    row = {"kind": kind, "status": record.dagster_run.status.value, "runs": 1,
+                    cluster.wait_for_runs(instance, [key], TIMEOUT_S)
+                    (run,) = harvest_runs(instance, key)
+                    stats = instance.get_run_stats(run.run_id)
+                    row = {"kind": kind, "status": run.status.value, "runs": 1,
                            "run_s": (stats.end_time or 0) - (stats.start_time or 0)}
                 else:
                     killed = kill_mid_chunk(cluster, instance, [key], kind, "any", TIMEOUT_S)

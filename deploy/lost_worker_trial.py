@@ -34,7 +34,7 @@ class Recovery:
     killed_step: str
     killed_on: str  # the worker the chunk ran on when it was killed
     ran_again_on: str
-    status: dg.DagsterRunStatus  # of the partition's last run
+    status: dg.DagsterRunStatus  # of the partition's last harvest run
     runs: int  # the first run and its automatic retries
     run_seconds: float  # first run's start to the last run's end
     recovery_seconds: float  # the kill to the killed chunk's success
@@ -69,8 +69,11 @@ def _is_chunk(step: str) -> bool:
     return step.split("[", 1)[0].rsplit(".", 1)[-1] == CHUNK_OP
 
 
-def _partition_runs(instance: dg.DagsterInstance, key: str) -> list[dg.DagsterRun]:
-    return sorted(instance.get_runs(dg.RunsFilter(tags={"dagster/partition": key})), key=lambda r: r.run_id)
+def harvest_runs(instance: dg.DagsterInstance, key: str) -> list[dg.DagsterRun]:
+    """The partition's harvest runs (the first and its automatic retries), oldest first; runs of
+    other jobs (the automation sensor's, following a harvest) are not part of the trial."""
+    records = instance.get_run_records(dg.RunsFilter(tags={"dagster/partition": key}, job_name=harvest_job.name))
+    return [r.dagster_run for r in sorted(records, key=lambda r: r.create_timestamp)]
 
 
 def kill_mid_chunk(
@@ -81,7 +84,7 @@ def kill_mid_chunk(
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for key in keys:
-            for run in _partition_runs(instance, key):
+            for run in harvest_runs(instance, key):
                 for step in step_records(instance, run.run_id).values():
                     if _is_chunk(step.step) and step.workers[-1:] == (worker,) and step.started and not step.ended:
                         if kind == POOL:
@@ -100,8 +103,8 @@ def await_recovery(
 ) -> Recovery:
     """Wait for the killed partition's runs to end (``LocalCluster.wait_for_runs``), measure them."""
     key, step_key, killed_at = killed
-    (last,) = cluster.wait_for_runs(instance, [key], timeout)
-    runs = _partition_runs(instance, key)
+    cluster.wait_for_runs(instance, [key], timeout)
+    runs = harvest_runs(instance, key)
     records: list[dict[str, StepRecord]] = [step_records(instance, run.run_id) for run in runs]
     chunk_runs = [step for steps in records for step in steps.values() if _is_chunk(step.step)]
     chunks = {step.step for step in chunk_runs}
@@ -115,7 +118,7 @@ def await_recovery(
         killed_step=step_key,
         killed_on=workers[0] if workers else "?",
         ran_again_on=workers[-1] if len(workers) > 1 else "-",
-        status=last.dagster_run.status,
+        status=runs[-1].status,
         runs=len(runs),
         run_seconds=(max(s.end_time or 0 for s in stats) - min(s.start_time or 0 for s in stats)),
         recovery_seconds=(finished[-1].ended - killed_at) if finished else float("nan"),
