@@ -104,7 +104,7 @@ def main() -> None:
                 load_before = os.getloadavg()
                 launch_harvest(cluster, key, run_config)
                 if kind == "clean":
-                    cluster.wait_for_runs(instance, [key], TIMEOUT_S)
+                    cluster.wait_for_runs(instance, [key], TIMEOUT_S, job="harvest_job")
                     (run,) = harvest_runs(instance, key)
                     stats = instance.get_run_stats(run.run_id)
                     row = {"kind": kind, "status": run.status.value, "runs": 1,

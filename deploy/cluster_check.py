@@ -23,7 +23,7 @@ from deploy.step_events import step_records
 from mind_core.store.home import MindHome
 from mind_core.text_table import format_table
 
-RUNS_TIMEOUT_S = 900
+RUNS_TIMEOUT_S = 1800  # five small sources take 5 to 10 minutes on 2 loaded cores
 MIN_COSINE = 0.999
 
 
@@ -53,14 +53,15 @@ def check_harvest(cluster: LocalCluster) -> bool:
         began = time.monotonic()
         print(f"cluster check: harvesting {len(keys)} example sources on the cluster ...", flush=True)
         cluster.launch_backfill("harvest_job", keys)
-        cluster.wait_for_runs(instance, keys, RUNS_TIMEOUT_S)
+        # the harvest runs; runs the automation sensor adds after them are shown, not awaited
+        cluster.wait_for_runs(instance, keys, RUNS_TIMEOUT_S, job="harvest_job")
         seconds = time.monotonic() - began
         runs = sorted(
             instance.get_run_records(dg.RunsFilter(tags={"dagster/partition": keys})), key=lambda r: r.start_time or 0
         )
         order = list(dict.fromkeys(r.dagster_run.tags["dagster/partition"] for r in runs))  # first runs' order
         rows = []
-        for record in runs:  # the backfill's runs, and any the automation sensor added after them
+        for record in runs:  # the backfill's runs, and any the automation sensor added so far
             run = record.dagster_run
             steps = step_records(instance, run.run_id).values()
             stateless_workers = sorted({w for s in steps if s.queue == cluster.settings.queues.shared for w in s.workers})

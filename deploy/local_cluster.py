@@ -231,9 +231,10 @@ class LocalCluster:
              "--config-json", json.dumps(run_config), "--tags", json.dumps(dict(tags))],
         )
 
-    def wait_for_runs(self, instance, partitions: Sequence[str], timeout: float) -> list:
-        """The latest run record of each of ``partitions`` once it has finished (success, failure
-        or canceled) and no automatic retry of it is due (run retries, ``deploy/dagster.yaml``).
+    def wait_for_runs(self, instance, partitions: Sequence[str], timeout: float, job: str | None = None) -> list:
+        """The latest run record of each of ``partitions`` (of ``job`` only, when named) once it has
+        finished (success, failure or canceled) and no automatic retry of it is due (run retries,
+        ``deploy/dagster.yaml``).
         Meanwhile a worker, the daemon or the webserver that exits is started again, as ``make
         cluster`` does; another piece that exits, or the timeout, raises ClusterError."""
         from dagster import DagsterRunStatus, RunsFilter
@@ -243,7 +244,8 @@ class LocalCluster:
         while time.monotonic() < deadline:
             self.restart_exited()
             latest = {}
-            for record in instance.get_run_records(RunsFilter(tags={"dagster/partition": list(partitions)})):
+            runs = RunsFilter(tags={"dagster/partition": list(partitions)}, job_name=job)
+            for record in instance.get_run_records(runs):
                 key = record.dagster_run.tags.get("dagster/partition")
                 if key not in latest or record.create_timestamp > latest[key].create_timestamp:
                     latest[key] = record

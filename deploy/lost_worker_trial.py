@@ -103,7 +103,7 @@ def await_recovery(
 ) -> Recovery:
     """Wait for the killed partition's runs to end (``LocalCluster.wait_for_runs``), measure them."""
     key, step_key, killed_at = killed
-    cluster.wait_for_runs(instance, [key], timeout)
+    cluster.wait_for_runs(instance, [key], timeout, job=harvest_job.name)
     runs = harvest_runs(instance, key)
     records: list[dict[str, StepRecord]] = [step_records(instance, run.run_id) for run in runs]
     chunk_runs = [step for steps in records for step in steps.values() if _is_chunk(step.step)]
