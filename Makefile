@@ -45,7 +45,9 @@ run: $(STAMP)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 servers:
-	@if ! command -v redis-server >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	@if ! command -v redis-server >/dev/null || \
+	   { ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }; then \
+	  command -v apt-get >/dev/null || { echo "no apt-get: install PostgreSQL's server (initdb, pg_ctl) and redis-server yourself" >&2; exit 1; }; \
 	  echo "installing Debian's postgresql and redis-server (the cluster tests start them) ..."; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server > /dev/null; \
@@ -62,9 +64,12 @@ ui: $(STAMP)
 	$(DEMO_HOME) $(BIN)/python -m mind_harvest.pipelines.ui
 
 # A real local cluster (deploy/README.md): PostgreSQL, Redis, two Celery workers, daemon, UI; Ctrl-C stops
-# it. The servers come from Debian's packages (`servers` installs them when missing).
+# it; a worker that stops is started again. The run history (PostgreSQL) is kept across restarts;
+# `make cluster WIPE=1` starts with an empty one. The servers come from Debian's packages (`servers`
+# installs them when missing). cluster-check harvests the bundled examples on a fresh cluster,
+# verifies the mind against a one-machine harvest, and stops.
 cluster: $(STAMP) servers
-	$(BIN)/python -m deploy.local_cluster
+	$(BIN)/python -m deploy.local_cluster $(if $(WIPE),--wipe)
 
 cluster-check: $(STAMP) servers
 	$(BIN)/python -m deploy.local_cluster --check --folder $(CURDIR)/.cluster/check

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
+import json
 import os
 import pwd
 import shutil
@@ -22,11 +24,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
+import yaml
 
 from mind_core.harvest.staging_store import STAGING_URL_ENV, default_staging_url
 
@@ -42,6 +45,27 @@ STOP_TIMEOUT_S = 20
 PG_DATABASE = "dagster"
 PG_USER = "dagster"
 INSTALL_HINT = "apt-get install -y postgresql redis-server"
+# Pieces started again when they exit (a worker lost, as a machine going down would be); at most
+# MAX_RESTARTS of one piece within RESTART_WINDOW_S, then the cluster stops (something is wrong).
+RESTARTABLE = ("worker-home", "worker-any", "daemon", "webserver")
+MAX_RESTARTS = 5
+RESTART_WINDOW_S = 300
+WILL_RETRY_TAG = "dagster/will_retry"  # set on a failed run that run retries will re-execute
+
+
+@contextlib.contextmanager
+def environment(values: Mapping[str, str]) -> Iterator[None]:
+    """These environment variables set in this process while the block runs, then restored."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 class ClusterError(RuntimeError):
@@ -72,7 +96,14 @@ class ClusterSettings:
     webserver: bool = True
     webserver_port: int = 3000
     extra_env: Mapping[str, str] = field(default_factory=dict)
-    ephemeral: bool = False  # a throwaway cluster (tests, benchmarks): PostgreSQL without fsync
+    # A throwaway cluster (tests, benchmarks): PostgreSQL without fsync, in a temporary folder
+    # removed on stop. Otherwise its data folder stays, so the runs' history outlives a restart.
+    ephemeral: bool = False
+    wipe: bool = False  # start from an empty history (the data folder of an earlier start removed)
+    # Celery's visibility timeout and restore sweep (deploy/celery.yaml) for this cluster's workers:
+    # how long a step of a lost worker waits before another worker runs it. None: celery.yaml's.
+    visibility_timeout_s: int | None = None
+    restore_interval_s: int | None = None
 
 
 def _server_binary(name: str) -> Path:
@@ -126,10 +157,13 @@ class LocalCluster:
         self.dagster_home = self.folder / "dagster_home"
         self.pg_port = _free_port()
         self.redis_port = _free_port()
-        self._pg_root: Path | None = None
+        self._pg_temporary: Path | None = None  # an ephemeral cluster's data, removed on stop
+        self.history_kept = False  # the server started on the data of an earlier start
         self._pg_data: Path | None = None
         self._pg_user: pwd.struct_passwd | None = None
         self._processes: list[tuple[str, subprocess.Popen]] = []
+        self._restarts: dict[str, list[float]] = {}
+        self.celery_config = self.folder / "celery.yaml"  # deploy/celery.yaml with this cluster's timeouts
 
     # --- what every Dagster process of the cluster shares -------------------------------------
     @property
@@ -184,22 +218,38 @@ class LocalCluster:
              "--partitions", ",".join(partitions), "--noprompt"],
         )
 
-    def wait_for_runs(self, instance, partitions: Sequence[str], timeout: float) -> list:
-        """The run records of ``partitions`` once each has a finished run (success, failure or
-        canceled); a cluster process that exits, or the timeout, raises ClusterError."""
+    def launch_run(self, job: str, run_config: Mapping, tags: Mapping[str, str]) -> None:
+        """Queue one run of ``job`` with this run config and tags (``dagster job launch``)."""
+        self._run(
+            "launch",
+            [str(BIN / "dagster"), "job", "launch", *self.settings.location, "-j", job,
+             "--config-json", json.dumps(run_config), "--tags", json.dumps(dict(tags))],
+        )
+
+    def wait_for_runs(self, instance, partitions: Sequence[str], timeout: float, job: str | None = None) -> list:
+        """The latest run record of each of ``partitions`` (of ``job`` only, when named) once it has
+        finished (success, failure or canceled) and no automatic retry of it is due (run retries,
+        ``deploy/dagster.yaml``).
+        Meanwhile a worker, the daemon or the webserver that exits is started again, as ``make
+        cluster`` does; another piece that exits, or the timeout, raises ClusterError."""
         from dagster import DagsterRunStatus, RunsFilter
 
         finished = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.exited():
-                raise ClusterError(f"stopped during the runs: {', '.join(self.exited())} (logs {self.logs})")
-            records = [
-                r for r in instance.get_run_records(RunsFilter(statuses=list(finished)))
-                if r.dagster_run.tags.get("dagster/partition") in set(partitions)
+            self.restart_exited()
+            latest = {}
+            runs = RunsFilter(tags={"dagster/partition": list(partitions)}, job_name=job)
+            for record in instance.get_run_records(runs):
+                key = record.dagster_run.tags.get("dagster/partition")
+                if key not in latest or record.create_timestamp > latest[key].create_timestamp:
+                    latest[key] = record
+            done = [
+                r for r in latest.values()
+                if r.dagster_run.status in finished and r.dagster_run.tags.get(WILL_RETRY_TAG) != "true"
             ]
-            if {r.dagster_run.tags.get("dagster/partition") for r in records} == set(partitions):
-                return records
+            if len(done) == len(set(partitions)):
+                return done
             time.sleep(1)
         raise ClusterError(f"runs not finished after {timeout:.0f} s (logs {self.logs})")
 
@@ -219,11 +269,11 @@ class LocalCluster:
             self._start_postgres()
             self._start_redis()
             self._run("instance migrate", [str(BIN / "dagster"), "instance", "migrate"])
+            self._write_celery_config()
             self._start_workers()
-            location = list(self.settings.location)
-            self._spawn("daemon", [str(BIN / "dagster-daemon"), "run", *location])
+            self._start_daemon()
             if self.settings.webserver:
-                self._start_webserver(location)
+                self._start_webserver()
         except BaseException:
             self.stop()
             raise
@@ -239,33 +289,83 @@ class LocalCluster:
                 check=False,
             )
             self._pg_data = None
-        if self._pg_root is not None:
-            shutil.rmtree(self._pg_root, ignore_errors=True)
-            self._pg_root = None
+        if self._pg_temporary is not None:
+            shutil.rmtree(self._pg_temporary, ignore_errors=True)
+            self._pg_temporary = None
 
     def exited(self) -> list[str]:
         """The names of the cluster's processes that have ended."""
         return [name for name, process in self._processes if process.poll() is not None]
 
+    def restart_exited(self) -> list[tuple[str, int]]:
+        """Start again each worker, the daemon and the webserver that has ended (what remains of
+        its process group killed first); (name, exit code) of each. Redis ending, or a piece
+        ending more than MAX_RESTARTS times within RESTART_WINDOW_S, raises ClusterError."""
+        restarted = []
+        for entry in [e for e in self._processes if e[1].poll() is not None]:
+            name, process = entry
+            if name not in RESTARTABLE:
+                raise ClusterError(f"{name} exited with code {process.returncode} (log {self.logs / name}.log)")
+            now = time.monotonic()
+            recent = self._restarts[name] = [t for t in self._restarts.get(name, []) if now - t < RESTART_WINDOW_S]
+            if len(recent) >= MAX_RESTARTS:
+                raise ClusterError(f"{name} exited {len(recent) + 1} times within {RESTART_WINDOW_S} s; stopping")
+            recent.append(now)
+            self._processes.remove(entry)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)  # its pool processes, code servers
+            {"worker-home": lambda: self.start_workers("home"), "worker-any": lambda: self.start_workers("any"),
+             "daemon": self._start_daemon, "webserver": self._start_webserver}[name]()
+            restarted.append((name, process.returncode))
+        return restarted
+
+    @property
+    def visibility_timeout_s(self) -> int:
+        """How long a step of a lost worker waits before another worker runs it."""
+        options = self._celery_config_source().get("broker_transport_options", {})
+        return int(options.get("visibility_timeout", 3600))
+
     # --- the pieces -----------------------------------------------------------------------------
+    def pg_root(self) -> Path:
+        """Where the PostgreSQL server keeps its data: ``<folder>/postgres``, or, when the server
+        runs as the ``postgres`` account (we are root), a folder of that account's own under
+        ``/var/tmp`` named after the cluster folder (which may sit under a private ``/root`` path)."""
+        if self._pg_user is None:
+            return self.folder / "postgres"
+        digest = hashlib.sha256(str(self.folder).encode()).hexdigest()[:12]
+        return Path("/var/tmp") / f"mind-harvest-pg-{digest}"
+
     def _start_postgres(self) -> None:
         """A private server owned by the ``postgres`` account when we are root (the server refuses
-        to run as root), by the current user otherwise; trust authentication on loopback only."""
+        to run as root), by the current user otherwise; trust authentication on loopback only. Its
+        data folder is kept across starts (the runs' history) unless the cluster is ephemeral or
+        asked to wipe it."""
         if os.geteuid() == 0:
             try:
                 self._pg_user = pwd.getpwnam("postgres")
             except KeyError as exc:
                 raise ClusterError(f"no 'postgres' system account: install the server ({INSTALL_HINT})") from exc
-        # a folder of its own outside the cluster folder: that one may sit under a private /root path
-        pg_root = self._pg_root = Path(tempfile.mkdtemp(prefix="mind-harvest-pg-"))
+        if self.settings.ephemeral:
+            pg_root = Path(tempfile.mkdtemp(prefix="mind-harvest-pg-"))
+            self._pg_temporary = pg_root
+        else:
+            pg_root = self.pg_root()
+            if self.settings.wipe:
+                shutil.rmtree(pg_root, ignore_errors=True)
+            pg_root.mkdir(parents=True, exist_ok=True)
         if self._pg_user is not None:
             os.chown(pg_root, self._pg_user.pw_uid, self._pg_user.pw_gid)
         data = pg_root / "data"
-        self._as_pg_user(
-            [str(_server_binary("initdb")), "-D", str(data), "-U", PG_USER, "--auth=trust", "-E", "UTF8",
-             "--no-sync", "--locale=C"],
-            log=self.logs / "initdb.log",
-        )
+        self.history_kept = (data / "PG_VERSION").exists()
+        if (data / "postmaster.pid").exists():  # a server left running by a session killed without its stop
+            self._as_pg_user([str(_server_binary("pg_ctl")), "stop", "-D", str(data), "-m", "fast", "-w"], check=False)
+        if not self.history_kept:
+            shutil.rmtree(data, ignore_errors=True)  # an initdb cut short
+            self._as_pg_user(
+                [str(_server_binary("initdb")), "-D", str(data), "-U", PG_USER, "--auth=trust", "-E", "UTF8",
+                 "--no-sync", "--locale=C"],
+                log=self.logs / "initdb.log",
+            )
         options = f"-c listen_addresses=127.0.0.1 -p {self.pg_port} -k {pg_root}"
         if self.settings.ephemeral:
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
@@ -281,7 +381,9 @@ class LocalCluster:
         try:
             connection.autocommit = True  # CREATE DATABASE runs outside a transaction
             with connection.cursor() as cursor:
-                cursor.execute(f"CREATE DATABASE {PG_DATABASE}")
+                cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", (PG_DATABASE,))
+                if cursor.fetchone() is None:
+                    cursor.execute(f"CREATE DATABASE {PG_DATABASE}")
         finally:
             connection.close()
 
@@ -302,6 +404,24 @@ class LocalCluster:
         _wait_for("redis-server", client.ping, {self.logs / "redis.log": process}, STARTUP_TIMEOUT_S)
         client.close()
 
+    def _celery_config_source(self) -> dict:
+        source = yaml.safe_load(CELERY_CONFIG.read_text())["execution"]["config"]["config_source"]
+        options = source.setdefault("broker_transport_options", {})
+        if self.settings.visibility_timeout_s is not None:
+            options["visibility_timeout"] = self.settings.visibility_timeout_s
+        if self.settings.restore_interval_s is not None:
+            options["unacked_restore_interval"] = self.settings.restore_interval_s
+        return source
+
+    def _write_celery_config(self) -> None:
+        """The workers' copy of deploy/celery.yaml, with the cluster's own timeouts when it has them."""
+        config = yaml.safe_load(CELERY_CONFIG.read_text())
+        config["execution"]["config"]["config_source"] = self._celery_config_source()
+        self.celery_config.write_text(yaml.safe_dump(config, sort_keys=False))
+
+    def _start_daemon(self) -> None:
+        self._spawn("daemon", [str(BIN / "dagster-daemon"), "run", *self.settings.location])
+
     def _start_workers(self) -> None:
         names = ["home", "any"] if self.settings.any_worker else ["home"]
         self.start_workers(*names)
@@ -314,7 +434,7 @@ class LocalCluster:
             "any": ([queues.shared], self.settings.any_concurrency),
         }[name]
         command = [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
-                   "-y", str(CELERY_CONFIG), "-n", name, "--loglevel", "WARNING"]
+                   "-y", str(self.celery_config), "-n", name, "--loglevel", "WARNING"]
         # one comma-separated list: Celery 5 keeps only the last of repeated -Q options
         command += ["-q", ",".join(listen)]
         return [*command, "--", "--concurrency", str(concurrency)]
@@ -345,11 +465,35 @@ class LocalCluster:
             self._terminate(*entry)
             self._processes.remove(entry)
 
-    def _start_webserver(self, location: list[str]) -> None:
+    def _worker_process(self, name: str) -> subprocess.Popen:
+        for process_name, process in self._processes:
+            if process_name == f"worker-{name}" and process.poll() is None:
+                return process
+        raise ClusterError(f"no running worker {name!r}")
+
+    def kill_pool_processes(self, name: str) -> list[int]:
+        """SIGKILL the pool processes of worker ``name`` (the processes that run its tasks), as
+        the OOM killer would; the worker's main process lives on and starts new ones. Their pids."""
+        command = psutil.Process(self._worker_process(name).pid)  # dagster-celery worker start
+        pool = [child for main in command.children() for child in main.children()
+                if "celery" in " ".join(child.cmdline())]
+        for process in pool:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        return [process.pid for process in pool]
+
+    def kill_worker(self, name: str) -> None:
+        """SIGKILL worker ``name`` whole (its main process and its pool), as a machine lost would
+        be; it stays in the process list as exited, so ``restart_exited`` starts it again."""
+        process = self._worker_process(name)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(STOP_TIMEOUT_S)
+
+    def _start_webserver(self) -> None:
         port = self.settings.webserver_port
         process = self._spawn(
             "webserver",
-            [str(BIN / "dagster-webserver"), *location, "-h", "127.0.0.1", "-p", str(port)]
+            [str(BIN / "dagster-webserver"), *self.settings.location, "-h", "127.0.0.1", "-p", str(port)]
         )
 
         def answers() -> bool:
@@ -419,33 +563,74 @@ class LocalCluster:
             process.wait(5)
 
 
+def _exit_reason(code: int) -> str:
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
+def supervise(cluster: LocalCluster) -> None:
+    """Until Ctrl-C: a worker, the daemon or the webserver that exits is started again, and the
+    console says so (with what happens to the step a lost worker was running)."""
+    while True:
+        for name, code in cluster.restart_exited():
+            note = ""
+            if name.startswith("worker-"):
+                note = (
+                    f"; a step it was running goes back to its queue after the visibility timeout "
+                    f"({cluster.visibility_timeout_s} s) and runs again"
+                )
+            stamp = time.strftime("%H:%M:%S")
+            print(f"{stamp} {name} stopped ({_exit_reason(code)}): started again{note}", flush=True)
+        time.sleep(1)
+
+
+def _interrupt(_signum, _frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m deploy.local_cluster", description=__doc__.splitlines()[0])
     parser.add_argument("--folder", type=Path, default=DEFAULT_FOLDER, help="cluster state (default: .cluster)")
     parser.add_argument("--minds", type=Path, help="the home worker's minds folder (default: $MIND_HOME or <folder>/minds)")
     parser.add_argument("--port", type=int, help="port of the UI (default: 3000; any free one with --check)")
-    parser.add_argument("--check", action="store_true", help="start everything, report, stop (no waiting)")
+    parser.add_argument("--wipe", action="store_true", help="start with an empty run history (PostgreSQL's data removed)")
+    parser.add_argument("--visibility-timeout", type=int, help="seconds before a lost worker's step runs elsewhere "
+                        "(default: deploy/celery.yaml's)")
+    parser.add_argument("--check", action="store_true", help="start everything in a folder of its own (default "
+                        ".cluster/check, emptied first), harvest the bundled examples, verify the mind, stop")
     args = parser.parse_args(argv)
-    minds = args.minds or Path(os.environ.get("MIND_HOME") or args.folder / "minds")
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C or `kill`: stop everything in order
+        signal.signal(stop_signal, _interrupt)
+    if args.check:  # a folder of its own, emptied first: never a user's minds or history
+        args.folder = args.folder / "check" if args.folder == DEFAULT_FOLDER else args.folder
+        shutil.rmtree(args.folder, ignore_errors=True)
+        minds = args.minds or args.folder / "minds"
+    else:
+        minds = args.minds or Path(os.environ.get("MIND_HOME") or args.folder / "minds")
     port = args.port or (_free_port() if args.check else 3000)
-    settings = ClusterSettings(folder=args.folder, minds=minds.resolve(), webserver_port=port)
+    settings = ClusterSettings(
+        folder=args.folder, minds=minds.resolve(), webserver_port=port, wipe=args.wipe or args.check,
+        visibility_timeout_s=args.visibility_timeout,
+    )
     try:
         with LocalCluster(settings) as cluster:
+            history = "kept from the last start" if cluster.history_kept else "new"
             print(
-                f"PostgreSQL 127.0.0.1:{cluster.pg_port}  Redis 127.0.0.1:{cluster.redis_port}\n"
+                f"PostgreSQL 127.0.0.1:{cluster.pg_port} (run history {history}: {cluster.pg_root()}; "
+                f"--wipe or make cluster WIPE=1 empties it)  Redis 127.0.0.1:{cluster.redis_port}\n"
                 f"workers: any (queue {settings.queues.shared}), home (queues {settings.queues.home}, "
                 f"{settings.queues.shared}, {settings.queues.untagged}; minds {settings.minds})\n"
                 f"daemon and UI: {cluster.webserver_url}\nlogs: {cluster.logs}",
                 flush=True,
             )
             if args.check:
-                print("cluster check: every process came up; stopping", flush=True)
-                return 0
-            print("Ctrl-C stops the cluster", flush=True)
-            while not cluster.exited():
-                time.sleep(1)
-            print(f"stopped by itself: {', '.join(cluster.exited())} (see {cluster.logs})", file=sys.stderr)
-            return 1
+                from deploy.cluster_check import check_harvest
+
+                return 0 if check_harvest(cluster) else 1
+            print("Ctrl-C stops the cluster; a worker that stops is started again", flush=True)
+            supervise(cluster)
     except KeyboardInterrupt:
         return 0
     except ClusterError as exc:

@@ -25,7 +25,18 @@ K8S_CONFIG_ENV = "MIND_HARVEST_K8S_EXECUTOR_CONFIG"
 CELERY_EXECUTOR_CONFIG = {
     "broker": {"env": "MIND_HARVEST_CELERY_BROKER"},
     "backend": {"env": "MIND_HARVEST_CELERY_BACKEND"},
-    "config_source": {"broker_connection_retry_on_startup": True},
+    "config_source": {
+        "broker_connection_retry_on_startup": True,
+        # late acknowledgement: a task whose worker is lost goes back to its queue (deploy/README.md)
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "broker_transport_options": {
+            "visibility_timeout": 3600,
+            "unacked_restore_interval": 30,
+            "unacked_restore_throttle": 1,
+        },
+    },
 }
 
 
