@@ -21,6 +21,7 @@ from mind_harvest.pipelines.executors import (
     K8S_CONFIG_ENV,
     run_executor,
 )
+from mind_harvest.pipelines.run_queue import MindRunCoordinator
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -67,9 +68,14 @@ def test_the_run_queue_is_the_same_everywhere():
     """One run in progress per mind: the single-machine instance, the team instance and the chart."""
     shipped = _load(REPO / "pipelines" / "dagster.yaml")["concurrency"]
     assert _load(DEPLOY / "dagster.yaml")["concurrency"] == shipped
-    chart = _load(K8S / "values.yaml")["dagsterDaemon"]["runCoordinator"]["config"]["queuedRunCoordinator"]
-    assert chart["maxConcurrentRuns"] == shipped["runs"]["max_concurrent_runs"]
-    assert chart["tagConcurrencyLimits"] == shipped["runs"]["tag_concurrency_limits"]
+    shipped_coordinator = _load(REPO / "pipelines" / "dagster.yaml")["run_coordinator"]
+    chart = _load(K8S / "values.yaml")["dagsterDaemon"]["runCoordinator"]
+    assert chart["type"] == "CustomRunCoordinator"
+    custom = chart["config"]["customRunCoordinator"]
+    assert (custom["module"], custom["class"]) == (shipped_coordinator["module"], shipped_coordinator["class"])
+    assert custom["config"]["max_concurrent_runs"] == shipped["runs"]["max_concurrent_runs"]
+    assert custom["config"]["tag_concurrency_limits"] == shipped["runs"]["tag_concurrency_limits"]
+    _valid(MindRunCoordinator.config_type(), custom["config"])  # the coordinator accepts the chart's config
 
 
 def test_the_workers_and_the_runs_share_one_celery_configuration():
