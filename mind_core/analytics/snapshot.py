@@ -18,6 +18,8 @@ folder (readers see the old partition or the new one); object stores have no ren
 fsspec's move copies then deletes, and a reader may briefly see a partition half replaced. A root
 that cannot be reached fails before the mind is read, with the URL and the reason.
 Values a column cannot hold are written as null and counted in the summary's ``invalid_values``.
+A snapshot of an encrypted mind is written encrypted, every file of it, under the mind's key
+(``snapshot_crypto``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mind_core import fs_url
+from mind_core.analytics import snapshot_crypto
 from mind_core.analytics.snapshot_batches import Problems, frame_batches, table_batches
 from mind_core.analytics.snapshot_tables import (
     DATA_TABLES,
@@ -52,6 +55,7 @@ from mind_core.analytics.snapshot_tables import (
     table_schema,
 )
 from mind_core.errors import InvalidInputError, NotFoundError
+from mind_core.store.cipher import MindKey
 from mind_core.store.db import Database
 from mind_core.store.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.store.schema import get_meta, vec_dimensions
@@ -131,8 +135,10 @@ def _write_parquet(
     batches: Generator[pa.RecordBatch, None, None],
     table: str,
     progress: ProgressCallback | None,
+    key: MindKey | None = None,
 ) -> int:
-    """Stream batches into one file (one row group per batch); an empty table still gets a file.
+    """Stream batches into one file (one row group per batch); an empty table still gets a file,
+    encrypted under ``key`` (an encrypted mind's) when given.
 
     The generator is closed here, so its cursor is released even when writing fails."""
     url, fs = destination
@@ -143,7 +149,7 @@ def _write_parquet(
     with (
         contextlib.closing(batches),
         opened as sink,
-        pq.ParquetWriter(sink, schema, compression=COMPRESSION) as writer,
+        pq.ParquetWriter(sink, schema, compression=COMPRESSION, encryption_properties=_encryption(key)) as writer,
     ):
         for batch in batches:
             writer.write_batch(batch)
@@ -152,6 +158,11 @@ def _write_parquet(
             if progress is not None:
                 progress(table, rows)
     return rows
+
+
+def _encryption(key: MindKey | None) -> Any:
+    """pyarrow's encryption properties for one file (each file its own data keys), or None."""
+    return None if key is None else snapshot_crypto.encryption_properties(key)
 
 
 def _swap_in(fs: fsspec.AbstractFileSystem, staged: str, final: str, trash: str) -> None:
@@ -261,6 +272,7 @@ def snapshot_mind(
     problems = Problems()
     rows: dict[str, int] = {}
     db = Database(mind_file, readonly=True)
+    key = db.key
     try:
         db.execute(f"PRAGMA cache_size = -{_SNAPSHOT_CACHE_KIB}")
         db.execute("BEGIN")  # one read transaction: every table sees the same state of the mind
@@ -275,6 +287,7 @@ def snapshot_mind(
             frame_batches(db, _frame_batch_rows(batch_rows, dimensions), dimensions, problems),
             "frames",
             progress,
+            key,
         )
         for name, spec in TABLES.items():
             rows[name] = _write_parquet(
@@ -284,6 +297,7 @@ def snapshot_mind(
                 table_batches(db, spec, batch_rows, problems),
                 name,
                 progress,
+                key,
             )
         db.execute("COMMIT")
     except BaseException:
@@ -309,7 +323,12 @@ def snapshot_mind(
         with fs_url.reaching(url, SnapshotDestinationError):
             fs.makedirs(f"{staging}/{SNAPSHOTS_TABLE}", exist_ok=True)
             with fs.open(f"{staging}/{SNAPSHOTS_TABLE}/{PART_FILE}", "wb") as sink:
-                pq.write_table(pa.table(summary_row, schema=SNAPSHOTS_SCHEMA), sink, compression=COMPRESSION)
+                pq.write_table(
+                    pa.table(summary_row, schema=SNAPSHOTS_SCHEMA),
+                    sink,
+                    compression=COMPRESSION,
+                    encryption_properties=_encryption(key),
+                )
             for table in SNAPSHOT_TABLES:
                 _swap_in(
                     fs,
