@@ -2,10 +2,10 @@
 OS keyring.
 
 SQLCipher (through the ``sqlcipher3`` wheel, which bundles its own SQLite with FTS5 and can load
-sqlite-vec) encrypts every page of the file and of its WAL with AES-256 and authenticates each with
-an HMAC; without the key the file is indistinguishable from random bytes, and plain ``sqlite3``
-calls it "not a database". A plain mind stays on the ordinary driver; only a mind whose file is
-encrypted (its first 16 bytes are not SQLite's header) is opened through SQLCipher.
+sqlite-vec; the store's driver for every mind, ``mind_core.store.db``) encrypts every page of the
+file and of its WAL with AES-256 and authenticates each with an HMAC; without the key the file is
+indistinguishable from random bytes, and plain ``sqlite3`` calls it "not a database". A mind
+whose file does not start with SQLite's header is encrypted, and keyed on every connection.
 
 Where the key comes from, first found wins:
 
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from typing import Any
 
 from mind_core.errors import ExtensionMissingError, MindAccessError
 
+CIPHER_DRIVER = "sqlcipher3.dbapi2"
 SQLITE_HEADER = b"SQLite format 3\x00"
 SALT_BYTES = 16
 KEY_ENV = "MIND_HARVEST_KEY"
@@ -140,14 +140,13 @@ def wrong_key_error(path: str | Path, key: MindKey) -> MindKeyError:
     )
 
 
-def cipher_driver() -> ModuleType:
-    """SQLCipher's DB-API module (``sqlcipher3``), with a clear error when it is not installed."""
-    try:
-        return importlib.import_module("sqlcipher3.dbapi2")
-    except ImportError as exc:
+def require_cipher(module: ModuleType) -> ModuleType:
+    """``module`` (the store's driver) when it is SQLCipher's; a clear error otherwise."""
+    if module.__name__ != CIPHER_DRIVER:
         raise ExtensionMissingError(
             "this mind is encrypted, and reading it needs SQLCipher: `pip install sqlcipher3`"
-        ) from exc
+        )
+    return module
 
 
 @functools.lru_cache(maxsize=32)

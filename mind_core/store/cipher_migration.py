@@ -24,7 +24,7 @@ from typing import Any
 
 from mind_core.errors import InvalidInputError, MindAccessError, NotFoundError
 from mind_core.store import cipher
-from mind_core.store.db import NEW_MIND_PAGE_SIZE, Database, load_sqlite_vec
+from mind_core.store.db import NEW_MIND_PAGE_SIZE, Database, driver, load_sqlite_vec
 from mind_core.store.write_lock import mind_write_lock
 
 REWRITE_SUFFIX = ".rewrite"
@@ -102,10 +102,10 @@ def _rewrite(mind: Path, source_key: cipher.MindKey | None, target_key: cipher.M
 
 def _export(mind: Path, copy: Path, source_key: cipher.MindKey | None, target_key: cipher.MindKey | None) -> dict[str, int]:
     """Copy ``mind`` into ``copy`` with ``sqlcipher_export``; the rows per table it holds."""
-    source = Database(mind, key=source_key)  # a plain mind stays on the plain driver: reopen below
+    source = Database(mind, key=source_key)
     source.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    source.close()
-    module = cipher.cipher_driver()
+    source.close()  # reopened below, as it is, without the connection's settings
+    module = cipher.require_cipher(driver())
     conn = module.connect(str(mind), isolation_level=None, check_same_thread=False)
     try:
         if source_key is not None:

@@ -1,10 +1,15 @@
 """Connections to a mind file: sqlite-vec loaded, WAL, foreign keys, busy timeout, transactions.
 
-Python's own ``sqlite3`` cannot load extensions on many builds (this project's CI machine
-included), so the driver is chosen at import time: the stdlib module when it can load
-extensions, otherwise ``pysqlite3`` (a bundled, recent SQLite with the same DB-API). An encrypted
-mind is opened through SQLCipher instead, keyed before anything else runs on the connection
-(``mind_core.store.cipher``): every connection to a mind file is made by ``Database._open``.
+The driver is chosen at import time, the first of these that can load extensions:
+``sqlcipher3`` (SQLCipher 4: a recent SQLite with FTS5 and page encryption, bundled in its
+wheel), the stdlib ``sqlite3`` (which cannot load extensions on many builds, this project's CI
+machine's included), ``pysqlite3`` (a bundled SQLite with the same DB-API).
+
+One driver for every mind, plain and encrypted alike: a process that loaded sqlite-vec into two
+SQLite libraries would crash, since SQLite loads an extension with ``RTLD_GLOBAL`` and the
+second load rebinds the first's pointer to its SQLite. SQLCipher reads and writes a plain mind
+as plain SQLite does; an encrypted one is keyed before anything else runs on its connection
+(``mind_core.store.cipher``). Every connection to a mind file is made by ``Database._open``.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ def _can_load_extensions(module: ModuleType) -> bool:
 
 
 def _pick_driver() -> ModuleType | None:
-    candidates = ["sqlite3", "pysqlite3.dbapi2"]
+    candidates = [cipher.CIPHER_DRIVER, "sqlite3", "pysqlite3.dbapi2"]
     for name in candidates:
         try:
             module = importlib.import_module(name)
@@ -177,7 +182,7 @@ class Database:
         self.readonly = readonly
         self.key = self._key_to_use(key)
         self.encrypted = self.key is not None
-        module = cipher.cipher_driver() if self.encrypted else driver()
+        module = cipher.require_cipher(driver()) if self.encrypted else driver()
         self.conn: Any = None
         try:
             self._open(module)
