@@ -16,6 +16,10 @@ on a plain and an encrypted mind side by side in one run.
   a fresh encrypted one (the key in $MIND_HARVEST_KEY, as a user sets it), --rounds times taking
   turns, mock embedder (the model would be the same on both sides); the best CPU time of each.
 - Snapshot: ``mind snapshot`` of the search minds (with embeddings): Parquet plain vs encrypted.
+- Driver: every mind now goes through SQLCipher's SQLite (``sqlcipher3``, mind_core/store/db.py).
+  The plain mind's searches are asked again in a child process on the driver used before
+  (``pysqlite3``), for the cost of that change to plain minds (two processes: not side by side,
+  so a difference of a few percent is load, not the driver).
 
     .venv/bin/python benchmarks/encryption.py [--frames 10000] [--queries 300] [--messages 5000] [--rounds 2]
 """
@@ -23,8 +27,11 @@ on a plain and an encrypted mind side by side in one run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -121,13 +128,37 @@ def snapshot_cpu(folder: Path, minds: dict[str, Path]) -> dict[str, float]:
     return seconds
 
 
+def former_driver_search(path: Path, queries: int) -> dict[str, float]:
+    """The plain mind's search CPU ms on the driver before ``sqlcipher3`` (a child process: two
+    SQLite libraries with sqlite-vec cannot share one)."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--former-driver", str(path), "--queries", str(queries)],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    return dict(json.loads(out.splitlines()[-1]))
+
+
+def _search_on_former_driver(path: Path, queries: int) -> None:
+    import pysqlite3.dbapi2
+
+    from mind_core.store import db
+
+    db.sqlite = pysqlite3.dbapi2
+    with Mind.open(path, embedder=MockEmbedder(), readonly=True) as mind:
+        print(json.dumps(search_cpu({"former": mind}, questions(queries))["former"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--frames", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--messages", type=int, default=5_000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--former-driver", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.former_driver:
+        _search_on_former_driver(args.former_driver, args.queries)
+        return
     os.environ.pop(KEY_ENV, None)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -142,6 +173,7 @@ def main() -> None:
         search = search_cpu(opened, questions(args.queries))
         for mind in opened.values():
             mind.close()
+        former = former_driver_search(plain_path, args.queries)
         raw_path = folder / "raw.mind"
         shutil.copy(plain_path, raw_path)
         encrypt_mind(raw_path, MindKey(RAW_KEY, "the benchmark"))
@@ -158,6 +190,8 @@ def main() -> None:
     for name, figures in search.items():
         print(f"  {name:<10} p50 {figures['p50_ms']:6.2f}  p95 {figures['p95_ms']:6.2f}")
     print(f"  encrypted / plain: p50 {ratio['p50_ms']:.2f}x, p95 {ratio['p95_ms']:.2f}x")
+    print(f"  plain on the former driver (pysqlite3, another process): p50 {former['p50_ms']:.2f}  "
+          f"p95 {former['p95_ms']:.2f}")
     print("open read-only + one read, best CPU ms: " + ", ".join(f"{k} {v:.1f}" for k, v in opening.items()))
     print(f"harvest of {args.messages:,} messages, best CPU s of {args.rounds}: plain {harvested['plain']:.2f}, "
           f"encrypted {harvested['encrypted']:.2f} ({harvested['encrypted'] / harvested['plain']:.2f}x)")
@@ -167,6 +201,7 @@ def main() -> None:
           f"encrypted file {sizes['encrypted'] / 2**20:.0f} MiB")
     write_results("encryption", {
         "frames": frames, "queries": args.queries, "search_cpu_ms": search, "search_ratio": ratio,
+        "former_driver_search_cpu_ms": former,
         "open_cpu_ms": opening, "harvest_messages": args.messages, "harvest_cpu_s": harvested,
         "snapshot_cpu_s": snapshot, "encrypt_s": encrypt_s, "file_bytes": sizes,
     })
