@@ -14,6 +14,7 @@ from mind_core.search.linker import MemoryLinker
 from mind_core.search.vector_index import VectorIndex
 from mind_core.store import reconcile
 from mind_core.store.awareness import AwarenessLayer
+from mind_core.store.cipher import MindKey
 from mind_core.store.db import Database, access_error
 from mind_core.store.frames import FrameStore
 from mind_core.store.identity import IdentityLayer
@@ -44,6 +45,7 @@ class Mind:
         dimensions: int | None = None,
         readonly: bool = False,
         rebuild_vectors: bool = False,
+        key: MindKey | None = None,
     ) -> Mind:
         """Open (or create) a mind. With an embedder, its fingerprint must match the mind's
         vectors unless ``rebuild_vectors`` drops them (to be re-embedded by ``reconcile``).
@@ -51,8 +53,12 @@ class Mind:
         A new mind stores vectors at ``dimensions`` values, else at the embedder's width (the
         model's own unless the embedder pads, e.g. to the original engine's 1024). An existing mind
         keeps its width and gets the embedder fitted to it; rebuilding adopts the new width.
+
+        An encrypted mind is opened with ``key``, else the key configured for it
+        (``mind_core.store.cipher``); a new mind is created encrypted with ``key`` or the
+        environment's.
         """
-        db = Database(path, readonly=readonly)
+        db = Database(path, readonly=readonly, key=key)
         try:
             if not readonly:
                 new = vec_dimensions(db) is None

@@ -14,6 +14,10 @@ Snapshots that hold forgotten data are left out: a forget marks the root
 snapshot of that workspace read from the mind before it is stale until the next ``mind snapshot``
 deletes it. The views never show a stale snapshot; ``stale_snapshots`` lists them (workspace,
 snapshot_date) so ``mind analytics`` can say which were left out and why.
+
+Snapshots of encrypted minds (``snapshot_crypto``) are decrypted through pyarrow with their
+workspace's key and registered as Arrow tables beside DuckDB's reading of the plain files: the
+same views and queries, with those files held in memory rather than streamed.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
@@ -34,12 +39,15 @@ import pyarrow as pa
 
 from mind_core import fs_url
 from mind_core.analytics.snapshot import SnapshotDestinationError
+from mind_core.analytics.snapshot_crypto import SnapshotKeyError, is_encrypted_parquet, read_encrypted
 from mind_core.analytics.snapshot_tables import PART_FILE, SNAPSHOT_TABLES, SNAPSHOTS_TABLE, table_schema
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.privacy.snapshots import stale_marks
+from mind_core.store.cipher import KEY_ENV, MindKeyError, key_from_environment, key_from_keyring, key_variable
 from mind_core.text_table import OUTPUT_FORMATS, format_table
 
 TABLE_CELL_WIDTH = 60
+_PARTITION = re.compile(r"workspace=([^/]+)/snapshot_date=(\d{4}-\d{2}-\d{2})/")
 
 
 class NoSnapshotsError(NotFoundError):
@@ -165,6 +173,15 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _read_parquet(files: str) -> str:
+    """A SELECT of every snapshot file ``files`` names (a glob or a list, as SQL), with the
+    partition folders as columns."""
+    return (
+        f"SELECT * FROM read_parquet({files}, hive_partitioning = true, union_by_name = true, "
+        "hive_types = {'workspace': VARCHAR, 'snapshot_date': DATE})"
+    )
+
+
 class Analytics:
     """An in-memory DuckDB with views over every snapshot under ``root`` (a folder or an fsspec
     URL: DuckDB reads other file systems through the fsspec one registered with it)."""
@@ -226,13 +243,20 @@ class Analytics:
         return [(str(w), str(d)) for w, d in rows]
 
     def _create_view(self, view: str, table: str) -> None:
-        pattern = f"{self.root}/{table}/workspace=*/snapshot_date=*/*.parquet"
-        if self._files(table):
-            self.con.execute(
-                f"CREATE VIEW {view} AS SELECT * FROM read_parquet({_sql_string(str(pattern))}, "
-                "hive_partitioning = true, union_by_name = true, "
-                "hive_types = {'workspace': VARCHAR, 'snapshot_date': DATE})"
-            )
+        files = self._files(table)
+        encrypted = [path for path in files if is_encrypted_parquet(self._fs, path)]
+        if files and not encrypted:
+            pattern = f"{self.root}/{table}/workspace=*/snapshot_date=*/*.parquet"
+            self.con.execute(f"CREATE VIEW {view} AS {_read_parquet(_sql_string(pattern))}")
+            return
+        if files:
+            # Snapshots of encrypted minds: decrypted through pyarrow with each workspace's key
+            # and registered beside DuckDB's own reading of the plain files.
+            parts = [f"SELECT * FROM {self._decrypted(table, encrypted)}"]
+            plain = [f"{self.root}{path.removeprefix(self._path)}" for path in files if path not in encrypted]
+            if plain:
+                parts.insert(0, _read_parquet("[" + ", ".join(_sql_string(url) for url in plain) + "]"))
+            self.con.execute(f"CREATE VIEW {view} AS " + " UNION ALL BY NAME ".join(parts))
             return
         # A table no snapshot has written yet (snapshots from an older version): empty, typed.
         empty = pa.Table.from_batches([], schema=table_schema(table))
@@ -241,6 +265,36 @@ class Analytics:
             f"CREATE VIEW {view} AS SELECT *, CAST(NULL AS VARCHAR) AS workspace, "
             f"CAST(NULL AS DATE) AS snapshot_date FROM _empty_{table}"
         )
+
+    def _decrypted(self, table: str, files: list[str]) -> str:
+        """The encrypted snapshot files of ``table`` read into one registered Arrow table, with
+        the ``workspace`` and ``snapshot_date`` columns DuckDB takes from the partition folders;
+        its name. Each workspace's key as its mind's (``$MIND_HARVEST_KEY_<WORKSPACE>``,
+        ``$MIND_HARVEST_KEY``, the keyring); ``MindKeyError`` for one without a key."""
+        tables = []
+        for path in files:
+            partition = _PARTITION.search(path)
+            if partition is None:
+                continue
+            workspace, day = partition.group(1), date.fromisoformat(partition.group(2))
+            key = key_from_environment(workspace) or key_from_keyring(workspace)
+            if key is None:
+                raise MindKeyError(
+                    f"the snapshots of workspace {workspace!r} are encrypted and no key was given: set "
+                    f"${key_variable(workspace)} or ${KEY_ENV} (the key of its mind)"
+                )
+            try:
+                data = read_encrypted(self._fs, path, key)
+            except (SnapshotKeyError, OSError) as exc:
+                raise MindKeyError(
+                    f"the snapshots of workspace {workspace!r} are encrypted and {key} does not open them"
+                ) from exc
+            rows = data.num_rows
+            data = data.append_column("workspace", pa.array([workspace] * rows, pa.string()))
+            tables.append(data.append_column("snapshot_date", pa.array([day] * rows, pa.date32())))
+        name = f"_decrypted_{table}"
+        self.con.register(name, pa.concat_tables(tables, promote_options="default"))
+        return name
 
     @staticmethod
     def queries() -> dict[str, str]:

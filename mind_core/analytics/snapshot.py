@@ -28,6 +28,9 @@ every partition of the workspace read from the mind before its latest forget (th
 mind's audit log or the root's stale marker, ``mind_core.privacy.snapshots``, says, whichever is
 later), other days included, then clears the marker. ``taken_at`` is the instant the snapshot
 began reading the mind, so a forget made while it read leaves it stale too.
+
+A snapshot of an encrypted mind is written encrypted, every file of it, under the mind's key
+(``snapshot_crypto``), and whole: no file of an earlier snapshot is carried over into it.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mind_core import fs_url
+from mind_core.analytics import snapshot_crypto
 from mind_core.analytics import snapshot_segments as segments
 from mind_core.analytics.snapshot_batches import Problems, frame_batches, table_batches
 from mind_core.analytics.snapshot_tables import (
@@ -65,6 +69,7 @@ from mind_core.analytics.snapshot_tables import (
 from mind_core.errors import InvalidInputError, NotFoundError
 from mind_core.privacy.snapshots import clear_mark, stale_before
 from mind_core.store import change_log
+from mind_core.store.cipher import MindKey
 from mind_core.store.db import Database
 from mind_core.store.home import PERSONAL, MindHome, validate_workspace_name
 from mind_core.store.schema import get_meta, vec_dimensions
@@ -144,8 +149,10 @@ def _write_parquet(
     batches: Generator[pa.RecordBatch, None, None],
     table: str,
     progress: ProgressCallback | None,
+    key: MindKey | None = None,
 ) -> int:
-    """Stream batches into one file (one row group per batch); an empty table still gets a file.
+    """Stream batches into one file (one row group per batch); an empty table still gets a file,
+    encrypted under ``key`` (an encrypted mind's) when given.
 
     The generator is closed here, so its cursor is released even when writing fails."""
     url, fs = destination
@@ -156,7 +163,7 @@ def _write_parquet(
     with (
         contextlib.closing(batches),
         opened as sink,
-        pq.ParquetWriter(sink, schema, compression=COMPRESSION) as writer,
+        pq.ParquetWriter(sink, schema, compression=COMPRESSION, encryption_properties=_encryption(key)) as writer,
     ):
         for batch in batches:
             writer.write_batch(batch)
@@ -165,6 +172,11 @@ def _write_parquet(
             if progress is not None:
                 progress(table, rows)
     return rows
+
+
+def _encryption(key: MindKey | None) -> Any:
+    """pyarrow's encryption properties for one file (each file its own data keys), or None."""
+    return None if key is None else snapshot_crypto.encryption_properties(key)
 
 
 def _swap_in(fs: fsspec.AbstractFileSystem, staged: str, final: str, trash: str) -> None:
@@ -286,6 +298,7 @@ def snapshot_mind(
     taken_at = utc_now()  # before the read: a forget after this instant makes the snapshot stale
     read_at = format_utc(taken_at)
     marked = stale_before(root, workspace)
+    key = db.key
     try:
         db.execute(f"PRAGMA cache_size = -{_SNAPSHOT_CACHE_KIB}")
         db.execute("BEGIN")  # one read transaction: every table sees the same state of the mind
@@ -294,7 +307,7 @@ def snapshot_mind(
         if include_embeddings and not dimensions:
             log.warning("snapshot: %s has no vector table; embeddings left out", mind_file)
         schema_version = get_meta(db, "schema_version") if db.table_exists("meta") else None
-        frames = _FramesTarget(root_dir, staging, workspace, day, dimensions, read_at, forgotten_at)
+        frames = _FramesTarget(root_dir, staging, workspace, day, dimensions, read_at, forgotten_at, key)
         increment, plan = _write_frames(db, (url, fs), frames, batch_rows, full, problems, progress)
         rows["frames"] = sum(increment.segments.values())
         written["frames"] = sum(increment.segments[s] for s in plan.write if s in increment.segments)
@@ -306,6 +319,7 @@ def snapshot_mind(
                 table_batches(db, spec, batch_rows, problems),
                 name,
                 progress,
+                key,
             )
         db.execute("COMMIT")
     except BaseException:
@@ -331,7 +345,7 @@ def snapshot_mind(
             fs.makedirs(f"{staging}/{SNAPSHOTS_TABLE}", exist_ok=True)
             with fs.open(f"{staging}/{SNAPSHOTS_TABLE}/{PART_FILE}", "wb") as sink:
                 summary = pa.table(summary_row, schema=SNAPSHOTS_SCHEMA.with_metadata(increment.to_metadata()))
-                pq.write_table(summary, sink, compression=COMPRESSION)
+                pq.write_table(summary, sink, compression=COMPRESSION, encryption_properties=_encryption(key))
             for table in SNAPSHOT_TABLES:
                 _swap_in(
                     fs,
@@ -412,6 +426,7 @@ class _FramesTarget:
     dimensions: int | None
     read_at: str
     forgotten_at: str | None  # the latest forget: an earlier snapshot read before it is not carried over
+    key: MindKey | None  # an encrypted mind's: every file written encrypted, none carried over
 
 
 def _write_frames(
@@ -430,7 +445,8 @@ def _write_frames(
     schema = frames_schema(dimensions)
     layout = segments.layout(schema)
     plan, position = segments.plan_segments(
-        db, fs, target.root_dir, target.workspace, target.day, layout, full, target.forgotten_at
+        db, fs, target.root_dir, target.workspace, target.day, layout, full or target.key is not None,
+        target.forgotten_at,
     )
     counts: dict[int, int] = {}
     with fs_url.reaching(url, SnapshotDestinationError):
@@ -449,10 +465,11 @@ def _write_frames(
             frame_batches(db, _frame_batch_rows(batch_rows, dimensions), dimensions, problems, (low, high)),
             "frames",
             progress,
+            target.key,
         )
     if not counts:  # an empty mind still gets a (schema-only) frames file
         nothing = frame_batches(db, batch_rows, dimensions, problems, (0, 0))
-        _write_parquet(destination, f"{staging}/frames/{PART_FILE}", schema, nothing, "frames", progress)
+        _write_parquet(destination, f"{staging}/frames/{PART_FILE}", schema, nothing, "frames", progress, target.key)
     increment = segments.Increment(change_log.token(db), str(position), target.read_at, layout, dict(sorted(counts.items())))
     return increment, plan
 

@@ -62,6 +62,8 @@ BUILT_IN_COMMANDS: dict[str, str] = {
     "analytics": "mind_core.cli.snapshot",
     "forget": "mind_core.cli.forget",
     "redaction": "mind_core.cli.redaction",
+    "encrypt": "mind_core.cli.encryption",
+    "decrypt": "mind_core.cli.encryption",
 }
 
 
@@ -78,6 +80,7 @@ Environment:
   {"MIND_HARVEST_SERVE_TOKEN":<27} the bearer token `mind serve` requires
   {"MIND_HARVEST_SERVE_WORKERS":<27} worker processes of `mind serve` (--workers)
   {"MIND_HARVEST_SERVE_HEADER_TIMEOUT":<27} seconds `mind serve` waits for a request's headers (--header-timeout)
+  {"MIND_HARVEST_KEY":<27} the key of encrypted minds (MIND_HARVEST_KEY_<WORKSPACE> for one)
   {"NO_COLOR":<27} plain output on a terminal too
 
 Each command's --help has its options and an example; docs/usage.md has the whole guide."""

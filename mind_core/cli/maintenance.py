@@ -84,9 +84,10 @@ def doctor(args: CommandArgs) -> int:
     """Check (and repair) a mind.
 
     Checks the full-text and vector indexes, orphans, the embedder's model cache and the
-    sources' last harvests; exit code 3 when problems are left unrepaired (in any mind checked).
-    The index checks cover the frames changed since the last check that found the mind healthy
-    or the last reconcile (a harvest ends with one): every frame the first time, or with --full.
+    sources' last harvests, and says whether the mind is encrypted; exit code 3 when problems are
+    left unrepaired (in any mind checked). The index checks cover the frames changed since the
+    last check that found the mind healthy or the last reconcile (a harvest ends with one): every
+    frame the first time, or with --full.
     """
     workspaces = selected_workspaces(args)
     if not workspaces:
@@ -173,10 +174,12 @@ def _doctor_mind(args: CommandArgs, workspace: str) -> DoctorCheck:
         report = mind.doctor(repair=args.repair, full=args.full)
         sources = source_problems(mind.db)
         onnx_cache = _onnx_cache_status(mind.embedder)
+        encryption = encryption_status(mind.db)
     problems = [*report.problems, *(["sources"] if sources else [])]
     scope = "all" if report.full else f"{report.frames_examined:,} changed since the last clean check or reconcile"
     checks = [("frames", f"{report.frames:,}"), ("checked", scope)]
     checks += [(f.check, "ok" if f.ok else f"{f.count:,} ({f.detail})") for f in report.findings]
+    checks.append(("encryption", encryption["summary"]))
     checks.append(("onnx cache", status_text(onnx_cache)))
     repaired_line = None
     if report.repaired is not None and report.after is not None:
@@ -192,6 +195,7 @@ def _doctor_mind(args: CommandArgs, workspace: str) -> DoctorCheck:
         "workspace": workspace,
         **report.to_dict(),
         "sources": [p.to_dict() for p in sources],
+        "encryption": encryption,
         "onnx_cache": onnx_cache,
     }
     if sources:
@@ -205,6 +209,27 @@ def _doctor_mind(args: CommandArgs, workspace: str) -> DoctorCheck:
         repaired=repaired_line,
         healthy=report.healthy and not sources,
     )
+
+
+def encryption_status(db: Any) -> dict[str, Any]:
+    """Whether the mind's file is encrypted, where its key came from (never the key) and what
+    beside it is not encrypted (the ANN graphs: vectors and frame ids, no text)."""
+    from mind_core.search.ann import ann_dir
+
+    folder = ann_dir(db)
+    plain_ann = db.encrypted and folder is not None and folder.is_dir()
+    if not db.encrypted:
+        summary = "no (plain SQLite file; `mind encrypt` encrypts it)"
+    else:
+        summary = f"yes (SQLCipher, key from {db.key.origin})" + (
+            "; the ANN index beside it is not (vectors only)" if plain_ann else ""
+        )
+    return {
+        "encrypted": db.encrypted,
+        "key_from": db.key.origin if db.encrypted else None,
+        "ann_index_plain": plain_ann,
+        "summary": summary,
+    }
 
 
 def status_text(status: dict[str, Any] | str) -> str:

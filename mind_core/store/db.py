@@ -1,8 +1,15 @@
 """Connections to a mind file: sqlite-vec loaded, WAL, foreign keys, busy timeout, transactions.
 
-Python's own ``sqlite3`` cannot load extensions on many builds (this project's CI machine
-included), so the driver is chosen at import time: the stdlib module when it can load
-extensions, otherwise ``pysqlite3`` (a bundled, recent SQLite with the same DB-API).
+The driver is chosen at import time, the first of these that can load extensions:
+``sqlcipher3`` (SQLCipher 4: a recent SQLite with FTS5 and page encryption, bundled in its
+wheel), the stdlib ``sqlite3`` (which cannot load extensions on many builds, this project's CI
+machine's included), ``pysqlite3`` (a bundled SQLite with the same DB-API).
+
+One driver for every mind, plain and encrypted alike: a process that loaded sqlite-vec into two
+SQLite libraries would crash, since SQLite loads an extension with ``RTLD_GLOBAL`` and the
+second load rebinds the first's pointer to its SQLite. SQLCipher reads and writes a plain mind
+as plain SQLite does; an encrypted one is keyed before anything else runs on its connection
+(``mind_core.store.cipher``). Every connection to a mind file is made by ``Database._open``.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Any
 from urllib.parse import quote
 
 from mind_core.errors import ExtensionMissingError, MindAccessError
+from mind_core.store import cipher
 
 BUSY_TIMEOUT_MS = 30_000
 MMAP_BYTES = 1 << 30
@@ -54,7 +62,7 @@ def _can_load_extensions(module: ModuleType) -> bool:
 
 
 def _pick_driver() -> ModuleType | None:
-    candidates = ["sqlite3", "pysqlite3.dbapi2"]
+    candidates = [cipher.CIPHER_DRIVER, "sqlite3", "pysqlite3.dbapi2"]
     for name in candidates:
         try:
             module = importlib.import_module(name)
@@ -82,7 +90,7 @@ def driver() -> ModuleType:
     return sqlite
 
 
-def _load_sqlite_vec(conn: Any) -> None:
+def load_sqlite_vec(conn: Any) -> None:
     try:
         import sqlite_vec
     except ImportError as exc:
@@ -95,7 +103,19 @@ def _load_sqlite_vec(conn: Any) -> None:
         raise ExtensionMissingError(f"sqlite-vec failed to load ({exc}). " + _FIX_HINT) from exc
 
 
-def _connect_readonly(module: ModuleType, path: Path) -> Any:
+def _keyed(module: ModuleType, target: str, path: Path, key: cipher.MindKey | None, **options: Any) -> Any:
+    """``module.connect(target)``, keyed with ``key`` when the mind is encrypted."""
+    conn = module.connect(target, isolation_level=None, check_same_thread=False, **options)
+    if key is not None:
+        try:
+            cipher.apply_key(conn, path, key, NEW_MIND_PAGE_SIZE)
+        except BaseException:
+            conn.close()
+            raise
+    return conn
+
+
+def _connect_readonly(module: ModuleType, path: Path, key: cipher.MindKey | None) -> Any:
     """A read-only connection to a mind in WAL mode.
 
     ``mode=ro`` needs the -wal/-shm files or the right to create them. A mind in a folder we
@@ -104,7 +124,7 @@ def _connect_readonly(module: ModuleType, path: Path) -> Any:
     cannot read is refused rather than read without its latest commits.
     """
     uri = f"file:{quote(str(path))}?mode=ro"
-    conn = module.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    conn = _keyed(module, uri, path, key, uri=True)
     try:
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
         return conn
@@ -113,7 +133,7 @@ def _connect_readonly(module: ModuleType, path: Path) -> Any:
         wal = path.with_name(path.name + "-wal")
         if not path.is_file() or (wal.exists() and wal.stat().st_size > 0):
             raise
-    return module.connect(uri + "&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+    return _keyed(module, uri + "&immutable=1", path, key, uri=True)
 
 
 _ACCESS_HINTS = (
@@ -152,10 +172,17 @@ class Database:
     "database is locked" when two processes write the same mind. Nested calls become savepoints.
     """
 
-    def __init__(self, path: str | Path = ":memory:", *, readonly: bool = False) -> None:
-        module = driver()
+    def __init__(
+        self, path: str | Path = ":memory:", *, readonly: bool = False, key: cipher.MindKey | None = None
+    ) -> None:
+        """Open ``path``. An encrypted mind is opened with ``key``, else the key the environment
+        or the keyring holds for it (``cipher.find_key``); a new mind is created encrypted when
+        ``key`` is given or the environment names one for it."""
         self.path = str(path)
         self.readonly = readonly
+        self.key = self._key_to_use(key)
+        self.encrypted = self.key is not None
+        module = cipher.require_cipher(driver()) if self.encrypted else driver()
         self.conn: Any = None
         try:
             self._open(module)
@@ -166,30 +193,47 @@ class Database:
         self._depth = 0
         self._lock = threading.RLock()
 
+    def _key_to_use(self, given: cipher.MindKey | None) -> cipher.MindKey | None:
+        """The key this connection needs: for an encrypted file the given or configured one
+        (``MindKeyError`` without any); for a new file the given or the environment's; else none."""
+        if self.path == ":memory:":
+            return None
+        if cipher.is_encrypted(self.path):
+            key = given or cipher.find_key(self.path)
+            if key is None:
+                raise cipher.missing_key_error(self.path)
+            return key
+        new = not Path(self.path).is_file() or Path(self.path).stat().st_size == 0
+        if new and not self.readonly:
+            return given or cipher.key_from_environment(cipher.mind_name(self.path))
+        return None
+
     def _open(self, module: ModuleType) -> None:
         readonly = self.readonly
         if self.path != ":memory:":
+            path = Path(self.path).resolve()
             if readonly:
-                self.conn = _connect_readonly(module, Path(self.path).resolve())
+                self.conn = _connect_readonly(module, path, self.key)
             else:
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-                self.conn = module.connect(self.path, isolation_level=None, check_same_thread=False)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.conn = _keyed(module, self.path, path, self.key)
         else:
             self.conn = module.connect(":memory:", isolation_level=None, check_same_thread=False)
         self.conn.row_factory = module.Row
         self.errors = module
-        _load_sqlite_vec(self.conn)
+        load_sqlite_vec(self.conn)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.conn.execute("PRAGMA cache_size = -65536")  # 64 MiB page cache
         # Reads through a memory map instead of copying pages: the vector lane scans every stored
         # vector, which costs about a third less CPU this way on a large mind.
         self.conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         if not readonly and self.path != ":memory:":
-            # Takes effect only while the file is still empty (a new mind), before WAL is on.
-            self.conn.execute(f"PRAGMA page_size = {NEW_MIND_PAGE_SIZE}")
+            if not self.encrypted:  # (an encrypted mind's page size is set with its key)
+                # Takes effect only while the file is still empty (a new mind), before WAL is on.
+                self.conn.execute(f"PRAGMA page_size = {NEW_MIND_PAGE_SIZE}")
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
-            page_size = self.conn.execute("PRAGMA page_size").fetchone()[0]
+            page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
             # fewer, larger checkpoints on bulk imports
             self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_BYTES // page_size}")
         self.conn.execute("PRAGMA foreign_keys = ON")

@@ -15,6 +15,9 @@ from mind_core.search.snippets import bold_markdown, make_snippet, shorten, with
 from mind_core.store.home import MindHome
 from tests.query.helpers import CONVERSATION_TITLE, RECALL_ANSWER_KEYS, build_mind, harvest_conversation
 
+# every test here runs on plain minds and on encrypted ones (tests/query/conftest.py)
+pytestmark = pytest.mark.usefixtures("mind_encryption")
+
 
 @pytest.fixture
 def home(tmp_path) -> MindHome:
