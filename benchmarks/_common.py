@@ -14,7 +14,8 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-SHARED_DATA = (ROOT / ".." / "shared" / "data").resolve()
+# ../shared/data beside the checkout; a worktree elsewhere names it in $MIND_BENCH_SHARED_DATA
+SHARED_DATA = Path(os.environ.get("MIND_BENCH_SHARED_DATA") or ROOT / ".." / "shared" / "data").resolve()
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -27,7 +28,12 @@ def machine() -> str:
 def write_results(name: str, data: dict) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
-    data = {"benchmark": name, "machine": machine(), "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **data}
+    data = {
+        "benchmark": name,
+        "machine": machine(),
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **data,
+    }
     path.write_text(json.dumps(data, indent=2))
     print(f"results written to {path.relative_to(ROOT)}")
     return path

@@ -100,6 +100,8 @@ def main() -> None:
         args.k,
         CATEGORIES,
         search_config(args),
+        args.format,
+        args.setting,
     )
 
 
