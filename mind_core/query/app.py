@@ -95,4 +95,3 @@ def create_app(service: QueryService) -> FastAPI:
     answer_errors_as_json(app)
     app.add_middleware(RequestGuard)
     return app
-

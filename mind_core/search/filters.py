@@ -68,4 +68,3 @@ class SourceFilter:
             )
             params += [self.source_kind.strip()] * 2
         return clauses, params
-

