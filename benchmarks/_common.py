@@ -28,12 +28,7 @@ def machine() -> str:
 def write_results(name: str, data: dict) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
-    data = {
-        "benchmark": name,
-        "machine": machine(),
-        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        **data,
-    }
+    data = {"benchmark": name, "machine": machine(), "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **data}
     path.write_text(json.dumps(data, indent=2))
     print(f"results written to {path.relative_to(ROOT)}")
     return path

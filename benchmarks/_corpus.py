@@ -70,7 +70,7 @@ def recombined_corpus(messages: int, per_conversation: int = 25) -> tuple[Conver
 
 def write_corpus_export(path: Path, messages: int, per_conversation: int = 25) -> tuple[Path, str]:
     """The corpus as a ChatGPT conversations.json at ``path`` (the shape the memory benchmarks
-    harvest: the first speaker of each chat is the user, the other the assistant)."""
+    harvest: the corpus's first speaker is the user, every other one the assistant)."""
     corpus, origin = recombined_corpus(messages, per_conversation)
     written, _ = write_export([corpus], "chatgpt", path.parent)
     if written != path:

@@ -76,9 +76,7 @@ def with_retries(policy: RetryPolicy, attempt: Callable[[], T]) -> T:
     import tenacity
 
     def wait(state: tenacity.RetryCallState) -> float:
-        backoff = random.uniform(
-            0, min(policy.max_wait_s, policy.initial_wait_s * 2 ** (state.attempt_number - 1))
-        )
+        backoff = random.uniform(0, min(policy.max_wait_s, policy.initial_wait_s * 2 ** (state.attempt_number - 1)))
         error = state.outcome.exception() if state.outcome is not None else None
         asked = error.retry_after if isinstance(error, RetryableReply) and error.retry_after else 0.0
         return min(policy.max_wait_s, max(backoff, asked))

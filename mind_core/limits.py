@@ -23,7 +23,5 @@ MAX_BODY_BYTES = 64 * 1024  # an HTTP request body; larger ones are refused (413
 MAX_DRAIN_BYTES = 4 * 1024 * 1024  # a refused body up to this size is read and dropped, so the
 # client sees the 413 instead of a connection reset; a larger one is not read at all
 BODY_TIMEOUT_SECONDS = 30.0  # a request body must arrive within this time
-DEFAULT_HEADER_TIMEOUT_SECONDS = (
-    10.0  # a request head must arrive within this (`mind serve --header-timeout`)
-)
+DEFAULT_HEADER_TIMEOUT_SECONDS = 10.0  # a request head must arrive within this (`mind serve --header-timeout`)
 MAX_INGEST_ITEMS = 1_000  # Universal JSON items in one ingest call (POST /ingest, MCP ingest_items)

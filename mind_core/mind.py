@@ -56,9 +56,7 @@ class Mind:
         try:
             if not readonly:
                 new = vec_dimensions(db) is None
-                ensure_schema(
-                    db, dimensions or (embedder.dimensions if new and embedder is not None else None)
-                )
+                ensure_schema(db, dimensions or (embedder.dimensions if new and embedder is not None else None))
             if embedder is not None:
                 vectors = VectorIndex(db, embedder)
                 if rebuild_vectors:

@@ -53,11 +53,7 @@ class RecallParameters:
             raise InvalidInputError(
                 f"profile: must be one of {', '.join(SCORING_PROFILES)} (got {self.profile!r})"
             )
-        if (
-            not isinstance(self.limit, int)
-            or isinstance(self.limit, bool)
-            or not 1 <= self.limit <= MAX_RESULTS
-        ):
+        if not isinstance(self.limit, int) or isinstance(self.limit, bool) or not 1 <= self.limit <= MAX_RESULTS:
             raise InvalidInputError(f"limit: must be between 1 and {MAX_RESULTS} (got {self.limit!r})")
         for name in ("since", "until", "as_of"):
             value = getattr(self, name)

@@ -210,9 +210,7 @@ def search_hit(result: SearchResult, query: str = "", snippet_chars: int | None 
     frame = result.frame.to_dict()
     provenance = frame_provenance(result.frame)
     if snippet_chars is not None:
-        frame["content"] = make_snippet(
-            own_text(result.frame.content, provenance), query, width=snippet_chars
-        )
+        frame["content"] = make_snippet(own_text(result.frame.content, provenance), query, width=snippet_chars)
     return {
         "frame": frame,
         "score": result.score,
@@ -594,9 +592,7 @@ class CombinedRetrieval:
         # A time one mind holds memories near is the question's time for every mind searched: a
         # mind without memories then must not answer "what happened in June 1996" from its other
         # words while the other mind's mails of that June wait below.
-        if len(searched) > 1 and any(
-            mind.search.names_a_time_near(query, request.as_of) for mind in searched
-        ):
+        if len(searched) > 1 and any(mind.search.names_a_time_near(query, request.as_of) for mind in searched):
             options["keep_far_window"] = True
         workspace_results = (
             self._search_mind(self.workspace, self.workspace_name, query, options)

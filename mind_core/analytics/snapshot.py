@@ -188,9 +188,7 @@ def _remove_if_empty(fs: fsspec.AbstractFileSystem, path: str) -> None:
             return
         changed = _mtime(fs.info(path))
         for run in fs.ls(path, detail=False) if changed is not None else []:
-            written = [
-                _mtime(info) for info in [fs.info(run), *fs.find(run, withdirs=True, detail=True).values()]
-            ]
+            written = [_mtime(info) for info in [fs.info(run), *fs.find(run, withdirs=True, detail=True).values()]]
             if max((t for t in written if t is not None), default=changed) < changed - STALE_STAGING_SECONDS:
                 fs.rm(run, recursive=True)
         if not fs.ls(path):

@@ -124,9 +124,7 @@ class MindGroup(click.Group):
             try:
                 impl.function(cli=self)
             except Exception as exc:
-                print(
-                    f"warning: plugin {impl.plugin_name!r} could not add its commands: {exc}", file=sys.stderr
-                )
+                print(f"warning: plugin {impl.plugin_name!r} could not add its commands: {exc}", file=sys.stderr)
             for name in BUILT_IN_COMMANDS.keys() & self.commands.keys():
                 print(f"warning: plugin {impl.plugin_name!r} may not replace `mind {name}`", file=sys.stderr)
                 del self.commands[name]

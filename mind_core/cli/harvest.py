@@ -38,10 +38,7 @@ from mind_core.store.home import MindHome
     epilog=example("mind harvest gpt notes --prune", "mind harvest --due --all-workspaces --quiet"),
 )
 @click.argument(
-    "names",
-    nargs=-1,
-    metavar="[NAME]...",
-    help="Sources to harvest; none named: every source of the workspace.",
+    "names", nargs=-1, metavar="[NAME]...", help="Sources to harvest; none named: every source of the workspace."
 )
 @click.option("--due", is_flag=True, help="Only auto-sync sources whose interval elapsed.")
 @click.option("--force", is_flag=True, help="Scan even if the files look unchanged.")

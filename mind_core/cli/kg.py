@@ -85,9 +85,7 @@ def _cut_note(truncated: bool, limit: int) -> list[str]:
 
 
 @kg.command("entities", epilog=example("mind kg entities --type person --valid-at 2010-01-01"))
-@click.option(
-    "--type", metavar="TYPE", help="Only entities of this type (person, organization, note, thread ...)."
-)
+@click.option("--type", metavar="TYPE", help="Only entities of this type (person, organization, note, thread ...).")
 @time_axes_options
 @common_options_hiding("embedder", "quiet")
 @mind_command
@@ -108,11 +106,7 @@ def kg_entities(args: CommandArgs) -> int:
 
 
 @kg.command("relations", epilog=example("mind kg relations --type replied_to --valid-at 2010-01-01"))
-@click.option(
-    "--type",
-    metavar="TYPE",
-    help="Only relations of this type (sent, replied_to, to, cc, links_to, tagged, co_occurs_with).",
-)
+@click.option("--type", metavar="TYPE", help="Only relations of this type (sent, replied_to, to, cc, links_to, tagged, co_occurs_with).")
 @time_axes_options
 @common_options_hiding("embedder", "quiet")
 @mind_command

@@ -61,12 +61,8 @@ def redaction_show(args: CommandArgs) -> int:
             for source in HarvestSourceStore(mind.db).get_all():
                 own = source_policy(mind.db, source.source)
                 applied = own or policy
-                sources.append(
-                    {"source": source.source, "own": own is not None, "policy": applied.describe()}
-                )
-                rows.append(
-                    (workspace, source.source, applied.describe(), "own" if own else "the workspace's")
-                )
+                sources.append({"source": source.source, "own": own is not None, "policy": applied.describe()})
+                rows.append((workspace, source.source, applied.describe(), "own" if own else "the workspace's"))
             data.append({"workspace": workspace, "policy": policy.describe(), "sources": sources})
     emit(args, data, TableView(("workspace", "source", "redacts", "policy"), rows))
     return EXIT_OK
@@ -122,7 +118,9 @@ def redaction_set(args: CommandArgs) -> int:
                 ]
     what = "the workspace's policy" if follow else policy.describe()  # type: ignore[union-attr]
     whose = f"source {args.source!r}" if args.source else f"workspace {args.workspace!r}"
-    reread = f"; the next harvest reads {', '.join(repr(a) for a in affected)} again" if affected else ""
+    reread = (
+        f"; the next harvest reads {', '.join(repr(a) for a in affected)} again" if affected else ""
+    )
     emit(
         args,
         {"workspace": args.workspace, "source": args.source, "policy": what, "affected_sources": affected},
@@ -133,18 +131,12 @@ def redaction_set(args: CommandArgs) -> int:
 
 @redaction.command(
     "preview",
-    epilog=example(
-        "mind redaction preview mail", "mind redaction preview --kinds all --all-workspaces --json"
-    ),
+    epilog=example("mind redaction preview mail", "mind redaction preview --kinds all --all-workspaces --json"),
 )
 @click.argument("names", nargs=-1, metavar="[NAME]...")
 @click.option("--kinds", metavar="KINDS", help="Try this policy instead of the sources' own. " + KINDS_HELP)
 @click.option(
-    "--limit",
-    type=click.IntRange(min=0),
-    default=50,
-    show_default=True,
-    help="Findings listed per source (all are counted).",
+    "--limit", type=click.IntRange(min=0), default=50, show_default=True, help="Findings listed per source (all are counted)."
 )
 @ALL_WORKSPACES_OPTION
 @common_options_hiding("embedder", "quiet")
@@ -177,19 +169,12 @@ def redaction_preview(args: CommandArgs) -> int:
                 counts = ", ".join(f"{n} {kind}" for kind, n in found.counts.items()) or "nothing"
                 lines.append(
                     f"{workspace}/{name} ({found.policy}): {found.messages_redacted} of {found.messages} "
-                    f"messages, {counts}"
-                    + (f"; {found.hits_not_listed} more not listed" if found.hits_not_listed else "")
+                    f"messages, {counts}" + (f"; {found.hits_not_listed} more not listed" if found.hits_not_listed else "")
                 )
-                rows += [
-                    (f"{workspace}/{name}", h.kind, h.file, h.message, h.field, h.preview) for h in found.hits
-                ]
+                rows += [(f"{workspace}/{name}", h.kind, h.file, h.message, h.field, h.preview) for h in found.hits]
     parts: list[str | TableView] = []
     if rows:
         parts.append(TableView(("source", "kind", "file", "message", "where", "preview"), rows))
-    parts.append(
-        ("\n" if rows else "")
-        + "would redact (nothing written):\n"
-        + "\n".join(f"  {line}" for line in lines)
-    )
+    parts.append(("\n" if rows else "") + "would redact (nothing written):\n" + "\n".join(f"  {line}" for line in lines))
     emit(args, results, *parts)
     return EXIT_OK

@@ -62,13 +62,7 @@ def warn_if_no_mind(home: MindHome, workspace: str) -> None:
     show_default=True,
     help="Address to listen on; off loopback a token is required.",
 )
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=8787,
-    show_default=True,
-    help="Port to listen on (0: any free port).",
-)
+@click.option("--port", type=click.IntRange(0, 65535), default=8787, show_default=True, help="Port to listen on (0: any free port).")
 @click.option("--token", help="Bearer token (or $MIND_HARVEST_SERVE_TOKEN); required off loopback.")
 @click.option(
     "--workers",

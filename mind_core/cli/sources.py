@@ -48,9 +48,7 @@ MAX_FILE_SIZE_HELP = (
     "The largest file this source reads; larger ones are skipped and reported. Default: 64M for a "
     "file read whole (a note, a mail, a prompt), 32G for an export streamed record by record."
 )
-FOLLOW_HELP = (
-    "Follow symlinks that lead outside the source's folder (by default they are skipped and reported)."
-)
+FOLLOW_HELP = "Follow symlinks that lead outside the source's folder (by default they are skipped and reported)."
 REDACT_HELP = (
     "What harvests of this source redact, instead of the workspace's policy (`mind redaction`): "
     "secrets, email, phone, iban, card, people, all, personal or none, separated by commas"
@@ -66,9 +64,7 @@ def _set_redaction(mind: Mind, source: str, kinds: str | None) -> None:
         set_source_policy(mind.db, source, None if follow else RedactionPolicy.parse(kinds))
 
 
-def _reading_rules(
-    source_rules: ReadingRules, max_file_size: int | None, follow: bool | None
-) -> ReadingRules:
+def _reading_rules(source_rules: ReadingRules, max_file_size: int | None, follow: bool | None) -> ReadingRules:
     from dataclasses import replace
 
     if max_file_size is not None:
@@ -186,9 +182,7 @@ def sources_add(args: CommandArgs) -> int:
         source = existing
         if source is None or sync_given or rules_given:
             rules = _reading_rules(
-                HarvestSourceStore(mind.db).reading_rules(plan.name),
-                args.max_file_size,
-                args.follow_outside_links,
+                HarvestSourceStore(mind.db).reading_rules(plan.name), args.max_file_size, args.follow_outside_links
             )
             source = register_planned(
                 mind,
@@ -330,9 +324,7 @@ def sources_list(args: CommandArgs) -> int:
         "last errors",
         "path",
     )
-    parts: list[str | TableView] = [
-        TableView(headers, rows) if rows else "no sources registered; `mind sources add PATH` adds one"
-    ]
+    parts: list[str | TableView] = [TableView(headers, rows) if rows else "no sources registered; `mind sources add PATH` adds one"]
     if notes:
         parts.append("\n" + "\n".join(notes))
     emit(args, data, *parts)

@@ -89,9 +89,7 @@ def load_model(model_path: str | Path | None = None) -> Any:
         return model
 
 
-def load_onnx_model(
-    quantization: str, model_path: str | Path | None = None, cache_root: Path | None = None
-) -> Any:
+def load_onnx_model(quantization: str, model_path: str | Path | None = None, cache_root: Path | None = None) -> Any:
     """The shared OnnxSentenceModel for the packaged (or given) weights, exporting them on first use.
 
     A cache that exists but that ONNX Runtime cannot load is exported again, once, with a message.
@@ -102,9 +100,7 @@ def load_onnx_model(
     model_dir = Path(model_path) if model_path is not None else bundled_model_path()
     for name in ("config.json", "tokenizer.json"):
         if not (model_dir / name).is_file():
-            raise EmbeddingError(
-                f"No model at {model_dir} ({name} missing); reinstall it with `{INSTALL_HINT}`"
-            )
+            raise EmbeddingError(f"No model at {model_dir} ({name} missing); reinstall it with `{INSTALL_HINT}`")
     cache_root = Path(cache_root) if cache_root is not None else default_cache_root()
     key = f"{model_dir.resolve()}|{quantization}|{cache_root.resolve()}"
     model = _models.get(key)

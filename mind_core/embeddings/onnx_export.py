@@ -144,9 +144,7 @@ class OnnxCache:
             "state": "ok" if problem is None else problem,
             "weights_sha256": self.weights_sha256[:16],
             "exported_with": manifest.get("exported_with"),
-            "bytes": sum(f.get("bytes", 0) for f in manifest.get("files", {}).values())
-            if problem is None
-            else 0,
+            "bytes": sum(f.get("bytes", 0) for f in manifest.get("files", {}).values()) if problem is None else 0,
         }
 
 

@@ -180,9 +180,7 @@ class EmbeddingProvider:
         embedder = factory()
         if self._width is not None and int(embedder.dimensions) != self._width:
             _close(embedder)
-            raise EmbeddingError(
-                f"Unexpected dims: {name} makes {embedder.dimensions}, expected {self._width}"
-            )
+            raise EmbeddingError(f"Unexpected dims: {name} makes {embedder.dimensions}, expected {self._width}")
         with self._lock:
             self._active_name, self._active = name, embedder
             self.available_providers = [name, "mock"]
@@ -365,11 +363,17 @@ def create_embedding_provider(
         "ollama": lambda: OllamaEmbedder(ollama, model=ollama_model, dimensions=dims, **sized),
     }
     if voyage_key:
-        factories["voyage"] = lambda: VoyageEmbedder(voyage_key, url=voyage_url, dimensions=dims, **sized)
+        factories["voyage"] = lambda: VoyageEmbedder(
+            voyage_key, url=voyage_url, dimensions=dims, **sized
+        )
     if openai_key:
-        factories["openai"] = lambda: OpenAIEmbedder(openai_key, url=openai_url, dimensions=dims, **sized)
+        factories["openai"] = lambda: OpenAIEmbedder(
+            openai_key, url=openai_url, dimensions=dims, **sized
+        )
     if litellm:
-        factories["litellm"] = lambda: LiteLLMEmbedder(litellm, api_key=litellm_key, dimensions=dims, **sized)
+        factories["litellm"] = lambda: LiteLLMEmbedder(
+            litellm, api_key=litellm_key, dimensions=dims, **sized
+        )
 
     instance = EmbeddingProvider(
         provider,

@@ -51,14 +51,10 @@ def read_catalog(home: MindHome, now: str | None = None) -> HomeCatalog:
                 store = HarvestSourceStore(db)
                 # a source without a path has no files to harvest (one fed by ingest): no work here
                 catalog.sources.extend(
-                    HomeSource(workspace, s, effective_policy(db, s.source))
-                    for s in store.get_all()
-                    if s.source_path
+                    HomeSource(workspace, s, effective_policy(db, s.source)) for s in store.get_all() if s.source_path
                 )
                 catalog.due.extend(
-                    HomeSource(workspace, s, effective_policy(db, s.source))
-                    for s in store.get_stale(now)
-                    if s.source_path
+                    HomeSource(workspace, s, effective_policy(db, s.source)) for s in store.get_stale(now) if s.source_path
                 )
         except Exception as exc:
             catalog.unreadable[workspace] = f"{type(exc).__name__}: {exc}"

@@ -39,10 +39,7 @@ def subfolders(folder: Path, skip: Collection[str] = ()) -> list[Path]:
     return [
         entry
         for entry in folder_entries(folder)
-        if not entry.name.startswith(".")
-        and entry.name not in skip
-        and not entry.is_symlink()
-        and entry.is_dir()
+        if not entry.name.startswith(".") and entry.name not in skip and not entry.is_symlink() and entry.is_dir()
     ]
 
 

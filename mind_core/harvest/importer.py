@@ -63,9 +63,7 @@ class ImportSummary:
     # identical message of its own; "": a frame no harvest wrote)
     frames_shared_with: dict[str, int] = field(default_factory=dict)
     frames_restored: int = 0  # messages whose frame had been rewritten under them, given their text back
-    frames_metadata_refreshed: int = (
-        0  # same text, new source metadata (frontmatter, tags): the owner's frame follows
-    )
+    frames_metadata_refreshed: int = 0  # same text, new source metadata (frontmatter, tags): the owner's frame follows
     messages_forgotten: int = 0  # skipped: a tombstone of `mind forget` names them or their author
     # per kind (``secret:aws-key``, ``email``...), the values the redaction policy replaced: each
     # distinct value once per message, wherever in it (text, title, author, headers)
@@ -499,3 +497,4 @@ def _prune_unseen(
         hand_over(db, left, source_name)
         db.execute("DELETE FROM harvest_seen")
     return removed, None
+

@@ -87,9 +87,7 @@ def ingest_source_name(surface: str) -> str:
     return INGEST_SOURCE_PREFIX + validate_source_name(surface)
 
 
-def _located(
-    items: Sequence[Any], reader: ItemsReader, where: str, index_of: dict[str, int]
-) -> Iterator[ScanEvent]:
+def _located(items: Sequence[Any], reader: ItemsReader, where: str, index_of: dict[str, int]) -> Iterator[ScanEvent]:
     """Each item read alone, so an error names its index in the request; ``index_of`` learns
     every item's key, so a problem the import finds later (a cut message) is located too."""
     for index, value in enumerate(items):
@@ -112,23 +110,17 @@ def ingest_items(mind: Mind, source_name: str, items: Sequence[Any]) -> IngestRe
     ``source_name``, then extract their knowledge and embed them; the caller holds the mind's
     write lock (``ingest_into`` does)."""
     if not source_name.startswith(INGEST_SOURCE_PREFIX):
-        raise InvalidInputError(
-            f"an ingest source is named {INGEST_SOURCE_PREFIX}<surface>, not {source_name!r}"
-        )
+        raise InvalidInputError(f"an ingest source is named {INGEST_SOURCE_PREFIX}<surface>, not {source_name!r}")
     validate_source_name(source_name.removeprefix(INGEST_SOURCE_PREFIX))
     if not isinstance(items, list | tuple) or not items:
         raise InvalidInputError("items must be a non-empty list of Universal JSON items")
     if len(items) > MAX_INGEST_ITEMS:
-        raise InvalidInputError(
-            f"{len(items)} items; at most {MAX_INGEST_ITEMS} in one call (send them in parts)"
-        )
+        raise InvalidInputError(f"{len(items)} items; at most {MAX_INGEST_ITEMS} in one call (send them in parts)")
     reader: ItemsReader = get_source(READER_KIND)  # type: ignore[assignment]
     with mind.db.transaction():
         HarvestSourceStore(mind.db).upsert(source_name, f"Ingested items ({source_name})", None, READER_KIND)
     index_of: dict[str, int] = {}
-    summary = import_items(
-        mind, source_name, _located(items, reader, source_name, index_of), kind=READER_KIND
-    )
+    summary = import_items(mind, source_name, _located(items, reader, source_name, index_of), kind=READER_KIND)
     pending = pending_cognify_ids(mind, source_name)
     cognified = cognify_frames(mind, pending, source_name)
     close_harvested_sessions(mind.db, source_name, pending)

@@ -97,8 +97,7 @@ def forget_ledger(db: Database, source: str) -> int:
     held = [
         row[0]
         for row in db.query(
-            "SELECT DISTINCT frame_id FROM harvest_ledger WHERE source = ? AND frame_id IS NOT NULL",
-            (source,),
+            "SELECT DISTINCT frame_id FROM harvest_ledger WHERE source = ? AND frame_id IS NOT NULL", (source,)
         )
     ]
     dropped = db.execute("DELETE FROM harvest_ledger WHERE source = ?", (source,)).rowcount

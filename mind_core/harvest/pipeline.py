@@ -110,9 +110,7 @@ def resolve_source_path(path: str | Path) -> Path | str:
     return resolved
 
 
-def choose_kind(
-    path: Path | str, kind: str | None, *, kind_anyway: bool = False, shown: str | None = None
-) -> str:
+def choose_kind(path: Path | str, kind: str | None, *, kind_anyway: bool = False, shown: str | None = None) -> str:
     """The kind of a source: detected when not given; a given kind that a confident detection of
     another kind contradicts is refused unless ``kind_anyway``. ``shown``: the path as messages
     name it (``shown_path``)."""
@@ -370,8 +368,7 @@ def cognify_frames(
     ``relations_ended``."""
     result: dict[str, Any] = (
         dict(mind.cognify.cognify_batch(frame_ids, progress=progress))
-        if frame_ids
-        else {"processed": 0, "entities": 0, "relations": 0}
+        if frame_ids else {"processed": 0, "entities": 0, "relations": 0}
     )
     if source is not None:  # also with nothing pending: a crash may have come between the two steps
         learned = learn_structure(mind.db, mind.knowledge, source)
@@ -446,14 +443,10 @@ def harvest(
     A prune always scans (an unchanged fingerprint says nothing about what the ledger still holds).
     An ingest source has no files: it is skipped, with its frames counted.
     """
-    ingested = (
-        HarvestSourceStore(mind.db).get_by_source(name) if name.startswith(INGEST_SOURCE_PREFIX) else None
-    )
+    ingested = HarvestSourceStore(mind.db).get_by_source(name) if name.startswith(INGEST_SOURCE_PREFIX) else None
     if ingested is not None:
         reason = "fed by ingest (POST /ingest, MCP ingest_items): no files to scan"
-        return HarvestReport(
-            name, ingested.kind, "skipped", True, reason, frames_held=frames_held(mind.db, name)
-        )
+        return HarvestReport(name, ingested.kind, "skipped", True, reason, frames_held=frames_held(mind.db, name))
     source = get_registered(mind, name)
     report = HarvestReport(source=name, kind=source.kind)
     if not location_exists(source.source_path):  # type: ignore[arg-type]
@@ -469,10 +462,7 @@ def harvest(
     report.stage_seconds["fingerprint"] = time.perf_counter() - began
     if not force and not prune and fingerprint == source.last_fingerprint:
         report.status = "skipped"
-        report.skipped, report.reason = (
-            True,
-            "unchanged since the last sync (same file fingerprint and redaction policy)",
-        )
+        report.skipped, report.reason = True, "unchanged since the last sync (same file fingerprint and redaction policy)"
         report.frames_held = frames_held(mind.db, name)
         return report
 

@@ -112,11 +112,7 @@ def preview_redaction(
                         RedactionHit(
                             name,
                             finding.kind,
-                            str(
-                                message.metadata.get("path")
-                                or event.metadata.get("path")
-                                or source.source_path
-                            ),
+                            str(message.metadata.get("path") or event.metadata.get("path") or source.source_path),
                             redactor.redact(event.title)[0],  # a title may hold what is redacted
                             ledger_key(event, message),
                             where,

@@ -18,9 +18,7 @@ from mind_core.harvest.items import HarvestItem, ScanEvent
 from mind_core.privacy.redaction import Finding, Redactor, count_findings
 
 
-def redacted_scan(
-    events: Iterable[ScanEvent], redactor: Redactor, counts: Counter[str]
-) -> Iterator[ScanEvent]:
+def redacted_scan(events: Iterable[ScanEvent], redactor: Redactor, counts: Counter[str]) -> Iterator[ScanEvent]:
     """``events`` with every item redacted; ``counts`` gathers, per kind, the values replaced
     (each distinct value once per message, as the import counts them)."""
     for event in events:

@@ -88,9 +88,7 @@ def stage_pending_texts(mind: Mind, texts_url: str, chunk_size: int = DEFAULT_CH
     def flush(writer: pq.ParquetWriter, rows: list[tuple[str, str]]) -> None:
         digests = [digest for digest, _ in rows]
         writer.write_table(
-            pa.table(
-                {"content_hash": digests, "content": [content for _, content in rows]}, schema=TEXTS_SCHEMA
-            ),
+            pa.table({"content_hash": digests, "content": [content for _, content in rows]}, schema=TEXTS_SCHEMA),
             row_group_size=chunk_size,
         )
         keys.append(chunk_key(digests))
@@ -165,9 +163,7 @@ def _kept_chunk(chunk_url: str, embedder: Embedder) -> EmbeddedChunk | None:
     footer = _footer(chunk_url)
     if footer.get("version") != FORMAT_VERSION or footer.get("fingerprint") != meta_fingerprint(embedder):
         return None
-    return EmbeddedChunk(
-        chunk_url, int(footer.get("texts", 0)), int(footer.get("chunk_vectors", 0)), kept=True
-    )
+    return EmbeddedChunk(chunk_url, int(footer.get("texts", 0)), int(footer.get("chunk_vectors", 0)), kept=True)
 
 
 def embed_chunk(
@@ -318,9 +314,7 @@ def load_vectors(mind: Mind, chunk_urls: list[str], progress: Progress | None = 
     return result
 
 
-def _entries_for(
-    mind: Mind, rows: dict[str, dict[str, Any]], pending: np.ndarray, done: np.ndarray
-) -> list[FrameVectors]:
+def _entries_for(mind: Mind, rows: dict[str, dict[str, Any]], pending: np.ndarray, done: np.ndarray) -> list[FrameVectors]:
     """The vectors of ``rows`` (a chunk file's, by content hash) for the pending frames holding
     those texts, in id order (as the engine writes them); marks those frames done."""
     entries: list[FrameVectors] = []
@@ -334,9 +328,7 @@ def _entries_for(
             continue  # not waiting for a vector, or already given one
         done[at] = True
         row = rows[frame["content_hash"]]
-        chunks = [
-            (TextChunk(c["index"], c["char_start"], c["char_end"], ""), c["vector"]) for c in row["chunks"]
-        ]
+        chunks = [(TextChunk(c["index"], c["char_start"], c["char_end"], ""), c["vector"]) for c in row["chunks"]]
         entries.append(FrameVectors(frame["id"], frame["content"], row["vector"], chunks))
     return entries
 

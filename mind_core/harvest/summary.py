@@ -134,7 +134,5 @@ def shared_frames_line(source: str, shared_with: dict[str, int]) -> str:
 
 def redacted_line(source: str, redacted: dict[str, int]) -> str:
     """What one source's harvest redacted, by kind: ``mail: redacted 2 email, 1 secret:aws-key``."""
-    kinds = ", ".join(
-        f"{count} {kind}" for kind, count in sorted(redacted.items(), key=lambda kv: (-kv[1], kv[0]))
-    )
+    kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(redacted.items(), key=lambda kv: (-kv[1], kv[0])))
     return f"{source}: redacted {kinds}"

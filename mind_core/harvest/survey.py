@@ -28,9 +28,7 @@ def other_kinds_below(path: Path | str, kind: str) -> dict[str, list[Path]]:
                 seen += 1
                 if seen > DETECT_FOLDERS:
                     return found
-                others = [
-                    d.kind for d in rank_sources(folder) if d.kind != kind and d.confidence >= PLAUSIBLE
-                ]
+                others = [d.kind for d in rank_sources(folder) if d.kind != kind and d.confidence >= PLAUSIBLE]
                 for other in others:
                     found.setdefault(other, []).append(folder)
                 if not others:

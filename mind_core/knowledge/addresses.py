@@ -29,9 +29,7 @@ ROLE_LOCAL_PARTS = frozenset(
 )
 LIST_HOSTS = frozenset({"vger.kernel.org", "googlegroups.com", "freelists.org", "yahoogroups.com"})
 LIST_HOST_PREFIXES = ("lists.", "listserv.", "mailman.")  # not "list.": list.ru is a mail provider
-LIST_NAME = re.compile(
-    r"(?:^|[-_.])(?:devel|users|announce|discuss|general|commits|patches|bugs)$|-(?:dev|user)$"
-)
+LIST_NAME = re.compile(r"(?:^|[-_.])(?:devel|users|announce|discuss|general|commits|patches|bugs)$|-(?:dev|user)$")
 LIST_SERVICE = re.compile(r"^owner-.+|.+-(?:request|bounces?|owner|admin|subscribe|unsubscribe)$")
 
 

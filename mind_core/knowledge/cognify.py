@@ -215,7 +215,9 @@ class CognifyPipeline:
         outcome: dict[int, _FrameOutcome] = {}
         with self.db.transaction():
             pending = self._still_pending(pending)
-            entity_ids = self._resolve_entities([(f, e) for f in pending for e in extractions[f.id].entities])
+            entity_ids = self._resolve_entities(
+                [(f, e) for f in pending for e in extractions[f.id].entities]
+            )
             links: list[tuple[int, int]] = []
             sightings: list[tuple[int, RelationSighting]] = []
             for frame in pending:
@@ -228,8 +230,7 @@ class CognifyPipeline:
                 )
                 sightings += [(frame.id, s) for s in _co_occurrences(ids, frame.created_at)]
                 sightings += [
-                    (frame.id, s)
-                    for s in _semantic_relations(extractions[frame.id], entity_ids, frame.created_at)
+                    (frame.id, s) for s in _semantic_relations(extractions[frame.id], entity_ids, frame.created_at)
                 ]
                 links += [(entity_id, frame.id) for entity_id in ids]
                 outcome[frame.id] = _FrameOutcome(len(ids), 0)
@@ -238,9 +239,7 @@ class CognifyPipeline:
             stated = self._write_relations(sightings)
             for frame_id, _, created in stated:
                 outcome[frame_id].relations_created += int(created)
-            self.knowledge.link_relations_to_frames(
-                (relation_id, frame_id) for frame_id, relation_id, _ in stated
-            )
+            self.knowledge.link_relations_to_frames((relation_id, frame_id) for frame_id, relation_id, _ in stated)
             self.db.executemany(
                 "UPDATE memory_frames SET metadata = json_set("
                 "CASE WHEN json_valid(metadata) THEN metadata ELSE '{}' END, '$." + COGNIFIED_KEY + "', ?)"
@@ -324,9 +323,7 @@ class CognifyPipeline:
         if credited is not None:
             self.knowledge.update_entity(entity_id, properties=credited)
 
-    def _write_relations(
-        self, sightings: Sequence[tuple[int, RelationSighting]]
-    ) -> list[tuple[int, int, bool]]:
+    def _write_relations(self, sightings: Sequence[tuple[int, RelationSighting]]) -> list[tuple[int, int, bool]]:
         """Upsert all relation sightings of a batch; returns ``(frame id, relation id, created)``
         for each sighting written (the frame is the relation's evidence).
 
@@ -375,8 +372,7 @@ class CognifyPipeline:
         if self.search.embedder is None or not frames:
             return 0
         rows = self.db.query(
-            f"SELECT id, embedded_hash FROM memory_frames WHERE id IN ({IN_LIST})",
-            (in_list(f.id for f in frames),),
+            f"SELECT id, embedded_hash FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(f.id for f in frames),)
         )
         embedded = {row["id"]: row["embedded_hash"] for row in rows}
         stale = [(f.id, f.content) for f in frames if f.id in embedded and embedded[f.id] != _digest(f)]

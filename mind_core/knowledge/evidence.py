@@ -46,9 +46,7 @@ class Evidence(Versions):
     def link_relations_to_frames(self, links: Iterable[tuple[int, int]]) -> int:
         """Record that frames state relations, from ``(relation id, frame id)`` pairs; returns how
         many links are new. A relation is current while some frame states it."""
-        rows = list(
-            dict.fromkeys((require_id(r, "relation_id"), require_id(f, "frame_id")) for r, f in links)
-        )
+        rows = list(dict.fromkeys((require_id(r, "relation_id"), require_id(f, "frame_id")) for r, f in links))
         if not rows:
             return 0
         before = self.db.conn.total_changes
@@ -57,9 +55,7 @@ class Evidence(Versions):
                 "INSERT OR IGNORE INTO kg_relation_frames (relation_id, frame_id) VALUES (?, ?)", rows
             )
         except self.db.errors.IntegrityError as exc:
-            raise NotFoundError(
-                f"cannot link relations to frames {rows[:3]}: unknown relation or frame"
-            ) from exc
+            raise NotFoundError(f"cannot link relations to frames {rows[:3]}: unknown relation or frame") from exc
         return self.db.conn.total_changes - before
 
     def frames_for_relation(self, relation_id: int) -> list[int]:

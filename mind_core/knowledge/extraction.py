@@ -329,9 +329,7 @@ def extract_entities(text: str) -> list[ExtractedEntity]:
     people, organizations = people_in_context(text)
     for entity_type, found in (("person", people), ("organization", organizations)):
         for key, name in found.items():
-            entities.setdefault(
-                (entity_type, key), ExtractedEntity(name, entity_type, PERSON_CONTEXT_CONFIDENCE)
-            )
+            entities.setdefault((entity_type, key), ExtractedEntity(name, entity_type, PERSON_CONTEXT_CONFIDENCE))
     named = [*people, *organizations]
     for match in PROPER_NOUN_RE.finditer(text):
         name = clean_proper_noun(match.group(1))

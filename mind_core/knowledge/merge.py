@@ -54,9 +54,7 @@ class EntityMerging(RelationRows):
             aliases = [a for a in properties.get("aliases", []) if isinstance(a, str)]
             if duplicate.name not in aliases and duplicate.name.lower() != into.name.lower():
                 properties["aliases"] = [*aliases, duplicate.name]
-            properties = (
-                credit_extractors(properties, duplicate.properties.get("extractors") or ()) or properties
-            )
+            properties = credit_extractors(properties, duplicate.properties.get("extractors") or ()) or properties
             if properties != into.properties:
                 self.update_entity(into.id, properties=properties)
             self.extend_validity_back("entity", into.id, duplicate.valid_from)

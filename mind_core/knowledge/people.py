@@ -135,11 +135,7 @@ def resolve_people(db: Database, knowledge: KnowledgeGraph) -> list[Merge]:
                 named[key(entity.name)].append(entity)
             for mention in mentions:
                 found = named.get(key(mention.name), [])
-                if (
-                    mention.id not in merged
-                    and len(found) == 1
-                    and knowledge.merge_entity(mention.id, found[0].id)
-                ):
+                if mention.id not in merged and len(found) == 1 and knowledge.merge_entity(mention.id, found[0].id):
                     merged.add(mention.id)
                     merges.append(Merge(mention.name, found[0].name, rule))
         stated_persons: dict[str, list[Entity]] = defaultdict(list)
@@ -149,12 +145,7 @@ def resolve_people(db: Database, knowledge: KnowledgeGraph) -> list[Merge]:
         for concept in _active(db, ("concept",)):
             found = stated_persons.get(name_key(concept.name), [])
             full_name = len(concept.name.split()) > 1
-            if (
-                full_name
-                and not _stated(concept)
-                and len(found) == 1
-                and knowledge.merge_entity(concept.id, found[0].id)
-            ):
+            if full_name and not _stated(concept) and len(found) == 1 and knowledge.merge_entity(concept.id, found[0].id):
                 merges.append(Merge(concept.name, found[0].name, "a person's name"))
         first_names = [m for m in mentions if len(m.name.split()) == 1 and m.id not in merged]
         full_names: dict[str, list[Entity]] = defaultdict(list)

@@ -58,10 +58,7 @@ def _clean(name: str) -> str | None:
         words.pop(0)
     if len(words) > 2 and words[0].isupper() and len(words[0]) > 1:  # an acronym before the name
         words.pop(0)
-    if not words or any(
-        not w[:1].isupper() and w.lower() not in ("de", "van", "von", "der", "da", "di", "la", "le")
-        for w in words
-    ):
+    if not words or any(not w[:1].isupper() and w.lower() not in ("de", "van", "von", "der", "da", "di", "la", "le") for w in words):
         return None
     if any(w.lower() in NOT_NAMES for w in words):
         return None

@@ -220,9 +220,7 @@ class RelationRows(EntityRows):
                 props = dict(sighting.properties or {})
                 props.setdefault("count", 1)
                 now = self.clock()
-                start = (
-                    now if sighting.valid_from is None else require_instant(sighting.valid_from, "valid_from")
-                )
+                start = now if sighting.valid_from is None else require_instant(sighting.valid_from, "valid_from")
                 relation_id = self.db.execute(
                     "INSERT INTO knowledge_relations (source_id, target_id, relation_type, confidence,"
                     " properties, valid_from, valid_to, recorded_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",

@@ -82,9 +82,7 @@ def close_harvested_sessions(db: Database, source: str, frame_ids: Sequence[int]
     }
     gop_ids |= {
         r["gop_id"]
-        for r in db.query(
-            f"SELECT DISTINCT gop_id FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(frame_ids),)
-        )
+        for r in db.query(f"SELECT DISTINCT gop_id FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(frame_ids),))
         if r["gop_id"].startswith(prefix)
     }
     closed = 0
@@ -92,8 +90,7 @@ def close_harvested_sessions(db: Database, source: str, frame_ids: Sequence[int]
         contents = [
             r["content"]
             for r in db.query(
-                "SELECT content FROM memory_frames WHERE gop_id = ? ORDER BY t, id LIMIT ?",
-                (gop_id, MAX_TURNS_READ),
+                "SELECT content FROM memory_frames WHERE gop_id = ? ORDER BY t, id LIMIT ?", (gop_id, MAX_TURNS_READ)
             )
         ]
         with db.transaction():

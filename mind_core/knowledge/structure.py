@@ -77,9 +77,7 @@ TYPE_WORDS = {
     "technology": "technology",
 }
 # A frontmatter `status` saying the thing is over: the note entity's validity ends.
-ENDED_STATUSES = frozenset(
-    {"done", "completed", "complete", "closed", "finished", "cancelled", "canceled", "archived"}
-)
+ENDED_STATUSES = frozenset({"done", "completed", "complete", "closed", "finished", "cancelled", "canceled", "archived"})
 # Frontmatter properties by which a note says it replaces another (its value: a wikilink or a note
 # name, or a list of them); the replaced note's validity ends when the replacing note was created.
 SUPERSEDES_KEYS = ("supersedes", "replaces")
@@ -304,9 +302,7 @@ def markdown_structure(frames: list[FrameFacts], structure: Structure) -> None:
         for path, group in notes.items()
     }
     resolver = NoteResolver(notes, aliases)
-    titles = Counter(
-        str(group[0].provenance.get("title") or _note_stem(path)).lower() for path, group in notes.items()
-    )
+    titles = Counter(str(group[0].provenance.get("title") or _note_stem(path)).lower() for path, group in notes.items())
     note_keys: dict[str, tuple[str, str]] = {}
     for path, group in notes.items():
         title = str(group[0].provenance.get("title") or _note_stem(path))
@@ -350,16 +346,12 @@ def markdown_structure(frames: list[FrameFacts], structure: Structure) -> None:
                     tag_key = structure.fact("tag", tag.lower(), frame.id, frame.created_at)
                     structure.link(source, tag_key, TAGGED, frame.id, frame.created_at)
         first = min(group, key=lambda f: (f.created_at, f.id))
-        properties = (
-            first.item.get("property_links") if isinstance(first.item.get("property_links"), dict) else {}
-        )
+        properties = first.item.get("property_links") if isinstance(first.item.get("property_links"), dict) else {}
         for name, targets in properties.items():
             for target in targets if isinstance(targets, list) else ():
                 resolved = resolver.resolve(target, path) if isinstance(target, str) else None
                 if resolved is not None:
-                    structure.link(
-                        source, note_keys[resolved], LINKS_TO, first.id, first.created_at, property=name
-                    )
+                    structure.link(source, note_keys[resolved], LINKS_TO, first.id, first.created_at, property=name)
         body_tags = {t.lower() for f in group for t in (f.message.get("tags") or ()) if isinstance(t, str)}
         for tag in first.item.get("tags") or ():
             if isinstance(tag, str) and tag and tag.lower() not in body_tags:  # frontmatter tags
@@ -374,9 +366,7 @@ def split_address(value: str) -> tuple[str, str]:
     match = _ADDRESS.match(value.strip())
     if match:
         name, address = match.group(1).strip().strip("\"'"), match.group(2).strip().lower()
-        return ("" if _PLACEHOLDER.fullmatch(name) else name), (
-            "" if _PLACEHOLDER.fullmatch(address) else address
-        )
+        return ("" if _PLACEHOLDER.fullmatch(name) else name), ("" if _PLACEHOLDER.fullmatch(address) else address)
     text = value.strip()
     if _PLACEHOLDER.fullmatch(text):
         return "", ""
@@ -457,9 +447,7 @@ def email_structure(frames: list[FrameFacts], structure: Structure) -> None:
         root = frame.item.get("thread_root") or frame.provenance.get("container")
         if isinstance(root, str) and root:
             threads.setdefault(root, []).append(frame)
-    subjects = Counter(
-        str(group[0].provenance.get("title") or root).lower() for root, group in threads.items()
-    )
+    subjects = Counter(str(group[0].provenance.get("title") or root).lower() for root, group in threads.items())
     for root, group in threads.items():
         subject = str(group[0].provenance.get("title") or root)
         name = subject if subjects[subject.lower()] == 1 else f"{subject} <{root}>"
@@ -579,9 +567,7 @@ def contact_structure(frames: list[FrameFacts], structure: Structure) -> None:
         if card.get("title"):
             properties.setdefault("title", card["title"])
         if card.get("organization"):
-            organization = structure.fact(
-                "organization", str(card["organization"]), frame.id, frame.created_at
-            )
+            organization = structure.fact("organization", str(card["organization"]), frame.id, frame.created_at)
             structure.link(person, organization, WORKS_AT, frame.id, frame.created_at)
 
 
@@ -645,9 +631,7 @@ def _write_fact(knowledge: KnowledgeGraph, fact: Fact) -> tuple[int | None, bool
     properties = {**fact.properties, "confidence": STRUCTURE_CONFIDENCE, "extractor": STRUCTURE_EXTRACTOR}
     try:
         ended = None if fact.valid_to is None else max(fact.valid_to, first)  # never before it began
-        entity = knowledge.create_entity(
-            fact.entity_type, fact.name, properties, valid_from=first, valid_to=ended
-        )
+        entity = knowledge.create_entity(fact.entity_type, fact.name, properties, valid_from=first, valid_to=ended)
         return entity.id, True
     except InvalidInputError as exc:
         log.warning("structure: entity %s %r skipped: %s", fact.entity_type, fact.name, exc)
@@ -695,9 +679,7 @@ def _write_link(knowledge: KnowledgeGraph, source_id: int, target_id: int, link:
             source_id, target_id, link.relation_type, STRUCTURE_CONFIDENCE, properties, valid_from=first
         )
     except InvalidInputError as exc:
-        log.warning(
-            "structure: relation %s %d->%d skipped: %s", link.relation_type, source_id, target_id, exc
-        )
+        log.warning("structure: relation %s %d->%d skipped: %s", link.relation_type, source_id, target_id, exc)
         return 0
     knowledge.link_relations_to_frames((relation.id, frame_id) for frame_id in link.frames)
     return 1

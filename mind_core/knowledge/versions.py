@@ -112,9 +112,7 @@ class Versions:
             if valid_to is not None and earlier(end, row["valid_from"]):
                 raise InvalidInputError(f"valid_to ({end}) is before valid_from ({row['valid_from']})")
             self._keep_version(kind, row_id, now)
-            self.db.execute(
-                f"UPDATE {table} SET valid_to = ?, recorded_at = ? WHERE id = ?", (end, now, row_id)
-            )
+            self.db.execute(f"UPDATE {table} SET valid_to = ?, recorded_at = ? WHERE id = ?", (end, now, row_id))
             return True
 
     def end_validity(self, kind: str, row_id: int, valid_to: str) -> bool:
@@ -134,18 +132,14 @@ class Versions:
         start = require_instant(valid_from, "valid_from")
         table = TABLES[kind]
         with self.db.transaction():
-            current = self.db.scalar(
-                f"SELECT valid_from FROM {table} WHERE id = ?", (require_id(row_id, "id"),)
-            )
+            current = self.db.scalar(f"SELECT valid_from FROM {table} WHERE id = ?", (require_id(row_id, "id"),))
             if current is None:
                 raise NotFoundError(f"no knowledge {kind} with id {row_id}")
             if not earlier(start, current):
                 return False
             now = self.clock()
             self._keep_version(kind, row_id, now)
-            self.db.execute(
-                f"UPDATE {table} SET valid_from = ?, recorded_at = ? WHERE id = ?", (start, now, row_id)
-            )
+            self.db.execute(f"UPDATE {table} SET valid_from = ?, recorded_at = ? WHERE id = ?", (start, now, row_id))
             return True
 
     def entity_history(self, entity_id: int) -> list[Entity]:
@@ -220,19 +214,13 @@ class Versions:
         case-insensitive) narrow them down in the query itself."""
         filters = [] if include_ended else [self._not_ended(known_at)]
         if entity_type is not None:
-            filters.append(
-                _RowFilter("entity_type = ?", (entity_type,), lambda r: r["entity_type"] == entity_type)
-            )
+            filters.append(_RowFilter("entity_type = ?", (entity_type,), lambda r: r["entity_type"] == entity_type))
         if ids is not None:
             wanted = {require_id(i, "id") for i in ids}
-            filters.append(
-                _RowFilter(f"id IN ({IN_LIST})", (in_list(sorted(wanted)),), lambda r: r["id"] in wanted)
-            )
+            filters.append(_RowFilter(f"id IN ({IN_LIST})", (in_list(sorted(wanted)),), lambda r: r["id"] in wanted))
         if name is not None:
             folded = ascii_lower(require_text(name, "name"))
-            filters.append(
-                _RowFilter("lower(name) = ?", (folded,), lambda r: ascii_lower(r["name"]) == folded)
-            )
+            filters.append(_RowFilter("lower(name) = ?", (folded,), lambda r: ascii_lower(r["name"]) == folded))
         if alias is not None:
             wanted_alias = ascii_lower(require_text(alias, "alias"))
             filters.append(
@@ -269,9 +257,7 @@ class Versions:
             )
         if relation_type is not None:
             filters.append(
-                _RowFilter(
-                    "relation_type = ?", (relation_type,), lambda r: r["relation_type"] == relation_type
-                )
+                _RowFilter("relation_type = ?", (relation_type,), lambda r: r["relation_type"] == relation_type)
             )
         found = [relation_from_row(r) for r in self._as_of("relation", valid_at, known_at, filters)]
         return sorted(found, key=lambda r: r.id)[: require_count(limit, "limit")]

@@ -20,9 +20,7 @@ from functools import cache
 Span = tuple[str, int, int]
 
 # secrets this module finds itself (whole tokens, where detect-secrets' patterns stop short)
-GITHUB_TOKEN = re.compile(
-    r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})(?![A-Za-z0-9_])"
-)
+GITHUB_TOKEN = re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})(?![A-Za-z0-9_])")
 JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 PRIVATE_KEY = re.compile(
     r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----.*?"
@@ -31,9 +29,7 @@ PRIVATE_KEY = re.compile(
     re.DOTALL,
 )
 ANTHROPIC_KEY = re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[a-z]+\d{2}-[A-Za-z0-9_-]{40,}")
-OPENAI_KEY = re.compile(
-    r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}(?![A-Za-z0-9_-])"
-)
+OPENAI_KEY = re.compile(r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}(?![A-Za-z0-9_-])")
 GOOGLE_API_KEY = re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])")
 AWS_KEY = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])")
 # the password of a URL's user information (``https://user:password@host``)
@@ -66,9 +62,7 @@ IBAN_LENGTHS = {
     "PL": 28, "PT": 25, "RO": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TR": 26,
 }  # fmt: skip
 # card networks' leading digits (IIN ranges), and the groups cards print their numbers in
-CARD_PREFIXES = re.compile(
-    r"4|5[1-5]|2(?:2[2-9]|[3-6]\d|7[01]|720)|3[47]|6(?:011|4[4-9]|5|2)|35(?:2[89]|[3-8])|3(?:0[0-5]|[689])"
-)
+CARD_PREFIXES = re.compile(r"4|5[1-5]|2(?:2[2-9]|[3-6]\d|7[01]|720)|3[47]|6(?:011|4[4-9]|5|2)|35(?:2[89]|[3-8])|3(?:0[0-5]|[689])")
 CARD_GROUPS = {(4, 4, 4, 4), (4, 6, 5), (4, 6, 4), (4, 4, 4, 4, 3), (4, 4, 4, 3), (4, 4, 5)}
 # national phone numbers (no + or 00) are checked against these numbering plans
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "CH")

@@ -71,11 +71,7 @@ def known_people(db: Database) -> list[str]:
             properties = {}
         aliases = properties.get("aliases") if isinstance(properties, dict) else None
         for name in [row["name"], *(aliases if isinstance(aliases, list) else [])]:
-            if (
-                isinstance(name, str)
-                and "@" not in name
-                and len(re.findall(r"[^\W\d_]{2,}", name)) >= MIN_NAME_WORDS
-            ):
+            if isinstance(name, str) and "@" not in name and len(re.findall(r"[^\W\d_]{2,}", name)) >= MIN_NAME_WORDS:
                 names.add(name.strip())
     return sorted(names)
 
@@ -105,8 +101,7 @@ class Redactor:
             self._finders.append(email_spans)
         # numbers: none of them in a text without a digit
         self._number_finders = [
-            finder
-            for kind, finder in (("card", card_spans), ("iban", iban_spans), ("phone", phone_spans))
+            finder for kind, finder in (("card", card_spans), ("iban", iban_spans), ("phone", phone_spans))
             if kind in policy.kinds
         ]
         # a title, an author, a header: the same short strings come again and again
@@ -135,9 +130,7 @@ class Redactor:
         if DIGIT.search(text) is not None:
             for finder in self._number_finders:
                 spans.extend(finder(text))
-        found = [
-            Finding(k if k in PRIORITY else f"secret:{k}", s, e, text[s:e]) for k, s, e in spans if e > s
-        ]
+        found = [Finding(k if k in PRIORITY else f"secret:{k}", s, e, text[s:e]) for k, s, e in spans if e > s]
         if self.names is not None:
             found += [Finding(PERSON, m.start(), m.end(), m.group(0)) for m in self.names.finditer(text)]
         found.sort(key=lambda f: (PRIORITY[f.family], f.start - f.end, f.start))
@@ -163,7 +156,9 @@ class Redactor:
             found.extend(findings)
             return text
         if isinstance(value, dict):
-            return {k: v if k in IDENTIFIER_KEYS else self.redact_value(v, found) for k, v in value.items()}
+            return {
+                k: v if k in IDENTIFIER_KEYS else self.redact_value(v, found) for k, v in value.items()
+            }
         if isinstance(value, list):
             return [self.redact_value(v, found) for v in value]
         return value

@@ -46,13 +46,7 @@ PLUGIN_KINDS = {
     "TwilioKeyDetector": "twilio-key",
 }
 LEFT_OUT = frozenset(
-    {
-        "Base64HighEntropyString",
-        "HexHighEntropyString",
-        "IPPublicDetector",
-        "JwtTokenDetector",
-        "PrivateKeyDetector",
-    }
+    {"Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector", "JwtTokenDetector", "PrivateKeyDetector"}
 )
 MIN_GROUP_CHARS = 8  # a shorter capturing group is a prefix (``ghp``), not the secret
 MIN_KEYWORD_VALUE_CHARS = 4
@@ -70,8 +64,6 @@ TOKEN_HINT = re.compile(r"[A-Za-z0-9+/=_.-]{16,}|://")
 def _token_like(run: str) -> bool:
     """A run of letters and digits mixed (a long word or number alone is not a token), or a URL."""
     return run == "://" or (any(c.isdigit() for c in run) and any(c.isalpha() for c in run))
-
-
 # the keyword plugin's patterns all need its keyword assigned (``password = x``, ``"api_key": x``)
 ASSIGNED = r"[\w\]\[\"'-]{0,30}\s*(?:[:=]|:=|=>)"
 # a part of every keyword, assigned: found in the lower-cased text before the plugin's own patterns run

@@ -95,3 +95,4 @@ def create_app(service: QueryService) -> FastAPI:
     answer_errors_as_json(app)
     app.add_middleware(RequestGuard)
     return app
+

@@ -27,16 +27,8 @@ from mind_core.query.service import UnreadableMindError
 # pydantic's error types of a number read from text: the URL's text is quoted as typed
 # (``?limit=0`` reads "(got 0)", as the CLI and MCP, where it is a number, say it)
 NUMERIC_ERRORS = frozenset(
-    {
-        "int_parsing",
-        "int_type",
-        "int_from_float",
-        "float_parsing",
-        "float_type",
-        "out_of_range",
-        "greater_than_equal",
-        "less_than_equal",
-    }
+    {"int_parsing", "int_type", "int_from_float", "float_parsing", "float_type", "out_of_range",
+     "greater_than_equal", "less_than_equal"}
 )
 URL_PARTS = frozenset({"query", "path"})
 BODY_NOT_READ = "There was an error parsing the body"  # FastAPI's words for a body it could not decode

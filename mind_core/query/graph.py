@@ -146,14 +146,8 @@ def neighbours(
         or knowledge.entities_as_of(**current, alias=request.name.strip())
     )
     if knowledge is None or not matches:
-        hint = (
-            ""
-            if axes["include_ended"]
-            else "; ended entities are left out unless include_ended (--include-ended)"
-        )
-        raise NotFoundError(
-            f"no entity named {request.name!r} (as known at {request.known_at or 'now'}){hint}"
-        )
+        hint = "" if axes["include_ended"] else "; ended entities are left out unless include_ended (--include-ended)"
+        raise NotFoundError(f"no entity named {request.name!r} (as known at {request.known_at or 'now'}){hint}")
     matches.sort(key=lambda e: e.id)
     # every relation of every match, the strongest first across them, then cut to the limit
     ranked = sorted(

@@ -151,8 +151,6 @@ def worker_log_config(level: int) -> dict[str, Any]:
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"plain": {"format": LOG_FORMAT}},
-        "handlers": {
-            "stderr": {"class": "logging.StreamHandler", "formatter": "plain", "stream": "ext://sys.stderr"}
-        },
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain", "stream": "ext://sys.stderr"}},
         "root": {"handlers": ["stderr"], "level": logging.getLevelName(level)},
     }

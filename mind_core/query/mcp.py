@@ -37,7 +37,6 @@ and every answer is a model, so its output schema is exact. The SDK advertises t
 resources capabilities although this server has neither (``MCPServer`` registers their list
 handlers unconditionally); their lists are empty.
 """
-
 from __future__ import annotations
 
 import difflib
@@ -112,9 +111,7 @@ class MindServer(MCPServer):
         known = self._parameters[name]
         unknown = sorted(arguments.keys() - known)
         if unknown:
-            return _error_result(
-                "; ".join(f"unknown parameter {key!r}{_did_you_mean(key, known)}" for key in unknown)
-            )
+            return _error_result("; ".join(f"unknown parameter {key!r}{_did_you_mean(key, known)}" for key in unknown))
         try:
             result = await super().call_tool(name, arguments, context)
         except UnexpectedToolError:

@@ -43,9 +43,7 @@ CleanupMode = Literal["reconcile", "compact"]
 # -- the tools' arguments, each described in the input schema a client shows ---------------------
 Workspace = Annotated[
     WorkspaceName | None,
-    Field(
-        description="Workspace mind ('personal' for the personal mind; default: the server's, mind mcp -w)."
-    ),
+    Field(description="Workspace mind ('personal' for the personal mind; default: the server's, mind mcp -w)."),
 ]
 RecallScope = Annotated[Scope, Field(description=SCOPE_HELP)]
 RecallProfile = Annotated[Profile, Field(description=PROFILE_HELP)]
@@ -76,10 +74,8 @@ ENTITY_TYPE_HELP = (
 EntityTypeArg = Annotated[EntityTypeName | None, Field(description=ENTITY_TYPE_HELP)]
 RelationTypeArg = Annotated[
     EntityTypeName | None,
-    Field(
-        description="Only relations of this type (links_to, sent, replied_to, co_occurs_with ...); a type the "
-        "graph does not hold is refused with the types it does."
-    ),
+    Field(description="Only relations of this type (links_to, sent, replied_to, co_occurs_with ...); a type the "
+    "graph does not hold is refused with the types it does."),
 ]
 ValidAt = Annotated[TimeBound | None, Field(description=VALID_AT_HELP)]
 KnownAt = Annotated[TimeBound | None, Field(description=KNOWN_AT_HELP)]
@@ -98,9 +94,7 @@ EntityProperties = Annotated[
     dict[str, Any] | None,
     Field(description="Properties of a new entity (e-mail, aliases ...); an existing one keeps its own."),
 ]
-SourceEntityId = Annotated[
-    int, Field(ge=1, description="The entity the relation goes from (an id from save_entity).")
-]
+SourceEntityId = Annotated[int, Field(ge=1, description="The entity the relation goes from (an id from save_entity).")]
 TargetEntityId = Annotated[int, Field(ge=1, description="The entity the relation goes to.")]
 NewRelationType = Annotated[
     str,
@@ -111,9 +105,7 @@ NewRelationType = Annotated[
     ),
 ]
 Confidence = Annotated[float, Between(0, 1), Field(description="How sure, from 0 to 1 (1: stated as fact).")]
-RelationProperties = Annotated[
-    dict[str, Any] | None, Field(description="Properties stored with the relation.")
-]
+RelationProperties = Annotated[dict[str, Any] | None, Field(description="Properties stored with the relation.")]
 IdentityName = Annotated[str | None, Field(description="The agent's name (needed the first time).")]
 IdentityRole = Annotated[str | None, Field(description="Its role, e.g. research assistant.")]
 IdentityDepartment = Annotated[str | None, Field(description="Its department or team.")]
@@ -124,9 +116,7 @@ CATEGORY_HELP = "task, action (something just done), pending (waiting on someone
 CategoryArg = Annotated[Category, Field(description=CATEGORY_HELP)]
 CategoryFilter = Annotated[Category | None, Field(description="Only this category: " + CATEGORY_HELP)]
 AwarenessText = Annotated[str, Field(description="The item's text.")]
-Priority = Annotated[
-    int, Field(description="Higher comes first; with 10 active, the lowest-priority oldest item goes.")
-]
+Priority = Annotated[int, Field(description="Higher comes first; with 10 active, the lowest-priority oldest item goes.")]
 ExpiresAt = Annotated[
     str | None,
     Field(
@@ -143,9 +133,7 @@ CleanupModeArg = Annotated[
     ),
 ]
 IngestItemsArg = IngestItems
-TempAgeDays = Annotated[
-    int, Field(ge=0, description="compact: delete temporary frames older than this many days.")
-]
+TempAgeDays = Annotated[int, Field(ge=0, description="compact: delete temporary frames older than this many days.")]
 DeprecatedAgeDays = Annotated[
     int, Field(ge=0, description="compact: delete deprecated frames older than this many days.")
 ]
@@ -168,17 +156,11 @@ TOOLS: dict[str, tuple[str, ToolAnnotations]] = {  # name: (title, what it does 
     "kg_relations": ("Knowledge-graph relations", READS),
     "kg_neighbours": ("An entity's neighbours", READS),
     "save_entity": ("Save an entity", writes(destructive=False, idempotent=True)),
-    "create_relation": (
-        "Relate two entities",
-        writes(destructive=False, idempotent=False),
-    ),  # counts sightings
+    "create_relation": ("Relate two entities", writes(destructive=False, idempotent=False)),  # counts sightings
     "get_identity": ("Get the agent's identity", READS),
     "set_identity": ("Set the agent's identity", writes(destructive=True, idempotent=True)),
     "get_awareness": ("Get awareness items", READS),
-    "set_awareness": (
-        "Add an awareness item",
-        writes(destructive=True, idempotent=False),
-    ),  # may push one out
+    "set_awareness": ("Add an awareness item", writes(destructive=True, idempotent=False)),  # may push one out
     "clear_awareness": ("Clear awareness items", writes(destructive=True, idempotent=True)),
     "list_sources": ("List harvest sources", READS),
     "cleanup_frames": ("Clean up frames", writes(destructive=True, idempotent=False)),

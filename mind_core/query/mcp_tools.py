@@ -234,9 +234,7 @@ class MindTools:
 
         values = {"query": query, "limit": limit, "profile": profile, "workspace": workspace, "scope": scope}
         values.update(since=since, until=until, as_of=as_of, tags=tags or [], sender=sender, explain=explain)
-        request = parse_request(
-            RecallRequest, {**values, "source_kind": source_kind, "snippet_chars": snippet_chars}
-        )
+        request = parse_request(RecallRequest, {**values, "source_kind": source_kind, "snippet_chars": snippet_chars})
         name, ws_path, personal_path = recall_mind_paths(
             self.home, request.workspace, self.default_workspace, request.scope
         )
@@ -348,9 +346,7 @@ class MindTools:
         from mind_core.query.graph import neighbours
 
         values = {"name": name, "valid_at": valid_at, "known_at": known_at, "limit": limit}
-        request = parse_request(
-            NeighboursRequest, {**values, "include_ended": include_ended, "workspace": workspace}
-        )
+        request = parse_request(NeighboursRequest, {**values, "include_ended": include_ended, "workspace": workspace})
         mind = self._mind(request.workspace)
         return neighbours(mind.knowledge if mind else None, request)
 
@@ -428,9 +424,7 @@ class MindTools:
         item = self._writable(workspace).awareness.add(category, content, priority, None, expires_at)
         return AwarenessAdded.model_validate({"item": item})
 
-    def clear_awareness(
-        self, category: CategoryFilter = None, workspace: Workspace = None
-    ) -> AwarenessCleared:
+    def clear_awareness(self, category: CategoryFilter = None, workspace: Workspace = None) -> AwarenessCleared:
         """Remove awareness items (all, or those of one category)."""
         mind = self._mind(workspace)
         return AwarenessCleared(removed=mind.awareness.clear(category) if mind else 0)

@@ -100,19 +100,14 @@ def ann_dir(db: Database) -> Path | None:
 
 def enabled(db: Database) -> bool:
     """Whether this mind keeps a graph (and so a change log)."""
-    return (
-        db.table_exists("vector_ann_log")
-        and db.scalar("SELECT value FROM meta WHERE key = ?", (TOKEN_KEY,)) is not None
-    )
+    return db.table_exists("vector_ann_log") and db.scalar("SELECT value FROM meta WHERE key = ?", (TOKEN_KEY,)) is not None
 
 
 def note_changes(db: Database, vec_table: str, rowids: list[int]) -> None:
     """Log rows of ``vec_table`` whose vectors were written or deleted, in the writer's
     transaction; nothing while the mind keeps no graph."""
     if rowids and enabled(db):
-        db.executemany(
-            "INSERT INTO vector_ann_log (vec_table, row) VALUES (?, ?)", [(vec_table, r) for r in rowids]
-        )
+        db.executemany("INSERT INTO vector_ann_log (vec_table, row) VALUES (?, ?)", [(vec_table, r) for r in rowids])
 
 
 def disable(db: Database) -> None:
@@ -196,8 +191,7 @@ class AnnGraphs:
             found = {
                 int(rowid): blob
                 for rowid, blob in db.query(
-                    f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({IN_LIST})",
-                    (in_list(sorted(rows)),),
+                    f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({IN_LIST})", (in_list(sorted(rows)),)
                 )
             }
             for rowid in rows:
@@ -208,9 +202,7 @@ class AnnGraphs:
                 vectors = np.frombuffer(b"".join(found.values()), dtype=np.float32).reshape(len(found), -1)
                 if vectors.shape[1] > self.dims and np.any(vectors[:, self.dims :]):
                     return False
-                graph.add(
-                    np.asarray(list(found), dtype=np.uint64), np.ascontiguousarray(vectors[:, : self.dims])
-                )
+                graph.add(np.asarray(list(found), dtype=np.uint64), np.ascontiguousarray(vectors[:, : self.dims]))
         self.applied = end
         return True
 
@@ -221,14 +213,9 @@ class AnnGraphs:
         if k < 1 or not len(graph):
             return []
         with self.lock:
-            graph.expansion_search = max(
-                int(self.manifest["parameters"]["expansion_search"]), SEARCH_WIDTH * k
-            )
+            graph.expansion_search = max(int(self.manifest["parameters"]["expansion_search"]), SEARCH_WIDTH * k)
             matches = graph.search(np.ascontiguousarray(query[: self.dims], dtype=np.float32), k)
-        return [
-            (int(key), float(np.sqrt(max(d, 0.0))))
-            for key, d in zip(matches.keys, matches.distances, strict=True)
-        ]
+        return [(int(key), float(np.sqrt(max(d, 0.0)))) for key, d in zip(matches.keys, matches.distances, strict=True)]
 
 
 def _indexed_dims(db: Database) -> int:
@@ -269,9 +256,7 @@ def build(db: Database, fingerprint: dict[str, str] | None, params: AnnParameter
         if db.table_exists(table):
             cursor = db.execute(f"SELECT rowid, embedding FROM {table}")
             while page := cursor.fetchmany(BUILD_PAGE):
-                vectors = np.frombuffer(b"".join(row[1] for row in page), dtype=np.float32).reshape(
-                    len(page), -1
-                )
+                vectors = np.frombuffer(b"".join(row[1] for row in page), dtype=np.float32).reshape(len(page), -1)
                 keys = np.asarray([row[0] for row in page], dtype=np.uint64)
                 graph.add(keys, np.ascontiguousarray(vectors[:, :dims]))
         graphs[table] = graph
@@ -307,12 +292,7 @@ def save(db: Database, loaded: AnnGraphs) -> None:
     if not loaded.catch_up(db):
         raise ValueError("the ANN index no longer fits the mind's vectors; rebuild it")
     folder.mkdir(parents=True, exist_ok=True)
-    manifest = {
-        **loaded.manifest,
-        "seq": loaded.applied,
-        "counts": loaded.counts(),
-        "tombstones": loaded.tombstones,
-    }
+    manifest = {**loaded.manifest, "seq": loaded.applied, "counts": loaded.counts(), "tombstones": loaded.tombstones}
     for table, graph in loaded.graphs.items():
         partial = folder / f"{table}.usearch.partial"
         graph.save(str(partial))
@@ -336,10 +316,7 @@ def read_manifest(db: Database) -> dict[str, Any] | None:
 
 
 def problem(
-    db: Database,
-    manifest: dict[str, Any] | None,
-    fingerprint: dict[str, str] | None,
-    params: AnnParameters = PARAMETERS,
+    db: Database, manifest: dict[str, Any] | None, fingerprint: dict[str, str] | None, params: AnnParameters = PARAMETERS
 ) -> str | None:
     """Why the graphs on disk cannot serve this mind (None when they can, apart from the count,
     which needs them loaded)."""
@@ -358,9 +335,7 @@ def problem(
     return None
 
 
-def load(
-    db: Database, fingerprint: dict[str, str] | None, params: AnnParameters = PARAMETERS
-) -> AnnGraphs | None:
+def load(db: Database, fingerprint: dict[str, str] | None, params: AnnParameters = PARAMETERS) -> AnnGraphs | None:
     """The mind's graphs, brought up to date with its log; None when there are none it may use
     (``problem``), or when their counts disagree with the vector tables (a writer that bypassed
     the log).

@@ -68,3 +68,4 @@ class SourceFilter:
             )
             params += [self.source_kind.strip()] * 2
         return clauses, params
+

@@ -90,10 +90,7 @@ class LaneScores:
     @classmethod
     def of(cls, keyword: list[LaneHit], vector: list[LaneHit], depth: int) -> LaneScores:
         """The lanes' hits normalized: keyword by its best, vector between its cut and its best."""
-        own = {
-            "keyword": normalize_by_max(keyword),
-            "vector": normalize_min_max(vector, cut=len(vector) >= depth),
-        }
+        own = {"keyword": normalize_by_max(keyword), "vector": normalize_min_max(vector, cut=len(vector) >= depth)}
         ranks = {
             "keyword": {hit.frame_id: rank for rank, hit in enumerate(keyword)},
             "vector": {hit.frame_id: rank for rank, hit in enumerate(vector)},
@@ -115,14 +112,10 @@ class LaneScores:
                         best[neighbour] = score
 
     def score(self, lane: str, frame_id: int, context_weight: float) -> float:
-        return with_context(
-            self.own[lane].get(frame_id, 0.0), self.nearby[lane].get(frame_id, 0.0), context_weight
-        )
+        return with_context(self.own[lane].get(frame_id, 0.0), self.nearby[lane].get(frame_id, 0.0), context_weight)
 
 
-def combine(
-    lanes: LaneScores, frame_ids: set[int], vector_weight: float, context_weight: float
-) -> dict[int, float]:
+def combine(lanes: LaneScores, frame_ids: set[int], vector_weight: float, context_weight: float) -> dict[int, float]:
     """The convex match of each frame: its lane scores with context, weighted and summed."""
     # LaneScores.score summed over the lanes, written out: this runs for every candidate and neighbour
     weighted = [
@@ -133,9 +126,7 @@ def combine(
     for frame_id in frame_ids:
         total = 0.0
         for weight, scores, near in weighted:
-            total += weight * (
-                1.0 - (1.0 - scores.get(frame_id, 0.0)) * (1.0 - context_weight * near.get(frame_id, 0.0))
-            )
+            total += weight * (1.0 - (1.0 - scores.get(frame_id, 0.0)) * (1.0 - context_weight * near.get(frame_id, 0.0)))
         match[frame_id] = total
     return match
 

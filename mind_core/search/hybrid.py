@@ -127,9 +127,7 @@ class HybridSearch:
         source: SourceFilter | None = None,
     ) -> list[int]:
         """The keyword lane's frames in rank order."""
-        return [
-            hit.frame_id for hit in self.keyword_lane.hits(query, limit, Scope(gop_id, since, until, source))
-        ]
+        return [hit.frame_id for hit in self.keyword_lane.hits(query, limit, Scope(gop_id, since, until, source))]
 
     def keyword_match(self, query: str) -> str:
         """The FTS5 expression the keyword lane sends for ``query`` (``KeywordLane.match_expression``)."""
@@ -145,9 +143,7 @@ class HybridSearch:
         source: SourceFilter | None = None,
     ) -> list[int]:
         """The vector lane's frames, nearest first."""
-        return [
-            hit.frame_id for hit in self.vector_lane.hits(query, limit, Scope(gop_id, since, until, source))
-        ]
+        return [hit.frame_id for hit in self.vector_lane.hits(query, limit, Scope(gop_id, since, until, source))]
 
     # -- the search -----------------------------------------------------------------------
     def search(
@@ -193,16 +189,12 @@ class HybridSearch:
             fused = self._fuse_rrf(query, limit, scope)
         else:
             phrases = date_phrases(query) if window is not None else []
-            fused, own_vector = self._fuse_convex(
-                query, limit, scope, window, keywords, phrases, keep_far_window
-            )
+            fused, own_vector = self._fuse_convex(query, limit, scope, window, keywords, phrases, keep_far_window)
         if not fused:
             return []
         scores = self._by_relevance(query, fused, limit, weights, context, now)
         head = sorted(
-            scores,
-            key=lambda fid: (scores[fid][0], fused[fid]["match"] * MAX_RRF_SCORE * scores[fid][1]),
-            reverse=True,
+            scores, key=lambda fid: (scores[fid][0], fused[fid]["match"] * MAX_RRF_SCORE * scores[fid][1]), reverse=True
         )[:limit]  # by score, then by final score (match x relevance), the pool's order among equals
         frames = self.frames.get_many(head)
         words = [word.lower() for word in keyword_tokens(keywords)]
@@ -305,9 +297,7 @@ class HybridSearch:
     def _fuse_rrf(self, query: str, limit: int, scope: Scope) -> dict[int, dict[str, Any]]:
         """The original: RRF over each lane's top ``limit * 2``."""
         depth = limit * LANE_DEPTH_FACTOR
-        return fuse_rrf(
-            self.keyword_lane.hits(query, depth, scope), self.vector_lane.hits(query, depth, scope)
-        )
+        return fuse_rrf(self.keyword_lane.hits(query, depth, scope), self.vector_lane.hits(query, depth, scope))
 
     def _fuse_convex(
         self,
@@ -331,12 +321,8 @@ class HybridSearch:
         dropped = self.speakers.spoken(query) if config.drop_speaker_names else set()
         lane_query, keywords = without_names(query, dropped), without_names(keywords, dropped)
         keyword = self.keyword_lane.hits(keywords, depth, scope, phrases)
-        notes = FusionNotes(
-            keyword_from_window=window is not None and (not topic_words(keywords) or not keyword)
-        )
-        if (
-            notes.keyword_from_window and window is not None
-        ):  # only a date and filler: the keyword lane's place
+        notes = FusionNotes(keyword_from_window=window is not None and (not topic_words(keywords) or not keyword))
+        if notes.keyword_from_window and window is not None:  # only a date and filler: the keyword lane's place
             keyword = self.time_lane.window_hits(query, window, depth, scope, self.vector_lane)
         topic = " ".join(topic_words(lane_query)) if config.topic_blend else None
         lane_vector = own_vector = None
@@ -351,9 +337,7 @@ class HybridSearch:
         if config.context_window > 0 and config.context_weight > 0:
             neighbours = session_neighbours(self.db, candidates, config.context_window, scope)
         lanes.add_context(neighbours)
-        match = combine(
-            lanes, candidates.union(*neighbours.values()), config.vector_weight, config.context_weight
-        )
+        match = combine(lanes, candidates.union(*neighbours.values()), config.vector_weight, config.context_weight)
         if window is not None:
             notes.window, notes.time_scores = self.time_lane.time_scores(
                 list(match), window, config.time_scale_days, keep_far_window
@@ -363,9 +347,7 @@ class HybridSearch:
         pool_size = relevance_pool_size(limit)
         if config.speaker_weight > 0:
             floor = preference_floor(match, config.speaker_weight, pool_size)
-            notes.speaker_scores = self.speakers.scores(
-                query, [fid for fid, value in match.items() if value >= floor]
-            )
+            notes.speaker_scores = self.speakers.scores(query, [fid for fid, value in match.items() if value >= floor])
         prefer(match, notes.speaker_scores, config.speaker_weight)
         notes.lanes_without = sorted(dropped) if lane_query != query else None
         notes.blended_with = topic if topic and topic != lane_query and vector else None

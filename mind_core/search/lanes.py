@@ -138,9 +138,7 @@ class KeywordLane:
         """How many frames hold the word (as FTS5 matches it); 0 when FTS5 cannot say."""
         try:
             return int(
-                self.db.scalar(
-                    "SELECT COUNT(*) FROM memory_frames_fts WHERE memory_frames_fts MATCH ?", (f'"{word}"',)
-                )
+                self.db.scalar("SELECT COUNT(*) FROM memory_frames_fts WHERE memory_frames_fts MATCH ?", (f'"{word}"',))
                 or 0
             )
         except self.db.errors.Error:
@@ -166,10 +164,7 @@ class KeywordLane:
         """Which of ``words`` (lower case) each frame holds: as written, or as the keyword lane
         matches it (FTS5's porter stems: "painting" in a frame that says "painted"), so the
         keyword share shown never says 0% of a frame the keyword lane ranked first."""
-        held = {
-            frame_id: {word for word in words if word in frame.content.lower()}
-            for frame_id, frame in frames.items()
-        }
+        held = {frame_id: {word for word in words if word in frame.content.lower()} for frame_id, frame in frames.items()}
         for word in words:
             missing = [frame_id for frame_id, found in held.items() if word not in found]
             if not missing:
@@ -210,9 +205,7 @@ class VectorLane:
         if len(texts) == 1:
             own = self.vectors.embed_query(query)
             return own, own
-        vectors = dict(
-            zip(texts, np.asarray(self.vectors.embedder.embed_batch(texts), dtype=np.float32), strict=True)
-        )
+        vectors = dict(zip(texts, np.asarray(self.vectors.embedder.embed_batch(texts), dtype=np.float32), strict=True))
         lane = vectors[lane_query]
         if topic and topic != lane_query:
             lane = lane + vectors[topic]

@@ -90,9 +90,7 @@ class Speakers:
         named = asked & speakers
         if not named or named == speakers:
             return SpeakerScores()
-        return SpeakerScores(
-            {frame_id: 1.0 if role in named else 0.0 for frame_id, role in roles.items()}, said_by
-        )
+        return SpeakerScores({frame_id: 1.0 if role in named else 0.0 for frame_id, role in roles.items()}, said_by)
 
     def _all(self) -> set[str]:
         """Every speaker of the mind, lower case: the distinct roles, read by hopping through

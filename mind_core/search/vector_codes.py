@@ -69,9 +69,7 @@ def int8_codes(vectors: np.ndarray) -> list[bytes]:
     scales = np.abs(vectors).max(axis=1) / 127.0
     scales[scales == 0] = 1.0
     codes = np.rint(vectors / scales[:, None]).astype(np.int8)
-    return [
-        scale.tobytes() + code.tobytes() for scale, code in zip(scales.astype(np.float32), codes, strict=True)
-    ]
+    return [scale.tobytes() + code.tobytes() for scale, code in zip(scales.astype(np.float32), codes, strict=True)]
 
 
 def decode_int8(blobs: Sequence[bytes]) -> np.ndarray:
@@ -213,9 +211,7 @@ def is_current(db: Database, vec_table: str) -> bool:
 BitsCache = dict[str, tuple[str, np.ndarray, np.ndarray]]
 
 
-def stored_bits(
-    db: Database, vec_table: str, cache: BitsCache | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+def stored_bits(db: Database, vec_table: str, cache: BitsCache | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every rowid of the companion and its bits (one row of bytes each); from ``cache`` while
     the companions' version token is the one they were read at."""
     version = db.scalar("SELECT value FROM meta WHERE key = ?", (VERSION_KEY,))

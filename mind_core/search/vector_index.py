@@ -97,9 +97,7 @@ def framed_vectors(
     position = len(chunked)
     for index, (frame_id, content, chunks) in enumerate(chunked):
         chunk_blobs = blobs[position : position + len(chunks)]
-        entries.append(
-            FrameVectors(frame_id, content, blobs[index], list(zip(chunks, chunk_blobs, strict=True)))
-        )
+        entries.append(FrameVectors(frame_id, content, blobs[index], list(zip(chunks, chunk_blobs, strict=True))))
         position += len(chunks)
     return entries
 
@@ -298,9 +296,7 @@ class VectorIndex:
                         (entry.frame_id, chunk.index, chunk.char_start, chunk.char_end),
                     ).lastrowid
                     chunk_rows.append((int(chunk_id), vector))
-            self.db.executemany(
-                "INSERT INTO memory_frame_chunks_vec (rowid, embedding) VALUES (?, ?)", chunk_rows
-            )
+            self.db.executemany("INSERT INTO memory_frame_chunks_vec (rowid, embedding) VALUES (?, ?)", chunk_rows)
             vector_codes.put(self.db, "memory_frame_chunks_vec", chunk_rows)
             self.db.executemany(
                 "UPDATE memory_frames SET embedded_hash = ? WHERE id = ?",
@@ -359,8 +355,7 @@ class VectorIndex:
         if frame_ids and self.db.query_one("SELECT 1 FROM memory_frame_chunks LIMIT 1") is not None:
             owner = dict(
                 self.db.query(
-                    f"SELECT id, frame_id FROM memory_frame_chunks WHERE frame_id IN ({IN_LIST})",
-                    (in_list(frame_ids),),
+                    f"SELECT id, frame_id FROM memory_frame_chunks WHERE frame_id IN ({IN_LIST})", (in_list(frame_ids),)
                 )
             )
             for chunk_id, distance in self.distances("memory_frame_chunks_vec", blob, list(owner)):
@@ -371,9 +366,7 @@ class VectorIndex:
     def distances(self, vec_table: str, blob: bytes, rowids: Sequence[int]) -> list[tuple[int, float]]:
         """(rowid, L2 distance of its float vector to ``blob``) for the rows of ``rowids`` that exist."""
         rows = [
-            self.db.query_one(
-                f"SELECT rowid, vec_distance_l2(embedding, ?) FROM {vec_table} WHERE rowid = ?", (blob, rowid)
-            )
+            self.db.query_one(f"SELECT rowid, vec_distance_l2(embedding, ?) FROM {vec_table} WHERE rowid = ?", (blob, rowid))
             for rowid in rowids
         ]
         return [(row[0], row[1]) for row in rows if row is not None]
@@ -400,9 +393,7 @@ class VectorIndex:
             return None
         return graphs
 
-    def nearest(
-        self, vec_table: str, blob: bytes, k: int, prescan: bool | None = None
-    ) -> list[tuple[int, float]]:
+    def nearest(self, vec_table: str, blob: bytes, k: int, prescan: bool | None = None) -> list[tuple[int, float]]:
         """The ``k`` nearest rows of one vector table (rowid, L2 distance), nearest first.
 
         ``prescan`` None: the ANN graph when usable (``ann_index``: its distances are those of
@@ -417,9 +408,10 @@ class VectorIndex:
         if graphs is not None:
             return graphs.search(vec_table, np.frombuffer(blob, dtype=np.float32), k)
         if prescan is None:
-            prescan = vector_codes.vector_count(
-                self.db, vec_table
-            ) >= self.prescan_min_vectors and vector_codes.is_current(self.db, vec_table)
+            prescan = (
+                vector_codes.vector_count(self.db, vec_table) >= self.prescan_min_vectors
+                and vector_codes.is_current(self.db, vec_table)
+            )
         nearest = None
         if prescan:
             query = np.frombuffer(blob, dtype=np.float32)

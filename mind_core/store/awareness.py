@@ -33,9 +33,7 @@ class AwarenessLayer:
         evicting a live item for it would leave fewer than 10 active.
         """
         if category not in CATEGORIES:
-            raise InvalidInputError(
-                f"unknown awareness category {category!r}; expected one of {', '.join(CATEGORIES)}"
-            )
+            raise InvalidInputError(f"unknown awareness category {category!r}; expected one of {', '.join(CATEGORIES)}")
         if not isinstance(content, str) or not content.strip():
             raise InvalidInputError("awareness content must be a non-empty string")
         if not isinstance(priority, int):
@@ -79,9 +77,7 @@ class AwarenessLayer:
     def update(self, item_id: int, **fields: Any) -> dict[str, Any]:
         allowed = {"content", "priority", "metadata", "expires_at"}
         if set(fields) - allowed:
-            raise InvalidInputError(
-                f"cannot update awareness field(s): {', '.join(sorted(set(fields) - allowed))}"
-            )
+            raise InvalidInputError(f"cannot update awareness field(s): {', '.join(sorted(set(fields) - allowed))}")
         if "metadata" in fields:
             fields["metadata"] = json.dumps(fields["metadata"] or {})
         if fields.get("expires_at") is not None:
@@ -89,9 +85,7 @@ class AwarenessLayer:
         with self.db.transaction():
             if fields:
                 assignments = ", ".join(f"{k} = ?" for k in fields)
-                self.db.execute(
-                    f"UPDATE awareness SET {assignments} WHERE id = ?", [*fields.values(), item_id]
-                )
+                self.db.execute(f"UPDATE awareness SET {assignments} WHERE id = ?", [*fields.values(), item_id])
             row = self.db.query_one("SELECT * FROM awareness WHERE id = ?", (item_id,))
         if row is None:
             raise NotFoundError(f"no awareness item with id {item_id}")

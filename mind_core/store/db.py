@@ -118,10 +118,7 @@ def _connect_readonly(module: ModuleType, path: Path) -> Any:
 
 _ACCESS_HINTS = (
     ("readonly", "the file or its folder is read-only: fix the permissions or open the mind read-only"),
-    (
-        "cannot be written",
-        "the file or its folder is read-only: fix the permissions or open the mind read-only",
-    ),
+    ("cannot be written", "the file or its folder is read-only: fix the permissions or open the mind read-only"),
     ("disk is full", "the disk is full: free some space and run the command again"),
     ("unable to open", "check that the folder exists and can be written"),
     ("not a database", "this file is not a mind (an SQLite database)"),
@@ -215,10 +212,7 @@ class Database:
         return None if row is None else row[0]
 
     def table_exists(self, name: str) -> bool:
-        return (
-            self.scalar("SELECT 1 FROM sqlite_master WHERE name = ? AND type IN ('table','view')", (name,))
-            == 1
-        )
+        return self.scalar("SELECT 1 FROM sqlite_master WHERE name = ? AND type IN ('table','view')", (name,)) == 1
 
     def columns(self, table: str) -> set[str]:
         return {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}

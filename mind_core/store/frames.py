@@ -555,9 +555,7 @@ def delete_vector_rows(db: Database, frame_ids: Sequence[int]) -> None:
     rows = [(frame_id,) for frame_id in frame_ids]
     db.executemany("DELETE FROM memory_frames_vec WHERE rowid = ?", rows)
     vector_codes.remove(db, "memory_frames_vec", frame_ids)
-    chunk_rows = db.query(
-        f"SELECT id FROM memory_frame_chunks WHERE frame_id IN ({IN_LIST})", (in_list(frame_ids),)
-    )
+    chunk_rows = db.query(f"SELECT id FROM memory_frame_chunks WHERE frame_id IN ({IN_LIST})", (in_list(frame_ids),))
     if chunk_rows:
         chunk_ids = [(row[0],) for row in chunk_rows]
         db.executemany("DELETE FROM memory_frame_chunks_vec WHERE rowid = ?", chunk_ids)

@@ -35,8 +35,7 @@ class IdentityLayer:
                 if fields:
                     assignments = ", ".join(f"{k} = ?" for k in fields)
                     self.db.execute(
-                        f"UPDATE identity SET {assignments}, updated_at = ? WHERE id = 1",
-                        [*fields.values(), now],
+                        f"UPDATE identity SET {assignments}, updated_at = ? WHERE id = 1", [*fields.values(), now]
                     )
             else:
                 if not fields.get("name"):
@@ -54,9 +53,5 @@ class IdentityLayer:
         identity = self.get()
         if not identity:
             return ""
-        lines = [
-            f"{field.replace('_', ' ').title()}: {identity[field]}"
-            for field in IDENTITY_FIELDS
-            if identity[field]
-        ]
+        lines = [f"{field.replace('_', ' ').title()}: {identity[field]}" for field in IDENTITY_FIELDS if identity[field]]
         return "\n".join(lines)

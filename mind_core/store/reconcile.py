@@ -293,10 +293,7 @@ INDEX_CHECKS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 
 
 def doctor(
-    db: Database,
-    embedder: Embedder | None = None,
-    repair: bool = False,
-    ann_min_vectors: int = ann.ANN_MIN_VECTORS,
+    db: Database, embedder: Embedder | None = None, repair: bool = False, ann_min_vectors: int = ann.ANN_MIN_VECTORS
 ) -> DoctorReport:
     """Check every index against memory_frames; with ``repair`` fix what can be fixed."""
     index = VectorIndex(db, embedder)
@@ -305,23 +302,15 @@ def doctor(
         for name, queries, meaning in INDEX_CHECKS
     ]
     findings.append(
-        Finding(
-            "vec_chunks_missing", len(frames_missing_chunk_vectors(db)), "long frames missing chunk vectors"
-        )
+        Finding("vec_chunks_missing", len(frames_missing_chunk_vectors(db)), "long frames missing chunk vectors")
     )
     # a mind not yet migrated (opened read-only since the upgrade) gets them at its first writable open
     migrated = db.table_exists("vector_bit_blocks")
     stale_bits = [
-        t
-        for t in vector_codes.VECTOR_TABLES
-        if migrated and db.table_exists(t) and not vector_codes.is_current(db, t)
+        t for t in vector_codes.VECTOR_TABLES if migrated and db.table_exists(t) and not vector_codes.is_current(db, t)
     ]
     findings.append(
-        Finding(
-            "vec_bits",
-            len(stale_bits),
-            "vector tables whose sign bits (the vector lane's pre-scan) lag behind",
-        )
+        Finding("vec_bits", len(stale_bits), "vector tables whose sign bits (the vector lane's pre-scan) lag behind")
     )
     findings.append(_ann_finding(db, ann_min_vectors))
     try:
@@ -345,9 +334,7 @@ def doctor(
 
 def _ann_finding(db: Database, min_vectors: int) -> Finding:
     if not ann_needed(db, min_vectors):
-        return Finding(
-            "ann_index", 0, f"not kept below {min_vectors:,} frame vectors: the vector lane scans exactly"
-        )
+        return Finding("ann_index", 0, f"not kept below {min_vectors:,} frame vectors: the vector lane scans exactly")
     found = ann_problem(db, min_vectors)
     if found is not None:
         return Finding("ann_index", 1, f"the ANN index beside the mind is unusable: {found}")

@@ -318,9 +318,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0011_frames_role_index", f"CREATE INDEX idx_frames_role ON memory_frames {FRAME_ROLE_SQL}"),
     Migration("0012_privacy", _PRIVACY_SQL),
     # "is any memory near the time a question names" reads frames by event time on every dated question
-    Migration(
-        "0013_frames_created_at_index", "CREATE INDEX idx_frames_created_at ON memory_frames (created_at)"
-    ),
+    Migration("0013_frames_created_at_index", "CREATE INDEX idx_frames_created_at ON memory_frames (created_at)"),
 )
 
 
@@ -341,7 +339,9 @@ def migrate(db: Database, migrations: tuple[Migration, ...] = MIGRATIONS) -> lis
             if migration.name in done:
                 continue
             migration.run(db)
-            db.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (migration.name, now_iso()))
+            db.execute(
+                "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (migration.name, now_iso())
+            )
             applied.append(migration.name)
     return applied
 

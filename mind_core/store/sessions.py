@@ -51,9 +51,7 @@ class SessionStore:
         """The per-day session of frames written without one (``notes:YYYY-MM-DD``, UTC day)."""
         return self.ensure(f"{NOTES_PREFIX}{(day or now_iso())[:10]}", project_id="notes")
 
-    def ensure(
-        self, gop_id: str, project_id: str | None = None, summary: str | None = None
-    ) -> dict[str, Any]:
+    def ensure(self, gop_id: str, project_id: str | None = None, summary: str | None = None) -> dict[str, Any]:
         """The session with this gop_id, created (active) if it does not exist yet."""
         if not isinstance(gop_id, str) or not gop_id.strip():
             raise InvalidInputError("gop_id must be a non-empty string")
@@ -73,15 +71,11 @@ class SessionStore:
         return cursor.rowcount > 0
 
     def archive(self, gop_id: str) -> bool:
-        return (
-            self.db.execute("UPDATE sessions SET status = 'archived' WHERE gop_id = ?", (gop_id,)).rowcount
-            > 0
-        )
+        return self.db.execute("UPDATE sessions SET status = 'archived' WHERE gop_id = ?", (gop_id,)).rowcount > 0
 
     def get_by_project(self, project_id: str) -> list[dict[str, Any]]:
         rows = self.db.query(
-            "SELECT * FROM sessions WHERE project_id = ? ORDER BY julianday(started_at) DESC, id DESC",
-            (project_id,),
+            "SELECT * FROM sessions WHERE project_id = ? ORDER BY julianday(started_at) DESC, id DESC", (project_id,)
         )
         return [dict(r) for r in rows]
 

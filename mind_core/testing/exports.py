@@ -359,17 +359,15 @@ def vault_notes(notes: int, sections_each: int = 2, seed: int = 7) -> list[Synth
     for n, title in enumerate(titles):
         links = tuple(dict.fromkeys(titles[(n + k) % notes] for k in (1, 2) if (n + k) % notes != n))
         texts = generated_texts(rng, max(sections_each, len(links)))
-        made.append(
-            SyntheticNote(
-                path=f"Projects/{title}.md" if n % 2 else f"{title}.md",
-                title=title,
-                created=utc_iso(START_EPOCH + 86_400 * n)[:10] + "T00:00:00.000Z",
-                aliases=(f"T{n}",),
-                tags=("project", f"area/{rng.choice(WORDS)}{n}"),
-                links=links,
-                sections=tuple((f"Part {s}", text) for s, text in enumerate(texts)),
-            )
-        )
+        made.append(SyntheticNote(
+            path=f"Projects/{title}.md" if n % 2 else f"{title}.md",
+            title=title,
+            created=utc_iso(START_EPOCH + 86_400 * n)[:10] + "T00:00:00.000Z",
+            aliases=(f"T{n}",),
+            tags=("project", f"area/{rng.choice(WORDS)}{n}"),
+            links=links,
+            sections=tuple((f"Part {s}", text) for s, text in enumerate(texts)),
+        ))
     return made
 
 

@@ -96,9 +96,7 @@ def write_tiny_bert_onnx(path, vocab_size: int = 30522, hidden: int = 8, seed: i
         helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"])
         for name in ("input_ids", "attention_mask", "token_type_ids")
     ]
-    output = helper.make_tensor_value_info(
-        "last_hidden_state", TensorProto.FLOAT, ["batch", "tokens", hidden]
-    )
+    output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "tokens", hidden])
     nodes = [
         helper.make_node("Gather", ["table", "input_ids"], ["embedded"]),
         helper.make_node("MatMul", ["embedded", "weight"], ["last_hidden_state"]),

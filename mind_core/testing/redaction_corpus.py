@@ -96,9 +96,7 @@ def stripe_key(rng: random.Random) -> str:
 
 
 def credential(rng: random.Random) -> str:
-    return (
-        rng.choice(("Tr0mbone", "Blue-Falcon", "quiet_river", "Lisbon")) + _rand(rng, string.digits, 4) + "!"
-    )
+    return rng.choice(("Tr0mbone", "Blue-Falcon", "quiet_river", "Lisbon")) + _rand(rng, string.digits, 4) + "!"
 
 
 # --- personal data ------------------------------------------------------------------------------
@@ -159,11 +157,7 @@ PLANTED: dict[str, tuple[Callable[[random.Random], str], str]] = {
 }
 # other ways the same kinds are written, used for a third of their plantings
 VARIANTS: dict[str, tuple[str, ...]] = {
-    "secret:credential": (
-        '"db_password": "{v}",',
-        "DATABASE_PASSWORD={v}",
-        "clone https://deploy:{v}@git.example.com/repo",
-    ),
+    "secret:credential": ('"db_password": "{v}",', "DATABASE_PASSWORD={v}", "clone https://deploy:{v}@git.example.com/repo"),
     "email": ("From: Ada Moreau <{v}>", "mailto:{v}", "({v})"),
     "phone": ("tel. {v}.", "my number: {v}"),
     "card": ("paid with {v} yesterday",),
@@ -227,9 +221,7 @@ def write_redaction_export(path: Path, messages: list[Message], per_conversation
     """The messages as a ChatGPT ``conversations.json``, ``per_conversation`` to a conversation."""
     conversations = [
         chatgpt_conversation(
-            f"conv-{c}",
-            f"Conversation {c}",
-            [m.text for m in messages[start : start + per_conversation]],
+            f"conv-{c}", f"Conversation {c}", [m.text for m in messages[start : start + per_conversation]],
             1_700_000_000.0 + 86_400 * c,
         )
         for c, start in enumerate(range(0, len(messages), per_conversation))

@@ -130,9 +130,7 @@ def zip_bomb(root: Path, size: int) -> SizeCase:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         with archive.open("conversations.json", "w", force_zip64=True) as member:
             write_huge_chatgpt_export(member, size)
-    return SizeCase(
-        f"zip of {path.stat().st_size // 1024} KB: {size // 2**20} MB message", "chatgpt", path, size
-    )
+    return SizeCase(f"zip of {path.stat().st_size // 1024} KB: {size // 2**20} MB message", "chatgpt", path, size)
 
 
 CASES: dict[str, Callable[[Path, int], SizeCase]] = {
@@ -147,10 +145,7 @@ CASES: dict[str, Callable[[Path, int], SizeCase]] = {
 
 def measure(case: SizeCase, timeout: float = 1800) -> dict:
     """Harvest ``case`` in a fresh interpreter; its report as a dict (see ``_child``)."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])),
-    }
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(
         [sys.executable, "-m", "mind_core.testing.sizes", case.kind, str(case.path)],
         capture_output=True,
@@ -174,10 +169,7 @@ def _child(kind: str, path: str) -> None:
     from mind_core.harvest.pipeline import harvest, register_source
     from mind_core.mind import Mind
 
-    with (
-        tempfile.TemporaryDirectory() as home,
-        Mind.open(Path(home, "w.mind"), embedder=MockEmbedder(1024)) as mind,
-    ):
+    with tempfile.TemporaryDirectory() as home, Mind.open(Path(home, "w.mind"), embedder=MockEmbedder(1024)) as mind:
         register_source(mind, kind, path, "big")
         baseline = _rss_mb()
         summary = harvest(mind, "big").imported

@@ -224,11 +224,7 @@ def test_a_speaker_with_a_full_name_is_named_by_the_first_name():
     lower-case word that is also a first name ("will") names no one."""
     mind = Mind.open(":memory:", embedder=HashingEmbedder())
     mind.sessions.ensure("chat")
-    for role, text in (
-        ("Caroline Smith", "hi Melanie"),
-        ("Melanie Hart", "a sunset in oils"),
-        ("Will Byers", "ok"),
-    ):
+    for role, text in (("Caroline Smith", "hi Melanie"), ("Melanie Hart", "a sunset in oils"), ("Will Byers", "ok")):
         frame = mind.frames.create_i_frame("chat", f"{role}: {text}", metadata={"provenance": {"role": role}})
         mind.search.index_frames_batch([frame])
     with mind:
@@ -263,15 +259,12 @@ def test_the_lanes_search_the_question_without_the_speakers_names():
         mind.search.config = SearchConfig(drop_speaker_names=drop)
         mind.sessions.ensure("chat")
         frames = [
-            mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}})
-            for role, text in turns
+            mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}}) for role, text in turns
         ]
         mind.search.index_frames_batch(frames)
         with mind:
             embedder.texts_embedded.clear()
-            found[drop] = {
-                r.frame.content: r.explain for r in mind.search.search(query, limit=10, explain=True)
-            }
+            found[drop] = {r.frame.content: r.explain for r in mind.search.search(query, limit=10, explain=True)}
             assert embedder.texts_embedded[0] == query  # the question's own vector: the confidence reads it
             assert ("What painting did make?" in embedder.texts_embedded) == drop
     greeting, answer = turns[0][1], turns[1][1]
@@ -302,12 +295,8 @@ def test_the_vector_lane_blends_the_question_with_its_topic_words():
     assert found[True][question]["vector_similarity"] < found[False][question]["vector_similarity"]
     # what the confidence reads is the question's own similarity, which neither moves
     for frame_id in (statement, question):
-        assert found[True][frame_id]["question_similarity"] == pytest.approx(
-            found[False][frame_id]["question_similarity"]
-        )
-        assert found[True][frame_id]["question_similarity"] != pytest.approx(
-            found[True][frame_id]["vector_similarity"]
-        )
+        assert found[True][frame_id]["question_similarity"] == pytest.approx(found[False][frame_id]["question_similarity"])
+        assert found[True][frame_id]["question_similarity"] != pytest.approx(found[True][frame_id]["vector_similarity"])
 
 
 def test_a_question_of_only_a_speakers_name_keeps_it():
@@ -317,10 +306,7 @@ def test_a_question_of_only_a_speakers_name_keeps_it():
         assert without_names("Melanie", {"melanie"}) == "Melanie"
         results = mind.search.search("Melanie", limit=4, explain=True)
         assert results and all("lanes_without" not in r.explain for r in results)
-        assert {r.frame.id for r in results if r.explain.get("keyword_score")} >= {
-            ids["asks"],
-            ids["answers"],
-        }
+        assert {r.frame.id for r in results if r.explain.get("keyword_score")} >= {ids["asks"], ids["answers"]}
 
 
 def garden_mind() -> Mind:
@@ -347,9 +333,7 @@ def test_a_longer_limit_up_to_ten_extends_the_list_and_never_reorders_its_head(s
     limit they are the same pool, so the first result is the same at limit 1 as at limit 10."""
     mind = garden_mind()
     mind.search.config = SearchConfig(relevance_share=share)
-    full = [
-        (r.frame.id, r.score) for r in mind.search.search("water the tomatoes", limit=RELEVANCE_POOL_LIMIT)
-    ]
+    full = [(r.frame.id, r.score) for r in mind.search.search("water the tomatoes", limit=RELEVANCE_POOL_LIMIT)]
     assert len(full) == RELEVANCE_POOL_LIMIT
     assert [score for _, score in full] == sorted((score for _, score in full), reverse=True)
     matches = [r.rrf_score for r in mind.search.search("water the tomatoes", limit=60)]
@@ -379,10 +363,7 @@ def test_a_chats_generic_roles_name_no_speaker():
     mind = Mind.open(":memory:", embedder=HashingEmbedder())
     mind.sessions.ensure("chat")
     turns = [("user", "how do I add a user to postgres?"), ("assistant", "run CREATE ROLE with LOGIN")]
-    ids = [
-        mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}}).id
-        for role, text in turns
-    ]
+    ids = [mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}}).id for role, text in turns]
     with mind:
         assert mind.search.speakers.scores("add a user to postgres", ids) == {}
         assert mind.search.speakers.scores("what did the assistant answer?", ids) == {}
@@ -395,13 +376,8 @@ def test_the_minds_speakers_come_from_the_role_index_and_follow_new_frames():
     with mind:
         frame_ids = list(ids.values())
         assert mind.search.speakers.scores("what did Jon say about the lake?", frame_ids) == {}
-        plan = " ".join(
-            str(row[-1])
-            for row in mind.db.query(f"EXPLAIN QUERY PLAN SELECT MIN({FRAME_ROLE_SQL}) FROM memory_frames")
-        )
+        plan = " ".join(str(row[-1]) for row in mind.db.query(f"EXPLAIN QUERY PLAN SELECT MIN({FRAME_ROLE_SQL}) FROM memory_frames"))
         assert "idx_frames_role" in plan
-        jon = mind.frames.create_i_frame(
-            "chat", "Jon: the lake froze", metadata={"provenance": {"role": "Jon"}}
-        ).id
+        jon = mind.frames.create_i_frame("chat", "Jon: the lake froze", metadata={"provenance": {"role": "Jon"}}).id
         scores = mind.search.speakers.scores("what did Jon say about the lake?", [*frame_ids, jon])
         assert scores[jon] == 1.0 and scores[ids["answers"]] == 0.0

@@ -61,9 +61,7 @@ def code_mind(similarity: float) -> tuple[Mind, FixedSimilarityEmbedder]:
     embedder = FixedSimilarityEmbedder(similarity)
     mind = Mind.open(":memory:", embedder=embedder)
     mind.sessions.ensure("mails")
-    frames = [
-        mind.frames.create_i_frame("mails", text, created_at="2010-11-02T10:00:00Z") for text in PATCH_MAILS
-    ]
+    frames = [mind.frames.create_i_frame("mails", text, created_at="2010-11-02T10:00:00Z") for text in PATCH_MAILS]
     mind.search.index_frames_batch(frames)
     embedder.asking = True
     return mind, embedder
@@ -197,13 +195,9 @@ def test_the_now_of_relative_dates_follows_memories_written_after_the_first_ques
     mind = Mind.open(path, embedder=HashingEmbedder())
     mind.sessions.ensure("chat")
     mind.sessions.ensure("vault")
-    first = mind.frames.create_i_frame(
-        "chat", "we planned the garden beds", created_at="2023-03-06T10:00:00Z"
-    )
+    first = mind.frames.create_i_frame("chat", "we planned the garden beds", created_at="2023-03-06T10:00:00Z")
     copied = mind.frames.create_i_frame(
-        "vault",
-        "garden ideas",
-        created_at="2026-11-30T10:00:00Z",
+        "vault", "garden ideas", created_at="2026-11-30T10:00:00Z",
         metadata={"source": {"message": {"dated_by": "file"}}},
     )
     mind.search.index_frames_batch([first, copied])
@@ -222,12 +216,8 @@ def test_a_mind_of_only_file_dated_notes_reads_relative_dates_from_them():
     mind.sessions.ensure("vault")
     undated = {"source": {"message": {"dated_by": "file"}}}
     frames = [
-        mind.frames.create_i_frame(
-            "vault", "garden beds plan", created_at="2024-05-20T10:00:00Z", metadata=undated
-        ),
-        mind.frames.create_i_frame(
-            "vault", "garden fence plan", created_at="2024-05-13T10:00:00Z", metadata=undated
-        ),
+        mind.frames.create_i_frame("vault", "garden beds plan", created_at="2024-05-20T10:00:00Z", metadata=undated),
+        mind.frames.create_i_frame("vault", "garden fence plan", created_at="2024-05-13T10:00:00Z", metadata=undated),
     ]
     mind.search.index_frames_batch(frames)
     results = mind.search.search("garden plan last week", explain=True)
@@ -237,9 +227,7 @@ def test_a_mind_of_only_file_dated_notes_reads_relative_dates_from_them():
 
 # -- explain a person can read ------------------------------------------------------------------
 def explained(mind: Mind, query: str) -> list[str]:
-    result = CombinedRetrieval(mind, record_access_on_recall=False).search(
-        query, explain=True, scope="workspace"
-    )
+    result = CombinedRetrieval(mind, record_access_on_recall=False).search(query, explain=True, scope="workspace")
     lines = [part for part in format_recall(result, True, bold_markdown) if isinstance(part, str)]
     return [line for text in lines for line in text.splitlines() if line.startswith("#")]
 
@@ -253,12 +241,8 @@ def test_explain_counts_ranks_from_one_and_names_an_ignored_window():
 def test_explain_says_when_only_the_neighbouring_turn_brought_a_frame_in():
     mind = Mind.open(":memory:", embedder=None)  # the keyword lane alone: no vector rank for every frame
     mind.sessions.ensure("chat")
-    mind.frames.create_i_frame(
-        "chat", "Melanie: the pottery class was great", created_at="2023-06-01T10:00:00Z"
-    )
-    mind.frames.create_i_frame(
-        "chat", "Caroline: I loved the bowl you made", created_at="2023-06-01T10:01:00Z"
-    )
+    mind.frames.create_i_frame("chat", "Melanie: the pottery class was great", created_at="2023-06-01T10:00:00Z")
+    mind.frames.create_i_frame("chat", "Caroline: I loved the bowl you made", created_at="2023-06-01T10:01:00Z")
     lines = explained(mind, "pottery class")
     assert "keyword rank 1, vector rank -" in lines[0]
     assert "via neighbouring turn" in lines[1] and "keyword rank" not in lines[1]
@@ -267,10 +251,7 @@ def test_explain_says_when_only_the_neighbouring_turn_brought_a_frame_in():
 def test_explain_names_the_speaker_and_the_names_left_out_of_the_lanes():
     mind = Mind.open(":memory:", embedder=HashingEmbedder())
     mind.sessions.ensure("chat")
-    for role, text in (
-        ("Melanie", "Melanie: the pottery class was great"),
-        ("Caroline", "Caroline: Melanie, pottery?"),
-    ):
+    for role, text in (("Melanie", "Melanie: the pottery class was great"), ("Caroline", "Caroline: Melanie, pottery?")):
         mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}})
     mind.search.index_frames_batch(mind.frames.get_many([1, 2]).values())
     lines = explained(mind, "What did Melanie make in pottery class?")
@@ -286,10 +267,7 @@ def test_the_confidence_reads_the_questions_own_similarity_not_the_lanes():
     embedder = HashingEmbedder()
     mind = Mind.open(":memory:", embedder=embedder)
     mind.sessions.ensure("chat")
-    turns = [
-        ("Melanie", "Melanie: I painted a sunset over the lake"),
-        ("Caroline", "Caroline: Melanie, nice!"),
-    ]
+    turns = [("Melanie", "Melanie: I painted a sunset over the lake"), ("Caroline", "Caroline: Melanie, nice!")]
     for role, text in turns:
         mind.frames.create_i_frame("chat", text, metadata={"provenance": {"role": role}})
     mind.search.index_frames_batch(mind.frames.get_many([1, 2]).values())
@@ -317,9 +295,7 @@ def test_a_long_frame_is_as_similar_as_its_closest_chunk():
     assert set(found) == {long_frame.id, short_frame.id}  # no vector, no entry
     whole = float(np.dot(query, embedder.vector(long_frame.content)))
     assert found[long_frame.id] > whole + 0.1  # the chunk holding the words, not the whole frame
-    assert found[short_frame.id] == pytest.approx(
-        float(np.dot(query, embedder.vector("a note on gardening"))), abs=1e-5
-    )
+    assert found[short_frame.id] == pytest.approx(float(np.dot(query, embedder.vector("a note on gardening"))), abs=1e-5)
 
 
 def test_the_keyword_share_counts_a_word_the_keyword_lane_matched_by_its_stem():
@@ -342,13 +318,7 @@ def harvested_mind(dated: list[tuple[str, str]], undated: list[str]) -> Mind:
     Studio prompt or a Claude memory, with none (the import stamps them with the harvest time)."""
     mind = Mind.open(":memory:", embedder=HashingEmbedder())
     items = [
-        HarvestItem(
-            f"dated-{n}",
-            "conversation",
-            "chat",
-            f"chat-{n}",
-            [HarvestMessage(f"d{n}", text, "user", None, when)],
-        )
+        HarvestItem(f"dated-{n}", "conversation", "chat", f"chat-{n}", [HarvestMessage(f"d{n}", text, "user", None, when)])
         for n, (when, text) in enumerate(dated)
     ] + [
         HarvestItem(f"undated-{n}", "memory", "memory", "memories", [HarvestMessage(f"u{n}", text)])
@@ -367,9 +337,7 @@ def ending(results: list, text: str):
 def test_an_item_without_a_time_of_its_own_is_not_favoured_by_recency():
     # both are "recent"; the undated one matches better, so only recency can put the dated one first
     two_days_ago = format_utc(utc_now() - timedelta(days=2))
-    mind = harvested_mind(
-        [(two_days_ago, "Falcon budget: 3 million, approved by the board")], ["Falcon budget"]
-    )
+    mind = harvested_mind([(two_days_ago, "Falcon budget: 3 million, approved by the board")], ["Falcon budget"])
     results = mind.search.search("Falcon budget", profile="recent", explain=True)
     stamped, dated = ending(results, "Falcon budget"), ending(results, "approved by the board")
     assert borrowed_time(stamped.frame) == HARVEST_TIME and borrowed_time(dated.frame) is None
@@ -382,10 +350,7 @@ def test_an_item_without_a_time_of_its_own_is_not_favoured_by_recency():
 
 def test_relative_dates_are_not_read_from_the_harvest_time():
     mind = harvested_mind(
-        [
-            ("2023-03-06T10:00:00Z", "we planned the garden beds"),
-            ("2023-01-10T10:00:00Z", "we planned the garden fence"),
-        ],
+        [("2023-03-06T10:00:00Z", "we planned the garden beds"), ("2023-01-10T10:00:00Z", "we planned the garden fence")],
         ["garden ideas without a date"],
     )
     results = mind.search.search("what did we plan for the garden last week", explain=True)
@@ -397,16 +362,12 @@ def test_the_sql_form_of_the_borrowed_time_rule_agrees_with_it():
     mind = harvested_mind([("2023-03-06T10:00:00Z", "dated chat")], ["undated memory"])
     mind.sessions.ensure("vault")
     mind.frames.create_i_frame("vault", "a note", metadata={"source": {"message": {"dated_by": "file"}}})
-    mind.frames.create_i_frame(
-        "vault", "a dated note", metadata={"source": {"message": {"dated_by": "name"}}}
-    )
+    mind.frames.create_i_frame("vault", "a dated note", metadata={"source": {"message": {"dated_by": "name"}}})
     mind.frames.create_i_frame("vault", "remembered directly")  # its time is when it was written
     mind.frames.create_i_frame("vault", "odd export", metadata={"provenance": {"timestamp": ""}})
     frames = mind.frames.get_many([row[0] for row in mind.db.query("SELECT id FROM memory_frames")])
     in_sql = {row[0] for row in mind.db.query(f"SELECT id FROM memory_frames WHERE {borrowed_time_sql()}")}
-    not_in_sql = {
-        row[0] for row in mind.db.query(f"SELECT id FROM memory_frames WHERE NOT {borrowed_time_sql()}")
-    }
+    not_in_sql = {row[0] for row in mind.db.query(f"SELECT id FROM memory_frames WHERE NOT {borrowed_time_sql()}")}
     assert in_sql == {f.id for f in frames.values() if borrowed_time(f)}
     assert not_in_sql == set(frames) - in_sql
     assert {frames[i].content.split("\n")[-1].split(": ")[-1] for i in in_sql} == {
@@ -417,15 +378,9 @@ def test_the_sql_form_of_the_borrowed_time_rule_agrees_with_it():
 
 
 def test_the_table_and_the_provenance_say_the_time_is_the_harvest_s():
-    mind = harvested_mind(
-        [("2023-03-06T10:00:00Z", "Falcon notes from the chat")], ["Falcon notes from a memory"]
-    )
-    result = CombinedRetrieval(mind, record_access_on_recall=False).search(
-        "Falcon notes", explain=True, scope="workspace"
-    )
-    memory, chat = (
-        next(r for r in result.merged() if r.content.endswith(t)) for t in ("a memory", "the chat")
-    )
+    mind = harvested_mind([("2023-03-06T10:00:00Z", "Falcon notes from the chat")], ["Falcon notes from a memory"])
+    result = CombinedRetrieval(mind, record_access_on_recall=False).search("Falcon notes", explain=True, scope="workspace")
+    memory, chat = (next(r for r in result.merged() if r.content.endswith(t)) for t in ("a memory", "the chat"))
     assert memory.metadata["provenance"]["dated_by"] == "harvest"
     assert memory.metadata["provenance"]["original_timestamp"] is None
     assert chat.metadata["provenance"]["dated_by"] == "message"
@@ -445,9 +400,7 @@ def test_a_question_of_only_a_date_is_confident_when_its_first_answer_is_from_th
     assert (results[0].similarity or 0.0) < CONFIDENT_SIMILARITY and results[0].keyword_share < 1.0
     assert results[0].confident  # answered by the window's frame, not by meaning or words
     assert not any(r.confident for r in results[1:])  # November's frames are not from June
-    assert (
-        CombinedRetrieval(mind, record_access_on_recall=False).search("what happened in June 2010").confident
-    )
+    assert CombinedRetrieval(mind, record_access_on_recall=False).search("what happened in June 2010").confident
 
 
 def test_a_date_with_a_topic_still_needs_the_topic_to_match():
@@ -457,9 +410,7 @@ def test_a_date_with_a_topic_still_needs_the_topic_to_match():
 
 
 def test_a_window_holding_only_borrowed_times_is_no_confident_answer():
-    mind = harvested_mind(
-        [("2010-06-14T09:00:00Z", "Linus: merged the scheduler rework")], ["Gemini prompt text"]
-    )
+    mind = harvested_mind([("2010-06-14T09:00:00Z", "Linus: merged the scheduler rework")], ["Gemini prompt text"])
     stamped_month = mind.db.scalar("SELECT strftime('%Y-%m', max(created_at)) FROM memory_frames")
     year, month = stamped_month.split("-")
     question = f"what happened in {MONTHS[int(month) - 1]} {year}"  # the month of the harvest
@@ -497,9 +448,7 @@ def test_relevance_parts_lie_within_one_and_add_up_to_the_shown_relevance(profil
 
 def test_the_explain_line_is_arithmetic_that_adds_up():
     line = explained(dated_mind(), "scheduler rework")[0]
-    score, match, relevance = (
-        float(x) for x in re.search(r"score ([\d.]+) = match ([\d.]+) x relevance ([\d.]+)", line).groups()
-    )
+    score, match, relevance = (float(x) for x in re.search(r"score ([\d.]+) = match ([\d.]+) x relevance ([\d.]+)", line).groups())
     terms = [(float(p), float(s)) for p, s in re.findall(r"[a-z]+ ([\d.]+)x([\d.]+)", line)]
     assert len(terms) == 4 and sum(s for _, s in terms) == pytest.approx(1.0, abs=0.02)
     assert sum(p * s for p, s in terms) == pytest.approx(relevance, abs=0.01)

@@ -89,9 +89,7 @@ class Between:
     low: int
     high: int
 
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         def in_range(value: Any, validate: Callable[[Any], Any]) -> Any:
             try:
                 return validate(value)
@@ -147,8 +145,6 @@ SourceFilterText = Annotated[
     Field(min_length=1, max_length=limits.MAX_FILTER_CHARS),
     AfterValidator(not_blank),
 ]
-
-
 def known_source_kind(value: str) -> str:
     """A kind that names no installed plugin and no item kind would match nothing: refused with
     the kinds there are, not answered with an empty recall (the plugins are loaded on first use)."""

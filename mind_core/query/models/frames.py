@@ -26,17 +26,13 @@ class Frame(BaseModel):
     """A memory frame: one message or note section, as stored."""
 
     id: int = Field(description="The frame's id in its mind.")
-    frame_type: str = Field(
-        description="I (a message), P (an update of base_frame_id) or B (a cross-reference)."
-    )
+    frame_type: str = Field(description="I (a message), P (an update of base_frame_id) or B (a cross-reference).")
     gop_id: str = Field(
         description="The session it belongs to: a conversation, note or mail thread (harvest:SOURCE:CONTAINER), "
         "or the session a memory was saved in."
     )
     t: int = Field(description="The frame's position in its group (0: the I-frame).")
-    base_frame_id: int | None = Field(
-        description="The frame a P- or B-frame refers to (null for an I-frame)."
-    )
+    base_frame_id: int | None = Field(description="The frame a P- or B-frame refers to (null for an I-frame).")
     content: str = Field(description="The frame's text.")
     importance: str = Field(description="critical, important, normal, temporary or deprecated.")
     source: str = Field(
@@ -65,12 +61,7 @@ FRAME_EXAMPLE: dict[str, Any] = {
     "last_accessed": "2024-03-12T18:00:02.800Z",
     "content_hash": "9b1f0c3e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c",
     "metadata": {
-        "provenance": {
-            "source": "mail",
-            "plugin": "email",
-            "item_kind": "email",
-            "message_key": "3f9c0d2e51a8b7c4",
-        },
+        "provenance": {"source": "mail", "plugin": "email", "item_kind": "email", "message_key": "3f9c0d2e51a8b7c4"},
         "source": {
             "item": {
                 "thread_root": "falcon-plan@example.com",
@@ -140,9 +131,7 @@ class FrameResponse(BaseModel):
         }
     )
 
-    frame: Frame = Field(
-        description="The frame as stored, with its whole metadata (a mail thread's lists too)."
-    )
+    frame: Frame = Field(description="The frame as stored, with its whole metadata (a mail thread's lists too).")
     provenance: Provenance = Field(description="Where the frame came from.")
     entities: list[EntityRef] = Field(description="The entities the frame mentions.")
 

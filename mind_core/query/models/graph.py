@@ -58,9 +58,7 @@ class EntitiesResponse(BaseModel):
 class GraphAnswer(BaseModel):
     """The time axes a knowledge-graph answer was read on (None: not restricted / now)."""
 
-    valid_at: str | None = Field(
-        description="The valid-time instant asked for, as given; null: the current facts."
-    )
+    valid_at: str | None = Field(description="The valid-time instant asked for, as given; null: the current facts.")
     known_at: str | None = Field(
         description="The transaction-time instant asked for, as given; null: as the mind believes it now."
     )
@@ -88,9 +86,7 @@ class GraphEntitiesResponse(GraphAnswer):
 
 class GraphRelation(BaseModel):
     id: int = Field(description="The relation's id in the mind's knowledge graph.")
-    relation_type: str = Field(
-        description="What joins the two: replied_to, sent, links_to, co_occurs_with ..."
-    )
+    relation_type: str = Field(description="What joins the two: replied_to, sent, links_to, co_occurs_with ...")
     source_id: int = Field(description="The entity the relation goes from.")
     source: str | None = Field(description="The source entity's name as known at known_at.")
     source_type: str | None = Field(description="The source entity's type.")
@@ -98,9 +94,7 @@ class GraphRelation(BaseModel):
     target: str | None = Field(description="The target entity's name as known at known_at.")
     target_type: str | None = Field(description="The target entity's type.")
     confidence: float = Field(description="0..1, how sure the extraction was (1: stated).")
-    properties: dict[str, Any] = Field(
-        description="What was learnt with it (count: how often it was seen ...)."
-    )
+    properties: dict[str, Any] = Field(description="What was learnt with it (count: how often it was seen ...).")
     valid_from: str = Field(description="Since when it holds in the world (valid time, ISO-8601).")
     valid_to: str | None = Field(description="Until when it held; null: it still holds.")
     recorded_at: str = Field(description="When the mind learned this version (transaction time).")
@@ -142,6 +136,4 @@ class Neighbour(BaseModel):
 class NeighboursResponse(GraphAnswer):
     name: str = Field(description="The name asked about, as given.")
     entities: list[Entity] = Field(description="The entities with this name (any type).")
-    neighbours: list[Neighbour] = Field(
-        description="At most limit relations of those entities, the strongest first."
-    )
+    neighbours: list[Neighbour] = Field(description="At most limit relations of those entities, the strongest first.")

@@ -21,9 +21,7 @@ ITEMS_HELP = (
     "id is updated when sent again changed; sent again unchanged it writes nothing."
 )
 # any JSON value: an item that is not an object is reported by its index, not the whole request refused
-IngestItems = Annotated[
-    list[Any], Field(min_length=1, max_length=limits.MAX_INGEST_ITEMS, description=ITEMS_HELP)
-]
+IngestItems = Annotated[list[Any], Field(min_length=1, max_length=limits.MAX_INGEST_ITEMS, description=ITEMS_HELP)]
 EXAMPLE_ITEM = {
     "id": "standup-2024-03-05",
     "source": "notes-app",
@@ -32,11 +30,7 @@ EXAMPLE_ITEM = {
     "content": "",
     "messages": [
         {"role": "user", "text": "We moved the Falcon launch to April.", "timestamp": "2024-03-05T09:00:00Z"},
-        {
-            "role": "assistant",
-            "text": "Noted: Falcon launches in April.",
-            "timestamp": "2024-03-05T09:00:05Z",
-        },
+        {"role": "assistant", "text": "Noted: Falcon launches in April.", "timestamp": "2024-03-05T09:00:05Z"},
     ],
     "timestamp": "2024-03-05T09:00:00Z",
     "metadata": {"tags": ["standup"]},
@@ -46,9 +40,7 @@ EXAMPLE_ITEM = {
 class IngestRequest(BaseModel):
     """Items to add to a workspace's mind, through the harvest's import path."""
 
-    model_config = ConfigDict(
-        extra="forbid", strict=True, json_schema_extra={"examples": [{"items": [EXAMPLE_ITEM]}]}
-    )
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [{"items": [EXAMPLE_ITEM]}]})
 
     items: IngestItems
     workspace: WorkspaceName | None = Field(
@@ -74,9 +66,7 @@ class IngestResponse(BaseModel):
     frames_new: int = Field(description="New frames written.")
     frames_updated: int = Field(description="Frames changed: an item sent again with other text.")
     frames_unchanged: int = Field(description="Messages already held unchanged: nothing written.")
-    frames_duplicate: int = Field(
-        description="New messages whose text another source holds: its frame is shared."
-    )
+    frames_duplicate: int = Field(description="New messages whose text another source holds: its frame is shared.")
     entities: int = Field(description="Entities extracted from the new frames.")
     relations: int = Field(description="Relations extracted from the new frames.")
     vectors_written: int = Field(description="Vectors embedded.")

@@ -79,16 +79,15 @@ EXPLAIN_HELP = (
     "With explain=true: the lane ranks (0-based; null: not found by that lane), the fusion, rrf_score "
     "(the fused lane score), relevance (its components and the profile's weights), relevance_score, "
     "max_relevance, relevance_parts (each part x its share) and relevance_share (their sum, the relevance "
-    "mind recall --explain prints), final_score (rrf_score x relevance_score), the similarity and the keyword share; "
+    "mind recall --explain prints), final_score (rrf_score x relevance_score), the similarity and the keyword "
+    "share; "
     "for a question naming a speaker, speaker (who said the frame) and speaker_score (1: a named one)."
 )
 
 
 class MemoryMetadata(BaseModel):
     frame_id: int = Field(description="The frame's id in its mind (GET /frames/{frame_id}).")
-    frame_type: str = Field(
-        description="I (a message), P (an update of base_frame_id) or B (a cross-reference)."
-    )
+    frame_type: str = Field(description="I (a message), P (an update of base_frame_id) or B (a cross-reference).")
     importance: str = Field(description="critical, important, normal, temporary or deprecated.")
     created_at: str = Field(description="When the message was written (event time, ISO-8601).")
     access_count: int = Field(
@@ -118,9 +117,7 @@ class ExternalProvenance(BaseModel):
 class ExternalMetadata(BaseModel):
     retriever: str = Field(description="The external source that answered (its configured name).")
     document_id: str | None = Field(None, description="The document's id at the source.")
-    document_type: str | None = Field(
-        None, description="What the document is, as the source says (pdf, page ...)."
-    )
+    document_type: str | None = Field(None, description="What the document is, as the source says (pdf, page ...).")
     title: str | None = Field(None, description="The document's title.")
     url: str | None = Field(None, description="Where the document can be read.")
     provenance: ExternalProvenance = Field(description="Where the result came from.")

@@ -70,12 +70,7 @@ class RecallRequest(QueryRequest):
         json_schema_extra={
             "examples": [
                 {"query": "Falcon budget decision", "limit": 5, "since": "2024-03", "snippet_chars": 200},
-                {
-                    "query": "PostgreSQL migration",
-                    "scope": "workspace",
-                    "tags": ["meeting"],
-                    "source_kind": "markdown",
-                },
+                {"query": "PostgreSQL migration", "scope": "workspace", "tags": ["meeting"], "source_kind": "markdown"},
             ]
         }
     )
@@ -151,10 +146,7 @@ class EntitiesRequest(QueryRequest):
         str,
         BeforeValidator(well_formed_input),
         Field(
-            min_length=1,
-            max_length=limits.MAX_ENTITY_QUERY_CHARS,
-            description="Part of the entity name.",
-            examples=["bob"],
+            min_length=1, max_length=limits.MAX_ENTITY_QUERY_CHARS, description="Part of the entity name.", examples=["bob"]
         ),
         AfterValidator(not_blank),
     ]

@@ -111,9 +111,7 @@ class HealthResponse(BaseModel):
 
 
 class ErrorResponse(BaseModel):
-    model_config = ConfigDict(
-        json_schema_extra={"examples": [{"error": "limit must be between 1 and 100 (got 0)"}]}
-    )
+    model_config = ConfigDict(json_schema_extra={"examples": [{"error": "limit must be between 1 and 100 (got 0)"}]})
 
     error: str = Field(description="What was wrong, in one line naming the parameter and its rule.")
     error_id: str | None = Field(None, description="Names the server log entry of an unexpected error.")

@@ -24,24 +24,16 @@ class Source(BaseModel):
     """A registered harvest source with its last harvest: one shape for ``mind sources list
     --json``, ``GET /sources`` and MCP ``list_sources``, its counters named for what they count."""
 
-    workspace: str = Field(
-        description="The workspace whose mind the source fills (personal: the personal mind)."
-    )
+    workspace: str = Field(description="The workspace whose mind the source fills (personal: the personal mind).")
     id: int = Field(description="The source's id in its mind.")
-    source: str = Field(
-        description="The source's registered name (what recall results name as their source)."
-    )
+    source: str = Field(description="The source's registered name (what recall results name as their source).")
     display_name: str = Field(description="The kind's name as a person reads it (ChatGPT export, Email ...).")
     source_path: str | None = Field(description="The export file or folder it is harvested from.")
-    kind: str | None = Field(
-        description="The plugin that reads it (chatgpt, claude, gemini, markdown, email ...)."
-    )
+    kind: str | None = Field(description="The plugin that reads it (chatgpt, claude, gemini, markdown, email ...).")
     last_synced_at: str | None = Field(
         description="When a harvest last read it successfully (ISO-8601, UTC); null: never."
     )
-    items_imported_total: int = Field(
-        description="Items (conversations, notes, threads) imported, over every harvest."
-    )
+    items_imported_total: int = Field(description="Items (conversations, notes, threads) imported, over every harvest.")
     frames_created_total: int = Field(description="Frames created, over every harvest.")
     auto_sync: bool = Field(description="Harvested by `mind harvest --due` once sync_interval_hours elapsed.")
     sync_interval_hours: int = Field(description="Hours between auto-sync harvests.")
@@ -54,12 +46,10 @@ class Source(BaseModel):
     )
     created_at: str = Field(description="When the source was registered (ISO-8601, UTC).")
     identity: str | None = Field(
-        None,
-        description="What the source's ledger is tied to (its kind and path): re-pointing it starts over.",
+        None, description="What the source's ledger is tied to (its kind and path): re-pointing it starts over."
     )
     last_status: str | None = Field(
-        None,
-        description="The last harvest's outcome: ok, partial, failed, empty or missing; null: never harvested.",
+        None, description="The last harvest's outcome: ok, partial, failed, empty or missing; null: never harvested."
     )
     last_status_reason: str | None = Field(None, description="Why the last harvest was not ok, in one line.")
     last_harvest_at: str | None = Field(None, description="When the last harvest ran (ISO-8601, UTC).")

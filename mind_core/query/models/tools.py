@@ -52,9 +52,7 @@ class AwarenessItem(BaseModel):
 
 
 class AwarenessItems(BaseModel):
-    items: list[AwarenessItem] = Field(
-        description="The active items (at most 10), by priority, newest first."
-    )
+    items: list[AwarenessItem] = Field(description="The active items (at most 10), by priority, newest first.")
 
 
 class AwarenessAdded(BaseModel):
@@ -75,8 +73,6 @@ class CleanupAnswer(BaseModel):
     mode: Literal["reconcile", "compact"] = Field(description="The mode that ran.")
     temporary_pruned: int | None = Field(None, description="compact: temporary frames deleted.")
     deprecated_pruned: int | None = Field(None, description="compact: deprecated frames deleted.")
-    p_frames_merged: int | None = Field(
-        None, description="compact: P-frame chains folded into their I-frame."
-    )
+    p_frames_merged: int | None = Field(None, description="compact: P-frame chains folded into their I-frame.")
     reconciled: ReconcileCounts | None = Field(None, description="What the index repair did.")
     skipped: str | None = Field(None, description="Why nothing ran (the mind does not exist yet).")
