@@ -406,10 +406,11 @@ def run_mind(
     workdir: Path,
     config: SearchConfig,
     kind: str = "chatgpt",
+    reuse: bool = False,
 ) -> ConversationRun:
-    """Harvest the conversations into one fresh mind and ask every question with evidence in
-    every mode; the questions without evidence are listed, not asked."""
-    with harvested(conversations, embedder, workdir, config, kind=kind) as run:
+    """Harvest the conversations into one fresh mind (``reuse``: see ``harvested``) and ask every
+    question with evidence in every mode; the questions without evidence are listed, not asked."""
+    with harvested(conversations, embedder, workdir, config, reuse, kind) as run:
         per_question = []
         excluded = []
         for conversation in conversations:
@@ -515,15 +516,17 @@ def run_benchmark(
     kind: str = "chatgpt",
     setting: str = "per-conversation",
     extra: dict[str, Any] | None = None,
+    minds: Path | None = None,
 ) -> dict[str, Any]:
     """Run every conversation (each in its own mind, or all in one: ``setting``), exported as
-    ``kind``; print the table, write benchmarks/results/<name>.json."""
+    ``kind``; print the table, write benchmarks/results/<name>.json. ``minds``: keep the minds
+    there and reuse them (``select_constants.py --minds`` keeps the same ones)."""
     ks = sorted(set(ks))
     runs: list[ConversationRun] = []
     groups = [[c] for c in conversations] if setting == "per-conversation" else [conversations]
     with tempfile.TemporaryDirectory() as tmp, PeakRSS() as memory:
         for group in groups:
-            run = run_mind(group, embedder, modes, ks, Path(tmp), config, kind)
+            run = run_mind(group, embedder, modes, ks, minds or Path(tmp), config, kind, minds is not None)
             print(
                 f"{run.name}: {run.turns} turns -> {run.frames} frames harvested from a {kind} export "
                 f"in {run.harvest_s:.1f} s, {sum(len(c.questions) for c in group)} questions",
@@ -607,6 +610,11 @@ def add_path_arguments(parser: argparse.ArgumentParser) -> None:
         "--format", choices=FORMATS, default="chatgpt", help="the export the data is written as"
     )
     parser.add_argument("--setting", choices=SETTINGS, default="per-conversation")
+    parser.add_argument(
+        "--minds",
+        type=Path,
+        help="keep the harvested minds in this folder and reuse them on the next run (same data and model)",
+    )
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:

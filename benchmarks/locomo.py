@@ -102,6 +102,7 @@ def main() -> None:
         search_config(args),
         args.format,
         args.setting,
+        minds=args.minds,
     )
 
 

@@ -97,6 +97,7 @@ def main() -> None:
         search_config(args),
         args.format,
         args.setting,
+        minds=args.minds,
     )
 
 

@@ -498,11 +498,6 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--session-aggregates", nargs="+", choices=SESSION_AGGREGATES, default=[DEFAULT.session_aggregate]
     )
-    parser.add_argument(
-        "--minds",
-        type=Path,
-        help="keep the harvested minds in this folder and reuse them on the next run (same data and model)",
-    )
     parser.add_argument("--conversations", nargs="+", help="only these (for development)")
     parser.add_argument("--questions", type=int, help="only the first N questions of each (for development)")
     parser.add_argument(
