@@ -1,15 +1,16 @@
 """Evidence recall@k of a mind's search on conversational memory benchmarks (LoCoMo, REALTALK).
 
 Shared by benchmarks/locomo.py and benchmarks/realtalk.py: each loader turns its data set into
-``Conversation`` objects; everything after that is the same. A conversation becomes a ChatGPT
-export (one conversation per session, one message per dialog turn, the turn's ``dia_id`` as the
-message node id, the speaker's name as the message author role so frames read
-``[<title>] <Speaker>: <text>``), is harvested into a fresh mind with the real harvest path
-(scan, import, cognify, vectors, reconcile), and every question is asked of every mode.
+``Conversation`` objects; everything after that is the same and is the path a user runs. The
+conversations are written as a real export (``_chat_exports``: a ChatGPT export with the roles
+``user`` and ``assistant``, or a Telegram export with the speakers' names), registered and
+harvested as ``mind harvest`` does (scan, import, cognify, vectors, reconcile) into one mind per
+conversation or one for all, and every question is asked of every mode; ``hybrid`` is the call
+``mind recall`` makes (``recall_ids``).
 
 Scoring is LoCoMo's Table 3 evidence recall@k: per question, the fraction of its evidence
-dialog ids found among the top-k frames (a frame maps back to its dialog ids through the
-harvest provenance ``message_key`` and the ledger, which also lists turns whose text was
+dialog ids found among the top-k frames (a frame maps back to its turns through the harvest
+provenance ``message_key``, the export's message id, and the ledger, which also lists turns whose text was
 deduplicated into an existing frame). Beside it, session recall@k, the figure other memory
 systems publish: 1 when a frame of one of the question's evidence sessions is in the top k.
 Evidence is normalized by ``normalize_evidence`` (lists, ranges, glued ids, stray punctuation);
