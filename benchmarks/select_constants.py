@@ -8,11 +8,15 @@ The honest figure is the mean over the folds; it is printed beside the in-sample
 current defaults (``SearchConfig()``), per data set; with both data sets, also chosen on both
 together (one default serves both: each fold chooses on the other five conversations).
 
-Each conversation is harvested once (the real harvest path and model, as locomo.py); the search
+Each conversation is written as a real export (``--format chatgpt``: roles ``user`` / ``assistant``;
+``telegram``: the speakers' names) and harvested once, into its own mind or with all the others
+(``--setting per-conversation`` / ``one-mind``; the real harvest path and model, as locomo.py), and
+asked as ``mind recall`` asks (``_memory_eval.recall_ids``); the search
 constants need no re-harvest, so every setting of the grid is asked of the same mind, and each
 question is embedded once. Questions without resolvable evidence are excluded and counted.
 
     .venv/bin/python benchmarks/select_constants.py [--data locomo realtalk] [--k 10]
+        [--format chatgpt|telegram] [--setting per-conversation|one-mind]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
         [--context-windows 2] [--time-weights ...] [--speaker-weights ...] [--drop-speaker-names 0 1]
         [--topic-blend 0 1]
