@@ -14,8 +14,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from _chat_exports import write_export
 from _common import SHARED_DATA
-from _memory_eval import Conversation, Session, Turn, write_export
+from _memory_eval import Conversation, Session, Turn
 
 from mind_core.testing.exports import WORDS
 
@@ -68,6 +69,10 @@ def recombined_corpus(messages: int, per_conversation: int = 25) -> tuple[Conver
 
 
 def write_corpus_export(path: Path, messages: int, per_conversation: int = 25) -> tuple[Path, str]:
-    """The corpus as a ChatGPT conversations.json (the same shape the memory benchmarks harvest)."""
+    """The corpus as a ChatGPT conversations.json at ``path`` (the shape the memory benchmarks
+    harvest: the corpus's first speaker is the user, every other one the assistant)."""
     corpus, origin = recombined_corpus(messages, per_conversation)
-    return write_export(corpus, path), origin
+    written, _ = write_export([corpus], "chatgpt", path.parent)
+    if written != path:
+        written.replace(path)
+    return path, origin

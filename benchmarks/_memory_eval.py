@@ -1,15 +1,16 @@
 """Evidence recall@k of a mind's search on conversational memory benchmarks (LoCoMo, REALTALK).
 
 Shared by benchmarks/locomo.py and benchmarks/realtalk.py: each loader turns its data set into
-``Conversation`` objects; everything after that is the same. A conversation becomes a ChatGPT
-export (one conversation per session, one message per dialog turn, the turn's ``dia_id`` as the
-message node id, the speaker's name as the message author role so frames read
-``[<title>] <Speaker>: <text>``), is harvested into a fresh mind with the real harvest path
-(scan, import, cognify, vectors, reconcile), and every question is asked of every mode.
+``Conversation`` objects; everything after that is the same and is the path a user runs. The
+conversations are written as a real export (``_chat_exports``: a ChatGPT export with the roles
+``user`` and ``assistant``, or a Telegram export with the speakers' names), registered and
+harvested as ``mind harvest`` does (scan, import, cognify, vectors, reconcile) into one mind per
+conversation or one for all, and every question is asked of every mode; ``hybrid`` is the call
+``mind recall`` makes (``recall_ids``).
 
 Scoring is LoCoMo's Table 3 evidence recall@k: per question, the fraction of its evidence
-dialog ids found among the top-k frames (a frame maps back to its dialog ids through the
-harvest provenance ``message_key`` and the ledger, which also lists turns whose text was
+dialog ids found among the top-k frames (a frame maps back to its turns through the harvest
+provenance ``message_key``, the export's message id, and the ledger, which also lists turns whose text was
 deduplicated into an existing frame). Beside it, session recall@k, the figure other memory
 systems publish: 1 when a frame of one of the question's evidence sessions is in the top k.
 Evidence is normalized by ``normalize_evidence`` (lists, ranges, glued ids, stray punctuation);
@@ -20,28 +21,32 @@ excluded from every figure and counted (it has nothing to recall; scoring it 1 w
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import statistics
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from _chat_exports import FORMATS, ExportKeys, write_export
 from _common import PeakRSS, machine, write_results
 
 from mind_core.embeddings.base import Embedder
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
+from mind_core.recall import RecallParameters
+from mind_core.retrieval import CombinedRetrieval
 from mind_core.search.config import FUSIONS, SearchConfig
 from mind_core.search.keywords import keyword_tokens
 
 MODES = ("hybrid", "keyword", "vector", "grep")
+SETTINGS = ("per-conversation", "one-mind")  # a mind per conversation, or all of them in one
+BENCH_WORKSPACE = "bench"
 DEFAULT_KS = (5, 10, 25, 50)
 _EVIDENCE_SPLIT = re.compile(r"[;,\s]+")
 _RANGE_DASH = re.compile(r"\s*[-\u2013]\s*")
@@ -175,54 +180,35 @@ def image_text(text: str, caption: Any) -> str:
     return text
 
 
-# -- the chat export ----------------------------------------------------------------------------
-def chatgpt_session(conversation_id: str, session: Session) -> dict[str, Any]:
-    """One session as a linear ChatGPT conversation: node id = dia_id, author role = speaker."""
-    mapping: dict[str, Any] = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
-    parent = "root"
-    for turn in session.turns:
-        mapping[turn.dia_id] = {
-            "id": turn.dia_id,
-            "parent": parent,
-            "children": [],
-            "message": {
-                "id": turn.dia_id,
-                "author": {"role": turn.speaker, "name": turn.speaker},
-                "create_time": turn.epoch,
-                "content": {"content_type": "text", "parts": [turn.text]},
-                "metadata": {},
-            },
-        }
-        mapping[parent]["children"].append(turn.dia_id)
-        parent = turn.dia_id
-    return {
-        "id": conversation_id,
-        "title": session.title,
-        "create_time": session.turns[0].epoch if session.turns else None,
-        "current_node": parent,
-        "mapping": mapping,
-    }
-
-
-def write_export(conversation: Conversation, path: Path) -> Path:
-    data = [chatgpt_session(f"{conversation.name}-{s.key}", s) for s in conversation.sessions if s.turns]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    return path
-
-
 # -- harvest and search ---------------------------------------------------------------------------
-def frame_dia_ids(mind: Mind) -> dict[int, set[str]]:
-    """Frame id -> the dialog ids it stands for (provenance message_key, plus ledger duplicates)."""
-    mapping: dict[int, set[str]] = defaultdict(set)
+# a turn as scoring knows it in any mind: (conversation name, dialog id); several conversations
+# share dialog ids ("D1:3"), so a mind holding all of them needs both
+TurnKey = tuple[str, str]
+
+
+def frame_turns(mind: Mind, keys: ExportKeys) -> dict[int, set[TurnKey]]:
+    """Frame id -> the turns it stands for: its provenance message key (the export's message id),
+    plus the turns the ledger lists as deduplicated into it."""
+    mapping: dict[int, set[TurnKey]] = defaultdict(set)
     for row in mind.db.query(
         "SELECT id, json_extract(metadata, '$.provenance.message_key') FROM memory_frames"
     ):
-        if row[1]:
-            mapping[row[0]].add(row[1])
+        if row[1] in keys:
+            mapping[row[0]].add(keys[row[1]])
     for row in mind.db.query("SELECT frame_id, item_key FROM harvest_ledger WHERE frame_id IS NOT NULL"):
-        mapping[row[0]].add(row[1].rsplit("/", 1)[-1])
+        key = row[1].rsplit("/", 1)[-1]
+        if key in keys:
+            mapping[row[0]].add(keys[key])
     return mapping
+
+
+def recall_ids(mind: Mind, question: str, limit: int) -> list[int]:
+    """The frame ids ``mind recall QUESTION --limit N`` answers with, in its order: the same
+    engine call (``CombinedRetrieval.recall``) with the CLI's defaults (profile balanced, scope
+    all, no filter), the benchmark's mind as the workspace and no personal mind."""
+    retrieval = CombinedRetrieval(mind, None, [], workspace_name=BENCH_WORKSPACE)
+    result = retrieval.recall(RecallParameters(question, limit=limit))
+    return [r.metadata["frame_id"] for r in result.merged()]
 
 
 def grep_search(contents: dict[int, str], query: str, limit: int) -> list[int]:
@@ -240,28 +226,28 @@ def grep_search(contents: dict[int, str], query: str, limit: int) -> list[int]:
     return [frame_id for _, frame_id in scored[:limit]]
 
 
-def recall(evidence: Sequence[str], retrieved: Iterable[int], dia_ids: dict[int, set[str]]) -> float:
-    """The fraction of the evidence ids among the retrieved frames' dialog ids."""
+def recall(evidence: Sequence[Hashable], retrieved: Iterable[int], turns: dict[int, set[Any]]) -> float:
+    """The fraction of the evidence turns among the retrieved frames' turns."""
     if not evidence:
         raise ValueError("a question without evidence has no recall; exclude it")
-    found: set[str] = set()
+    found: set[Any] = set()
     for frame_id in retrieved:
-        found |= dia_ids.get(frame_id, set())
+        found |= turns.get(frame_id, set())
     return sum(1 for e in evidence if e in found) / len(evidence)
 
 
 def session_recall(
-    evidence: Sequence[str],
+    evidence: Sequence[Hashable],
     retrieved: Iterable[int],
-    dia_ids: dict[int, set[str]],
-    session_of: dict[str, str],
+    turns: dict[int, set[Any]],
+    session_of: dict[Any, Any],
 ) -> float:
     """1.0 when a retrieved frame stands for a turn of one of the evidence sessions, else 0.0."""
     if not evidence:
         raise ValueError("a question without evidence has no recall; exclude it")
     wanted = {session_of[e] for e in evidence if e in session_of}
     for frame_id in retrieved:
-        if any(session_of.get(d) in wanted for d in dia_ids.get(frame_id, ())):
+        if any(session_of.get(d) in wanted for d in turns.get(frame_id, ())):
             return 1.0
     return 0.0
 
@@ -288,16 +274,18 @@ class QueryVectorCache:
 
 
 @dataclass
-class HarvestedConversation:
-    """A conversation harvested into an open mind, with what scoring needs. The search
-    configuration can be swapped between questions: only the harvest is expensive."""
+class HarvestedMind:
+    """Conversations harvested into one open mind (one, or all of a data set), with what scoring
+    needs. The search configuration can be swapped between questions: only the harvest is
+    expensive. Turns are ``TurnKey`` (conversation, dialog id); sessions (conversation, key)."""
 
-    conversation: Conversation
+    conversations: list[Conversation]
+    kind: str
     mind: Mind
     harvest_s: float
     stage_s: dict[str, float]
-    dia_ids: dict[int, set[str]]
-    session_of: dict[str, str]
+    dia_ids: dict[int, set[TurnKey]]
+    session_of: dict[TurnKey, tuple[str, str]]
     contents: dict[int, str]
 
     @property
@@ -307,7 +295,7 @@ class HarvestedConversation:
     def retrieve(self, mode: str, question: str, k: int) -> list[int]:
         search = self.mind.search
         if mode == "hybrid":
-            return [r.frame.id for r in search.search(question, limit=k)]
+            return recall_ids(self.mind, question, k)
         if mode == "keyword":
             return search.keyword_search(question, k)
         if mode == "vector":
@@ -316,62 +304,84 @@ class HarvestedConversation:
             return grep_search(self.contents, question, k)
         raise ValueError(f"unknown mode {mode!r}")
 
-    def score(self, question: Question, mode: str, ks: Sequence[int]) -> dict[str, dict[int, float]]:
-        """Evidence and session recall at each k for one question in one mode. Hybrid searches
-        once per k (its fusion depth depends on the limit); a lane once at the deepest k."""
+    @staticmethod
+    def evidence(conversation: Conversation, question: Question) -> list[TurnKey]:
+        return [(conversation.name, dia_id) for dia_id in question.evidence]
+
+    def score(
+        self, conversation: Conversation, question: Question, mode: str, ks: Sequence[int]
+    ) -> dict[str, dict[int, float]]:
+        """Evidence and session recall at each k for one question in one mode. Hybrid recalls
+        once per k (its relevance pool depends on the limit); a lane searches once at the deepest k."""
         ranked: dict[int, list[int]]
         if mode == "hybrid":
             ranked = {k: self.retrieve(mode, question.question, k) for k in ks}
         else:
             deepest = self.retrieve(mode, question.question, max(ks))
             ranked = {k: deepest[:k] for k in ks}
+        evidence = self.evidence(conversation, question)
         return {
-            "recall": {k: recall(question.evidence, ids, self.dia_ids) for k, ids in ranked.items()},
+            "recall": {k: recall(evidence, ids, self.dia_ids) for k, ids in ranked.items()},
             "session_recall": {
-                k: session_recall(question.evidence, ids, self.dia_ids, self.session_of)
-                for k, ids in ranked.items()
+                k: session_recall(evidence, ids, self.dia_ids, self.session_of) for k, ids in ranked.items()
             },
         }
 
 
 @contextmanager
 def harvested(
-    conversation: Conversation, embedder: Embedder, workdir: Path, config: SearchConfig, reuse: bool = False
-) -> Iterator[HarvestedConversation]:
-    """Harvest one conversation into a fresh mind (the real harvest path) and keep it open.
-    ``reuse``: a mind this function harvested into ``workdir`` before is opened as it is (the
-    harvest of the same data with the same model would give the same frames and vectors)."""
-    path = workdir / f"{conversation.name}.mind"
-    done = workdir / f"{conversation.name}.harvested"
+    conversations: Conversation | Sequence[Conversation],
+    embedder: Embedder,
+    workdir: Path,
+    config: SearchConfig,
+    reuse: bool = False,
+    kind: str = "chatgpt",
+    name: str | None = None,
+) -> Iterator[HarvestedMind]:
+    """Write the conversations as one export of ``kind`` (``_chat_exports``), register it and
+    harvest it into a fresh mind as ``mind harvest`` does (``register_source`` then ``harvest``:
+    scan, import, cognify, vectors, reconcile), and keep the mind open. ``reuse``: a mind this
+    function harvested into ``workdir`` before (same name, format and model) is opened as it is."""
+    if isinstance(conversations, Conversation):
+        conversations = [conversations]
+    conversations = list(conversations)
+    name = name or (conversations[0].name if len(conversations) == 1 else "all")
+    path = workdir / f"{name}-{kind}.mind"
+    done = workdir / f"{name}-{kind}.harvested"
     model = f"{embedder.model_name} {getattr(embedder, 'backend', embedder.provider)}"
     if not reuse or not done.is_file() or done.read_text(encoding="utf-8") != model:
         for stale in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), done):
             stale.unlink(missing_ok=True)
+    export, keys = write_export(conversations, kind, workdir / f"{name}-{kind}")
     mind = Mind.open(path, embedder=embedder)
     try:
         stage_seconds: dict[str, float] = {}
         harvest_s = 0.0
         if not done.is_file():
-            export = write_export(conversation, workdir / conversation.name / "conversations.json")
-            register_source(mind, "chatgpt", export, "bench")
+            register_source(mind, kind, export, "bench")
             began = time.perf_counter()
             report = harvest(mind, "bench")
             harvest_s = time.perf_counter() - began
             if report.imported is None or report.imported.error_count:
                 errors = report.imported.errors if report.imported else "nothing imported"
-                raise RuntimeError(f"{conversation.name}: harvest reported errors: {errors}")
+                raise RuntimeError(f"{name}: harvest reported errors: {errors}")
             stage_seconds = dict(report.stage_seconds)
             if reuse:
                 done.write_text(model, encoding="utf-8")
         mind.search.config = config
         mind.search.vectors.embedder = QueryVectorCache(embedder)
-        yield HarvestedConversation(
-            conversation,
+        yield HarvestedMind(
+            conversations,
+            kind,
             mind,
             harvest_s,
             stage_seconds,
-            frame_dia_ids(mind),
-            conversation.session_of(),
+            frame_turns(mind, keys),
+            {
+                (c.name, dia_id): (c.name, session)
+                for c in conversations
+                for dia_id, session in c.session_of().items()
+            },
             {r[0]: r[1].lower() for r in mind.db.query("SELECT id, content FROM memory_frames")},
         )
     finally:
@@ -389,39 +399,42 @@ class ConversationRun:
     excluded: list[dict[str, Any]]
 
 
-def run_conversation(
-    conversation: Conversation,
+def run_mind(
+    conversations: Sequence[Conversation],
     embedder: Embedder,
     modes: Sequence[str],
     ks: Sequence[int],
     workdir: Path,
     config: SearchConfig,
+    kind: str = "chatgpt",
+    reuse: bool = False,
 ) -> ConversationRun:
-    """Harvest one conversation into a fresh mind and ask every question with evidence in every
-    mode; the questions without evidence are listed, not asked."""
-    with harvested(conversation, embedder, workdir, config) as run:
+    """Harvest the conversations into one fresh mind (``reuse``: see ``harvested``) and ask every
+    question with evidence in every mode; the questions without evidence are listed, not asked."""
+    with harvested(conversations, embedder, workdir, config, reuse, kind) as run:
         per_question = []
         excluded = []
-        for number, question in enumerate(conversation.questions):
-            row = {
-                "conversation": conversation.name,
-                "index": number,
-                "question": question.question,
-                "category": question.category,
-                "evidence": question.evidence,
-                "raw_evidence": question.raw_evidence,
-                "dropped": question.dropped,
-            }
-            if not question.evidence:
-                excluded.append(row)
-                continue
-            scores = {mode: run.score(question, mode, ks) for mode in modes}
-            row["recall"] = {mode: scores[mode]["recall"] for mode in modes}
-            row["session_recall"] = {mode: scores[mode]["session_recall"] for mode in modes}
-            per_question.append(row)
+        for conversation in conversations:
+            for number, question in enumerate(conversation.questions):
+                row = {
+                    "conversation": conversation.name,
+                    "index": number,
+                    "question": question.question,
+                    "category": question.category,
+                    "evidence": question.evidence,
+                    "raw_evidence": question.raw_evidence,
+                    "dropped": question.dropped,
+                }
+                if not question.evidence:
+                    excluded.append(row)
+                    continue
+                scores = {mode: run.score(conversation, question, mode, ks) for mode in modes}
+                row["recall"] = {mode: scores[mode]["recall"] for mode in modes}
+                row["session_recall"] = {mode: scores[mode]["session_recall"] for mode in modes}
+                per_question.append(row)
         return ConversationRun(
-            conversation.name,
-            conversation.turn_count,
+            "all" if len(conversations) > 1 else conversations[0].name,
+            sum(c.turn_count for c in conversations),
             run.frames,
             run.harvest_s,
             run.stage_s,
@@ -501,17 +514,23 @@ def run_benchmark(
     ks: Sequence[int],
     categories: dict[str, str],
     config: SearchConfig,
+    kind: str = "chatgpt",
+    setting: str = "per-conversation",
     extra: dict[str, Any] | None = None,
+    minds: Path | None = None,
 ) -> dict[str, Any]:
-    """Run every conversation, print the table, write benchmarks/results/<name>.json."""
+    """Run every conversation (each in its own mind, or all in one: ``setting``), exported as
+    ``kind``; print the table, write benchmarks/results/<name>.json. ``minds``: keep the minds
+    there and reuse them (``select_constants.py --minds`` keeps the same ones)."""
     ks = sorted(set(ks))
     runs: list[ConversationRun] = []
+    groups = [[c] for c in conversations] if setting == "per-conversation" else [conversations]
     with tempfile.TemporaryDirectory() as tmp, PeakRSS() as memory:
-        for conversation in conversations:
-            run = run_conversation(conversation, embedder, modes, ks, Path(tmp), config)
+        for group in groups:
+            run = run_mind(group, embedder, modes, ks, minds or Path(tmp), config, kind, minds is not None)
             print(
-                f"{conversation.name}: {run.turns} turns -> {run.frames} frames harvested in {run.harvest_s:.1f} s, "
-                f"{len(conversation.questions)} questions",
+                f"{run.name}: {run.turns} turns -> {run.frames} frames harvested from a {kind} export "
+                f"in {run.harvest_s:.1f} s, {sum(len(c.questions) for c in group)} questions",
                 flush=True,
             )
             runs.append(run)
@@ -522,6 +541,7 @@ def run_benchmark(
     evidence_total = sum(len(q.evidence) + len(q.dropped) for c in conversations for q in c.questions)
     print()
     print(f"{name}: evidence and session recall@k (%) on {data_label}, {machine()}")
+    print(f"path: {kind} export, `mind harvest`, `mind recall` ({setting}: {describe_setting(setting)})")
     print(f"search: {describe_config(config)}")
     print(format_table(summary, modes, ks, categories))
     wins = hybrid_wins(summary, modes, ks)
@@ -542,6 +562,8 @@ def run_benchmark(
             "dimensions": embedder.dimensions,
         },
         "search_config": asdict(config),
+        "export_format": kind,
+        "setting": setting,
         "conversations": [
             {
                 "name": r.name,
@@ -567,6 +589,10 @@ def run_benchmark(
     return result
 
 
+def describe_setting(setting: str) -> str:
+    return "a mind per conversation" if setting == "per-conversation" else "all conversations in one mind"
+
+
 def describe_config(config: SearchConfig) -> str:
     if config.fusion == "rrf":
         return "RRF (K = 60) over each lane's top 2 x limit (the original)"
@@ -579,8 +605,22 @@ def describe_config(config: SearchConfig) -> str:
     return f"convex fusion, vector weight {config.vector_weight:g}, {config.lane_depth} candidates per lane, {context}"
 
 
+def add_path_arguments(parser: argparse.ArgumentParser) -> None:
+    """The export format the conversations are written in and how they are split into minds."""
+    parser.add_argument(
+        "--format", choices=FORMATS, default="chatgpt", help="the export the data is written as"
+    )
+    parser.add_argument("--setting", choices=SETTINGS, default="per-conversation")
+    parser.add_argument(
+        "--minds",
+        type=Path,
+        help="keep the harvested minds in this folder and reuse them on the next run (same data and model)",
+    )
+
+
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     """Options that change the search configuration from the product default (for ablations)."""
+    add_path_arguments(parser)
     default = SearchConfig()
     parser.add_argument("--fusion", choices=FUSIONS, default=default.fusion)
     parser.add_argument("--vector-weight", type=float, default=default.vector_weight)

@@ -100,6 +100,9 @@ def main() -> None:
         args.k,
         CATEGORIES,
         search_config(args),
+        args.format,
+        args.setting,
+        minds=args.minds,
     )
 
 

@@ -57,7 +57,7 @@ def main() -> None:
             turns = {t.dia_id: t for s in conversation.sessions for t in s.turns}
             questions = [q for q in conversation.scored_questions() if q.category == MULTI_HOP]
             with harvested(conversation, embedder, args.minds, SearchConfig(), reuse=True) as run:
-                by_dia = {d: f for f, ds in run.dia_ids.items() for d in ds}
+                by_dia = {d: f for f, ds in run.dia_ids.items() for _, d in ds}
                 speakers = {t.speaker.lower() for t in turns.values()}
                 for question in questions:
                     ranked = [r.frame.id for r in run.mind.search.search(question.question, limit=args.deep)]
@@ -72,7 +72,7 @@ def main() -> None:
                         top_duplicates.append(statistics.fmean(pairs))
                     if named:
                         named_share.append(
-                            sum(1 for f in top if any(turns[d].speaker.lower() in named for d in run.dia_ids[f] if d in turns))
+                            sum(1 for f in top if any(turns[d].speaker.lower() in named for _, d in run.dia_ids[f] if d in turns))
                             / max(1, len(top))
                         )
                     missed = [e for e in question.evidence if by_dia.get(e) not in top]

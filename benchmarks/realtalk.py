@@ -87,7 +87,17 @@ def main() -> None:
     embedder.embed("warm up the model")
     label = ", ".join(c.name for c in conversations)
     run_benchmark(
-        args.name, label, conversations, embedder, args.mode, args.k, CATEGORIES, search_config(args)
+        args.name,
+        label,
+        conversations,
+        embedder,
+        args.mode,
+        args.k,
+        CATEGORIES,
+        search_config(args),
+        args.format,
+        args.setting,
+        minds=args.minds,
     )
 
 

@@ -8,11 +8,15 @@ The honest figure is the mean over the folds; it is printed beside the in-sample
 current defaults (``SearchConfig()``), per data set; with both data sets, also chosen on both
 together (one default serves both: each fold chooses on the other five conversations).
 
-Each conversation is harvested once (the real harvest path and model, as locomo.py); the search
+Each conversation is written as a real export (``--format chatgpt``: roles ``user`` / ``assistant``;
+``telegram``: the speakers' names) and harvested once, into its own mind or with all the others
+(``--setting per-conversation`` / ``one-mind``; the real harvest path and model, as locomo.py), and
+asked as ``mind recall`` asks (``_memory_eval.recall_ids``); the search
 constants need no re-harvest, so every setting of the grid is asked of the same mind, and each
 question is embedded once. Questions without resolvable evidence are excluded and counted.
 
     .venv/bin/python benchmarks/select_constants.py [--data locomo realtalk] [--k 10]
+        [--format chatgpt|telegram] [--setting per-conversation|one-mind]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
         [--context-windows 2] [--time-weights ...] [--speaker-weights ...] [--drop-speaker-names 0 1]
         [--topic-blend 0 1]
@@ -36,7 +40,15 @@ from typing import Any
 import locomo
 import realtalk
 from _common import machine, write_results
-from _memory_eval import Conversation, HarvestedConversation, harvested, recall, session_recall
+from _memory_eval import (
+    Conversation,
+    HarvestedMind,
+    add_path_arguments,
+    describe_setting,
+    harvested,
+    recall,
+    session_recall,
+)
 from _session_rerank import POOL, SESSION_AGGREGATES, by_session_strength, spread_sessions
 
 from mind_core.embeddings import InprocessEmbedder
@@ -59,7 +71,7 @@ class Setting(SearchConfig):
     def reranks(self) -> bool:
         return self.session_cap > 0 or self.session_weight > 0
 
-    def ranked_ids(self, run: HarvestedConversation, question: str, k: int) -> list[int]:
+    def ranked_ids(self, run: HarvestedMind, question: str, k: int) -> list[int]:
         """The frame ids of the top k: the product's search, then the session re-ranking."""
         if not self.reranks:
             return run.retrieve("hybrid", question, k)
@@ -218,29 +230,36 @@ def score_grid(
     embedder: Embedder,
     k: int,
     minds: Path | None = None,
+    kind: str = "chatgpt",
+    setting: str = "per-conversation",
 ) -> dict[Setting, list[Scored]]:
-    """Every scored question of every conversation under every setting, one harvest each (none
-    when ``minds`` already holds the conversation's mind from an earlier run)."""
+    """Every scored question of every conversation under every setting, one harvest per mind
+    (a mind per conversation, or one for all: ``setting``; none when ``minds`` already holds
+    the mind from an earlier run)."""
     scores: dict[Setting, list[Scored]] = defaultdict(list)
+    groups = [[c] for c in conversations] if setting == "per-conversation" else [list(conversations)]
     with tempfile.TemporaryDirectory() as tmp:
-        for conversation in conversations:
-            questions = conversation.scored_questions()
-            with harvested(conversation, embedder, minds or Path(tmp), DEFAULT, reuse=minds is not None) as run:
+        for group in groups:
+            with harvested(
+                group, embedder, minds or Path(tmp), DEFAULT, reuse=minds is not None, kind=kind
+            ) as run:
+                asked = [(c, q) for c in group for q in c.scored_questions()]
                 print(
-                    f"{conversation.name}: {run.frames} frames harvested in {run.harvest_s:.1f} s, "
-                    f"{len(questions)} questions x {len(settings)} settings",
+                    f"{'+'.join(c.name for c in group)}: {run.frames} frames harvested from a {kind} export "
+                    f"in {run.harvest_s:.1f} s, {len(asked)} questions x {len(settings)} settings",
                     flush=True,
                 )
                 for config in settings:
                     run.mind.search.config = config
-                    for question in questions:
+                    for conversation, question in asked:
                         ids = config.ranked_ids(run, question.question, k)
+                        evidence = run.evidence(conversation, question)
                         scores[config].append(
                             Scored(
                                 conversation.name,
                                 question.category,
-                                recall(question.evidence, ids, run.dia_ids),
-                                session_recall(question.evidence, ids, run.dia_ids, run.session_of),
+                                recall(evidence, ids, run.dia_ids),
+                                session_recall(evidence, ids, run.dia_ids, run.session_of),
                             )
                         )
     return scores
@@ -434,6 +453,7 @@ def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", choices=sorted(DATA_SETS), default=["locomo", "realtalk"])
     parser.add_argument("--k", type=int, default=10)
+    add_path_arguments(parser)
     parser.add_argument("--context-weights", type=float, nargs="+", default=[0.2, 0.4, 0.6])
     parser.add_argument("--vector-weights", type=float, nargs="+", default=[0.3, 0.5, 0.7])
     parser.add_argument("--lane-depths", type=int, nargs="+", default=[DEFAULT.lane_depth])
@@ -466,18 +486,21 @@ def arguments() -> argparse.ArgumentParser:
     )
     parser.add_argument("--time-scales", type=float, nargs="+", default=[DEFAULT.time_scale_days])
     parser.add_argument(
-        "--session-caps", type=int, nargs="*", default=[], help="at most N frames of a session before the others'"
+        "--session-caps",
+        type=int,
+        nargs="*",
+        default=[],
+        help="at most N frames of a session before the others'",
     )
     parser.add_argument(
-        "--session-weights", type=float, nargs="*", default=[], help="share of the score from the session's strength"
+        "--session-weights",
+        type=float,
+        nargs="*",
+        default=[],
+        help="share of the score from the session's strength",
     )
     parser.add_argument(
         "--session-aggregates", nargs="+", choices=SESSION_AGGREGATES, default=[DEFAULT.session_aggregate]
-    )
-    parser.add_argument(
-        "--minds",
-        type=Path,
-        help="keep the harvested minds in this folder and reuse them on the next run (same data and model)",
     )
     parser.add_argument("--conversations", nargs="+", help="only these (for development)")
     parser.add_argument("--questions", type=int, help="only the first N questions of each (for development)")
@@ -496,8 +519,11 @@ def main() -> None:
     embedder = InprocessEmbedder(backend=args.embed_backend)
     print(f"embedding backend: {embedder.backend}")
     embedder.embed("warm up the model")
+    print(f"path: {args.format} export, `mind harvest`, `mind recall`, {describe_setting(args.setting)}")
     results: dict[str, Any] = {
         "k": args.k,
+        "export_format": args.format,
+        "setting": args.setting,
         "embedding_backend": embedder.backend,
         "settings": [asdict(s) for s in settings],
     }
@@ -512,7 +538,7 @@ def main() -> None:
             if args.questions:
                 conversation.questions = conversation.questions[: args.questions]
         print(f"{data}: excluded: {excluded} questions without resolvable evidence", flush=True)
-        scores = score_grid(conversations, settings, embedder, args.k, args.minds)
+        scores = score_grid(conversations, settings, embedder, args.k, args.minds, args.format, args.setting)
         scores_by_data[data], names_by_data[data] = scores, [c.name for c in conversations]
         results[data] = {
             "excluded": excluded,

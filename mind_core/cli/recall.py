@@ -243,7 +243,7 @@ def _explain_line(rank: int, result: Any) -> str:
     # relevance the match is multiplied by (scoring.relevance_parts)
     terms = parts.get("relevance_parts", {})
     relevance = " + ".join(f"{name} {term['part']:.2f}x{term['share']:.2f}" for name, term in terms.items())
-    share = sum(term["part"] * term["share"] for term in terms.values())
+    share = parts.get("relevance_share", sum(term["part"] * term["share"] for term in terms.values()))
     similarity = parts.get("question_similarity")
     closeness = "-" if similarity is None else f"{similarity:.2f}"
     timing = ""

@@ -274,6 +274,7 @@ class HybridSearch:
         ignored: TimeWindow | None,
     ) -> dict[str, Any]:
         """What ``explain=True`` shows of one result: its fusion entry and its relevance parts."""
+        parts = relevance_parts(components, weights)
         details = {
             **entry,
             "fusion": self.config.fusion,
@@ -281,7 +282,9 @@ class HybridSearch:
             "relevance": components,
             "weights": weights.__dict__,
             "max_relevance": max_relevance(weights),
-            "relevance_parts": relevance_parts(components, weights),
+            "relevance_parts": parts,
+            # the relevance the match is multiplied by, as ``--explain`` prints it: the parts' sum
+            "relevance_share": sum(term["part"] * term["share"] for term in parts.values()),
             "score": score,
             "keyword_share": keyword_share,
             "dated_by_file": dated_by_file(frame),
@@ -315,7 +318,7 @@ class HybridSearch:
         similarity is the question's)."""
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
-        dropped = self.speakers.named(query) if config.drop_speaker_names else set()
+        dropped = self.speakers.spoken(query) if config.drop_speaker_names else set()
         lane_query, keywords = without_names(query, dropped), without_names(keywords, dropped)
         keyword = self.keyword_lane.hits(keywords, depth, scope, phrases)
         notes = FusionNotes(keyword_from_window=window is not None and (not topic_words(keywords) or not keyword))

@@ -50,13 +50,27 @@ class Speakers:
         self.kept = kept
 
     def named(self, query: str) -> set[str]:
-        """The mind's speakers (lower case) the query names as a whole word, generic roles left out."""
+        """The mind's speakers (lower case) the query names, generic roles left out: by the whole
+        name as a word, or by its first name when the speaker's name has several words ("Caroline"
+        names "Caroline Smith", a Telegram or Slack display name), capitalized as a name is
+        ("what will happen" does not name "Will Smith")."""
+        return {speaker for speaker, said in self._mentions(query) if said}
+
+    def spoken(self, query: str) -> set[str]:
+        """The names as the query says them (whole or first names), for the lanes to leave out."""
+        return {name for _, said in self._mentions(query) for name in said}
+
+    def _mentions(self, query: str) -> list[tuple[str, set[str]]]:
         asked = query.lower()
-        return {
-            speaker
-            for speaker in self.kept.get("speakers", self._all) - GENERIC_ROLES
-            if speaker in asked and re.search(rf"\b{re.escape(speaker)}\b", asked)
-        }
+        found = []
+        for speaker in self.kept.get("speakers", self._all) - GENERIC_ROLES:
+            said = {speaker} if speaker in asked and re.search(rf"\b{re.escape(speaker)}\b", asked) else set()
+            first = speaker.split()[0] if " " in speaker.strip() else ""
+            if not said and len(first) > 1 and first not in GENERIC_ROLES and first in asked:
+                if re.search(rf"\b{re.escape(first.capitalize())}\b", query):
+                    said = {first}
+            found.append((speaker, said))
+        return found
 
     def scores(self, query: str, frame_ids: list[int]) -> SpeakerScores:
         """For a question that names some but not all of the candidates' speakers: 1 for a frame

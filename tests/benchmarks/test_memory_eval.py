@@ -1,6 +1,7 @@
 """The memory benchmarks' plumbing: evidence normalization, the chat-export conversion through the
 real harvest path, mapping frames back to dialog ids, recall@k, and the loaders on the real data."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -10,11 +11,14 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
 import _memory_eval as ev  # noqa: E402
+from _chat_exports import FORMATS, write_export  # noqa: E402
 from locomo import load_locomo  # noqa: E402
 from realtalk import load_realtalk  # noqa: E402
 
 from mind_core.harvest.pipeline import harvest, register_source  # noqa: E402
 from mind_core.mind import Mind  # noqa: E402
+from mind_core.recall import RecallParameters  # noqa: E402
+from mind_core.retrieval import CombinedRetrieval  # noqa: E402
 from mind_core.search.config import SearchConfig  # noqa: E402
 from mind_core.testing.fakes import HashingEmbedder  # noqa: E402
 
@@ -120,21 +124,47 @@ def conversation() -> ev.Conversation:
     return conv
 
 
-def test_conversation_harvests_one_frame_per_turn_with_speaker_and_dialog_id(tmp_path):
+def other_conversation() -> ev.Conversation:
+    """A second conversation reusing the first's dialog ids, as LoCoMo's samples do."""
+    session = ev.Session(
+        "session_1",
+        "conv-y session 1",
+        [ev.Turn("D1:1", "Joanna", "I adopted a turtle named Tim", 1_690_000_000.0)],
+    )
+    conv = ev.Conversation("conv-y", [session])
+    conv.questions = ev.make_questions(
+        [{"question": "What pet did Joanna adopt?", "evidence": ["D1:1"], "category": 4}], conv.dia_ids()
+    )
+    return conv
+
+
+def harvest_export(tmp_path: Path, conversations: list[ev.Conversation], kind: str) -> tuple[Mind, dict]:
+    export, keys = write_export(conversations, kind, tmp_path / kind)
+    mind = Mind.open(tmp_path / f"{kind}.mind", embedder=HashingEmbedder())
+    register_source(mind, kind, export, "bench")
+    report = harvest(mind, "bench")
+    assert report.imported.error_count == 0
+    return mind, keys
+
+
+def test_chatgpt_export_has_user_and_assistant_roles_as_a_real_export(tmp_path):
     conv = conversation()
-    export = ev.write_export(conv, tmp_path / "export" / "conversations.json")
-    with Mind.open(tmp_path / "m.mind", embedder=HashingEmbedder()) as mind:
-        register_source(mind, "chatgpt", export, "bench")
-        report = harvest(mind, "bench")
-        assert report.imported.error_count == 0
+    export, _ = write_export([conv], "chatgpt", tmp_path / "out")
+    data = json.loads(export.read_text())
+    authors = [n["message"]["author"] for c in data for n in c["mapping"].values() if n["message"]]
+    assert {a["role"] for a in authors} == {"user", "assistant"}  # no speaker names anywhere
+    assert all(a["name"] is None for a in authors)
+    assert "Caroline" not in export.read_text() and "Melanie" not in export.read_text()
+    mind, keys = harvest_export(tmp_path, [conv], "chatgpt")
+    with mind:
         rows = mind.db.query("SELECT id, content, created_at FROM memory_frames ORDER BY gop_id, t")
         contents = [row["content"] for row in rows]
-        assert contents[0] == "[conv-x session 1] Caroline: I went to the pottery class yesterday"
-        assert contents[1] == "[conv-x session 1] Melanie: Look at this! [image: a photo of a clay bowl]"
+        assert contents[0] == "[conv-x session 1] User: I went to the pottery class yesterday"
+        assert contents[1] == "[conv-x session 1] Assistant: Look at this! [image: a photo of a clay bowl]"
         assert rows[0]["created_at"].startswith("2023-05-08T13:56:00")
         assert len(rows) == 5  # six turns, the repeated "Bye!" is one frame
-        dia = ev.frame_dia_ids(mind)
-        assert sorted(d for ids in dia.values() for d in ids) == [
+        turns = ev.frame_turns(mind, keys)
+        assert sorted(d for ids in turns.values() for _, d in ids) == [
             "D1:1",
             "D1:2",
             "D1:3",
@@ -142,14 +172,30 @@ def test_conversation_harvests_one_frame_per_turn_with_speaker_and_dialog_id(tmp
             "D2:2",
             "D2:3",
         ]
-        assert {"D2:2", "D2:3"} in dia.values()
+        assert {("conv-x", "D2:2"), ("conv-x", "D2:3")} in turns.values()
     assert conv.questions[1].evidence == ["D2:1"] and conv.questions[1].dropped == ["D7:7"]
 
 
-def test_run_conversation_scores_every_mode_and_k(tmp_path):
+def test_telegram_export_keeps_the_speakers_names_in_one_chat(tmp_path):
+    mind, keys = harvest_export(tmp_path, [conversation(), other_conversation()], "telegram")
+    with mind:
+        rows = mind.db.query(
+            "SELECT gop_id, content, json_extract(metadata, '$.provenance.role') AS role FROM memory_frames ORDER BY id"
+        )
+        assert rows[0]["content"] == "[Melanie] Caroline: I went to the pottery class yesterday"
+        assert {row["role"] for row in rows} == {"Caroline", "Melanie", "Joanna"}
+        assert len({row["gop_id"] for row in rows}) == 2  # a chat per conversation, sessions and all
+        turns = ev.frame_turns(mind, keys)
+        found = {key for ids in turns.values() for key in ids}
+        assert ("conv-x", "D1:1") in found and ("conv-y", "D1:1") in found  # same dialog id, told apart
+
+
+@pytest.mark.parametrize("kind", FORMATS)
+def test_run_mind_scores_every_mode_and_k_through_recall(tmp_path, kind):
     conv = conversation()
-    run = ev.run_conversation(conv, HashingEmbedder(), ev.MODES, [1, 5], tmp_path, SearchConfig())
-    assert run.frames == 5 and len(run.per_question) == 2
+    run = ev.run_mind([conv], HashingEmbedder(), ev.MODES, [1, 5], tmp_path, SearchConfig(), kind)
+    # a Telegram chat holds every session: its three "Bye!" turns are one frame
+    assert run.frames == (5 if kind == "chatgpt" else 4) and len(run.per_question) == 2
     assert [row["question"] for row in run.excluded] == ["Unanswerable?"]  # no evidence: not scored
     first = run.per_question[0]
     assert set(first["recall"]) == set(ev.MODES)
@@ -161,6 +207,24 @@ def test_run_conversation_scores_every_mode_and_k(tmp_path):
     for mode in ev.MODES:
         assert summary["overall"][mode]["1"] <= summary["overall"][mode]["5"]
         assert summary["overall"][mode]["5"] <= summary["overall_session"][mode]["5"]
+
+
+def test_one_mind_holds_every_conversation_and_scores_each_on_its_own_turns(tmp_path):
+    run = ev.run_mind(
+        [conversation(), other_conversation()], HashingEmbedder(), ["hybrid"], [5], tmp_path, SearchConfig()
+    )
+    assert run.name == "all" and run.frames == 6
+    turtle = next(row for row in run.per_question if row["conversation"] == "conv-y")
+    assert turtle["recall"]["hybrid"][5] == 1.0  # conv-y's D1:1, not conv-x's
+
+
+def test_the_hybrid_mode_answers_as_mind_recall_does(tmp_path):
+    conv = conversation()
+    with ev.harvested(conv, HashingEmbedder(), tmp_path, SearchConfig()) as run:
+        question = "What did Caroline make at pottery?"
+        request = RecallParameters(question, limit=5)
+        expected = [r.metadata["frame_id"] for r in CombinedRetrieval(run.mind).recall(request).merged()]
+        assert run.retrieve("hybrid", question, 5) == expected
 
 
 def test_dates_parse_in_both_benchmark_formats():

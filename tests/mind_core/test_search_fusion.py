@@ -219,6 +219,29 @@ def test_a_question_naming_no_speaker_or_every_speaker_leaves_the_match_alone():
         assert scores == {ids["asks"]: 0.0, ids["answers"]: 1.0, ids["praises"]: 0.0, ids["unrelated"]: 1.0}
 
 
+def test_a_speaker_with_a_full_name_is_named_by_the_first_name():
+    """A messaging export records display names ("Melanie Hart"); a question says "Melanie". A
+    lower-case word that is also a first name ("will") names no one."""
+    mind = Mind.open(":memory:", embedder=HashingEmbedder())
+    mind.sessions.ensure("chat")
+    for role, text in (("Caroline Smith", "hi Melanie"), ("Melanie Hart", "a sunset in oils"), ("Will Byers", "ok")):
+        frame = mind.frames.create_i_frame("chat", f"{role}: {text}", metadata={"provenance": {"role": role}})
+        mind.search.index_frames_batch([frame])
+    with mind:
+        speakers = mind.search.speakers
+        assert speakers.named("What did Melanie paint?") == {"melanie hart"}
+        assert speakers.spoken("What did Melanie paint?") == {"melanie"}
+        assert speakers.named("What did melanie hart paint?") == {"melanie hart"}
+        assert speakers.named("what will happen next?") == set()
+        assert speakers.named("Did Will come?") == {"will byers"}
+        frame_ids = [row[0] for row in mind.db.query("SELECT id FROM memory_frames ORDER BY id")]
+        assert speakers.scores("What did Melanie paint?", frame_ids) == {
+            frame_ids[0]: 0.0,
+            frame_ids[1]: 1.0,
+            frame_ids[2]: 0.0,
+        }
+
+
 def test_the_lanes_search_the_question_without_the_speakers_names():
     """A turn that only addresses Melanie matches "What did Melanie paint?" by her name alone while
     the name is in the lanes; without it, only words about what was said count, and who said it

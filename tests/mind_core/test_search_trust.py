@@ -442,6 +442,7 @@ def test_relevance_parts_lie_within_one_and_add_up_to_the_shown_relevance(profil
         assert sum(term["share"] for term in parts.values()) == pytest.approx(1.0)
         share = sum(term["part"] * term["share"] for term in parts.values())
         assert share == pytest.approx(result.relevance_score / result.explain["max_relevance"])
+        assert result.explain["relevance_share"] == pytest.approx(share)  # JSON = what --explain prints
         assert result.score == pytest.approx(result.match_score * share)
 
 

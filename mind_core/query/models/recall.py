@@ -78,7 +78,9 @@ def absent(value: Any) -> bool:
 EXPLAIN_HELP = (
     "With explain=true: the lane ranks (0-based; null: not found by that lane), the fusion, rrf_score "
     "(the fused lane score), relevance (its components and the profile's weights), relevance_score, "
-    "max_relevance, final_score (rrf_score x relevance_score), the similarity and the keyword share; "
+    "max_relevance, relevance_parts (each part x its share) and relevance_share (their sum, the relevance "
+    "mind recall --explain prints), final_score (rrf_score x relevance_score), the similarity and the keyword "
+    "share; "
     "for a question naming a speaker, speaker (who said the frame) and speaker_score (1: a named one)."
 )
 
