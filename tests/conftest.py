@@ -1,7 +1,8 @@
-"""Shared fixtures: the real third-party data folder, a fresh mind, and the embedders."""
+"""Shared fixtures: the real third-party data folder, a fresh mind, the embedders, query servers."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -77,3 +78,28 @@ def real_embedder(onnx_cache):
     embedder = InprocessEmbedder(dimensions=1024)
     embedder.embed("warm up")
     return embedder
+
+
+@pytest.fixture
+def running(home):
+    """``start(**config)``: a query server on a free loopback port over the test module's ``home``
+    (workspace ``team``, the fake embedder), its URL; every server started is stopped afterwards."""
+    from mind_core.query.http_server import QueryServer
+    from mind_core.query.service import ServiceConfig
+    from mind_core.testing.fakes import HashingEmbedder
+
+    servers = []
+
+    def start(**overrides) -> str:
+        config = ServiceConfig(home=home, default_workspace="team", embedder=HashingEmbedder(), **overrides)
+        server = QueryServer(config, "127.0.0.1", 0)
+        thread = threading.Thread(target=server.serve, daemon=True)
+        thread.start()
+        servers.append((server, thread))
+        return server.url
+
+    yield start
+    for server, thread in servers:
+        server.stop()
+        thread.join(timeout=10)
+        server.close()

@@ -5,7 +5,6 @@ forget_memory through the SDK's client and the real server object): the same eng
 from __future__ import annotations
 
 import json
-import threading
 
 import anyio
 import httpx
@@ -14,10 +13,8 @@ from mcp import Client
 
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
-from mind_core.query.http_server import QueryServer
 from mind_core.query.mcp import build_mcp_server
 from mind_core.query.mcp_tools import MindTools
-from mind_core.query.service import ServiceConfig
 from mind_core.store.home import MindHome
 from mind_core.testing.fakes import HashingEmbedder
 from tests.privacy.conftest import ADDRESS, NAME, raw_bytes
@@ -35,25 +32,6 @@ def home(tmp_path, mailbox) -> MindHome:
         assert harvest(mind, "mail").imported.frames_new == 5
     (home.root / "snapshots").mkdir()
     return home
-
-
-@pytest.fixture
-def running(home):
-    servers = []
-
-    def start(**overrides) -> str:
-        config = ServiceConfig(home=home, default_workspace="team", embedder=HashingEmbedder(), **overrides)
-        server = QueryServer(config, "127.0.0.1", 0)
-        thread = threading.Thread(target=server.serve, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        return server.url
-
-    yield start
-    for server, thread in servers:
-        server.stop()
-        thread.join(timeout=10)
-        server.close()
 
 
 def _frames(home: MindHome) -> list[str]:

@@ -4,17 +4,13 @@ reported by its index; the token, a writable server and an existing mind are req
 
 from __future__ import annotations
 
-import threading
-
 import httpx
 import pytest
 
 from mind_core.errors import NotFoundError
 from mind_core.mind import Mind
-from mind_core.query.http_server import QueryServer
 from mind_core.query.mcp_tools import MindTools
 from mind_core.query.routes.ingest import ALLOW_INGEST_ENV
-from mind_core.query.service import ServiceConfig
 from mind_core.store.home import MindHome
 from mind_core.testing.fakes import HashingEmbedder
 
@@ -37,25 +33,6 @@ def home(tmp_path) -> MindHome:
     home = MindHome(tmp_path / "home")
     Mind.open(home.mind_path("team"), embedder=HashingEmbedder()).close()
     return home
-
-
-@pytest.fixture
-def running(home):
-    servers = []
-
-    def start(**overrides) -> str:
-        config = ServiceConfig(home=home, default_workspace="team", embedder=HashingEmbedder(), **overrides)
-        server = QueryServer(config, "127.0.0.1", 0)
-        thread = threading.Thread(target=server.serve, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        return server.url
-
-    yield start
-    for server, thread in servers:
-        server.stop()
-        thread.join(timeout=10)
-        server.close()
 
 
 @pytest.fixture
