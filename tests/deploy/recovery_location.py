@@ -12,7 +12,8 @@ import dagster as dg
 import numpy as np
 from mind_harvest.pipelines import jobs
 from mind_harvest.pipelines.checks import ALL_CHECKS
-from mind_harvest.pipelines.definitions import ASSETS, run_executor
+from mind_harvest.pipelines.definitions import ASSETS
+from mind_harvest.pipelines.executors import harvest_executor
 from mind_harvest.pipelines.partitions import harvest_sources
 from mind_harvest.pipelines.resources import EmbedderResource, MindHomeResource
 
@@ -67,5 +68,5 @@ defs = dg.Definitions(
         "embedder": SlowFakeEmbedderResource(),
         "plugins": CountingPluginsResource(),
     },
-    executor=run_executor(),
+    executor=harvest_executor,
 )
