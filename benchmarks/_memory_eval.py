@@ -505,6 +505,31 @@ def hybrid_wins(summary: dict[str, Any], modes: Sequence[str], ks: Sequence[int]
     return {str(k): all(overall["hybrid"][str(k)] > overall[m][str(k)] for m in others) for k in ks}
 
 
+def run_from_args(
+    args: argparse.Namespace,
+    data_label: str,
+    conversations: list[Conversation],
+    embedder: Embedder,
+    categories: dict[str, str],
+) -> dict[str, Any]:
+    """``run_benchmark`` with the options every memory benchmark's command line shares (name,
+    modes, k, search constants, export format, setting, minds), the model warmed up first."""
+    embedder.embed("warm up the model")
+    return run_benchmark(
+        args.name,
+        data_label,
+        conversations,
+        embedder,
+        args.mode,
+        args.k,
+        categories,
+        search_config(args),
+        args.format,
+        args.setting,
+        minds=args.minds,
+    )
+
+
 def run_benchmark(
     name: str,
     data_label: str,

@@ -27,8 +27,7 @@ from _memory_eval import (
     image_text,
     make_questions,
     parse_epoch,
-    run_benchmark,
-    search_config,
+    run_from_args,
 )
 
 from mind_core.embeddings import InprocessEmbedder
@@ -90,20 +89,7 @@ def main() -> None:
     conversations = load_locomo(args.data)
     embedder = InprocessEmbedder(args.dimensions, backend=args.embed_backend)
     print(f"embedding backend: {embedder.backend}, vectors stored at {embedder.dimensions} dims")
-    embedder.embed("warm up the model")
-    run_benchmark(
-        args.name,
-        str(args.data.name),
-        conversations,
-        embedder,
-        args.mode,
-        args.k,
-        CATEGORIES,
-        search_config(args),
-        args.format,
-        args.setting,
-        minds=args.minds,
-    )
+    run_from_args(args, str(args.data.name), conversations, embedder, CATEGORIES)
 
 
 if __name__ == "__main__":

@@ -26,8 +26,7 @@ from _memory_eval import (
     image_text,
     make_questions,
     parse_epoch,
-    run_benchmark,
-    search_config,
+    run_from_args,
 )
 
 from mind_core.embeddings import InprocessEmbedder
@@ -84,21 +83,8 @@ def main() -> None:
     conversations = load_realtalk(args.data)
     embedder = InprocessEmbedder(backend=args.embed_backend)
     print(f"embedding backend: {embedder.backend}")
-    embedder.embed("warm up the model")
     label = ", ".join(c.name for c in conversations)
-    run_benchmark(
-        args.name,
-        label,
-        conversations,
-        embedder,
-        args.mode,
-        args.k,
-        CATEGORIES,
-        search_config(args),
-        args.format,
-        args.setting,
-        minds=args.minds,
-    )
+    run_from_args(args, label, conversations, embedder, CATEGORIES)
 
 
 if __name__ == "__main__":
