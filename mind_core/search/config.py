@@ -53,6 +53,10 @@ class SearchConfig:
     # the lanes search the question without the names of the mind's speakers: a name says who said
     # it, which the speaker preference reads, not what was said (a lane choice: it moves match_score)
     drop_speaker_names: bool = True
+    # in a chat exported with roles (user/assistant), a name one side keeps addressing stands for
+    # the other side: the speaker preference and the names out of the lanes apply to it
+    # (``mind_core.search.addressed``)
+    addressed_names: bool = True
     # the vector lane searches the mean direction of the question's vector and its topic words'
     # ("What activities does Melanie partake in?" + "activities partake"): a question's vector lies
     # near other questions, its topic's near the statements that answer it
