@@ -30,7 +30,6 @@ _GREETING = (
     r"(?:hi|hey|hello|heya|hiya|thanks|thank you|congrats|congratulations|wow|whoa|woah|oh|yes|yeah|no"
     r"|sure|ok|okay|aw|aww|dear|morning|good morning|good night|night|bye|sorry|welcome)"
 )
-_CAPITALIZED = re.compile(r"\b[A-Z][a-z]{1,30}\b")
 
 
 def vocative(name: str) -> re.Pattern[str]:
@@ -45,9 +44,8 @@ def vocative(name: str) -> re.Pattern[str]:
 
 def capitalized_words(query: str) -> list[str]:
     """The words a question writes capitalized after its first word: the names it may say."""
-    first = re.match(r"\W*\w+", query)
-    rest = query[first.end() :] if first else query
-    return list(dict.fromkeys(_CAPITALIZED.findall(rest)))
+    words = re.findall(r"[^\W\d_]+", query)[1:]
+    return list(dict.fromkeys(w for w in words if len(w) > 1 and w[0].isupper() and w[1:].islower()))
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ def test_a_vocative_is_a_name_said_to_someone():
         assert not said_to.search(text), text
     assert capitalized_words("What did Caroline paint in June?") == ["Caroline", "June"]
     assert capitalized_words("Caroline painted what?") == []  # a question's first word is no name
+    assert capitalized_words("Did José meet Zoë at NASA?") == ["José", "Zoë"]
 
 
 def test_the_addressed_name_is_the_other_roles_and_a_person_talked_about_is_no_ones():
