@@ -14,13 +14,13 @@ rarely addressed, so is given to no role.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from mind_core.store.db import IN_LIST, Database, in_list
 from mind_core.store.schema import FRAME_ROLE_SQL
 
-# the two sides of an AI chat export, each the other's partner
-PARTNER_ROLES = {"user": "assistant", "assistant": "user", "human": "assistant", "model": "user"}
+# the two sides of an AI chat export as the importers record them (Claude's "human" and Gemini's
+# "model" included), each the other's partner
+PARTNER_ROLES = {"user": "assistant", "assistant": "user"}
 MIN_ADDRESSED = 3  # a role must address the name this often in a source ...
 DOMINANCE = 4  # ... and this many times as often as the other role does
 SAMPLED_FRAMES = 400  # the most recent frames holding the name that are read (bounds the cost)
@@ -46,14 +46,6 @@ def capitalized_words(query: str) -> list[str]:
     """The words a question writes capitalized after its first word: the names it may say."""
     words = re.findall(r"[^\W\d_]+", query)[1:]
     return list(dict.fromkeys(w for w in words if len(w) > 1 and w[0].isupper() and w[1:].islower()))
-
-
-@dataclass(frozen=True)
-class AddressedName:
-    """A name said in a question and, per source, the role it belongs to there."""
-
-    name: str
-    role_by_source: dict[str, str]
 
 
 class AddressedNames:
