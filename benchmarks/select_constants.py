@@ -19,7 +19,7 @@ question is embedded once. Questions without resolvable evidence are excluded an
         [--format chatgpt|telegram] [--setting per-conversation|one-mind]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
         [--context-windows 2] [--time-weights ...] [--speaker-weights ...] [--drop-speaker-names 0 1]
-        [--topic-blend 0 1] [--addressed-names 0 1]
+        [--topic-blend 0 1] [--addressed-names 0 1] [--addressed-scopes session source]
         [--relevance-shares ...] [--session-caps ...]
         [--session-weights ...] [--session-aggregates sum max] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
@@ -54,7 +54,7 @@ from _session_rerank import POOL, SESSION_AGGREGATES, by_session_strength, sprea
 from mind_core.embeddings import InprocessEmbedder
 from mind_core.embeddings.base import Embedder
 from mind_core.embeddings.inprocess import BACKENDS
-from mind_core.search.config import SearchConfig
+from mind_core.search.config import ADDRESSED_SCOPES, SearchConfig
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,14 @@ class Setting(SearchConfig):
     session_cap: int = 0
     session_weight: float = 0.0
     session_aggregate: str = "sum"
+
+    @property
+    def addressed_per_session(self) -> float:
+        """For the ablation: 1 names stand for a role per session, 0 per source, -1 not at all
+        (in neither side)."""
+        if not self.addressed_names:
+            return -1.0
+        return 1.0 if self.addressed_scope == "session" else 0.0
 
     @property
     def reranks(self) -> bool:
@@ -113,6 +121,8 @@ def label(config: Setting) -> str:
         methods += ", names in lanes"
     if not config.addressed_names:
         methods += ", no addressed names"
+    elif config.addressed_scope != DEFAULT.addressed_scope:
+        methods += f", addressed per {config.addressed_scope}"
     if not config.topic_blend:
         methods += ", no topic blend"
     if config.relevance_share != 1.0:
@@ -149,6 +159,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         drop_names,
         blend,
         addressed,
+        addressed_scope,
     ) in product(
         args.context_weights,
         args.vector_weights,
@@ -163,6 +174,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         args.drop_speaker_names,
         args.topic_blend,
         args.addressed_names,
+        args.addressed_scopes,
     ):
         settings.append(
             replace(
@@ -181,6 +193,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
                 drop_speaker_names=bool(drop_names),
                 topic_blend=bool(blend),
                 addressed_names=bool(addressed),
+                addressed_scope=addressed_scope,
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -193,6 +206,7 @@ METHODS = {
     "speaker names out of the lanes": "drop_speaker_names",
     "topic blend": "topic_blend",
     "addressed names": "addressed_names",
+    "addressed per session": "addressed_per_session",
     "session cap": "session_cap",
     "session strength": "session_weight",
 }
@@ -491,6 +505,14 @@ def arguments() -> argparse.ArgumentParser:
         default=[1],
         help="1: in a chat exported with roles, a name one side keeps addressing stands for the other "
         "side (speaker preference, names out of the lanes); 0: off (give both to measure the method)",
+    )
+    parser.add_argument(
+        "--addressed-scopes",
+        nargs="+",
+        choices=ADDRESSED_SCOPES,
+        default=[DEFAULT.addressed_scope],
+        help="where a name that stands for a role holds: each conversation (session) where it is "
+        "addressed, or the whole source (give both to measure the method)",
     )
     parser.add_argument(
         "--relevance-shares",

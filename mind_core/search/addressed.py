@@ -5,10 +5,13 @@ question names a person ("What did Caroline paint?"), and with roles only, her n
 turns where the other side addresses her ("Wow, that's cool, Caroline!"), not in her own. So a
 name one role of a source addresses again and again (as a vocative: a greeting, or set off by
 commas and ending a clause) while the other role (almost) never does is read as the other role's
-name in that source. The speaker preference then prefers that role's frames there, and the lanes
-search the question without the name, as they do for a speaker named in the export
-(``mind_core.search.speakers``). A person only talked about ("my sister Kate said ...") is
-rarely addressed, so is given to no role.
+name there. "There" is each conversation (session) by default: one mind holds many conversations,
+and "Caroline" addressed by the assistant in one of them says who the user is in that one only; a
+conversation where the name is never addressed gets no role (``SearchConfig.addressed_scope``
+"session"; "source" reads it once per source, as first built). The speaker preference then prefers
+that role's frames there, and the lanes search the question without the name, as they do for a
+speaker named in the export (``mind_core.search.speakers``). A person only talked about ("my sister
+Kate said ...") is rarely addressed, so is given to no role.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from mind_core.store.schema import FRAME_ROLE_SQL
 # the two sides of an AI chat export as the importers record them (Claude's "human" and Gemini's
 # "model" included), each the other's partner
 PARTNER_ROLES = {"user": "assistant", "assistant": "user"}
-MIN_ADDRESSED = 3  # a role must address the name this often in a source ...
-DOMINANCE = 4  # ... and this many times as often as the other role does
+MIN_ADDRESSED = 3  # a role must address the name this often (per source; per session: in all) ...
+DOMINANCE = 4  # ... and this many times as often as the other role does (in the source or session)
 SAMPLED_FRAMES = 400  # the most recent frames holding the name that are read (bounds the cost)
 _SOURCE_SQL = "(CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.provenance.source') END)"
 _PREFIX = re.compile(r"^\[[^\]\n]*\] [^:\n]{1,80}: ")  # "[title] Speaker: " of a chat frame
@@ -49,45 +52,54 @@ def capitalized_words(query: str) -> list[str]:
 
 
 class AddressedNames:
-    """Reads which role of a source a name belongs to from the frames that say it."""
+    """Reads which role a name belongs to, per session or per source, from the frames that say it."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def roles(self, name: str) -> dict[str, str]:
-        """Per source, the role ``name`` belongs to (see the module): from the most recent
-        ``SAMPLED_FRAMES`` frames holding the name; empty when no role addresses it enough."""
+    def roles(self, name: str, scope: str = "session") -> dict[str, str]:
+        """Per session (``gop_id``) or per source, the role ``name`` belongs to (see the module),
+        from the most recent ``SAMPLED_FRAMES`` frames holding the name; empty when no role
+        addresses it enough. Per source: addressed ``MIN_ADDRESSED`` times there, ``DOMINANCE``
+        times as often as by the other role. Per session: dominant in the session (once is
+        enough there), and ``MIN_ADDRESSED`` times over all the sessions giving it that role."""
         rows = self.db.query(
-            f"SELECT mf.content, {FRAME_ROLE_SQL}, {_SOURCE_SQL} FROM memory_frames_fts"
-            " JOIN memory_frames mf ON mf.id = memory_frames_fts.rowid"
+            "SELECT mf.id, mf.content FROM memory_frames_fts JOIN memory_frames mf ON mf.id = memory_frames_fts.rowid"
             " WHERE memory_frames_fts MATCH ? ORDER BY memory_frames_fts.rowid DESC LIMIT ?",
             (f'"{name.lower()}"', SAMPLED_FRAMES),
         )
         said_to = vocative(name)
+        addressing = [frame_id for frame_id, content in rows if said_to.search(_PREFIX.sub("", content, count=1))]
         counts: dict[str, dict[str, int]] = {}
-        for content, role, source in rows:
-            role = role.lower() if isinstance(role, str) else ""
-            if role not in PARTNER_ROLES or not isinstance(source, str):
-                continue
-            if said_to.search(_PREFIX.sub("", content, count=1)):
-                by_role = counts.setdefault(source, {})
+        for where, role in self.places_roles(addressing, scope).values():
+            if role in PARTNER_ROLES:
+                by_role = counts.setdefault(where, {})
                 by_role[role] = by_role.get(role, 0) + 1
-        found = {}
-        for source, by_role in counts.items():
+        least = MIN_ADDRESSED if scope == "source" else 1
+        found, times_per_role = {}, dict.fromkeys(PARTNER_ROLES, 0)
+        for where, by_role in counts.items():
             addresser, times = max(by_role.items(), key=lambda pair: pair[1])
             partner = PARTNER_ROLES[addresser]
-            if times >= MIN_ADDRESSED and times >= DOMINANCE * by_role.get(partner, 0):
-                found[source] = partner
-        return found
+            if times >= least and times >= DOMINANCE * by_role.get(partner, 0):
+                found[where] = partner
+                times_per_role[partner] += times
+        return {where: role for where, role in found.items() if times_per_role[role] >= MIN_ADDRESSED}
 
-    def source_roles(self, frame_ids: list[int]) -> dict[int, tuple[str, str]]:
-        """(source, role lower case) of each frame that records both."""
-        rows = self.db.query(
-            f"SELECT id, {_SOURCE_SQL}, {FRAME_ROLE_SQL} FROM memory_frames WHERE id IN ({IN_LIST})",
-            (in_list(frame_ids),),
-        )
+    def places_roles(
+        self, frame_ids: list[int], scope: str = "session", within: set[str] | None = None
+    ) -> dict[int, tuple[str, str]]:
+        """(session or source, role lower case) of each frame that records both; ``within``: of
+        the frames in those sessions alone (the role's JSON is read for them only)."""
+        if not frame_ids or within is not None and not within:
+            return {}
+        place = "gop_id" if scope == "session" else _SOURCE_SQL
+        sql = f"SELECT id, {place}, {FRAME_ROLE_SQL} FROM memory_frames WHERE id IN ({IN_LIST})"
+        params: tuple = (in_list(frame_ids),)
+        if within is not None and scope == "session":
+            sql += f" AND gop_id IN ({IN_LIST})"
+            params += (in_list(sorted(within)),)
         return {
-            frame_id: (source, role.lower())
-            for frame_id, source, role in rows
-            if isinstance(source, str) and isinstance(role, str)
+            frame_id: (where, role.lower())
+            for frame_id, where, role in self.db.query(sql, params)
+            if isinstance(where, str) and isinstance(role, str)
         }

@@ -318,7 +318,7 @@ class HybridSearch:
         similarity is the question's)."""
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
-        dropped = self.speakers.spoken(query, config.addressed_names) if config.drop_speaker_names else set()
+        dropped = self.speakers.spoken(query, config.addressed_names, config.addressed_scope) if config.drop_speaker_names else set()
         lane_query, keywords = without_names(query, dropped), without_names(keywords, dropped)
         keyword = self.keyword_lane.hits(keywords, depth, scope, phrases)
         notes = FusionNotes(keyword_from_window=window is not None and (not topic_words(keywords) or not keyword))
@@ -348,7 +348,10 @@ class HybridSearch:
         if config.speaker_weight > 0:
             floor = preference_floor(match, config.speaker_weight, pool_size)
             notes.speaker_scores = self.speakers.scores(
-                query, [fid for fid, value in match.items() if value >= floor], config.addressed_names
+                query,
+                [fid for fid, value in match.items() if value >= floor],
+                config.addressed_names,
+                config.addressed_scope,
             )
         prefer(match, notes.speaker_scores, config.speaker_weight)
         notes.lanes_without = sorted(dropped) if lane_query != query else None

@@ -60,16 +60,16 @@ class Speakers:
         ("what will happen" does not name "Will Smith")."""
         return {speaker for speaker, said in self._mentions(query) if said}
 
-    def spoken(self, query: str, addressed: bool = False) -> set[str]:
+    def spoken(self, query: str, addressed: bool = False, scope: str = "session") -> set[str]:
         """The names as the query says them (whole or first names), for the lanes to leave out;
         ``addressed``: with the names that stand for a role (``addressed``)."""
         names = {name for _, said in self._mentions(query) for name in said}
-        return names | set(self.addressed(query)) if addressed else names
+        return names | set(self.addressed(query, scope)) if addressed else names
 
-    def addressed(self, query: str) -> dict[str, dict[str, str]]:
+    def addressed(self, query: str, scope: str = "session") -> dict[str, dict[str, str]]:
         """The names the query says (capitalized) that stand for a role of a chat exported with
-        roles, with that role per source (``AddressedNames.roles``); read only in a mind with such
-        roles, and each name once per change of the mind."""
+        roles, with that role per session or source (``AddressedNames.roles``); read only in a
+        mind with such roles, and each name once per change of the mind."""
         speakers = self.kept.get("speakers", self._all)
         if not speakers & PARTNER_ROLES.keys():
             return {}
@@ -77,7 +77,9 @@ class Speakers:
         for word in capitalized_words(query):
             if word.lower() in speakers or word.lower() in GENERIC_ROLES:
                 continue
-            roles = self.kept.get(f"addressed:{word.lower()}", lambda word=word: self.addressed_names.roles(word))
+            roles = self.kept.get(
+                f"addressed:{scope}:{word.lower()}", lambda word=word: self.addressed_names.roles(word, scope)
+            )
             if roles:
                 found[word] = roles
         return found
@@ -94,7 +96,9 @@ class Speakers:
             found.append((speaker, said))
         return found
 
-    def scores(self, query: str, frame_ids: list[int], addressed: bool = False) -> SpeakerScores:
+    def scores(
+        self, query: str, frame_ids: list[int], addressed: bool = False, scope: str = "session"
+    ) -> SpeakerScores:
         """For a question that names some but not all of the candidates' speakers: 1 for a frame
         said by a named speaker, 0 for one said by another, with who said each. A question naming
         no speaker, or every one, leaves all frames alone (empty), and so does a word that is a
@@ -102,7 +106,7 @@ class Speakers:
         none of the mind's speakers (most do not) reads no frame's role."""
         asked = self.named(query)
         if not asked:
-            return self._addressed_scores(self.addressed(query), frame_ids) if addressed else SpeakerScores()
+            return self._addressed_scores(self.addressed(query, scope), frame_ids, scope) if addressed else SpeakerScores()
         rows = self.db.query(
             f"SELECT id, {FRAME_ROLE_SQL} FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(frame_ids),)
         )
@@ -114,18 +118,21 @@ class Speakers:
             return SpeakerScores()
         return SpeakerScores({frame_id: 1.0 if role in named else 0.0 for frame_id, role in roles.items()}, said_by)
 
-    def _addressed_scores(self, names: dict[str, dict[str, str]], frame_ids: list[int]) -> SpeakerScores:
-        """For names that stand for a role: in each source where the question names one side, 1
-        for a frame of that side and 0 for one of the other; frames elsewhere are left alone."""
+    def _addressed_scores(
+        self, names: dict[str, dict[str, str]], frame_ids: list[int], scope: str
+    ) -> SpeakerScores:
+        """For names that stand for a role: in each session (or source) where the question names
+        one side, 1 for a frame of that side and 0 for one of the other; frames elsewhere are
+        left alone."""
         named: dict[str, set[str]] = {}
         for roles in names.values():
-            for source, role in roles.items():
-                named.setdefault(source, set()).add(role)
+            for where, role in roles.items():
+                named.setdefault(where, set()).add(role)
         if not named:
             return SpeakerScores()
         scores, said_by = {}, {}
-        for frame_id, (source, role) in self.addressed_names.source_roles(frame_ids).items():
-            sides = named.get(source)
+        for frame_id, (where, role) in self.addressed_names.places_roles(frame_ids, scope, set(named)).items():
+            sides = named.get(where)
             if sides is None or len(sides) > 1 or role not in PARTNER_ROLES:
                 continue
             scores[frame_id] = 1.0 if role in sides else 0.0

@@ -18,13 +18,17 @@ CHAT = [
 ]
 
 
-def build(config: SearchConfig, chat=CHAT, source: str = "chatgpt-1") -> tuple[Mind, list[int]]:
-    mind = Mind.open(":memory:", embedder=HashingEmbedder())
-    mind.search.config = config
-    mind.sessions.ensure("chat")
+def build(
+    config: SearchConfig, chat=CHAT, source: str = "chatgpt-1", mind: Mind | None = None, session: str = "chat"
+) -> tuple[Mind, list[int]]:
+    """``chat`` as one conversation (session) of ``source``, in a new mind or added to ``mind``."""
+    if mind is None:
+        mind = Mind.open(":memory:", embedder=HashingEmbedder())
+        mind.search.config = config
+    mind.sessions.ensure(session)
     frames = [
         mind.frames.create_i_frame(
-            "chat", f"[Catching up] {role.capitalize()}: {text}", metadata={"provenance": {"role": role, "source": source}}
+            session, f"[Catching up] {role.capitalize()}: {text}", metadata={"provenance": {"role": role, "source": source}}
         )
         for role, text in chat
     ]
@@ -47,10 +51,11 @@ def test_the_addressed_name_is_the_other_roles_and_a_person_talked_about_is_no_o
     mind, _ = build(SearchConfig())
     with mind:
         names = AddressedNames(mind.db)
-        assert names.roles("Caroline") == {"chatgpt-1": "user"}
+        assert names.roles("Caroline") == {"chat": "user"}  # per conversation (session)
+        assert names.roles("Caroline", scope="source") == {"chatgpt-1": "user"}
         assert names.roles("Kate") == {}  # talked about by the user, never addressed
         assert names.roles("Mel") == {}  # addressed once: too few to tell
-        assert mind.search.speakers.addressed("What did Caroline paint?") == {"Caroline": {"chatgpt-1": "user"}}
+        assert mind.search.speakers.addressed("What did Caroline paint?") == {"Caroline": {"chat": "user"}}
         assert mind.search.speakers.spoken("What did Caroline paint?", addressed=True) == {"Caroline"}
         assert mind.search.speakers.spoken("What did Caroline paint?") == set()
 
@@ -81,3 +86,43 @@ def test_no_role_is_read_into_a_chat_with_named_speakers_or_without_addressing()
     mind, ids = build(SearchConfig(speaker_weight=0.5), chat=plain)
     with mind:
         assert mind.search.speakers.scores("What did Caroline paint?", ids, addressed=True) == {}
+
+
+# a second conversation of the same export: Jon is the user, Gina the assistant, and the user's
+# paintings are Jon's; Caroline is never addressed here
+OTHER = [
+    ("user", "Hey Gina! I painted a sunset over the harbour this weekend"),
+    ("assistant", "Nice one, Jon! I painted nothing, the studio was closed"),
+    ("user", "Next time then. The oils were a gift from my dad"),
+    ("assistant", "Thanks, Jon. Can't wait to see it"),
+]
+
+
+def two_conversations(config: SearchConfig) -> tuple[Mind, list[int], list[int]]:
+    mind, caroline = build(config, session="chat-caroline")
+    mind, jon = build(config, chat=OTHER, mind=mind, session="chat-jon")
+    return mind, caroline, jon
+
+
+def test_in_one_mind_an_addressed_name_holds_in_its_own_conversation_only():
+    query = "What did Caroline paint?"
+    mind, caroline, jon = two_conversations(SearchConfig(speaker_weight=0.5))
+    with mind:
+        names = AddressedNames(mind.db)
+        assert names.roles("Caroline") == {"chat-caroline": "user"}
+        assert names.roles("Jon") == {}  # addressed twice: too few to tell
+        scores = mind.search.speakers.scores(query, caroline + jon, addressed=True)
+        # her conversation: the user's turns preferred; Jon's conversation: left alone
+        assert scores == {fid: (1.0 if role == "user" else 0.0) for fid, (role, _) in zip(caroline, CHAT, strict=True)}
+        results = mind.search.search(query, limit=len(caroline) + len(jon), explain=True)
+        ranked = [result.frame.id for result in results]
+        assert ranked.index(caroline[2]) < ranked.index(caroline[3])  # her own painting, not the assistant's
+
+
+def test_per_source_the_addressed_name_favours_every_conversations_user():
+    query = "What did Caroline paint?"
+    mind, caroline, jon = two_conversations(SearchConfig(speaker_weight=0.5, addressed_scope="source"))
+    with mind:
+        assert AddressedNames(mind.db).roles("Caroline", scope="source") == {"chatgpt-1": "user"}
+        scores = mind.search.speakers.scores(query, caroline + jon, addressed=True, scope="source")
+        assert {fid for fid, score in scores.items() if score == 1.0} >= {jon[0], jon[2]}  # Jon's turns too
