@@ -19,7 +19,8 @@ question is embedded once. Questions without resolvable evidence are excluded an
         [--format chatgpt|telegram] [--setting per-conversation|one-mind]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
         [--context-windows 2] [--time-weights ...] [--speaker-weights ...] [--drop-speaker-names 0 1]
-        [--topic-blend 0 1] [--addressed-names 0 1] [--addressed-scopes session source]
+        [--topic-blend 0 1] [--addressed-names 0 1] [--addressed-scopes session session-exclusive source]
+        [--without-off]
         [--relevance-shares ...] [--session-caps ...]
         [--session-weights ...] [--session-aggregates sum max] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
@@ -165,8 +166,8 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         args.vector_weights,
         args.lane_depths,
         args.context_windows,
-        [0.0, *args.time_weights],
-        [0.0, *args.speaker_weights],
+        args.time_weights if args.without_off else [0.0, *args.time_weights],
+        args.speaker_weights if args.without_off else [0.0, *args.speaker_weights],
         args.time_scales,
         args.relevance_shares,
         [0, *args.session_caps],
@@ -507,12 +508,18 @@ def arguments() -> argparse.ArgumentParser:
         "side (speaker preference, names out of the lanes); 0: off (give both to measure the method)",
     )
     parser.add_argument(
+        "--without-off",
+        action="store_true",
+        help="leave out the time boost's and the speaker preference's off side (0): a smaller grid",
+    )
+    parser.add_argument(
         "--addressed-scopes",
         nargs="+",
         choices=ADDRESSED_SCOPES,
         default=[DEFAULT.addressed_scope],
         help="where a name that stands for a role holds: each conversation (session) where it is "
-        "addressed, or the whole source (give both to measure the method)",
+        "addressed (session-exclusive: the other conversations' frames count as someone else's), or "
+        "the whole source (give several to measure the method)",
     )
     parser.add_argument(
         "--relevance-shares",

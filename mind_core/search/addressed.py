@@ -75,7 +75,7 @@ class AddressedNames:
             if role in PARTNER_ROLES:
                 by_role = counts.setdefault(where, {})
                 by_role[role] = by_role.get(role, 0) + 1
-        least = MIN_ADDRESSED if scope == "source" else 1
+        least = MIN_ADDRESSED if scope == "source" else 1  # per session: once there is enough
         found, times_per_role = {}, dict.fromkeys(PARTNER_ROLES, 0)
         for where, by_role in counts.items():
             addresser, times = max(by_role.items(), key=lambda pair: pair[1])
@@ -92,10 +92,10 @@ class AddressedNames:
         the frames in those sessions alone (the role's JSON is read for them only)."""
         if not frame_ids or within is not None and not within:
             return {}
-        place = "gop_id" if scope == "session" else _SOURCE_SQL
+        place = _SOURCE_SQL if scope == "source" else "gop_id"
         sql = f"SELECT id, {place}, {FRAME_ROLE_SQL} FROM memory_frames WHERE id IN ({IN_LIST})"
         params: tuple = (in_list(frame_ids),)
-        if within is not None and scope == "session":
+        if within is not None and scope != "source":
             sql += f" AND gop_id IN ({IN_LIST})"
             params += (in_list(sorted(within)),)
         return {
@@ -103,3 +103,11 @@ class AddressedNames:
             for frame_id, where, role in self.db.query(sql, params)
             if isinstance(where, str) and isinstance(role, str)
         }
+
+    def outside_sessions(self, frame_ids: list[int], sessions: set[str]) -> list[int]:
+        """The frames not in any of ``sessions`` (read from the column: no JSON)."""
+        rows = self.db.query(
+            f"SELECT id FROM memory_frames WHERE id IN ({IN_LIST}) AND gop_id NOT IN ({IN_LIST})",
+            (in_list(frame_ids), in_list(sorted(sessions))),
+        )
+        return [row[0] for row in rows]

@@ -14,7 +14,7 @@ LANE_DEPTH_FACTOR = 2  # rrf: each lane returns limit * 2 candidates, as the ori
 RELEVANCE_POOL_FACTOR = 2 * LANE_DEPTH_FACTOR  # fused candidates that relevance may reorder, per result
 RELEVANCE_POOL_LIMIT = 10  # the pool is never smaller than for this many results (the default limit)
 FUSIONS = ("convex", "rrf")
-ADDRESSED_SCOPES = ("session", "source")  # where a name that stands for a role holds
+ADDRESSED_SCOPES = ("session", "session-exclusive", "source")  # where a name that stands for a role holds
 # The fusion weights the score thresholds (linker 0.6, coverage 0.7, conflict 0.6) were calibrated
 # on: ``match_score`` reads the lanes at these, so equal lane weights keep "one lane alone gives at
 # most 0.5" whatever ``SearchConfig.vector_weight`` and ``context_weight`` order the results by.
@@ -58,8 +58,9 @@ class SearchConfig:
     # the other side: the speaker preference and the names out of the lanes apply to it
     # (``mind_core.search.addressed``)
     addressed_names: bool = True
-    # where such a name's role holds: "session" (each conversation where it is addressed) or
-    # "source" (every conversation of the export, as first built)
+    # where such a name's role holds: "session" (each conversation where it is addressed; the
+    # others left alone), "session-exclusive" (the same, and the frames of every other
+    # conversation count as said by someone else) or "source" (every conversation of the export)
     addressed_scope: str = "session"
     # the vector lane searches the mean direction of the question's vector and its topic words'
     # ("What activities does Melanie partake in?" + "activities partake"): a question's vector lies

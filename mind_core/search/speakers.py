@@ -123,7 +123,7 @@ class Speakers:
     ) -> SpeakerScores:
         """For names that stand for a role: in each session (or source) where the question names
         one side, 1 for a frame of that side and 0 for one of the other; frames elsewhere are
-        left alone."""
+        left alone, or 0 with ``session-exclusive``."""
         named: dict[str, set[str]] = {}
         for roles in names.values():
             for where, role in roles.items():
@@ -131,6 +131,9 @@ class Speakers:
         if not named:
             return SpeakerScores()
         scores, said_by = {}, {}
+        if scope == "session-exclusive":  # frames of the conversations where no name holds: someone else's
+            scores = dict.fromkeys(self.addressed_names.outside_sessions(frame_ids, set(named)), 0.0)
+            scope = "session"
         for frame_id, (where, role) in self.addressed_names.places_roles(frame_ids, scope, set(named)).items():
             sides = named.get(where)
             if sides is None or len(sides) > 1 or role not in PARTNER_ROLES:

@@ -126,3 +126,16 @@ def test_per_source_the_addressed_name_favours_every_conversations_user():
         assert AddressedNames(mind.db).roles("Caroline", scope="source") == {"chatgpt-1": "user"}
         scores = mind.search.speakers.scores(query, caroline + jon, addressed=True, scope="source")
         assert {fid for fid, score in scores.items() if score == 1.0} >= {jon[0], jon[2]}  # Jon's turns too
+
+
+def test_exclusive_per_session_counts_the_other_conversations_as_someone_elses():
+    query = "What did Caroline paint?"
+    mind, caroline, jon = two_conversations(SearchConfig(speaker_weight=0.5, addressed_scope="session-exclusive"))
+    with mind:
+        scores = mind.search.speakers.scores(query, caroline + jon, addressed=True, scope="session-exclusive")
+        assert scores == {
+            **{fid: (1.0 if role == "user" else 0.0) for fid, (role, _) in zip(caroline, CHAT, strict=True)},
+            **dict.fromkeys(jon, 0.0),
+        }
+        results = mind.search.search(query, limit=len(caroline) + len(jon))
+        assert results[0].frame.id == caroline[2]  # her painting over Jon's conversation
