@@ -88,26 +88,19 @@ class AddressedNames:
     def places_roles(
         self, frame_ids: list[int], scope: str = "session", within: set[str] | None = None
     ) -> dict[int, tuple[str, str]]:
-        """(session or source, role lower case) of each frame that records both; ``within``: of
-        the frames in those sessions alone (the role's JSON is read for them only)."""
-        if not frame_ids or within is not None and not within:
+        """(session or source, role lower case) of each frame that records its place; ``within``
+        (sessions): the role's JSON is read for the frames in those sessions only, the others'
+        role is ""."""
+        if not frame_ids:
             return {}
         place = _SOURCE_SQL if scope == "source" else "gop_id"
-        sql = f"SELECT id, {place}, {FRAME_ROLE_SQL} FROM memory_frames WHERE id IN ({IN_LIST})"
-        params: tuple = (in_list(frame_ids),)
+        role, params = FRAME_ROLE_SQL, [in_list(frame_ids)]
         if within is not None and scope != "source":
-            sql += f" AND gop_id IN ({IN_LIST})"
-            params += (in_list(sorted(within)),)
+            role = f"(CASE WHEN gop_id IN ({IN_LIST}) THEN {FRAME_ROLE_SQL} END)"
+            params.insert(0, in_list(sorted(within)))
+        rows = self.db.query(f"SELECT id, {place}, {role} FROM memory_frames WHERE id IN ({IN_LIST})", tuple(params))
         return {
-            frame_id: (where, role.lower())
-            for frame_id, where, role in self.db.query(sql, params)
-            if isinstance(where, str) and isinstance(role, str)
+            frame_id: (where, said.lower() if isinstance(said, str) else "")
+            for frame_id, where, said in rows
+            if isinstance(where, str)
         }
-
-    def outside_sessions(self, frame_ids: list[int], sessions: set[str]) -> list[int]:
-        """The frames not in any of ``sessions`` (read from the column: no JSON)."""
-        rows = self.db.query(
-            f"SELECT id FROM memory_frames WHERE id IN ({IN_LIST}) AND gop_id NOT IN ({IN_LIST})",
-            (in_list(frame_ids), in_list(sorted(sessions))),
-        )
-        return [row[0] for row in rows]

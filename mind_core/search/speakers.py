@@ -131,11 +131,11 @@ class Speakers:
         if not named:
             return SpeakerScores()
         scores, said_by = {}, {}
-        if scope == "session-exclusive":  # frames of the conversations where no name holds: someone else's
-            scores = dict.fromkeys(self.addressed_names.outside_sessions(frame_ids, set(named)), 0.0)
-            scope = "session"
+        exclusive = scope == "session-exclusive"  # frames of the conversations where no name holds: someone else's
         for frame_id, (where, role) in self.addressed_names.places_roles(frame_ids, scope, set(named)).items():
             sides = named.get(where)
+            if sides is None and exclusive:
+                scores[frame_id] = 0.0
             if sides is None or len(sides) > 1 or role not in PARTNER_ROLES:
                 continue
             scores[frame_id] = 1.0 if role in sides else 0.0
