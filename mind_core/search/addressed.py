@@ -5,10 +5,10 @@ question names a person ("What did Caroline paint?"), and with roles only, her n
 turns where the other side addresses her ("Wow, that's cool, Caroline!"), not in her own. So a
 name one role of a source addresses again and again (as a vocative: a greeting, or set off by
 commas and ending a clause) while the other role (almost) never does is read as the other role's
-name there. "There" is each conversation (session) by default: one mind holds many conversations,
-and "Caroline" addressed by the assistant in one of them says who the user is in that one only; a
-conversation where the name is never addressed gets no role (``SearchConfig.addressed_scope``
-"session"; "source" reads it once per source, as first built). The speaker preference then prefers
+name there. "There" is the source by default (a ChatGPT export has one user); with
+``SearchConfig.addressed_scope`` "session" it is each conversation (session) where the name is
+addressed, the others getting no role, and with "session-exclusive" the frames of those others
+count as said by someone else (one mind holding several people's conversations). The speaker preference then prefers
 that role's frames there, and the lanes search the question without the name, as they do for a
 speaker named in the export (``mind_core.search.speakers``). A person only talked about ("my sister
 Kate said ...") is rarely addressed, so is given to no role.
@@ -57,7 +57,7 @@ class AddressedNames:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def roles(self, name: str, scope: str = "session") -> dict[str, str]:
+    def roles(self, name: str, scope: str = "source") -> dict[str, str]:
         """Per session (``gop_id``) or per source, the role ``name`` belongs to (see the module),
         from the most recent ``SAMPLED_FRAMES`` frames holding the name; empty when no role
         addresses it enough. Per source: addressed ``MIN_ADDRESSED`` times there, ``DOMINANCE``
@@ -86,7 +86,7 @@ class AddressedNames:
         return {where: role for where, role in found.items() if times_per_role[role] >= MIN_ADDRESSED}
 
     def places_roles(
-        self, frame_ids: list[int], scope: str = "session", within: set[str] | None = None
+        self, frame_ids: list[int], scope: str = "source", within: set[str] | None = None
     ) -> dict[int, tuple[str, str]]:
         """(session or source, role lower case) of each frame that records its place; ``within``
         (sessions): the role's JSON is read for the frames in those sessions only, the others'

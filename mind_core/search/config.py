@@ -58,10 +58,13 @@ class SearchConfig:
     # the other side: the speaker preference and the names out of the lanes apply to it
     # (``mind_core.search.addressed``)
     addressed_names: bool = True
-    # where such a name's role holds: "session" (each conversation where it is addressed; the
-    # others left alone), "session-exclusive" (the same, and the frames of every other
-    # conversation count as said by someone else) or "source" (every conversation of the export)
-    addressed_scope: str = "session"
+    # where such a name's role holds: "source" (every conversation of the export), "session" (each
+    # conversation where it is addressed; the others left alone) or "session-exclusive" (the same,
+    # and the frames of every other conversation count as said by someone else). Measured held out
+    # (benchmarks/README.md): per session loses everywhere; session-exclusive wins with several
+    # people's conversations in one mind, loses where a pair rarely says each other's name
+    # (REALTALK), so the default stays per source
+    addressed_scope: str = "source"
     # the vector lane searches the mean direction of the question's vector and its topic words'
     # ("What activities does Melanie partake in?" + "activities partake"): a question's vector lies
     # near other questions, its topic's near the statements that answer it

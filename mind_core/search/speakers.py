@@ -60,13 +60,13 @@ class Speakers:
         ("what will happen" does not name "Will Smith")."""
         return {speaker for speaker, said in self._mentions(query) if said}
 
-    def spoken(self, query: str, addressed: bool = False, scope: str = "session") -> set[str]:
+    def spoken(self, query: str, addressed: bool = False, scope: str = "source") -> set[str]:
         """The names as the query says them (whole or first names), for the lanes to leave out;
         ``addressed``: with the names that stand for a role (``addressed``)."""
         names = {name for _, said in self._mentions(query) for name in said}
         return names | set(self.addressed(query, scope)) if addressed else names
 
-    def addressed(self, query: str, scope: str = "session") -> dict[str, dict[str, str]]:
+    def addressed(self, query: str, scope: str = "source") -> dict[str, dict[str, str]]:
         """The names the query says (capitalized) that stand for a role of a chat exported with
         roles, with that role per session or source (``AddressedNames.roles``); read only in a
         mind with such roles, and each name once per change of the mind."""
@@ -97,7 +97,7 @@ class Speakers:
         return found
 
     def scores(
-        self, query: str, frame_ids: list[int], addressed: bool = False, scope: str = "session"
+        self, query: str, frame_ids: list[int], addressed: bool = False, scope: str = "source"
     ) -> SpeakerScores:
         """For a question that names some but not all of the candidates' speakers: 1 for a frame
         said by a named speaker, 0 for one said by another, with who said each. A question naming

@@ -51,11 +51,11 @@ def test_the_addressed_name_is_the_other_roles_and_a_person_talked_about_is_no_o
     mind, _ = build(SearchConfig())
     with mind:
         names = AddressedNames(mind.db)
-        assert names.roles("Caroline") == {"chat": "user"}  # per conversation (session)
-        assert names.roles("Caroline", scope="source") == {"chatgpt-1": "user"}
+        assert names.roles("Caroline") == {"chatgpt-1": "user"}  # per source, the default
+        assert names.roles("Caroline", scope="session") == {"chat": "user"}
         assert names.roles("Kate") == {}  # talked about by the user, never addressed
         assert names.roles("Mel") == {}  # addressed once: too few to tell
-        assert mind.search.speakers.addressed("What did Caroline paint?") == {"Caroline": {"chat": "user"}}
+        assert mind.search.speakers.addressed("What did Caroline paint?") == {"Caroline": {"chatgpt-1": "user"}}
         assert mind.search.speakers.spoken("What did Caroline paint?", addressed=True) == {"Caroline"}
         assert mind.search.speakers.spoken("What did Caroline paint?") == set()
 
@@ -106,12 +106,12 @@ def two_conversations(config: SearchConfig) -> tuple[Mind, list[int], list[int]]
 
 def test_in_one_mind_an_addressed_name_holds_in_its_own_conversation_only():
     query = "What did Caroline paint?"
-    mind, caroline, jon = two_conversations(SearchConfig(speaker_weight=0.5))
+    mind, caroline, jon = two_conversations(SearchConfig(speaker_weight=0.5, addressed_scope="session"))
     with mind:
         names = AddressedNames(mind.db)
-        assert names.roles("Caroline") == {"chat-caroline": "user"}
-        assert names.roles("Jon") == {}  # addressed twice: too few to tell
-        scores = mind.search.speakers.scores(query, caroline + jon, addressed=True)
+        assert names.roles("Caroline", scope="session") == {"chat-caroline": "user"}
+        assert names.roles("Jon", scope="session") == {}  # addressed twice: too few to tell
+        scores = mind.search.speakers.scores(query, caroline + jon, addressed=True, scope="session")
         # her conversation: the user's turns preferred; Jon's conversation: left alone
         assert scores == {fid: (1.0 if role == "user" else 0.0) for fid, (role, _) in zip(caroline, CHAT, strict=True)}
         results = mind.search.search(query, limit=len(caroline) + len(jon), explain=True)
@@ -121,10 +121,10 @@ def test_in_one_mind_an_addressed_name_holds_in_its_own_conversation_only():
 
 def test_per_source_the_addressed_name_favours_every_conversations_user():
     query = "What did Caroline paint?"
-    mind, caroline, jon = two_conversations(SearchConfig(speaker_weight=0.5, addressed_scope="source"))
+    mind, caroline, jon = two_conversations(SearchConfig(speaker_weight=0.5))
     with mind:
-        assert AddressedNames(mind.db).roles("Caroline", scope="source") == {"chatgpt-1": "user"}
-        scores = mind.search.speakers.scores(query, caroline + jon, addressed=True, scope="source")
+        assert AddressedNames(mind.db).roles("Caroline") == {"chatgpt-1": "user"}
+        scores = mind.search.speakers.scores(query, caroline + jon, addressed=True)
         assert {fid for fid, score in scores.items() if score == 1.0} >= {jon[0], jon[2]}  # Jon's turns too
 
 
