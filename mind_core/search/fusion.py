@@ -23,6 +23,7 @@ the preferences can be tuned for the order without moving a threshold.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -149,8 +150,7 @@ def preference_floor(match: dict[int, float], weight: float, pool_size: int) -> 
     """The match below which a frame cannot reach the pool whatever a preference of ``weight``
     says of it (a preference lowers a match by at most that share of it): such frames need not
     be read for it."""
-    ordered = sorted(match.values(), reverse=True)
-    return (1.0 - weight) * ordered[min(pool_size, len(ordered)) - 1]
+    return (1.0 - weight) * heapq.nlargest(pool_size, match.values())[-1]  # the pool's last, or the last
 
 
 @dataclass

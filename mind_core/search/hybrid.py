@@ -10,6 +10,7 @@ RRF), and lets the relevance profile reorder the best-matching candidates. Whate
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -352,7 +353,7 @@ class HybridSearch:
         notes.lanes_without = sorted(dropped) if lane_query != query else None
         notes.blended_with = topic if topic and topic != lane_query and vector else None
         notes.question_vector_searched = own_vector is lane_vector
-        pool = sorted(match, key=lambda fid: (-match[fid], fid))[:pool_size]
+        pool = heapq.nsmallest(pool_size, match, key=lambda fid: (-match[fid], fid))  # sorted()[:pool_size]
         fused = {fid: fused_entry(lanes, fid, match[fid], config.context_weight, notes) for fid in pool}
         return fused, (None if own_vector is lane_vector else own_vector)
 
