@@ -164,8 +164,7 @@ def built_mind(size: int, real: InprocessEmbedder, pool: np.ndarray, folder: Pat
 def library_search(path: Path) -> tuple[object, int]:
     """The ANN library alone on the mind's own graph file (usearch, memory-mapped, one thread):
     the floor under the vector lane, measured on the same queries."""
-    from usearch.index import Index
-
+    Index = ann.usearch_index()  # noqa: N806
     manifest = json.loads((Path(f"{path}.ann") / ann.MANIFEST).read_text())
     graph = Index.restore(str(Path(f"{path}.ann") / "memory_frames_vec.usearch"), view=True)
     graph.expansion_search = max(manifest["parameters"]["expansion_search"], ann.SEARCH_WIDTH * LIMIT)

@@ -133,9 +133,23 @@ def _log_end(db: Database) -> int:
     return int(db.scalar("SELECT coalesce(max(seq), 0) FROM vector_ann_log") or 0)
 
 
-def _new_graph(dims: int, params: AnnParameters) -> Index:
-    from usearch.index import Index  # imported when a graph is used: a small mind never pays for it
+def usearch_index() -> type[Index]:
+    """usearch's ``Index``, imported when a graph is used (a small mind never pays for it).
 
+    ONNX Runtime, when installed, is imported first: with usearch 2.26 and ONNX Runtime 1.32, a
+    process that loaded usearch before ONNX Runtime crashes (SIGSEGV) when it imports ONNX Runtime
+    later, for the question's embedding after a graph was opened (a reconcile, then a search)."""
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        pass
+    from usearch.index import Index
+
+    return Index
+
+
+def _new_graph(dims: int, params: AnnParameters) -> Index:
+    Index = usearch_index()  # noqa: N806
     return Index(
         ndim=dims,
         metric=params.metric,
@@ -298,8 +312,7 @@ def save(db: Database, loaded: AnnGraphs) -> None:
     folder = ann_dir(db)
     assert folder is not None
     if loaded.viewed:  # memory-mapped graphs cannot take changes: read copies of the files
-        from usearch.index import Index
-
+        Index = usearch_index()  # noqa: N806
         loaded.graphs = {table: Index.restore(str(folder / f"{table}.usearch")) for table in loaded.graphs}
         loaded.viewed = False
     if not loaded.catch_up(db):
@@ -361,7 +374,7 @@ def load(db: Database, fingerprint: dict[str, str] | None, params: AnnParameters
         return None
     folder = ann_dir(db)
     assert folder is not None and manifest is not None
-    from usearch.index import Index
+    Index = usearch_index()  # noqa: N806
 
     viewed = pending(db, int(manifest["seq"])) == 0
     graphs = {}

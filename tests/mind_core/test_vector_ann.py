@@ -5,6 +5,8 @@ and rebuilt by reconcile."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from mind_core.mind import Mind
 from mind_core.search import ann
 from mind_core.store import reconcile
+from tests.conftest import REPO_ROOT
 from tests.mind_core.test_vector_prescan import WORDS, DenseHashingEmbedder, fill, sentences
 
 
@@ -225,3 +228,18 @@ def test_a_mind_in_memory_keeps_no_index():
         fill(mind, sentences(50))
         assert reconcile.reconcile_indexes(mind.db, mind.embedder, ann_min_vectors=0).ann_rebuilt == 0
         assert reconcile.doctor(mind.db, mind.embedder, ann_min_vectors=0).finding("ann_index").ok
+
+
+def test_a_question_embedded_after_a_graph_was_opened_does_not_crash_the_process(tmp_path):
+    """usearch loaded before ONNX Runtime made the later ONNX Runtime import crash the process
+    (SIGSEGV): a reconcile or a search opening the graph, then the model loaded for a question.
+    Run in a fresh process, where nothing else has loaded either library yet."""
+    script = (
+        "from mind_core.search import ann\n"
+        "ann.usearch_index()\n"
+        "import onnxruntime\n"
+        "print(onnxruntime.get_device())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "CPU"
