@@ -5,7 +5,9 @@ keyword share a result shows never says 0% of a frame the keyword lane ranked fi
 A word a frame does not hold as written is looked up by FTS5 itself, in a scratch in-memory FTS5
 table with the mind's tokenizer that holds only the frames shown, not in the mind's index: there
 a word's lookup read every frame holding it (the index cannot seek a handful of rows), which at
-archive size made common words cost milliseconds each; here it costs the same at any size.
+archive size made common words cost milliseconds each; here it costs the same at any size. (A
+frame whose index row is stale, until ``mind reconcile`` mends it, is judged by its text as
+shown rather than by the stale row.)
 """
 
 from __future__ import annotations
