@@ -44,6 +44,7 @@ from mind_core.privacy.forget import scrub
 from mind_core.privacy.redaction_policy import RedactionPolicy, effective_policy
 from mind_core.store import change_log
 from mind_core.store.change_log import Changes
+from mind_core.store.db import IN_LIST, in_list
 from mind_core.store.reconcile import (
     ReconcileResult,
     changes_to_check,
@@ -391,11 +392,20 @@ def cognify_frames(
     return result
 
 
+COGNIFY_PASS = "cognify:"  # + the source's name: the change-log watermark of its last complete cognify
+
+
 def pending_cognify_ids(mind: Mind, source: str | None = None) -> list[int]:
     """Frames (of one harvest source, or all) whose knowledge was never extracted from their
-    current content: new and changed frames, and those a crash left behind."""
+    current content: new and changed frames, and those a crash left behind. For a source whose
+    last cognify completed (``cognify_source``), only the frames changed since are looked at
+    (the change log, ``mind_core.store.change_log``), not every frame of the mind."""
     where = "json_extract(metadata, '$.provenance.source') = ? AND " if source else ""
-    params = [source] if source else []
+    params: list[Any] = [source] if source else []
+    changes = change_log.changes_since(mind.db, change_log.watermark(mind.db, COGNIFY_PASS + source)) if source else None
+    if changes is not None:
+        where = f"id IN ({IN_LIST}) AND " + where
+        params.insert(0, in_list(changes.frames))
     rows = mind.db.query(
         f"SELECT id FROM memory_frames WHERE {where}"
         f"(json_extract(metadata, '$.{COGNIFIED_KEY}') IS NULL "
@@ -403,6 +413,20 @@ def pending_cognify_ids(mind: Mind, source: str | None = None) -> list[int]:
         params,
     )
     return [row[0] for row in rows]
+
+
+def cognify_source(mind: Mind, source: str, progress: Progress | None = None) -> tuple[dict[str, Any], int]:
+    """Cognify the source's pending frames (``cognify_frames``), close their sessions (counted
+    as ``sessions_closed``), then record how far into the mind's changes this reached, so the
+    next time looks only beyond it. Returns the counts and how many frames were pending."""
+    through = change_log.position(mind.db)  # read first: whatever changes meanwhile lies beyond it
+    pending = pending_cognify_ids(mind, source)
+    result = cognify_frames(mind, pending, source, progress)
+    result["sessions_closed"] = close_harvested_sessions(mind.db, source, pending)
+    if change_log.enabled(mind.db):
+        with mind.db.transaction():
+            change_log.set_watermark(mind.db, COGNIFY_PASS + source, through)
+    return result, len(pending)
 
 
 def index_vectors(mind: Mind, progress: Progress | None = None, changes: Changes | None = None) -> int:
@@ -522,9 +546,7 @@ def _harvest(
 
     began = time.perf_counter()
     if cognify:
-        pending = pending_cognify_ids(mind, name)
-        report.cognified = cognify_frames(mind, pending, name, stage_progress("cognify"))
-        report.cognified["sessions_closed"] = close_harvested_sessions(mind.db, name, pending)
+        report.cognified = cognify_source(mind, name, stage_progress("cognify"))[0]
     report.stage_seconds["cognify"] = time.perf_counter() - began
 
     began = time.perf_counter()
