@@ -309,5 +309,8 @@ class Database:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             if self._depth == 0 and not self.readonly and self.path != ":memory:":
+                # what ANALYZE reads goes through the bounded cache, not the memory map: on a large
+                # mind the map's pages would count in the process's memory as it ends
+                self.conn.execute("PRAGMA mmap_size = 0")
                 self.conn.execute("PRAGMA optimize")
         self.conn.close()
