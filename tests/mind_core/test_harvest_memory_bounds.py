@@ -66,3 +66,21 @@ def test_a_harvest_leaves_the_ann_graph_to_reconcile(tmp_path: Path, monkeypatch
         assert reconcile.reconcile_indexes(mind.db, mind.embedder, ann_min_vectors=0).ann_rebuilt == 60
         assert mind.search.vectors.ann_index() is not None
         assert [r.frame.id for r in mind.search.search("Conversation 3", limit=5)] == before
+
+
+def test_mind_harvest_says_when_the_graph_waits_for_a_reconcile(tmp_path: Path, monkeypatch, capsys) -> None:
+    from mind_core.cli import main
+
+    home = ["--home", str(tmp_path / "home"), "--embedder", "mock"]
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 2, 10)
+    assert main(["sources", "add", "chatgpt", str(export), "--name", "chats", "-q", *home]) == 0
+    assert main(["harvest", *home]) == 0
+    assert "vector graph" not in capsys.readouterr().err  # a small mind keeps none
+    monkeypatch.setattr(reconcile, "ann_needed", lambda db, min_vectors=0: ann.ann_dir(db) is not None)
+    assert main(["harvest", "--force", *home]) == 0
+    err = capsys.readouterr().err
+    assert "the vector graph of this large mind is not built (missing)" in err and "mind doctor --repair" in err
+    assert main(["doctor", "--repair", *home]) == 0
+    capsys.readouterr()
+    assert main(["harvest", "--force", *home]) == 0
+    assert "vector graph" not in capsys.readouterr().err  # built: nothing to say
