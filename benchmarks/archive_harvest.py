@@ -6,7 +6,7 @@ mock embedder (the pipeline's own cost, not the model's) in a fresh process, the
 ``mind harvest`` runs it (``harvest()`` with a progress callback). A sampler thread in that
 process reads its resident memory every 20 ms and files the sample under the stage running
 (scan and import interleave: the scan is a generator the import drains, so they share a peak;
-the harvest builds no ANN graph: ``mind reconcile`` does, see docs/performance.md).
+the harvest builds no ANN graph: the next reconcile does, see docs/performance.md).
 Printed per size: messages/s and wall seconds per stage, the process's CPU seconds, peak RSS
 overall and per stage, and per stage the peak of its anonymous part (``RssAnon``: the process's
 own memory, without the pages of the mind file SQLite reads through its memory map, which the

@@ -57,7 +57,7 @@ from mind_core.store.reconcile import (
 
 # A harvest reads the mind file without a memory map and with a small page cache
 # (``Database.memory_bounds``): the mapped pages of its passes over the file counted in its
-# resident memory (300 MB at 40,000 messages, up to the map's 1 GiB), and SQLite's memory grew
+# resident memory (about 290 MB at 40,000 messages, up to the map's 1 GiB), and SQLite's memory grew
 # past the 64 MiB cache with the source (155 MB after 20,000 messages' cognify, 8 MB with this
 # cache, in less CPU time). The kernel's page cache still holds the file.
 HARVEST_MMAP_BYTES = 0
@@ -441,10 +441,10 @@ def reconcile_after_harvest(mind: Mind, changes: Changes | None = None) -> Recon
     """The full-text index and orphan sweeps (of ``changes`` when given).
 
     The ANN graph of a large mind is not built or loaded here: it is held in memory whole
-    (O(frames): 2 KiB a 1,024-d vector), which would make the harvest's peak memory grow with the
-    mind. Its change log records the harvest's vectors, which searches apply until ``mind
-    reconcile`` (the daily upkeep) folds them in or builds the graph; a search finding no usable
-    graph takes the pre-scan (``mind_core.search.ann``)."""
+    (O(frames): 2 bytes a value, plus its links), which would make the harvest's peak memory grow
+    with the mind. Its change log records the harvest's vectors, which searches apply until the
+    next reconcile (``mind doctor --repair``, the daily upkeep) folds them in or builds the graph;
+    a search finding no usable graph takes the pre-scan (``mind_core.search.ann``)."""
     return ReconcileResult(
         fts_fixed=reconcile_fts_index(mind.db, changes),
         orphans_removed=clean_orphan_fts(mind.db, changes) + clean_orphan_vectors(mind.db, changes),
