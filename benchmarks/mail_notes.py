@@ -26,11 +26,21 @@ files themselves with the standard library, not through the importers:
 Bias, stated: a paraphrase keeps the sentence's own content words, so it favours the keyword lane
 (a person's question would use other words); the reversed order costs the vector lane a little.
 It measures whether the right message or section wins over its neighbours (the other messages
-of a thread, the other sections of a note), the failure the mail and notes misses showed. A
-question whose sentence no frame holds (the importer rewrote it, or left the message out as a
-duplicate) is not asked and is counted.
+of a thread, the other sections of a note), the failure the mail and notes misses showed. Every
+question is answered by one section or message on its own: none needs a neighbouring section,
+so the notes can show what session context costs, not what it gains. The subject questions are
+few (one per thread) and ask for the thread's first message, which favours a rule that puts it
+first. A question whose sentence no frame holds (the importer rewrote it, or left the message
+out as a duplicate) is not asked and is counted.
+
+Printed side by side from one harvested mind: recall@k per kind with the defaults, the mail kinds
+with replies not yielding, every kind as before issue #35's item 4 (``BEFORE``), and the note
+context weight chosen leave-one-fold-out: the notes are split into ``FOLDS`` folds by note (a
+note's questions in one fold), each fold's weight is the best recall@1 (then @5) on the other
+folds, and the held-out fold's figures are reported; then the misses of each kind.
 
     .venv/bin/python benchmarks/mail_notes.py [--k 1 5] [--failures 20] [--embedder inprocess|hashing]
+        [--mind DIR] [--note-weights 0 0.1 0.2 0.3 0.4]
 """
 
 from __future__ import annotations

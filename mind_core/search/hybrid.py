@@ -50,7 +50,7 @@ from mind_core.search.scoring import (
     weighted_relevance,
 )
 from mind_core.search.speakers import Speakers, without_names
-from mind_core.search.threads import note_frames, yield_scores, yield_to_parents
+from mind_core.search.threads import ThreadReplies, note_frames, yield_scores, yield_to_parents
 from mind_core.search.time_lane import TimeLane, own_time_inside
 from mind_core.search.time_window import TimeWindow, date_phrases, may_name_a_time, without_dates
 from mind_core.search.until_changed import UntilChanged
@@ -88,11 +88,12 @@ class HybridSearch:
         self.frames = frames or FrameStore(db)
         self.vectors = VectorIndex(db, embedder)
         self.knowledge = knowledge
-        kept = UntilChanged(db)
+        self.kept = kept = UntilChanged(db)
         self.keyword_lane = KeywordLane(db, kept=kept)
         self.vector_lane = VectorLane(self.vectors)
         self.time_lane = TimeLane(db, self.frames, kept)
         self.speakers = Speakers(db, kept)
+        self.thread_replies = ThreadReplies(db, kept)
         self.config = config or SearchConfig()
 
     @property
@@ -353,7 +354,9 @@ class HybridSearch:
         lanes.add_context(neighbours)
         context_weights = {}
         if neighbours and config.note_context_weight != config.context_weight:
-            context_weights = dict.fromkeys(note_frames(self.db, candidates, neighbours), config.note_context_weight)
+            context_weights = dict.fromkeys(
+                note_frames(self.db, self.kept, candidates, neighbours), config.note_context_weight
+            )
         match = combine(
             lanes, candidates.union(*neighbours.values()), config.vector_weight, config.context_weight, context_weights
         )
@@ -373,7 +376,7 @@ class HybridSearch:
         notes.question_vector_searched = own_vector is lane_vector
         pool = sorted(match, key=lambda fid: (-match[fid], fid))[:pool_size]
         if config.replies_yield:
-            notes.yielded_to = yield_to_parents(self.db, match, candidates, pool, keyword_tokens(keywords))
+            notes.yielded_to = yield_to_parents(self.thread_replies, match, candidates, pool, keyword_tokens(keywords))
             if notes.yielded_to:  # a parent lifted from below the pool joins it
                 pool = sorted(match, key=lambda fid: (-match[fid], fid))[:pool_size]
         fused = {

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
+from mind_core.search.until_changed import UntilChanged
 from mind_core.store.db import IN_LIST, Database, in_list
 
 # how far under its parent's match a yielding reply goes: just under, so it stays next to it
@@ -62,59 +64,91 @@ def stem(word: str) -> str:
     return word
 
 
-def yielding_replies(db: Database, frame_ids: list[int], question_words: Iterable[str]) -> dict[int, int]:
-    """Reply frame -> the frame it yields to, for each of ``frame_ids`` that is a mail reply whose
-    own text holds fewer of ``question_words`` than the message it answers (or none), that
-    message being in the mind; on up the thread while that message yields too."""
-    if not frame_ids:
-        return {}
-    threads = db.query(
-        f"SELECT DISTINCT gop_id FROM memory_frames WHERE id IN ({IN_LIST})"
-        " AND json_extract(metadata, '$.provenance.item_kind') = ?"
-        " AND json_extract(metadata, '$.source.message.in_reply_to') IS NOT NULL",
-        (in_list(frame_ids), MAIL_ITEM_KIND),
-    )
-    if not threads:
-        return {}
-    rows = db.query(
-        "SELECT id, gop_id, content, json_extract(metadata, '$.provenance.author'),"
-        " json_extract(metadata, '$.source.message.message_id'),"
-        " json_extract(metadata, '$.source.message.in_reply_to') FROM memory_frames"
-        f" WHERE gop_id IN ({IN_LIST})",
-        (in_list([row[0] for row in threads]),),
-    )
-    asked = {stem(word) for word in question_words}
-    by_message = {(gop, message_id): frame_id for frame_id, gop, _, _, message_id, _ in rows if message_id}
-    held = {
-        frame_id: len(asked.intersection(stem(word) for word in own_words(own_text(content, author))))
-        for frame_id, _, content, author, _, _ in rows
-    }
-    parent_of = {}
-    for frame_id, gop, _, _, _, in_reply_to in rows:
-        parent = by_message.get((gop, in_reply_to)) if in_reply_to else None
-        if parent is not None and parent != frame_id and (held[frame_id] == 0 or held[frame_id] < held[parent]):
-            parent_of[frame_id] = parent
-    yields = {}
-    for reply in frame_ids:
-        if reply not in parent_of:
-            continue
-        target, seen = parent_of[reply], {reply}
-        while target in parent_of and parent_of[target] not in seen:
-            seen.add(target)
-            target = parent_of[target]
-        yields[reply] = target
-    return yields
+@dataclass(frozen=True)
+class MailFrame:
+    """What the rule reads of a mail frame: its thread, the message it answers, its own words' stems."""
+
+    thread: str
+    in_reply_to: str | None
+    stems: frozenset[str]
+
+
+class ThreadReplies:
+    """Which mail replies yield to which message (``yielding``). The mail frames' threads and own
+    words, and each thread's message ids, are kept until the mind changes (``UntilChanged``): a
+    long patch's words are read once, not on every search that finds its thread."""
+
+    def __init__(self, db: Database, kept: UntilChanged) -> None:
+        self.db = db
+        self.kept = kept
+
+    def yielding(self, frame_ids: list[int], question_words: Iterable[str]) -> dict[int, int]:
+        """Reply frame -> the frame it yields to, for each of ``frame_ids`` that is a mail reply
+        whose own text holds fewer of ``question_words`` than the message it answers (or none),
+        that message being in the mind; on up the thread while that message yields too."""
+        asked = {stem(word) for word in question_words}
+        frames = self._mail_frames(frame_ids)
+        replies = [frame_id for frame_id in frame_ids if frames.get(frame_id) and frames[frame_id].in_reply_to]
+        yields = {}
+        for reply in replies:
+            target, seen = self._parent_it_yields_to(reply, frames, asked), {reply}
+            while target is not None and target not in seen:
+                seen.add(target)
+                yields[reply] = target
+                target = self._parent_it_yields_to(target, frames, asked)
+        return yields
+
+    def _parent_it_yields_to(self, frame_id: int, frames: dict[int, MailFrame | None], asked: set[str]) -> int | None:
+        frame = frames[frame_id]
+        if frame is None or frame.in_reply_to is None:
+            return None
+        parent = self._messages(frame.thread).get(frame.in_reply_to)
+        if parent is None or parent == frame_id:
+            return None
+        if parent not in frames:
+            frames.update(self._mail_frames([parent]))
+        if frames.get(parent) is None:
+            return None
+        held = len(asked & frame.stems)
+        return parent if held == 0 or held < len(asked & frames[parent].stems) else None
+
+    def _mail_frames(self, frame_ids: list[int]) -> dict[int, MailFrame | None]:
+        kept: dict[int, MailFrame | None] = self.kept.get("mail_frames", dict)
+        missing = [frame_id for frame_id in frame_ids if frame_id not in kept]
+        if missing:
+            kept.update(dict.fromkeys(missing))
+            rows = self.db.query(
+                "SELECT id, gop_id, content, json_extract(metadata, '$.provenance.author'),"
+                " json_extract(metadata, '$.source.message.in_reply_to') FROM memory_frames"
+                f" WHERE id IN ({IN_LIST}) AND json_extract(metadata, '$.provenance.item_kind') = ?",
+                (in_list(missing), MAIL_ITEM_KIND),
+            )
+            for frame_id, gop, content, author, in_reply_to in rows:
+                stems = frozenset(stem(word) for word in own_words(own_text(content, author)))
+                kept[frame_id] = MailFrame(gop, in_reply_to, stems)
+        return {frame_id: kept[frame_id] for frame_id in frame_ids}
+
+    def _messages(self, thread: str) -> dict[str, int]:
+        """A thread's frames by their message id."""
+        kept: dict[str, dict[str, int]] = self.kept.get("thread_messages", dict)
+        if thread not in kept:
+            rows = self.db.query(
+                "SELECT json_extract(metadata, '$.source.message.message_id'), id FROM memory_frames WHERE gop_id = ?",
+                (thread,),
+            )
+            kept[thread] = {message_id: frame_id for message_id, frame_id in rows if message_id}
+        return kept[thread]
 
 
 def yield_to_parents(
-    db: Database, match: dict[int, float], matched: set[int], pool: list[int], question_words: Iterable[str]
+    replies: ThreadReplies, match: dict[int, float], matched: set[int], pool: list[int], question_words: Iterable[str]
 ) -> dict[int, int]:
     """Each yielding reply among ``pool`` (the best-matching frames) that ranks at or above the
     message it yields to, when that message matched on its own (is in ``matched``), goes just
     under it (``yield_scores``). Changes ``match``; returns reply -> message for those replies."""
     yielded = {
         reply: parent
-        for reply, parent in yielding_replies(db, pool, question_words).items()
+        for reply, parent in replies.yielding(pool, question_words).items()
         if parent in matched and parent in match and match[reply] >= match[parent]
     }
     yield_scores(match, yielded)
@@ -128,15 +162,24 @@ def yield_scores(scores: dict[int, float], yielded: dict[int, int]) -> None:
             scores[reply] = min(scores[reply], scores[parent] * YIELD_SHARE)
 
 
-def note_frames(db: Database, frame_ids: set[int], neighbours: dict[int, list[int]]) -> set[int]:
-    """Which of ``frame_ids`` and their session ``neighbours`` are sections of a note (a session's
-    frames share their item, so a note frame's neighbours are that note's sections)."""
+def note_frames(
+    db: Database, kept: UntilChanged, frame_ids: set[int], neighbours: dict[int, list[int]]
+) -> set[int]:
+    """Which of ``frame_ids`` and their session ``neighbours`` are sections of a note. A session's
+    frames share their item, so whether a session is a note is read from one of its frames, once
+    until the mind changes; a note frame's neighbours are that note's sections."""
     if not frame_ids:
         return set()
-    rows = db.query(
-        f"SELECT id FROM memory_frames WHERE id IN ({IN_LIST})"
-        " AND json_extract(metadata, '$.provenance.item_kind') = ?",
-        (in_list(sorted(frame_ids)), NOTE_ITEM_KIND),
-    )
-    notes = {row[0] for row in rows}
+    sessions = dict(db.query(f"SELECT id, gop_id FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(sorted(frame_ids)),)))
+    is_note: dict[str, bool] = kept.get("note_sessions", dict)
+    unknown = sorted(set(sessions.values()) - is_note.keys())
+    if unknown:
+        is_note.update(dict.fromkeys(unknown, False))
+        rows = db.query(
+            "SELECT gop_id FROM memory_frames WHERE id IN (SELECT min(id) FROM memory_frames"
+            f" WHERE gop_id IN ({IN_LIST}) GROUP BY gop_id) AND json_extract(metadata, '$.provenance.item_kind') = ?",
+            (in_list(unknown), NOTE_ITEM_KIND),
+        )
+        is_note.update((row[0], True) for row in rows)
+    notes = {frame_id for frame_id, session in sessions.items() if is_note[session]}
     return notes.union(*(neighbours.get(frame_id, ()) for frame_id in notes))
