@@ -170,7 +170,7 @@ class FusionNotes:
     and its ``time_scores``, or the ``ignored_window``; the ``speaker_scores`` (with who said
     each frame); the speakers' names the lanes went without; the topic words the vector lane
     was blended with; whether the vector lane searched the question's own vector (its
-    similarity is the question's); and the short replies that yielded to the message they
+    similarity is the question's); and the mail replies that yielded to the message they
     answer (``yielded_to``: reply -> parent frame, ``mind_core.search.threads``)."""
 
     keyword_from_window: bool = False

@@ -377,7 +377,7 @@ class HybridSearch:
         pool = sorted(match, key=lambda fid: (-match[fid], fid))[:pool_size]
         if config.replies_yield:
             notes.yielded_to = yield_to_parents(self.thread_replies, match, candidates, pool, keyword_tokens(keywords))
-            if notes.yielded_to:  # a parent lifted from below the pool joins it
+            if notes.yielded_to:  # a reply put under the pool's last leaves its place to the next
                 pool = sorted(match, key=lambda fid: (-match[fid], fid))[:pool_size]
         fused = {
             fid: fused_entry(lanes, fid, match[fid], context_weights.get(fid, config.context_weight), notes)

@@ -39,6 +39,7 @@ MAIL_ITEM_KIND = "email"  # a mail thread: the item whose messages share its sub
 _WORD = re.compile(r"\w+")
 _ADDRESS = re.compile(r"\S+@\S+")
 _SUFFIXES = ("ing", "ied", "ies", "ed", "es", "s")
+MAX_KEPT_FRAMES = 50_000  # frames whose thread and own words are kept at most (then read again)
 
 
 def own_text(content: str, speaker: str | None) -> str:
@@ -115,6 +116,9 @@ class ThreadReplies:
     def _mail_frames(self, frame_ids: list[int]) -> dict[int, MailFrame | None]:
         kept: dict[int, MailFrame | None] = self.kept.get("mail_frames", dict)
         missing = [frame_id for frame_id in frame_ids if frame_id not in kept]
+        if len(kept) + len(missing) > MAX_KEPT_FRAMES:  # a long-running server over a large mind
+            kept.clear()
+            missing = list(dict.fromkeys(frame_ids))
         if missing:
             kept.update(dict.fromkeys(missing))
             rows = self.db.query(

@@ -11,6 +11,7 @@ import pytest
 from mind_core.errors import InvalidInputError
 from mind_core.harvest.pipeline import harvest, register_source
 from mind_core.mind import Mind
+from mind_core.search import threads
 from mind_core.search.config import SearchConfig
 from mind_core.search.threads import own_text, own_words
 from mind_core.testing.fakes import HashingEmbedder
@@ -179,3 +180,12 @@ def test_a_notes_sections_take_context_at_the_note_weight(tmp_path):
 
         assert context_of_budget(replace(SearchConfig(), note_context_weight=0.4, context_weight=0.4)) > 0
         assert context_of_budget(replace(SearchConfig(), note_context_weight=0.0, context_weight=0.4)) == 0
+
+
+def test_the_kept_mail_frames_are_bounded(mail_mind, monkeypatch):
+    mind, frames = mail_mind
+    monkeypatch.setattr(threads, "MAX_KEPT_FRAMES", 2)
+    mind.search.config = SearchConfig()
+    order = [r.frame.id for r in mind.search.search("fix the tag search in threads", limit=10)]
+    assert order[0] == frames["root"]
+    assert len(mind.search.kept.get("mail_frames", dict)) <= len(frames)
