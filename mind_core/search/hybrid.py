@@ -50,6 +50,7 @@ from mind_core.search.scoring import (
     weighted_relevance,
 )
 from mind_core.search.speakers import Speakers, without_names
+from mind_core.search.threads import ThreadReplies, note_frames, yield_scores, yield_to_parents
 from mind_core.search.time_lane import TimeLane, own_time_inside
 from mind_core.search.time_window import TimeWindow, date_phrases, may_name_a_time, without_dates
 from mind_core.search.until_changed import UntilChanged
@@ -87,11 +88,12 @@ class HybridSearch:
         self.frames = frames or FrameStore(db)
         self.vectors = VectorIndex(db, embedder)
         self.knowledge = knowledge
-        kept = UntilChanged(db)
+        self.kept = kept = UntilChanged(db)
         self.keyword_lane = KeywordLane(db, kept=kept)
         self.vector_lane = VectorLane(self.vectors)
         self.time_lane = TimeLane(db, self.frames, kept)
         self.speakers = Speakers(db, kept)
+        self.thread_replies = ThreadReplies(db, kept)
         self.config = config or SearchConfig()
 
     @property
@@ -193,6 +195,7 @@ class HybridSearch:
         if not fused:
             return []
         scores = self._by_relevance(query, fused, limit, weights, context, now)
+        self._hold_yields(fused, scores)
         head = sorted(
             scores, key=lambda fid: (scores[fid][0], fused[fid]["match"] * MAX_RRF_SCORE * scores[fid][1]), reverse=True
         )[:limit]  # by score, then by final score (match x relevance), the pool's order among equals
@@ -261,6 +264,18 @@ class HybridSearch:
             shortfall = 1.0 - min(1.0, relevance / best_relevance)
             scores[frame_id] = (fused[frame_id]["match"] * (1.0 - share * shortfall), relevance, components)
         return {frame_id: scores[frame_id] for frame_id in pool if frame_id in scores}
+
+    @staticmethod
+    def _hold_yields(fused: dict[int, dict[str, Any]], scores: dict[int, tuple[float, float, dict[str, float]]]) -> None:
+        """The replies that yielded to the message they answer (``threads``) stay under it after
+        relevance, whose recency favours the later reply."""
+        yielded = {fid: entry["yielded_to"] for fid, entry in fused.items() if "yielded_to" in entry}
+        if not yielded:
+            return
+        shown = {fid: value[0] for fid, value in scores.items()}
+        yield_scores(shown, yielded)
+        for fid, value in shown.items():
+            scores[fid] = (value, *scores[fid][1:])
 
     def _explained(
         self,
@@ -334,10 +349,17 @@ class HybridSearch:
         if not candidates:
             return {}, None
         neighbours: dict[int, list[int]] = {}
-        if config.context_window > 0 and config.context_weight > 0:
+        if config.context_window > 0 and max(config.context_weight, config.note_context_weight) > 0:
             neighbours = session_neighbours(self.db, candidates, config.context_window, scope)
         lanes.add_context(neighbours)
-        match = combine(lanes, candidates.union(*neighbours.values()), config.vector_weight, config.context_weight)
+        context_weights = {}
+        if neighbours and config.note_context_weight != config.context_weight:
+            context_weights = dict.fromkeys(
+                note_frames(self.db, self.kept, candidates, neighbours), config.note_context_weight
+            )
+        match = combine(
+            lanes, candidates.union(*neighbours.values()), config.vector_weight, config.context_weight, context_weights
+        )
         if window is not None:
             notes.window, notes.time_scores = self.time_lane.time_scores(
                 list(match), window, config.time_scale_days, keep_far_window
@@ -355,7 +377,14 @@ class HybridSearch:
         notes.blended_with = topic if topic and topic != lane_query and vector else None
         notes.question_vector_searched = own_vector is lane_vector
         pool = sorted(match, key=lambda fid: (-match[fid], fid))[:pool_size]
-        fused = {fid: fused_entry(lanes, fid, match[fid], config.context_weight, notes) for fid in pool}
+        if config.replies_yield:
+            notes.yielded_to = yield_to_parents(self.thread_replies, match, candidates, pool, keyword_tokens(keywords))
+            if notes.yielded_to:  # a reply put under the pool's last leaves its place to the next
+                pool = sorted(match, key=lambda fid: (-match[fid], fid))[:pool_size]
+        fused = {
+            fid: fused_entry(lanes, fid, match[fid], context_weights.get(fid, config.context_weight), notes)
+            for fid in pool
+        }
         return fused, (None if own_vector is lane_vector else own_vector)
 
     # -- the time a question names ----------------------------------------------------------
