@@ -102,7 +102,9 @@ class MindHomeResource(dg.ConfigurableResource):
 
     def catalog(self, now: str | None = None) -> HomeCatalog:
         """The registered sources the code location sees (``read_catalog``): of this home, or with a
-        homes file of every home node's workspaces, each read in its node's minds folder."""
+        homes file of every home node's workspaces, each read in its node's minds folder. A node
+        whose folder the file does not give is read under this home; its workspaces not found
+        there count as unreadable (the sensor leaves their partitions alone), not as removed."""
         homes = configured_homes()
         if homes is None:
             return read_catalog(self.home(), now)
@@ -113,6 +115,11 @@ class MindHomeResource(dg.ConfigurableResource):
             merged.unreadable.update({w: why for w, why in part.unreadable.items() if w in node.workspaces})
             merged.sources.extend(s for s in part.sources if s.workspace in node.workspaces)
             merged.due.extend(s for s in part.due if s.workspace in node.workspaces)
+            if node.minds is None:
+                merged.unreadable.update({
+                    w: f"held by home node {node.name}, whose minds this code location does not read"
+                    for w in node.workspaces if w not in part.minds
+                })
         return merged
 
     def open_mind(self, workspace: str, embedder: Embedder | None = None, *, readonly: bool = False) -> Mind:

@@ -56,7 +56,7 @@ def _partition_requests(
     requests: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
     for partitions_def, add, delete in (
         (harvest_sources, source_keys - known_sources, stale_sources),
-        (mind_workspaces, set(catalog.minds) - known_minds, known_minds - set(catalog.minds)),
+        (mind_workspaces, set(catalog.minds) - known_minds, known_minds - set(catalog.minds) - unreadable),
     ):
         if add:
             requests.append(partitions_def.build_add_request(sorted(add)))

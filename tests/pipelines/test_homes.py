@@ -92,6 +92,20 @@ def test_the_code_location_reads_each_workspace_in_its_nodes_folder(monkeypatch,
     assert scan["kind"] == "chatgpt" and scan["source_path"] == str(export)
 
 
+def test_a_node_whose_minds_the_code_location_cannot_read_leaves_its_workspaces_unreadable(monkeypatch, tmp_path):
+    """Across machines (Kubernetes) the file gives no node's folder: the code location's catalog
+    holds none of their minds, and names each node's workspaces unreadable rather than removed, so
+    the sensor keeps partitions added by hand; a run's scan then carries no config (its scan runs
+    on the mind's node, which reads the registry there)."""
+    homes_file = _write(tmp_path / "homes.yaml", [{"name": "a", "queue": "qa", "workspaces": ["w1"]}])
+    monkeypatch.setenv(HOMES_ENV, str(homes_file))
+    monkeypatch.setenv("MIND_HOME", str(tmp_path / "code-location"))
+    catalog = MindHomeResource().catalog()
+    assert not catalog.minds and not catalog.sources
+    assert catalog.unreadable == {"w1": "held by home node a, whose minds this code location does not read"}
+    assert harvest_job.config.get_run_config_for_partition_key("w1/chats") == {}
+
+
 @dg.op
 def _nothing() -> None:
     return None
