@@ -28,10 +28,13 @@ questions, asked in turn in every mode so load on a shared machine hits all mode
 The frames are cognified after indexing (entities, relations and entity-frame links, as a
 harvest does), so relevance's graph nearness walks a real graph; `hybrid_before_blend` the defaults
 before the question's topic blend and speaker names out of the lanes (one query embedding, not two);
-`hybrid_no_time` is the default without the time boost (the dates of a question are parsed only in the default `hybrid`).
+`hybrid_no_time` is the default without the time boost (the dates of a question are parsed only in the default `hybrid`),
+`hybrid_no_addressed` the default without names that stand for a role (issue #35; it reads
+something only with ``--roles``: the frames as a ChatGPT harvest stores them, authors
+``user``/``assistant``). Beside the wall time of every mode, the CPU time of the process.
 
     .venv/bin/python benchmarks/search.py [--sizes 10000] [--scale-sizes 100000 1000000] [--queries 300] [--single 300]
-        [--widths 384 1024] [--recall-queries 100]
+        [--widths 384 1024] [--recall-queries 100] [--roles]
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ SCAN_MODES = {
     "prescan": SearchConfig(),
 }
 NO_TIME = SearchConfig(time_weight=0.0)
+NO_ADDRESSED = SearchConfig(addressed_names=False)  # before issue #35's names that stand for a role
 # the defaults before the speaker names left the lanes and the topic blend (one embedding per query)
 BEFORE_NAMES_AND_BLEND = SearchConfig(
     context_weight=0.6, vector_weight=0.4, speaker_weight=0.2, drop_speaker_names=False, topic_blend=False
@@ -90,7 +94,9 @@ def questions(count: int) -> list[str]:
     return [asked[i % len(asked)] for i in range(count)]
 
 
-def write_frames(mind: Mind, count: int) -> list[tuple[int, str]]:
+def write_frames(mind: Mind, count: int, roles: bool = False) -> list[tuple[int, str]]:
+    """The corpus's turns as frames; ``roles``: as a ChatGPT harvest stores them, the author a role
+    (a session's first speaker ``user``, the other ``assistant``) in the content and the provenance."""
     corpus, _ = recombined_corpus(count)
     written: list[tuple[int, str]] = []
     pending: list[NewFrame] = []
@@ -98,8 +104,14 @@ def write_frames(mind: Mind, count: int) -> list[tuple[int, str]]:
         gop_id = f"bench:{session.key}"
         mind.sessions.ensure(gop_id)
         for turn in session.turns:
-            content = f"[{session.title}] {turn.speaker}: {turn.text}"
-            pending.append(NewFrame(gop_id, content, "normal", "import", epoch_to_iso(turn.epoch)))
+            metadata = None
+            speaker = turn.speaker
+            if roles:
+                speaker = "user" if turn.speaker == session.turns[0].speaker else "assistant"
+                metadata = {"provenance": {"source": "bench", "role": speaker}}
+                speaker = speaker.capitalize()
+            content = f"[{session.title}] {speaker}: {turn.text}"
+            pending.append(NewFrame(gop_id, content, "normal", "import", epoch_to_iso(turn.epoch), metadata))
         if len(pending) >= WRITE_BATCH:
             written += [(f.id, f.content) for f in mind.frames.create_i_frames(pending)]
             pending = []
@@ -140,18 +152,29 @@ def latencies(mind: Mind, asked: list[str]) -> dict[str, dict[str, float]]:
         "hybrid": hybrid(default),
         "hybrid_rrf": hybrid(original),
         "hybrid_no_time": hybrid(NO_TIME),
+        "hybrid_no_addressed": hybrid(NO_ADDRESSED),
         "hybrid_before_blend": hybrid(BEFORE_NAMES_AND_BLEND),
         "keyword": lambda q: search.keyword_search(q, 20),
         "vector": lambda q: search.vector_search(q, 20),
     }
     times: dict[str, list[float]] = {mode: [] for mode in modes}
+    cpu: dict[str, list[float]] = {mode: [] for mode in modes}
     for query in asked:
         for mode, run in modes.items():
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             run(query)
             times[mode].append((time.perf_counter() - began) * 1000)
+            cpu[mode].append((time.process_time() - began_cpu) * 1000)
     search.config = default
-    return {mode: {"p50_ms": percentile(v, 50), "p95_ms": percentile(v, 95)} for mode, v in times.items()}
+    return {
+        mode: {
+            "p50_ms": percentile(v, 50),
+            "p95_ms": percentile(v, 95),
+            "cpu_p50_ms": percentile(cpu[mode], 50),
+            "cpu_p95_ms": percentile(cpu[mode], 95),
+        }
+        for mode, v in times.items()
+    }
 
 
 def embedding_latency(embedder: Embedder, asked: list[str]) -> dict[str, float]:
@@ -172,13 +195,13 @@ def write_path_rates(size: int) -> dict[str, float]:
     return rates
 
 
-def run_size(size: int, asked: list[str], single: int, real: InprocessEmbedder) -> dict:
+def run_size(size: int, asked: list[str], single: int, real: InprocessEmbedder, roles: bool = False) -> dict:
     use_real = size <= REAL_MODEL_MAX_FRAMES
     embedder: Embedder = real if use_real else MockEmbedder()
     with tempfile.TemporaryDirectory() as tmp:
         mind = Mind.open(Path(tmp) / "bench.mind", embedder=embedder)
         began = time.perf_counter()
-        frames = write_frames(mind, size)
+        frames = write_frames(mind, size, roles)
         write_s = time.perf_counter() - began
         rates = index_rates(mind, frames, single if use_real else MOCK_SINGLE)
         began = time.perf_counter()
@@ -340,6 +363,11 @@ def main() -> None:
     parser.add_argument(
         "--recall-queries", type=int, default=100, help="queries the pre-scan's candidate recall is measured on"
     )
+    parser.add_argument(
+        "--roles",
+        action="store_true",
+        help="--sizes frames as a ChatGPT harvest stores them: authors user/assistant, not names",
+    )
     parser.add_argument("--name", default="search", help="results file name under benchmarks/results/")
     args = parser.parse_args()
     real = InprocessEmbedder()
@@ -349,14 +377,17 @@ def main() -> None:
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}; query embedder {real.backend}")
     print(f"{sum(may_name_a_time(q) for q in asked)} of {len(asked)} queries may name a time (their dates are parsed)")
     for size in args.sizes:
-        r = run_size(size, asked, args.single, real.at_width(ORIGINAL_DIMENSIONS))
+        r = run_size(size, asked, args.single, real.at_width(ORIGINAL_DIMENSIONS), args.roles)
         results[str(size)] = r
         print(f"{r['frames']:,} frames ({r['embedder']}, 1024 dims), cognified in {r['cognify_s']:.1f} s:")
         print(f"  vector indexing, {r['embedder']}: {rates_line(r)}")
         if "write_path" in r:
             print(f"  index write path (mock embedder, no model compute): {rates_line(r['write_path'])}")
         for mode, v in r["latency"].items():
-            line = f"  {mode:15} p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms"
+            line = (
+                f"  {mode:19} p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms"
+                f"  (CPU p50 {v['cpu_p50_ms']:.1f}, p95 {v['cpu_p95_ms']:.1f} ms)"
+            )
             estimate = r.get("estimated_real_latency", {}).get(mode)
             if estimate:
                 line += f"   (with the real model's query embedding: p50 {estimate['p50_ms']:.1f}, p95 {estimate['p95_ms']:.1f})"

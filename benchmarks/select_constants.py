@@ -19,7 +19,7 @@ question is embedded once. Questions without resolvable evidence are excluded an
         [--format chatgpt|telegram] [--setting per-conversation|one-mind]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
         [--context-windows 2] [--time-weights ...] [--speaker-weights ...] [--drop-speaker-names 0 1]
-        [--topic-blend 0 1]
+        [--topic-blend 0 1] [--addressed-names 0 1]
         [--relevance-shares ...] [--session-caps ...]
         [--session-weights ...] [--session-aggregates sum max] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
@@ -111,6 +111,8 @@ def label(config: Setting) -> str:
         methods += f" (scale {config.time_scale_days:g} d)"
     if not config.drop_speaker_names:
         methods += ", names in lanes"
+    if not config.addressed_names:
+        methods += ", no addressed names"
     if not config.topic_blend:
         methods += ", no topic blend"
     if config.relevance_share != 1.0:
@@ -146,6 +148,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         (session_weight, aggregate),
         drop_names,
         blend,
+        addressed,
     ) in product(
         args.context_weights,
         args.vector_weights,
@@ -159,6 +162,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         sessions,
         args.drop_speaker_names,
         args.topic_blend,
+        args.addressed_names,
     ):
         settings.append(
             replace(
@@ -176,6 +180,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
                 session_aggregate=aggregate,
                 drop_speaker_names=bool(drop_names),
                 topic_blend=bool(blend),
+                addressed_names=bool(addressed),
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -187,6 +192,7 @@ METHODS = {
     "speaker preference": "speaker_weight",
     "speaker names out of the lanes": "drop_speaker_names",
     "topic blend": "topic_blend",
+    "addressed names": "addressed_names",
     "session cap": "session_cap",
     "session strength": "session_weight",
 }
@@ -476,6 +482,15 @@ def arguments() -> argparse.ArgumentParser:
         choices=(0, 1),
         default=[1],
         help="1: the vector lane searches the question's vector blended with its topic words'; 0: the question's alone",
+    )
+    parser.add_argument(
+        "--addressed-names",
+        type=int,
+        nargs="+",
+        choices=(0, 1),
+        default=[1],
+        help="1: in a chat exported with roles, a name one side keeps addressing stands for the other "
+        "side (speaker preference, names out of the lanes); 0: off (give both to measure the method)",
     )
     parser.add_argument(
         "--relevance-shares",

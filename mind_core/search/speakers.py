@@ -4,13 +4,16 @@
 mostly the other speaker addressing her. So a question naming a speaker of the mind (the message
 author a chat importer records as ``provenance.role``) prefers that speaker's frames
 (``SearchConfig.speaker_weight``), and the lanes search it without the name
-(``SearchConfig.drop_speaker_names``): a name says who said it, not what was said.
+(``SearchConfig.drop_speaker_names``): a name says who said it, not what was said. In a chat
+exported with roles (``user``/``assistant``), a name the other side addresses stands for a role
+(``mind_core.search.addressed``, ``SearchConfig.addressed_names``).
 """
 
 from __future__ import annotations
 
 import re
 
+from mind_core.search.addressed import PARTNER_ROLES, AddressedNames, capitalized_words
 from mind_core.search.lanes import topic_words
 from mind_core.search.until_changed import UntilChanged
 from mind_core.store.db import IN_LIST, Database, in_list
@@ -48,6 +51,7 @@ class Speakers:
     def __init__(self, db: Database, kept: UntilChanged) -> None:
         self.db = db
         self.kept = kept
+        self.addressed_names = AddressedNames(db)
 
     def named(self, query: str) -> set[str]:
         """The mind's speakers (lower case) the query names, generic roles left out: by the whole
@@ -56,9 +60,27 @@ class Speakers:
         ("what will happen" does not name "Will Smith")."""
         return {speaker for speaker, said in self._mentions(query) if said}
 
-    def spoken(self, query: str) -> set[str]:
-        """The names as the query says them (whole or first names), for the lanes to leave out."""
-        return {name for _, said in self._mentions(query) for name in said}
+    def spoken(self, query: str, addressed: bool = False) -> set[str]:
+        """The names as the query says them (whole or first names), for the lanes to leave out;
+        ``addressed``: with the names that stand for a role (``addressed``)."""
+        names = {name for _, said in self._mentions(query) for name in said}
+        return names | set(self.addressed(query)) if addressed else names
+
+    def addressed(self, query: str) -> dict[str, dict[str, str]]:
+        """The names the query says (capitalized) that stand for a role of a chat exported with
+        roles, with that role per source (``AddressedNames.roles``); read only in a mind with such
+        roles, and each name once per change of the mind."""
+        speakers = self.kept.get("speakers", self._all)
+        if not speakers & PARTNER_ROLES.keys():
+            return {}
+        found = {}
+        for word in capitalized_words(query):
+            if word.lower() in speakers or word.lower() in GENERIC_ROLES:
+                continue
+            roles = self.kept.get(f"addressed:{word.lower()}", lambda word=word: self.addressed_names.roles(word))
+            if roles:
+                found[word] = roles
+        return found
 
     def _mentions(self, query: str) -> list[tuple[str, set[str]]]:
         asked = query.lower()
@@ -72,7 +94,7 @@ class Speakers:
             found.append((speaker, said))
         return found
 
-    def scores(self, query: str, frame_ids: list[int]) -> SpeakerScores:
+    def scores(self, query: str, frame_ids: list[int], addressed: bool = False) -> SpeakerScores:
         """For a question that names some but not all of the candidates' speakers: 1 for a frame
         said by a named speaker, 0 for one said by another, with who said each. A question naming
         no speaker, or every one, leaves all frames alone (empty), and so does a word that is a
@@ -80,7 +102,7 @@ class Speakers:
         none of the mind's speakers (most do not) reads no frame's role."""
         asked = self.named(query)
         if not asked:
-            return SpeakerScores()
+            return self._addressed_scores(self.addressed(query), frame_ids) if addressed else SpeakerScores()
         rows = self.db.query(
             f"SELECT id, {FRAME_ROLE_SQL} FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(frame_ids),)
         )
@@ -91,6 +113,24 @@ class Speakers:
         if not named or named == speakers:
             return SpeakerScores()
         return SpeakerScores({frame_id: 1.0 if role in named else 0.0 for frame_id, role in roles.items()}, said_by)
+
+    def _addressed_scores(self, names: dict[str, dict[str, str]], frame_ids: list[int]) -> SpeakerScores:
+        """For names that stand for a role: in each source where the question names one side, 1
+        for a frame of that side and 0 for one of the other; frames elsewhere are left alone."""
+        named: dict[str, set[str]] = {}
+        for roles in names.values():
+            for source, role in roles.items():
+                named.setdefault(source, set()).add(role)
+        if not named:
+            return SpeakerScores()
+        scores, said_by = {}, {}
+        for frame_id, (source, role) in self.addressed_names.source_roles(frame_ids).items():
+            sides = named.get(source)
+            if sides is None or len(sides) > 1 or role not in PARTNER_ROLES:
+                continue
+            scores[frame_id] = 1.0 if role in sides else 0.0
+            said_by[frame_id] = role
+        return SpeakerScores(scores, said_by)
 
     def _all(self) -> set[str]:
         """Every speaker of the mind, lower case: the distinct roles, read by hopping through
