@@ -65,11 +65,12 @@ ui: $(STAMP)
 
 # A real local cluster (deploy/README.md): PostgreSQL, Redis, two Celery workers, daemon, UI; Ctrl-C stops
 # it; a worker that stops is started again. The run history (PostgreSQL) is kept across restarts;
-# `make cluster WIPE=1` starts with an empty one. The servers come from Debian's packages (`servers`
+# `make cluster WIPE=1` starts with an empty one; `make cluster HOMES=deploy/homes.example.yaml` runs a
+# home worker per node of that homes file, each owning its workspaces. The servers come from Debian's packages (`servers`
 # installs them when missing). cluster-check harvests the bundled examples on a fresh cluster,
 # verifies the mind against a one-machine harvest, and stops.
 cluster: $(STAMP) servers
-	$(BIN)/python -m deploy.local_cluster $(if $(WIPE),--wipe)
+	$(BIN)/python -m deploy.local_cluster $(if $(WIPE),--wipe) $(if $(HOMES),--homes $(HOMES))
 
 cluster-check: $(STAMP) servers
 	$(BIN)/python -m deploy.local_cluster --check --folder $(CURDIR)/.cluster/check

@@ -2,7 +2,7 @@
 new process (``mind sources add``, then ``mind harvest``) with the mock embedder, so the figures
 are the pipeline's own cost. Reported: wall and CPU time per stage, messages/s, the process's peak
 RSS (the kernel's ``ru_maxrss`` of the harvest process, from ``wait4``), the peak of its memory
-other than the mind file's mapped pages (sampled), and the mind's size on disk.
+other than file-backed pages (sampled), and the mind's size on disk.
 
 Per-stage wall times are the harvest report's (``stage_seconds``); per-stage CPU is the process's
 CPU time sampled every half second, cut where the progress lines on stderr say a stage began (the
@@ -81,7 +81,7 @@ def measured_harvest(home: Path, export: Path, messages: int, workspace: str = "
         while not done.is_set():
             try:
                 cpu = watched.cpu_times()
-                memory = watched.memory_full_info()  # rss less the mind file's mapped pages (its mmap)
+                memory = watched.memory_full_info()  # rss less file-backed pages (libraries, mapped files)
                 samples.append((time.perf_counter() - began, cpu.user + cpu.system, memory.rss - memory.shared))
             except psutil.Error:
                 return
@@ -116,8 +116,9 @@ def measured_harvest(home: Path, export: Path, messages: int, workspace: str = "
         "cpu_s": cpu_total,
         "messages_per_s": messages / wall,
         "peak_rss_mb": usage.ru_maxrss / 1024,  # kilobytes on Linux
-        # the mind is read through a memory map of up to 1 GiB (store.db.MMAP_BYTES): its pages
-        # count in the RSS, though the kernel can drop them (clean, file-backed); without them:
+        # file-backed pages (shared libraries; a mind read through a memory map, which a harvest no
+        # longer does: pipeline.HARVEST_MMAP_BYTES) count in the RSS, though the kernel can drop
+        # them; without them:
         "peak_private_mb": max((s[2] for s in samples), default=0) / 2**20,
         "stage_wall_s": report.get("stage_seconds", {}),
         "stage_cpu_s": stage_cpu(samples, stage_starts, wall, cpu_total),

@@ -37,7 +37,7 @@ Figures are wall and CPU time per call of this process (all its threads): on a m
 other jobs the wall time grows with the load, the CPU time much less; the load average is printed.
 
     .venv/bin/python benchmarks/archive.py [--sizes 10000 100000 1000000] [--harvest-sizes 10000 100000 1000000]
-        [--queries 200] [--pool 3000] [--minds DIR]
+        [--queries 200] [--pool 3000] [--minds DIR] [--wait-for-build]
 """
 
 from __future__ import annotations
@@ -130,12 +130,20 @@ def kept_pool(real: InprocessEmbedder, count: int, folder: Path) -> np.ndarray:
     return pool
 
 
-def built_mind(size: int, real: InprocessEmbedder, pool: np.ndarray, folder: Path) -> tuple[Path, dict]:
+def built_mind(
+    size: int, real: InprocessEmbedder, pool: np.ndarray, folder: Path, wait: bool = False
+) -> tuple[Path, dict]:
     """The generated mind of ``size`` frames with its ANN graph, and what building it took: made
     once and kept in ``folder`` (a later run with the same folder measures the same mind again;
-    the vectors are synthetic and seeded, so a rebuild makes the same one)."""
+    the vectors are synthetic and seeded, so a rebuild makes the same one). A mind without its
+    record is rebuilt, unless ``wait``: then another run is building it, and this one waits for
+    its record (measuring minds another run is still making)."""
     path = folder / f"archive-{size}.mind"
     record = folder / f"archive-{size}.json"
+    if wait and path.is_file() and not record.is_file():
+        print(f"waiting for {record.name}: another run is building {path.name}", flush=True)
+        while not record.is_file():
+            time.sleep(30)
     if path.is_file() and record.is_file():
         with Mind.open(path, embedder=real):  # brings an older mind's schema up to date
             pass
@@ -164,16 +172,17 @@ def built_mind(size: int, real: InprocessEmbedder, pool: np.ndarray, folder: Pat
 def library_search(path: Path) -> tuple[object, int]:
     """The ANN library alone on the mind's own graph file (usearch, memory-mapped, one thread):
     the floor under the vector lane, measured on the same queries."""
-    from usearch.index import Index
-
+    Index = ann.usearch_index()  # noqa: N806
     manifest = json.loads((Path(f"{path}.ann") / ann.MANIFEST).read_text())
     graph = Index.restore(str(Path(f"{path}.ann") / "memory_frames_vec.usearch"), view=True)
     graph.expansion_search = max(manifest["parameters"]["expansion_search"], ann.SEARCH_WIDTH * LIMIT)
     return graph, int(manifest["indexed_dims"])
 
 
-def run_size(size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndarray, folder: Path) -> dict:
-    path, build = built_mind(size, real, pool, folder)
+def run_size(
+    size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndarray, folder: Path, wait: bool = False
+) -> dict:
+    path, build = built_mind(size, real, pool, folder, wait)
     ann_mb = sum(p.stat().st_size for p in Path(str(path) + ".ann").iterdir()) / 2**20
     graph, dims = library_search(path)
     with Mind.open(path, embedder=real, readonly=True) as mind:
@@ -331,6 +340,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--pool", type=int, default=3_000, help="distinct real vectors the synthetic ones blend")
     parser.add_argument("--minds", type=Path, default=RESULTS / "archive", help="where generated minds are kept")
+    parser.add_argument("--wait-for-build", action="store_true",
+                        help="a mind without its record is being built by another run: wait for it")
     args = parser.parse_args()
     harvests: dict[str, dict] = {}
     for messages in args.harvest_sizes:
@@ -342,7 +353,7 @@ def main() -> None:
         pool = kept_pool(real, args.pool, args.minds)
         asked = questions(args.queries)
         for size in args.sizes:
-            results[str(size)] = run_size(size, asked, real, pool, args.minds)
+            results[str(size)] = run_size(size, asked, real, pool, args.minds, args.wait_for_build)
             print(table({str(size): results[str(size)]}), flush=True)
     load = os.getloadavg()
     print(f"\n{machine()}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; parameters {ann.PARAMETERS}")

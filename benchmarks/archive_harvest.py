@@ -6,7 +6,7 @@ mock embedder (the pipeline's own cost, not the model's) in a fresh process, the
 ``mind harvest`` runs it (``harvest()`` with a progress callback). A sampler thread in that
 process reads its resident memory every 20 ms and files the sample under the stage running
 (scan and import interleave: the scan is a generator the import drains, so they share a peak;
-the reconcile stage includes building the ANN graph of a mind above 20,000 frames).
+the harvest builds no ANN graph: the next reconcile does, see docs/performance.md).
 Printed per size: messages/s and wall seconds per stage, the process's CPU seconds, peak RSS
 overall and per stage, and per stage the peak of its anonymous part (``RssAnon``: the process's
 own memory, without the pages of the mind file SQLite reads through its memory map, which the
@@ -74,7 +74,7 @@ with Mind.open(mind_path, embedder=MockEmbedder()) as mind:
     began = time.process_time()
     report = harvest(mind, "bench", progress=progress)
     cpu = time.process_time() - began
-    frames = mind.db.scalar("SELECT count(*) FROM memory_frames")
+    frames = report.frames_held  # (a count of its own here would read the file through the search's memory map)
 stop.set()
 thread.join()
 print(json.dumps({

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import psutil
 import yaml
+from mind_harvest.pipelines.homes import HOMES_ENV, HomeNode, read_homes
 
 from mind_core.harvest.staging_store import STAGING_URL_ENV, default_staging_url
 
@@ -47,7 +48,7 @@ PG_USER = "dagster"
 INSTALL_HINT = "apt-get install -y postgresql redis-server"
 # Pieces started again when they exit (a worker lost, as a machine going down would be); at most
 # MAX_RESTARTS of one piece within RESTART_WINDOW_S, then the cluster stops (something is wrong).
-RESTARTABLE = ("worker-home", "worker-any", "daemon", "webserver")
+RESTARTABLE = ("daemon", "webserver")  # and every worker-<name>
 MAX_RESTARTS = 5
 RESTART_WINDOW_S = 300
 WILL_RETRY_TAG = "dagster/will_retry"  # set on a failed run that run retries will re-execute
@@ -104,6 +105,12 @@ class ClusterSettings:
     # how long a step of a lost worker waits before another worker runs it. None: celery.yaml's.
     visibility_timeout_s: int | None = None
     restore_interval_s: int | None = None
+    # Several home nodes (a homes file, ``pipelines/homes.py``): a home worker per node, named after
+    # it, listening on its queue and the shared one, its minds in the file's folder or, when the
+    # file names none, ``<folder>/homes/<name>``; instead of the one "home" worker.
+    homes_file: Path | None = None
+    # Sections of deploy/dagster.yaml replaced for this cluster (tests: a short run-monitoring poll).
+    instance_overrides: Mapping[str, object] = field(default_factory=dict)
 
 
 def _server_binary(name: str) -> Path:
@@ -164,6 +171,13 @@ class LocalCluster:
         self._processes: list[tuple[str, subprocess.Popen]] = []
         self._restarts: dict[str, list[float]] = {}
         self.celery_config = self.folder / "celery.yaml"  # deploy/celery.yaml with this cluster's timeouts
+        self.homes_file = self.folder / "homes.yaml"  # the homes file with every node's minds folder
+        self.home_nodes: dict[str, HomeNode] = {}
+        if settings.homes_file is not None:
+            self.home_nodes = {
+                node.name: HomeNode(node.name, node.queue, node.workspaces, node.minds or self.folder / "homes" / node.name)
+                for node in read_homes(settings.homes_file).nodes
+            }
 
     # --- what every Dagster process of the cluster shares -------------------------------------
     @property
@@ -190,15 +204,24 @@ class LocalCluster:
             # the default store of the home node, named for every process: the "any" worker has
             # a home of its own (no minds) and must still stage where the home worker reads
             STAGING_URL_ENV: default_staging_url(self.settings.minds),
+            **({HOMES_ENV: str(self.homes_file)} if self.home_nodes else {}),
             **self.settings.extra_env,
         }
 
     def worker_env(self, name: str) -> dict[str, str]:
         """The "any" worker runs as on a machine of its own: its ``$MIND_HOME`` is an empty folder,
-        so a stateless step that opened a mind would fail there instead of passing unnoticed."""
+        so a stateless step that opened a mind would fail there instead of passing unnoticed; so
+        does each node of a homes file, with its own minds folder."""
+        if name in self.home_nodes:
+            return {**self.env, "MIND_HOME": str(self.home_nodes[name].minds)}
         if name != "any":
             return self.env
         return {**self.env, "MIND_HOME": str(self.folder / "any-node")}
+
+    @property
+    def worker_names(self) -> list[str]:
+        homes = list(self.home_nodes) or ["home"]
+        return [*homes, "any"] if self.settings.any_worker else homes
 
     @property
     def webserver_url(self) -> str:
@@ -265,11 +288,13 @@ class LocalCluster:
         try:
             self.logs.mkdir(parents=True, exist_ok=True)
             self.dagster_home.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(INSTANCE_CONFIG, self.dagster_home / "dagster.yaml")
+            instance = {**yaml.safe_load(INSTANCE_CONFIG.read_text()), **self.settings.instance_overrides}
+            (self.dagster_home / "dagster.yaml").write_text(yaml.safe_dump(instance, sort_keys=False))
             self._start_postgres()
             self._start_redis()
             self._run("instance migrate", [str(BIN / "dagster"), "instance", "migrate"])
             self._write_celery_config()
+            self._write_homes_file()
             self._start_workers()
             self._start_daemon()
             if self.settings.webserver:
@@ -304,7 +329,7 @@ class LocalCluster:
         restarted = []
         for entry in [e for e in self._processes if e[1].poll() is not None]:
             name, process = entry
-            if name not in RESTARTABLE:
+            if name not in RESTARTABLE and not name.startswith("worker-"):
                 raise ClusterError(f"{name} exited with code {process.returncode} (log {self.logs / name}.log)")
             now = time.monotonic()
             recent = self._restarts[name] = [t for t in self._restarts.get(name, []) if now - t < RESTART_WINDOW_S]
@@ -314,8 +339,10 @@ class LocalCluster:
             self._processes.remove(entry)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)  # its pool processes, code servers
-            {"worker-home": lambda: self.start_workers("home"), "worker-any": lambda: self.start_workers("any"),
-             "daemon": self._start_daemon, "webserver": self._start_webserver}[name]()
+            if name.startswith("worker-"):
+                self.start_workers(name.removeprefix("worker-"))
+            else:
+                {"daemon": self._start_daemon, "webserver": self._start_webserver}[name]()
             restarted.append((name, process.returncode))
         return restarted
 
@@ -422,17 +449,31 @@ class LocalCluster:
     def _start_daemon(self) -> None:
         self._spawn("daemon", [str(BIN / "dagster-daemon"), "run", *self.settings.location])
 
+    def _write_homes_file(self) -> None:
+        """The homes file every process reads (``$MIND_HARVEST_HOMES``): the given one, with each
+        node's minds folder (created) filled in."""
+        if not self.home_nodes:
+            return
+        for node in self.home_nodes.values():
+            node.minds.mkdir(parents=True, exist_ok=True)
+        homes = [{"name": n.name, "queue": n.queue, "workspaces": list(n.workspaces), "minds": str(n.minds)}
+                 for n in self.home_nodes.values()]
+        self.homes_file.write_text(yaml.safe_dump({"homes": homes}, sort_keys=False))
+
     def _start_workers(self) -> None:
-        names = ["home", "any"] if self.settings.any_worker else ["home"]
-        self.start_workers(*names)
+        self.start_workers(*self.worker_names)
 
     def _worker_command(self, name: str) -> list[str]:
-        """``home`` listens on the home queue and the shared one; ``any`` on the shared queue only."""
+        """``home`` listens on the home queue and the shared one; ``any`` on the shared queue only;
+        a node of a homes file on its own queue and the shared one."""
         queues = self.settings.queues
-        listen, concurrency = {
-            "home": ([queues.home, queues.shared, queues.untagged], self.settings.home_concurrency),
-            "any": ([queues.shared], self.settings.any_concurrency),
-        }[name]
+        if name in self.home_nodes:
+            listen, concurrency = [self.home_nodes[name].queue, queues.shared], self.settings.home_concurrency
+        else:
+            listen, concurrency = {
+                "home": ([queues.home, queues.shared, queues.untagged], self.settings.home_concurrency),
+                "any": ([queues.shared], self.settings.any_concurrency),
+            }[name]
         command = [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
                    "-y", str(self.celery_config), "-n", name, "--loglevel", "WARNING"]
         # one comma-separated list: Celery 5 keeps only the last of repeated -Q options
@@ -598,6 +639,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wipe", action="store_true", help="start with an empty run history (PostgreSQL's data removed)")
     parser.add_argument("--visibility-timeout", type=int, help="seconds before a lost worker's step runs elsewhere "
                         "(default: deploy/celery.yaml's)")
+    parser.add_argument("--homes", type=Path, help="a homes file (deploy/homes.example.yaml): a home worker per "
+                        "node, each with its own minds folder and queue (deploy/README.md, 'Several home nodes')")
     parser.add_argument("--check", action="store_true", help="start everything in a folder of its own (default "
                         ".cluster/check, emptied first), harvest the bundled examples, verify the mind, stop")
     args = parser.parse_args(argv)
@@ -612,7 +655,7 @@ def main(argv: list[str] | None = None) -> int:
     port = args.port or (_free_port() if args.check else 3000)
     settings = ClusterSettings(
         folder=args.folder, minds=minds.resolve(), webserver_port=port, wipe=args.wipe or args.check,
-        visibility_timeout_s=args.visibility_timeout,
+        visibility_timeout_s=args.visibility_timeout, homes_file=args.homes,
     )
     try:
         with LocalCluster(settings) as cluster:
@@ -620,8 +663,11 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"PostgreSQL 127.0.0.1:{cluster.pg_port} (run history {history}: {cluster.pg_root()}; "
                 f"--wipe or make cluster WIPE=1 empties it)  Redis 127.0.0.1:{cluster.redis_port}\n"
-                f"workers: any (queue {settings.queues.shared}), home (queues {settings.queues.home}, "
-                f"{settings.queues.shared}, {settings.queues.untagged}; minds {settings.minds})\n"
+                f"workers: any (queue {settings.queues.shared}), "
+                + (", ".join(f"{n.name} (queues {n.queue}, {settings.queues.shared}; workspaces "
+                             f"{', '.join(n.workspaces)}; minds {n.minds})" for n in cluster.home_nodes.values())
+                   or f"home (queues {settings.queues.home}, {settings.queues.shared}, {settings.queues.untagged}; "
+                      f"minds {settings.minds})") + "\n"
                 f"daemon and UI: {cluster.webserver_url}\nlogs: {cluster.logs}",
                 flush=True,
             )

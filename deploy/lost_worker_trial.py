@@ -15,6 +15,7 @@ and ``benchmarks/lost_workers.py`` (the real model).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,13 +50,16 @@ class Recovery:
         )
 
 
-def launch_harvest(cluster: LocalCluster, key: str, run_config: dict[str, Any]) -> None:
+def launch_harvest(
+    cluster: LocalCluster, key: str, run_config: dict[str, Any], tags: Mapping[str, str] | None = None
+) -> None:
     """Queue the partition's harvest run with the config and tags a backfill gives it (the scan
-    config read from the cluster's minds, the mind's tags), ``run_config`` merged over the config."""
+    config read from the cluster's minds, the mind's tags), ``run_config`` merged over the config
+    and ``tags`` added."""
     partitioned = harvest_job.config
     with environment({"MIND_HOME": str(cluster.settings.minds)}):  # where the job reads the registration
         config = _merge(partitioned.get_run_config_for_partition_key(key), run_config)
-    cluster.launch_run(harvest_job.name, config, partitioned.get_tags_for_partition_key(key))
+    cluster.launch_run(harvest_job.name, config, {**partitioned.get_tags_for_partition_key(key), **(tags or {})})
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

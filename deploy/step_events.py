@@ -1,7 +1,8 @@
 """Where and how long each step of a run ran, read from the run's own event log.
 
 dagster-celery records two engine events per step: "Submitting celery task for step X to queue Q"
-(in the run's process) and "Executing steps X in celery worker" with the worker's node name as
+(in the run's process; with several home nodes followed by ours, "Routing step X to queue Q") and
+"Executing steps X in celery worker" with the worker's node name as
 metadata (in the worker). With the step's start and end events they give a step's queue, worker
 and duration, without any logging of our own.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import dagster as dg
+from mind_harvest.pipelines.home_routing import ROUTED_PREFIX
 
 WORKER_KEY = "Celery worker"
 QUEUE_PREFIX = 'Submitting celery task for step "{step}" to queue "'
@@ -47,9 +49,10 @@ def step_records(instance: dg.DagsterInstance, run_id: str) -> dict[str, StepRec
             if WORKER_KEY in metadata:
                 record.workers += (str(metadata[WORKER_KEY].value).split("@")[0],)
                 record.received = entry.timestamp
-            prefix = QUEUE_PREFIX.format(step=entry.step_key)
-            if entry.user_message.startswith(prefix):
-                record.queue = entry.user_message[len(prefix):].rstrip('".')
+            # the queue of the op's tag, then, with several home nodes, the one it was routed to
+            for prefix in (QUEUE_PREFIX.format(step=entry.step_key), ROUTED_PREFIX.format(step=entry.step_key)):
+                if entry.user_message.startswith(prefix):
+                    record.queue = entry.user_message[len(prefix):].split('"', 1)[0]
         elif event.event_type == dg.DagsterEventType.STEP_START:
             record.started = entry.timestamp
         elif event.event_type in ENDS:

@@ -67,11 +67,10 @@ from mind_core.harvest.importer import import_items
 from mind_core.harvest.locations import location_exists
 from mind_core.harvest.outcome import SOURCE_MISSING_LABEL, staged_outcome
 from mind_core.harvest.pipeline import (
-    cognify_frames,
+    cognify_source,
     complete_harvest,
     get_registered,
     newly_redacting,
-    pending_cognify_ids,
     scrub_superseded,
 )
 from mind_core.harvest.scan_redaction import redacted_scan
@@ -85,7 +84,6 @@ from mind_core.harvest.staged_vectors import (
 )
 from mind_core.harvest.staging import read_staged, stage_scan, staged_scan_info
 from mind_core.harvest.staging_store import StagingStoreError
-from mind_core.knowledge.session_summary import close_harvested_sessions
 from mind_core.mind import Mind
 from mind_core.privacy.redaction import Redactor
 from mind_core.privacy.redaction_policy import RedactionPolicy, effective_policy
@@ -483,14 +481,12 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
     key = parse_source_partition_key(context.partition_key)
     with _writing(context, mind_home, key.workspace) as mind:
         began = time.perf_counter()
-        pending = pending_cognify_ids(mind, key.source)
-        result = cognify_frames(mind, pending, key.source)
-        sessions_closed = close_harvested_sessions(mind.db, key.source, pending)
+        result, pending = cognify_source(mind, key.source)
         seconds = time.perf_counter() - began
         totals = mind_totals(mind)
     return dg.MaterializeResult(
         metadata={
-            "frames_pending": len(pending),
+            "frames_pending": pending,
             "frames_processed": int(result.get("processed", 0)),
             "entity_mentions": int(result.get("entities", 0)),
             "relations_created": int(result.get("relations", 0)),
@@ -499,7 +495,7 @@ def cognified_frames(context: dg.AssetExecutionContext, mind_home: MindHomeResou
             "people_merged": int(result.get("people_merged", 0)),
             "entities_ended": int(result.get("entities_ended", 0)),  # their last evidence pruned
             "relations_ended": int(result.get("relations_ended", 0)),
-            "sessions_closed": sessions_closed,
+            "sessions_closed": int(result["sessions_closed"]),
             "cognify_seconds": round(seconds, 3),
             "frames_per_second": rate(int(result.get("processed", 0)), seconds),
             **totals,

@@ -113,4 +113,9 @@ def harvest_executor(init_context: dg.InitExecutorContext):
         executor_config=_default_config(chosen),
         instance=init_context.instance,
     )
-    return chosen.executor_creation_fn(context)
+    executor = chosen.executor_creation_fn(context)
+    if chosen.name == "celery":  # with several home nodes, each run's home steps go to its mind's node
+        from mind_harvest.pipelines.home_routing import HomeRoutedCeleryExecutor
+
+        executor = HomeRoutedCeleryExecutor.of(executor)
+    return executor

@@ -48,6 +48,7 @@ def record_failed_run(mind_home: MindHomeResource, run: dg.DagsterRun) -> Source
     if SEPARATOR not in partition:
         return None
     key = parse_source_partition_key(partition)
+    mind_home = mind_home.owning(key.workspace)  # with several home nodes, the one holding it
     try:
         staged = staged_scan_info(mind_home.scan_url(key.workspace, key.source))
     except StagingStoreError:

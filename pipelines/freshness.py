@@ -20,7 +20,6 @@ from mind_harvest.pipelines.metadata import audit_table
 from mind_harvest.pipelines.partitions import source_partition_key
 from mind_harvest.pipelines.resources import MindHomeResource, PluginManagerResource
 
-from mind_core.harvest.catalog import read_catalog
 from mind_core.timestamps import format_utc, parse_instant, utc_now
 
 OVERDUE_INTERVALS = 2  # one interval to become due, one more for the sensor and the run
@@ -31,7 +30,7 @@ def overdue_sources(mind_home: MindHomeResource, plugins: PluginManagerResource)
     """The scheduled sources with changes waiting longer than ``OVERDUE_INTERVALS`` intervals."""
     now = utc_now()
     overdue = []
-    for entry in read_catalog(mind_home.home(), format_utc(now)).due:
+    for entry in mind_home.catalog(format_utc(now)).due:
         source = entry.source
         try:
             changed = plugins.fingerprint(source) != source.last_fingerprint

@@ -43,6 +43,7 @@ from mind_harvest.pipelines.jobs import SOURCE_TAG, WORKSPACE_TAG
 from mind_harvest.pipelines.metadata import errors_table
 from mind_harvest.pipelines.partitions import harvest_sources, mind_workspaces, source_partition_key
 
+from mind_core.harvest.pipeline import HARVEST_CACHE_KIB, HARVEST_MMAP_BYTES
 from mind_core.harvest.stores import FAILING_STATUSES
 from mind_core.mind import Mind
 from mind_core.store.home import PERSONAL, MindHome
@@ -136,7 +137,9 @@ def _checks(report: Any, mind_path: Path, source: str) -> Iterator[dg.AssetCheck
             asset_key="harvest_items",
             check_name="error_rate_below_threshold",
         )
-    with Mind.open(mind_path, readonly=True) as mind:
+    # the audits pass over the source's frames: within the harvest's memory bounds, not the
+    # search's memory map (whose pages would count in the command's memory)
+    with Mind.open(mind_path, readonly=True) as mind, mind.db.memory_bounds(HARVEST_MMAP_BYTES, HARVEST_CACHE_KIB):
         for name in AUDITS:
             yield audit_source(mind.db, source, name)
 

@@ -46,7 +46,7 @@ def _scan_run_config(partition_key: str) -> dict[str, Any]:
     reads the registry itself, and reports what is wrong."""
     key = parse_source_partition_key(partition_key)
     try:
-        target = MindHomeResource().scan_target(key.workspace, key.source)
+        target = MindHomeResource().owning(key.workspace).scan_target(key.workspace, key.source)
     except MindError:
         return {}
     config = {

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
+from mind_harvest.pipelines.homes import configured_homes
 
 from mind_core.analytics.snapshot import default_snapshot_root
 from mind_core.embeddings import Embedder, create_embedding_provider
 from mind_core.errors import NotFoundError
+from mind_core.harvest.catalog import HomeCatalog, read_catalog
 from mind_core.harvest.items import ScanEvent
 from mind_core.harvest.pipeline import NO_REDACTION, get_registered, scan_source, source_fingerprint
 from mind_core.harvest.source_files import DEFAULT_RULES, ReadingRules
@@ -85,6 +87,40 @@ class MindHomeResource(dg.ConfigurableResource):
 
     def mind_path(self, workspace: str) -> Path:
         return self.home().mind_path(workspace)
+
+    def owning(self, workspace: str) -> MindHomeResource:
+        """This home as the code location reads ``workspace``'s mind: with a homes file
+        (``pipelines/homes.py``), rooted at the minds folder of the node that holds it (the same
+        staging store and snapshots); otherwise this one."""
+        homes = configured_homes()
+        folder = homes.owner(workspace).minds if homes else None
+        if folder is None:
+            return self
+        return MindHomeResource(
+            root=str(folder), staging_url=self.staging().url, snapshot_url=str(self.snapshot_root())
+        )
+
+    def catalog(self, now: str | None = None) -> HomeCatalog:
+        """The registered sources the code location sees (``read_catalog``): of this home, or with a
+        homes file of every home node's workspaces, each read in its node's minds folder. A node
+        whose folder the file does not give is read under this home; its workspaces not found
+        there count as unreadable (the sensor leaves their partitions alone), not as removed."""
+        homes = configured_homes()
+        if homes is None:
+            return read_catalog(self.home(), now)
+        merged = HomeCatalog()
+        for node in homes.nodes:
+            part = read_catalog(MindHome(node.minds) if node.minds else self.home(), now)
+            merged.minds.update({w: p for w, p in part.minds.items() if w in node.workspaces})
+            merged.unreadable.update({w: why for w, why in part.unreadable.items() if w in node.workspaces})
+            merged.sources.extend(s for s in part.sources if s.workspace in node.workspaces)
+            merged.due.extend(s for s in part.due if s.workspace in node.workspaces)
+            if node.minds is None:
+                merged.unreadable.update({
+                    w: f"held by home node {node.name}, whose minds this code location does not read"
+                    for w in node.workspaces if w not in part.minds
+                })
+        return merged
 
     def open_mind(self, workspace: str, embedder: Embedder | None = None, *, readonly: bool = False) -> Mind:
         """The workspace's mind; with an embedder its fingerprint must match the mind's vectors."""

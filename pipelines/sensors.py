@@ -1,7 +1,7 @@
 """The harvest sensor: partitions follow the sources registered in the minds, and due sources
 whose content changed are harvested.
 
-Each tick reads every mind of the home (read-only) and
+Each tick reads every mind of the home, or of every home node (``pipelines/homes.py``), read-only, and
 
 - adds a ``harvest_sources`` partition for each newly registered source and removes the
   partitions of removed ones (the sources of a mind that cannot be read are left alone: a locked
@@ -26,7 +26,7 @@ from mind_harvest.pipelines.partitions import (
 from mind_harvest.pipelines.resources import MindHomeResource, PluginManagerResource
 
 from mind_core.errors import InvalidInputError
-from mind_core.harvest.catalog import HomeCatalog, read_catalog
+from mind_core.harvest.catalog import HomeCatalog
 
 TICK_SECONDS = 30
 
@@ -56,7 +56,7 @@ def _partition_requests(
     requests: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
     for partitions_def, add, delete in (
         (harvest_sources, source_keys - known_sources, stale_sources),
-        (mind_workspaces, set(catalog.minds) - known_minds, known_minds - set(catalog.minds)),
+        (mind_workspaces, set(catalog.minds) - known_minds, known_minds - set(catalog.minds) - unreadable),
     ):
         if add:
             requests.append(partitions_def.build_add_request(sorted(add)))
@@ -75,7 +75,7 @@ def harvest_sources_sensor(
 ) -> dg.SensorResult:
     """Keeps the harvest partitions in step with the registered sources; harvests due sources
     whose files changed."""
-    catalog = read_catalog(mind_home.home())
+    catalog = mind_home.catalog()
     for workspace, reason in catalog.unreadable.items():
         context.log.warning(f"mind {workspace!r} could not be read: {reason}")
     source_keys = _source_keys(context, catalog)

@@ -146,7 +146,25 @@ def harvest_sources(args: CommandArgs) -> tuple[list[dict[str, Any]], int]:
                 for warning in announce_harvest(MindHome(args.home).root, workspace, report):
                     print(f"warning: {warning}", file=sys.stderr)
                 reports.append({"workspace": workspace, **report.to_dict()})
+            if not args.quiet and any(not r["skipped"] for r in reports if r["workspace"] == workspace):
+                _note_ann_waiting(mind, workspace)
     return reports, failures
+
+
+def _note_ann_waiting(mind: Any, workspace: str) -> None:
+    """Say when the mind should keep a vector graph and has none usable: a harvest leaves it to
+    the next reconcile, its memory growing with the mind."""
+    from mind_core.harvest.pipeline import HARVEST_CACHE_KIB, HARVEST_MMAP_BYTES
+    from mind_core.store.reconcile import ann_waiting
+
+    with mind.db.memory_bounds(HARVEST_MMAP_BYTES, HARVEST_CACHE_KIB):  # (it counts the vectors)
+        waiting = ann_waiting(mind.db)
+    if waiting is not None:
+        print(
+            f"note: {workspace}: the vector graph of this large mind is not built ({waiting}): "
+            "`mind doctor --repair` (or the daily upkeep) builds it; searches use the pre-scan until then",
+            file=sys.stderr,
+        )
 
 
 def broken_mind_report(workspace: str, exc: Exception) -> dict[str, Any]:

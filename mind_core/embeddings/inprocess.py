@@ -93,8 +93,15 @@ def load_model(model_path: str | Path | None = None) -> Any:
         return model
 
 
-def load_onnx_model(quantization: str, model_path: str | Path | None = None, cache_root: Path | None = None) -> Any:
-    """The shared OnnxSentenceModel for the packaged (or given) weights, exporting them on first use.
+def load_onnx_model(
+    quantization: str,
+    model_path: str | Path | None = None,
+    cache_root: Path | None = None,
+    first_call_texts: int | None = None,
+) -> Any:
+    """The shared OnnxSentenceModel for the packaged (or given) weights, exporting them on first use;
+    ``first_call_texts``: how many texts the call it is loaded for embeds (None: not known), which
+    session it makes first (``OnnxSentenceModel.session_for``).
 
     A cache that exists but that ONNX Runtime cannot load is exported again, once, with a message.
     """
@@ -116,12 +123,12 @@ def load_onnx_model(quantization: str, model_path: str | Path | None = None, cac
             return model
         cache = ensure_cache(model_dir, cache_root)
         try:
-            model = OnnxSentenceModel(cache.path(quantization), model_dir)
+            model = OnnxSentenceModel(cache.path(quantization), model_dir, first_call_texts)
         except EmbeddingError:
             raise
         except Exception as exc:  # onnxruntime raises its own types for a damaged file
             cache = rebuild_cache(model_dir, cache, f"ONNX Runtime could not load it ({exc})")
-            model = OnnxSentenceModel(cache.path(quantization), model_dir)
+            model = OnnxSentenceModel(cache.path(quantization), model_dir, first_call_texts)
         _models[key] = model
         return model
 
@@ -173,9 +180,10 @@ class InprocessEmbedder:
             onnx_cache=self.onnx_cache,
         )
 
-    def _model(self) -> Any:
+    def _model(self, texts: int | None = None) -> Any:
+        """The loaded model; ``texts``: how many texts the call it is wanted for embeds."""
         if self.runtime == "onnx":
-            return load_onnx_model(self.quantization, self.model_path, self.onnx_cache)
+            return load_onnx_model(self.quantization, self.model_path, self.onnx_cache, texts)
         return load_model(self.model_path)
 
     @property
@@ -201,7 +209,7 @@ class InprocessEmbedder:
         if not items:
             return out
         try:
-            model = self._model()
+            model = self._model(len(items))
             if self.runtime == "onnx":
                 vectors = model.encode(items, self.batch_size)
             else:

@@ -64,7 +64,7 @@ def timestamps_not_kept(db: Database, source: str, examples: int = EXAMPLES) -> 
     checked = 0
     broken: list[dict[str, Any]] = []
     failures = 0
-    for row in db.query(
+    for row in db.execute(  # a row at a time: the source may hold a million frames
         "SELECT f.id, f.created_at, json_extract(f.metadata, '$.provenance.timestamp') AS original "
         f"FROM memory_frames f WHERE {_OF_SOURCE} ORDER BY f.id",
         (source,),

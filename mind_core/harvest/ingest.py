@@ -28,17 +28,17 @@ from mind_core.harvest.importer import import_items
 from mind_core.harvest.items import HarvestError, HarvestItem, ScanEvent
 from mind_core.harvest.pipeline import (
     INGEST_SOURCE_PREFIX,
-    cognify_frames,
+    cognify_source,
     index_vectors,
-    pending_cognify_ids,
     validate_source_name,
 )
 from mind_core.harvest.stores import HarvestSourceStore
-from mind_core.knowledge.session_summary import close_harvested_sessions
 from mind_core.limits import MAX_INGEST_ITEMS
 from mind_core.mind import Mind
 from mind_core.plugins import get_source
+from mind_core.store import change_log
 from mind_core.store.home import MindHome
+from mind_core.store.reconcile import changes_to_check
 from mind_core.store.write_lock import mind_write_lock
 
 READER_KIND = "universal"
@@ -121,10 +121,11 @@ def ingest_items(mind: Mind, source_name: str, items: Sequence[Any]) -> IngestRe
         HarvestSourceStore(mind.db).upsert(source_name, f"Ingested items ({source_name})", None, READER_KIND)
     index_of: dict[str, int] = {}
     summary = import_items(mind, source_name, _located(items, reader, source_name, index_of), kind=READER_KIND)
-    pending = pending_cognify_ids(mind, source_name)
-    cognified = cognify_frames(mind, pending, source_name)
-    close_harvested_sessions(mind.db, source_name, pending)
-    vectors = int(cognified.get("vectors", 0)) + index_vectors(mind)
+    cognified = cognify_source(mind, source_name)[0]
+    # the frames changed since the last reconcile, not every frame of the mind (its watermark
+    # stays: the full-text and orphan sweeps are the reconcile's)
+    changes = changes_to_check(mind.db, change_log.RECONCILE, full=False)[0]
+    vectors = int(cognified.get("vectors", 0)) + index_vectors(mind, changes=changes)
     return IngestReport(
         source=source_name,
         status=summary.status,

@@ -38,7 +38,6 @@ Re-running over the same frames changes nothing (relations are not counted twice
 
 from __future__ import annotations
 
-import json
 import logging
 import posixpath
 import re
@@ -47,12 +46,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mind_core.errors import InvalidInputError
 from mind_core.knowledge.addresses import address_kind
-from mind_core.knowledge.graph import KnowledgeGraph
-from mind_core.knowledge.model import Entity, credit_extractors
 from mind_core.knowledge.person_context import person_display_name
-from mind_core.store.db import Database
 from mind_core.timestamps import normalize_iso
 
 log = logging.getLogger(__name__)
@@ -150,23 +145,6 @@ class FrameFacts:
     provenance: dict[str, Any]
     item: dict[str, Any]
     message: dict[str, Any]
-
-
-def frames_of_source(db: Database, source: str) -> list[FrameFacts]:
-    rows = db.query(
-        "SELECT id, created_at, metadata FROM memory_frames "
-        "WHERE json_valid(metadata) AND json_extract(metadata, '$.provenance.source') = ? ORDER BY id",
-        (source,),
-    )
-    frames = []
-    for row in rows:
-        meta = json.loads(row["metadata"])
-        provenance = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
-        kept = meta.get("source") if isinstance(meta.get("source"), dict) else {}
-        item = kept.get("item") if isinstance(kept.get("item"), dict) else {}
-        message = kept.get("message") if isinstance(kept.get("message"), dict) else {}
-        frames.append(FrameFacts(row["id"], row["created_at"], provenance, item, message))
-    return frames
 
 
 # -- markdown ------------------------------------------------------------------------------------
@@ -476,12 +454,16 @@ def _people_values(message: dict[str, Any]) -> list[str]:
 
 
 # -- chats ---------------------------------------------------------------------------------------
-def chat_structure(frames: list[FrameFacts], structure: Structure) -> None:
-    titles: dict[str, str] = {}
-    for frame in frames:
-        container = frame.provenance.get("container")
-        if isinstance(container, str):
-            titles.setdefault(container, str(frame.provenance.get("title") or "Untitled"))
+def chat_structure(frames: list[FrameFacts], structure: Structure, titles: dict[str, str] | None = None) -> None:
+    """Conversations, their authors and models; ``titles``: every conversation's title in the
+    source (``chat_titles``), when ``frames`` are a page of it (a title two conversations share
+    names each by its container too)."""
+    if titles is None:
+        titles = {}
+        for frame in frames:
+            container = frame.provenance.get("container")
+            if isinstance(container, str):
+                titles.setdefault(container, str(frame.provenance.get("title") or "Untitled"))
     counts = Counter(t.lower() for t in titles.values())
     for frame in frames:
         container = frame.provenance.get("container")
@@ -593,93 +575,3 @@ def structure_of(frames: list[FrameFacts]) -> Structure:
         else:
             chat_structure([f for f in group if f.provenance.get("item_kind") in CHAT_ITEM_KINDS], structure)
     return structure
-
-
-# -- writing -------------------------------------------------------------------------------------
-def learn_structure(db: Database, knowledge: KnowledgeGraph, source: str) -> dict[str, int]:
-    """Write the structure of one harvest source into the graph; returns what was new."""
-    structure = structure_of(frames_of_source(db, source))
-    created = {"entities": 0, "relations": 0, "links": 0}
-    with db.transaction():
-        ids: dict[tuple[str, str], int] = {}
-        for key, fact in structure.facts.items():
-            entity_id, new = _write_fact(knowledge, fact)
-            if entity_id is None:
-                continue
-            ids[key] = entity_id
-            created["entities"] += new
-            for frame_id in fact.frames:
-                created["links"] += knowledge.link_entities_to_frame([entity_id], frame_id)
-        for link in structure.links.values():
-            if link.source in ids and link.target in ids:
-                created["relations"] += _write_link(knowledge, ids[link.source], ids[link.target], link)
-    return created
-
-
-def _write_fact(knowledge: KnowledgeGraph, fact: Fact) -> tuple[int | None, bool]:
-    first = min(fact.frames.values())
-    existing = knowledge.find_entity(fact.entity_type, fact.name) or _ended_by_structure(knowledge, fact)
-    if existing is not None:
-        knowledge.extend_validity_back("entity", existing.id, first)
-        if fact.valid_to is not None:
-            knowledge.end_validity("entity", existing.id, max(fact.valid_to, first))
-        merged = _merged_properties(existing.properties, fact.properties)
-        merged = credit_extractors(merged, [STRUCTURE_EXTRACTOR]) or merged  # found by a text extractor first
-        if merged != existing.properties:
-            knowledge.update_entity(existing.id, properties=merged)
-        return existing.id, False
-    properties = {**fact.properties, "confidence": STRUCTURE_CONFIDENCE, "extractor": STRUCTURE_EXTRACTOR}
-    try:
-        ended = None if fact.valid_to is None else max(fact.valid_to, first)  # never before it began
-        entity = knowledge.create_entity(fact.entity_type, fact.name, properties, valid_from=first, valid_to=ended)
-        return entity.id, True
-    except InvalidInputError as exc:
-        log.warning("structure: entity %s %r skipped: %s", fact.entity_type, fact.name, exc)
-        return None, False
-
-
-def _ended_by_structure(knowledge: KnowledgeGraph, fact: Fact) -> Entity | None:
-    """The entity this step ended for the same note (marked done; same path), so the next
-    harvest finds it instead of making a second one."""
-    if fact.valid_to is None or "path" not in fact.properties:
-        return None
-    row = knowledge.db.query_one(
-        "SELECT id FROM knowledge_entities WHERE entity_type = ? AND lower(name) = lower(?) AND valid_to IS NOT NULL"
-        " AND json_extract(properties, '$.path') = ? ORDER BY id DESC LIMIT 1",
-        (fact.entity_type, fact.name, fact.properties["path"]),
-    )
-    return None if row is None else knowledge.get_entity(row["id"])
-
-
-def _merged_properties(current: dict[str, Any], stated: dict[str, Any]) -> dict[str, Any]:
-    """The entity's properties with what the structure states added: new keys, and new values of
-    a list (a person's further addresses); a value already there is never overwritten."""
-    merged = dict(current)
-    for key, value in stated.items():
-        if key not in merged:
-            merged[key] = value
-        elif isinstance(merged[key], list) and isinstance(value, list):
-            merged[key] = merged[key] + [v for v in value if v not in merged[key]]
-    return merged
-
-
-def _write_link(knowledge: KnowledgeGraph, source_id: int, target_id: int, link: Link) -> int:
-    """Write one relation the structure states, with every frame stating it as its evidence;
-    returns 1 when the relation is new."""
-    first = min(link.frames.values())
-    existing = knowledge.find_relation(source_id, target_id, link.relation_type)
-    if existing is not None:
-        knowledge.extend_validity_back("relation", existing.id, first)
-        knowledge.link_relations_to_frames((existing.id, frame_id) for frame_id in link.frames)
-        return 0
-    frames = sorted(link.frames)[:MAX_EVIDENCE_FRAMES]
-    properties = {**link.properties, "extractor": STRUCTURE_EXTRACTOR, "frames": frames}
-    try:
-        relation = knowledge.create_relation(
-            source_id, target_id, link.relation_type, STRUCTURE_CONFIDENCE, properties, valid_from=first
-        )
-    except InvalidInputError as exc:
-        log.warning("structure: relation %s %d->%d skipped: %s", link.relation_type, source_id, target_id, exc)
-        return 0
-    knowledge.link_relations_to_frames((relation.id, frame_id) for frame_id in link.frames)
-    return 1

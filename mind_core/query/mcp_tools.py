@@ -173,7 +173,10 @@ class MindTools:
         importlib.import_module("mind_core.retrieval")
         _built(self.retrievers)
         embedder = _built(self.embedder)
-        getattr(embedder, "max_seq_length", None)  # loads an in-process model; HTTP ones need nothing
+        from mind_core.embeddings import InprocessEmbedder  # the engine is loaded by now
+
+        if isinstance(embedder, InprocessEmbedder):  # HTTP embedders need nothing
+            embedder.embed("warm up")  # loads the session a question uses (not the batch one)
 
     def close(self) -> None:
         with self._lock:

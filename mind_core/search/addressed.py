@@ -8,9 +8,9 @@ commas and ending a clause) while the other role (almost) never does is read as 
 name there. "There" is the source by default (a ChatGPT export has one user); with
 ``SearchConfig.addressed_scope`` "session" it is each conversation (session) where the name is
 addressed, the others getting no role, and with "session-exclusive" the frames of those others
-count as said by someone else (one mind holding several people's conversations). The speaker preference then prefers
-that role's frames there, and the lanes search the question without the name, as they do for a
-speaker named in the export (``mind_core.search.speakers``). A person only talked about ("my sister
+count as said by someone else (one mind holding several people's conversations). The speaker
+preference then prefers that role's frames there, and the lanes search the question without the
+name, as they do for a speaker named in the export (``mind_core.search.speakers``). A person only talked about ("my sister
 Kate said ...") is rarely addressed, so is given to no role.
 """
 

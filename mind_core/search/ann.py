@@ -42,6 +42,7 @@ import json
 import os
 import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -67,7 +68,9 @@ SEARCH_WIDTH = 2
 # again: ``mind reconcile`` rebuilds rather than folds once removals reach this share of it.
 MAX_TOMBSTONE_SHARE = 0.1
 MAX_PENDING = 10_000  # log entries a reader applies in memory (seconds at most); beyond, the graph is stale
-BUILD_PAGE = 20_000  # vectors read per step while building
+# Vectors read per step while building: a page of stored vectors is a few MB (2,000 x 4 KiB at
+# 1,024 float32), copied once into the block the graph takes, so the build's memory is the graph's.
+BUILD_PAGE = 2_000
 # The first vectors of a graph are added on one thread: usearch's parallel insertion into a graph
 # of a few hundred nodes leaves it poorly linked (on 200 random vectors, 57 of 400 searches missed
 # an exact top-10 neighbour; 0 when seeded serially), at no measurable cost in build time.
@@ -133,9 +136,23 @@ def _log_end(db: Database) -> int:
     return int(db.scalar("SELECT coalesce(max(seq), 0) FROM vector_ann_log") or 0)
 
 
-def _new_graph(dims: int, params: AnnParameters) -> Index:
-    from usearch.index import Index  # imported when a graph is used: a small mind never pays for it
+def usearch_index() -> type[Index]:
+    """usearch's ``Index``, imported when a graph is used (a small mind never pays for it).
 
+    ONNX Runtime, when installed, is imported first: with usearch 2.26 and ONNX Runtime 1.32, a
+    process that loaded usearch before ONNX Runtime crashes (SIGSEGV) when it imports ONNX Runtime
+    later, for the question's embedding after a graph was opened (a reconcile, then a search)."""
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        pass
+    from usearch.index import Index
+
+    return Index
+
+
+def _new_graph(dims: int, params: AnnParameters) -> Index:
+    Index = usearch_index()  # noqa: N806
     return Index(
         ndim=dims,
         metric=params.metric,
@@ -231,17 +248,26 @@ class AnnGraphs:
         return [(int(key), float(np.sqrt(max(d, 0.0)))) for key, d in zip(matches.keys, matches.distances, strict=True)]
 
 
+def _pages(db: Database, table: str, dims: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The rows of a vector table, ``BUILD_PAGE`` at a time: their rowids and their first ``dims``
+    values (all of them when None), one float32 block per page, each vector copied once from its row."""
+    cursor = db.execute(f"SELECT rowid, embedding FROM {table}")
+    while page := cursor.fetchmany(BUILD_PAGE):
+        width = len(page[0][1]) // 4 if dims is None else dims
+        block = np.empty((len(page), width), dtype=np.float32)
+        for i, (_, blob) in enumerate(page):
+            block[i] = np.frombuffer(blob, dtype=np.float32, count=width)
+        yield np.fromiter((row[0] for row in page), dtype=np.uint64, count=len(page)), block
+
+
 def _indexed_dims(db: Database) -> int:
     """The leading values of the stored vectors that are ever non-zero (the rest is padding)."""
     width = 0
     for table in VECTOR_TABLES:
-        if not db.table_exists(table):
-            continue
-        cursor = db.execute(f"SELECT embedding FROM {table}")
-        while page := cursor.fetchmany(BUILD_PAGE):
-            vectors = np.frombuffer(b"".join(row[0] for row in page), dtype=np.float32).reshape(len(page), -1)
-            columns = np.flatnonzero(np.any(vectors != 0, axis=0))
-            width = max(width, int(columns[-1]) + 1 if len(columns) else 0)
+        if db.table_exists(table):
+            for _, vectors in _pages(db, table):
+                columns = np.flatnonzero(np.any(vectors != 0, axis=0))
+                width = max(width, int(columns[-1]) + 1 if len(columns) else 0)
     return max(width, 1)
 
 
@@ -267,11 +293,8 @@ def build(db: Database, fingerprint: dict[str, str] | None, params: AnnParameter
     for table in VECTOR_TABLES:
         graph = _new_graph(dims, params)
         if db.table_exists(table):
-            cursor = db.execute(f"SELECT rowid, embedding FROM {table}")
-            while page := cursor.fetchmany(BUILD_PAGE):
-                vectors = np.frombuffer(b"".join(row[1] for row in page), dtype=np.float32).reshape(len(page), -1)
-                keys = np.asarray([row[0] for row in page], dtype=np.uint64)
-                _add(graph, keys, vectors[:, :dims])
+            for keys, vectors in _pages(db, table, dims):
+                _add(graph, keys, vectors)
         graphs[table] = graph
     manifest = {
         "library": f"usearch {version('usearch')}",
@@ -298,8 +321,7 @@ def save(db: Database, loaded: AnnGraphs) -> None:
     folder = ann_dir(db)
     assert folder is not None
     if loaded.viewed:  # memory-mapped graphs cannot take changes: read copies of the files
-        from usearch.index import Index
-
+        Index = usearch_index()  # noqa: N806
         loaded.graphs = {table: Index.restore(str(folder / f"{table}.usearch")) for table in loaded.graphs}
         loaded.viewed = False
     if not loaded.catch_up(db):
@@ -361,7 +383,7 @@ def load(db: Database, fingerprint: dict[str, str] | None, params: AnnParameters
         return None
     folder = ann_dir(db)
     assert folder is not None and manifest is not None
-    from usearch.index import Index
+    Index = usearch_index()  # noqa: N806
 
     viewed = pending(db, int(manifest["seq"])) == 0
     graphs = {}

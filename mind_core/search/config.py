@@ -49,6 +49,13 @@ class SearchConfig:
     lane_depth: int = 100
     context_window: int = 2
     context_weight: float = 0.4
+    # the context weight for a note's sections (``mind_core.search.threads``): a note's next
+    # section is another topic more often than a conversation's next turn is the answer (chosen
+    # leave-one-fold-out on the notes benchmark: 0.1 in two folds of three, 0 in the third)
+    note_context_weight: float = 0.1
+    # a mail reply whose own words hold fewer of the question's than the message it answers (or
+    # none: "Applied.", "Thanks!") ranks just under that message when it matched too (``threads``)
+    replies_yield: bool = True
     time_weight: float = 0.6  # share of the match that depends on nearness to the question's dates
     speaker_weight: float = 0.3  # share that depends, for a question naming a speaker, on who said the frame
     # the lanes search the question without the names of the mind's speakers: a name says who said
@@ -90,7 +97,8 @@ class SearchConfig:
             raise InvalidInputError("time_weight, speaker_weight, relevance_share: within 0..1")
         if self.time_scale_days <= 0:
             raise InvalidInputError(f"time_scale_days must be > 0, got {self.time_scale_days}")
-        if self.lane_depth < 1 or self.context_window < 0 or not 0.0 <= self.context_weight <= 1.0:
+        context_weights = (self.context_weight, self.note_context_weight)
+        if self.lane_depth < 1 or self.context_window < 0 or not all(0.0 <= w <= 1.0 for w in context_weights):
             raise InvalidInputError(
-                "lane_depth must be >= 1, context_window >= 0, context_weight within 0..1"
+                "lane_depth must be >= 1, context_window >= 0, context_weight and note_context_weight within 0..1"
             )

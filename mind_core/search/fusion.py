@@ -23,6 +23,8 @@ the preferences can be tuned for the order without moving a threshold.
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -115,18 +117,27 @@ class LaneScores:
         return with_context(self.own[lane].get(frame_id, 0.0), self.nearby[lane].get(frame_id, 0.0), context_weight)
 
 
-def combine(lanes: LaneScores, frame_ids: set[int], vector_weight: float, context_weight: float) -> dict[int, float]:
-    """The convex match of each frame: its lane scores with context, weighted and summed."""
+def combine(
+    lanes: LaneScores,
+    frame_ids: set[int],
+    vector_weight: float,
+    context_weight: float,
+    context_weights: Mapping[int, float] | None = None,
+) -> dict[int, float]:
+    """The convex match of each frame: its lane scores with context, weighted and summed; a frame
+    in ``context_weights`` takes its context at that weight instead (a note's sections)."""
     # LaneScores.score summed over the lanes, written out: this runs for every candidate and neighbour
     weighted = [
         (1.0 - vector_weight, lanes.own["keyword"], lanes.nearby["keyword"]),
         (vector_weight, lanes.own["vector"], lanes.nearby["vector"]),
     ]
+    own_weights = context_weights or {}
     match: dict[int, float] = {}
     for frame_id in frame_ids:
+        context = own_weights.get(frame_id, context_weight)
         total = 0.0
         for weight, scores, near in weighted:
-            total += weight * (1.0 - (1.0 - scores.get(frame_id, 0.0)) * (1.0 - context_weight * near.get(frame_id, 0.0)))
+            total += weight * (1.0 - (1.0 - scores.get(frame_id, 0.0)) * (1.0 - context * near.get(frame_id, 0.0)))
         match[frame_id] = total
     return match
 
@@ -149,8 +160,7 @@ def preference_floor(match: dict[int, float], weight: float, pool_size: int) -> 
     """The match below which a frame cannot reach the pool whatever a preference of ``weight``
     says of it (a preference lowers a match by at most that share of it): such frames need not
     be read for it."""
-    ordered = sorted(match.values(), reverse=True)
-    return (1.0 - weight) * ordered[min(pool_size, len(ordered)) - 1]
+    return (1.0 - weight) * heapq.nlargest(pool_size, match.values())[-1]  # the pool's last, or the last
 
 
 @dataclass
@@ -159,8 +169,9 @@ class FusionNotes:
     ``keyword_from_window`` (the keyword lane held the asked window's frames), the window used
     and its ``time_scores``, or the ``ignored_window``; the ``speaker_scores`` (with who said
     each frame); the speakers' names the lanes went without; the topic words the vector lane
-    was blended with; and whether the vector lane searched the question's own vector (its
-    similarity is the question's)."""
+    was blended with; whether the vector lane searched the question's own vector (its
+    similarity is the question's); and the mail replies that yielded to the message they
+    answer (``yielded_to``: reply -> parent frame, ``mind_core.search.threads``)."""
 
     keyword_from_window: bool = False
     window: TimeWindow | None = None
@@ -170,6 +181,7 @@ class FusionNotes:
     lanes_without: list[str] | None = None
     blended_with: str | None = None
     question_vector_searched: bool = True
+    yielded_to: dict[int, int] = field(default_factory=dict)
 
 
 def fused_entry(
@@ -202,6 +214,8 @@ def fused_entry(
         entry["lanes_without"] = list(notes.lanes_without)
     if notes.blended_with is not None:
         entry["vector_blended_with"] = notes.blended_with
+    if frame_id in notes.yielded_to:
+        entry["yielded_to"] = notes.yielded_to[frame_id]
     entry["match"] = match
     entry["calibrated_match"] = calibrated_match(lanes, frame_id)
     return entry

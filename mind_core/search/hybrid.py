@@ -10,6 +10,7 @@ RRF), and lets the relevance profile reorder the best-matching candidates. Whate
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,7 @@ from mind_core.search.scoring import (
     weighted_relevance,
 )
 from mind_core.search.speakers import Speakers, without_names
+from mind_core.search.threads import ThreadReplies, note_frames, yield_scores, yield_to_parents
 from mind_core.search.time_lane import TimeLane, own_time_inside
 from mind_core.search.time_window import TimeWindow, date_phrases, may_name_a_time, without_dates
 from mind_core.search.until_changed import UntilChanged
@@ -87,11 +89,12 @@ class HybridSearch:
         self.frames = frames or FrameStore(db)
         self.vectors = VectorIndex(db, embedder)
         self.knowledge = knowledge
-        kept = UntilChanged(db)
+        self.kept = kept = UntilChanged(db)
         self.keyword_lane = KeywordLane(db, kept=kept)
         self.vector_lane = VectorLane(self.vectors)
         self.time_lane = TimeLane(db, self.frames, kept)
         self.speakers = Speakers(db, kept)
+        self.thread_replies = ThreadReplies(db, kept)
         self.config = config or SearchConfig()
 
     @property
@@ -193,6 +196,7 @@ class HybridSearch:
         if not fused:
             return []
         scores = self._by_relevance(query, fused, limit, weights, context, now)
+        self._hold_yields(fused, scores)
         head = sorted(
             scores, key=lambda fid: (scores[fid][0], fused[fid]["match"] * MAX_RRF_SCORE * scores[fid][1]), reverse=True
         )[:limit]  # by score, then by final score (match x relevance), the pool's order among equals
@@ -262,6 +266,18 @@ class HybridSearch:
             scores[frame_id] = (fused[frame_id]["match"] * (1.0 - share * shortfall), relevance, components)
         return {frame_id: scores[frame_id] for frame_id in pool if frame_id in scores}
 
+    @staticmethod
+    def _hold_yields(fused: dict[int, dict[str, Any]], scores: dict[int, tuple[float, float, dict[str, float]]]) -> None:
+        """The replies that yielded to the message they answer (``threads``) stay under it after
+        relevance, whose recency favours the later reply."""
+        yielded = {fid: entry["yielded_to"] for fid, entry in fused.items() if "yielded_to" in entry}
+        if not yielded:
+            return
+        shown = {fid: value[0] for fid, value in scores.items()}
+        yield_scores(shown, yielded)
+        for fid, value in shown.items():
+            scores[fid] = (value, *scores[fid][1:])
+
     def _explained(
         self,
         entry: dict[str, Any],
@@ -318,7 +334,11 @@ class HybridSearch:
         similarity is the question's)."""
         config = self.config
         depth = max(config.lane_depth, limit * LANE_DEPTH_FACTOR)
-        dropped = self.speakers.spoken(query, config.addressed_names, config.addressed_scope) if config.drop_speaker_names else set()
+        dropped = (
+            self.speakers.spoken(query, config.addressed_names, config.addressed_scope)
+            if config.drop_speaker_names
+            else set()
+        )
         lane_query, keywords = without_names(query, dropped), without_names(keywords, dropped)
         keyword = self.keyword_lane.hits(keywords, depth, scope, phrases)
         notes = FusionNotes(keyword_from_window=window is not None and (not topic_words(keywords) or not keyword))
@@ -334,10 +354,17 @@ class HybridSearch:
         if not candidates:
             return {}, None
         neighbours: dict[int, list[int]] = {}
-        if config.context_window > 0 and config.context_weight > 0:
+        if config.context_window > 0 and max(config.context_weight, config.note_context_weight) > 0:
             neighbours = session_neighbours(self.db, candidates, config.context_window, scope)
         lanes.add_context(neighbours)
-        match = combine(lanes, candidates.union(*neighbours.values()), config.vector_weight, config.context_weight)
+        context_weights = {}
+        if neighbours and config.note_context_weight != config.context_weight:
+            context_weights = dict.fromkeys(
+                note_frames(self.db, self.kept, candidates, neighbours), config.note_context_weight
+            )
+        match = combine(
+            lanes, candidates.union(*neighbours.values()), config.vector_weight, config.context_weight, context_weights
+        )
         if window is not None:
             notes.window, notes.time_scores = self.time_lane.time_scores(
                 list(match), window, config.time_scale_days, keep_far_window
@@ -357,8 +384,15 @@ class HybridSearch:
         notes.lanes_without = sorted(dropped) if lane_query != query else None
         notes.blended_with = topic if topic and topic != lane_query and vector else None
         notes.question_vector_searched = own_vector is lane_vector
-        pool = sorted(match, key=lambda fid: (-match[fid], fid))[:pool_size]
-        fused = {fid: fused_entry(lanes, fid, match[fid], config.context_weight, notes) for fid in pool}
+        pool = heapq.nsmallest(pool_size, match, key=lambda fid: (-match[fid], fid))  # sorted()[:pool_size]
+        if config.replies_yield:
+            notes.yielded_to = yield_to_parents(self.thread_replies, match, candidates, pool, keyword_tokens(keywords))
+            if notes.yielded_to:  # a reply put under the pool's last leaves its place to the next
+                pool = heapq.nsmallest(pool_size, match, key=lambda fid: (-match[fid], fid))  # sorted()[:pool_size]
+        fused = {
+            fid: fused_entry(lanes, fid, match[fid], context_weights.get(fid, config.context_weight), notes)
+            for fid in pool
+        }
         return fused, (None if own_vector is lane_vector else own_vector)
 
     # -- the time a question names ----------------------------------------------------------

@@ -17,6 +17,7 @@ import numpy as np
 
 from mind_core.search.config import KEYWORD_SPLIT_FRAMES
 from mind_core.search.filters import SourceFilter
+from mind_core.search.held_words import HeldWords
 from mind_core.search.keywords import NON_WORD, keyword_tokens
 from mind_core.search.results import LaneHit
 from mind_core.search.until_changed import UntilChanged
@@ -96,6 +97,7 @@ class KeywordLane:
         self.db = db
         self.split_frames = split_frames
         self.kept = kept or UntilChanged(db)
+        self.held_words = HeldWords(db)
 
     def hits(self, query: str, limit: int, scope: Scope, phrases: Sequence[str] = ()) -> list[LaneHit]:
         """FTS5 matches in rank order with their BM25 score (FTS5's ``rank`` negated, >= 0);
@@ -199,21 +201,8 @@ class KeywordLane:
         return [row[0] for row in rows]
 
     def held(self, words: list[str], frames: dict[int, Frame]) -> dict[int, set[str]]:
-        """Which of ``words`` (lower case) each frame holds: as written, or as the keyword lane
-        matches it (FTS5's porter stems: "painting" in a frame that says "painted"), so the
-        keyword share shown never says 0% of a frame the keyword lane ranked first."""
-        held = {frame_id: {word for word in words if word in frame.content.lower()} for frame_id, frame in frames.items()}
-        for word in words:
-            missing = [frame_id for frame_id, found in held.items() if word not in found]
-            if not missing:
-                continue
-            rows = self.db.query(
-                f"SELECT rowid FROM memory_frames_fts WHERE memory_frames_fts MATCH ? AND rowid IN ({IN_LIST})",
-                (any_of([word]), in_list(missing)),
-            )
-            for (frame_id,) in rows:
-                held[frame_id].add(word)
-        return held
+        """Which of ``words`` (lower case) each frame holds, as this lane matches them (``HeldWords``)."""
+        return self.held_words.held(words, frames)
 
 
 class VectorLane:

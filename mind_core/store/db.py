@@ -29,7 +29,12 @@ from mind_core.errors import ExtensionMissingError, MindAccessError
 from mind_core.store import cipher
 
 BUSY_TIMEOUT_MS = 30_000
+# How much of the file a connection reads through a memory map: the vector lane scans every stored
+# vector, which costs about a third less CPU this way on a large mind. The mapped pages count in the
+# process's resident memory as they are read (the kernel's page cache, dropped at will), so a
+# writer that passes over the whole file (a harvest) maps none (``Database.memory_bounds``).
 MMAP_BYTES = 1 << 30
+CACHE_KIB = 65_536  # the page cache of a connection, in KiB (64 MiB)
 # A stored vector is 4 KiB (1024 float32): with 16 KiB pages a batch of vectors is written in about
 # half the time of 4 KiB pages (sqlite-vec keeps vectors in large blobs spread over pages).
 NEW_MIND_PAGE_SIZE = 16_384
@@ -223,9 +228,7 @@ class Database:
         self.errors = module
         load_sqlite_vec(self.conn)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self.conn.execute("PRAGMA cache_size = -65536")  # 64 MiB page cache
-        # Reads through a memory map instead of copying pages: the vector lane scans every stored
-        # vector, which costs about a third less CPU this way on a large mind.
+        self.conn.execute(f"PRAGMA cache_size = {-CACHE_KIB}")
         self.conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         if not readonly and self.path != ":memory:":
             if not self.encrypted:  # (an encrypted mind's page size is set with its key)
@@ -261,6 +264,20 @@ class Database:
     def columns(self, table: str) -> set[str]:
         return {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}
 
+    @contextlib.contextmanager
+    def memory_bounds(self, mmap_bytes: int, cache_kib: int) -> Iterator[Database]:
+        """Within the block, read at most ``mmap_bytes`` of the file through a memory map (0: none)
+        and keep at most ``cache_kib`` KiB of pages in this connection's cache; then the bounds it
+        had before (a smaller cache frees the pages beyond it at once)."""
+        before = (int(self.scalar("PRAGMA mmap_size") or 0), int(self.scalar("PRAGMA cache_size") or 0))
+        self.conn.execute(f"PRAGMA mmap_size = {int(mmap_bytes)}")
+        self.conn.execute(f"PRAGMA cache_size = {-int(cache_kib)}")
+        try:
+            yield self
+        finally:
+            self.conn.execute(f"PRAGMA mmap_size = {before[0]}")
+            self.conn.execute(f"PRAGMA cache_size = {before[1]}")
+
     # -- transactions -----------------------------------------------------------------------
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Database]:
@@ -292,5 +309,8 @@ class Database:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             if self._depth == 0 and not self.readonly and self.path != ":memory:":
+                # what ANALYZE reads goes through the bounded cache, not the memory map: on a large
+                # mind the map's pages would count in the process's memory as it ends
+                self.conn.execute("PRAGMA mmap_size = 0")
                 self.conn.execute("PRAGMA optimize")
         self.conn.close()

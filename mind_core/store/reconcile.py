@@ -288,6 +288,15 @@ def ann_problem(db: Database, min_vectors: int = ann.ANN_MIN_VECTORS) -> str | N
     return None
 
 
+def ann_waiting(db: Database, min_vectors: int = ann.ANN_MIN_VECTORS) -> str | None:
+    """Why a mind that should keep an ANN index has none usable (a harvest leaves it to the next
+    reconcile): "missing", or how far behind; None when it needs none or has one. Reads only the
+    manifest and the log, never the graph."""
+    if not ann_needed(db, min_vectors):
+        return None
+    return ann.problem(db, ann.read_manifest(db), VectorIndex(db, None).stored_fingerprint())
+
+
 def refresh_ann_index(db: Database, min_vectors: int = ann.ANN_MIN_VECTORS) -> int:
     """Build the ANN index of a mind that needs one and has none usable, or whose removals wore
     it (``AnnGraphs.worn``), and return the vectors it holds; otherwise fold the change log into

@@ -52,3 +52,13 @@ def test_mail_questions_from_a_maildir_skip_quotes_and_ask_each_thread_start_onc
     questions = list(mn.mail_questions(tmp_path / "box"))
     assert [(q.kind, q.where) for q in questions] == [("mail sentence", "a@x"), ("mail subject", "a@x")]
     assert questions[1].question == "Fix the tag search in threads"
+
+
+def test_a_notes_questions_share_one_fold_and_the_folds_are_stable():
+    def question(source: str, heading: str) -> mn.Question:
+        return mn.Question("note sentence", "words of a question", source, heading, "A sentence.")
+
+    first, second = question("markdown/v/a.md", "One"), question("markdown/v/a.md", "Two")
+    assert mn.fold_of(first) == mn.fold_of(second) == mn.fold_of(question("markdown/v/a.md", "One"))
+    folds = {mn.fold_of(question(f"markdown/v/note {i}.md", "")) for i in range(30)}
+    assert folds == set(range(mn.FOLDS))

@@ -20,7 +20,7 @@ import pytest
 from mind_core.embeddings import EmbeddingError, InprocessEmbedder, onnx_export
 from mind_core.embeddings import inprocess as inprocess_module
 from mind_core.embeddings.inprocess import BACKEND_ENV, bundled_model_path, resolve_backend
-from mind_core.embeddings.onnx_runtime import mean_pool
+from mind_core.embeddings.onnx_runtime import FEW_TEXTS, mean_pool
 from mind_core.embeddings.token_quantization import quantize_per_token, quantize_weights
 from mind_core.errors import FingerprintMismatchError, InvalidInputError
 from mind_core.mind import Mind
@@ -105,6 +105,28 @@ def test_onnx_vectors_are_unit_padded_and_independent_of_batching(
     assert two_per_pass.count_tokens("hello world") == 2
     assert two_per_pass.count_tokens("word " * 600) == 600  # counted past the 256-piece window
     assert len(exports) == 1
+
+
+def test_a_question_runs_on_one_thread_and_a_batch_on_the_default_pool(
+    tiny_model_dir: Path, tmp_path: Path, exports: list[Path]
+) -> None:
+    """A call of a few texts (a question) runs on a one-thread session, a larger one on ONNX
+    Runtime's default; the vectors are the same either way, and a small call never loads a second
+    session (each holds the weights) in a process that already has the default one."""
+    asking = tiny_embedder(tiny_model_dir, tmp_path / "cache", "onnx-int8")
+    question = asking.embed(TEXTS[1])
+    model = asking._model()
+    assert sorted(model._sessions) == [1]  # a process that only asks loads one session
+    batch = asking.embed_batch(TEXTS)
+    assert sorted(model._sessions) == [0, 1]
+    assert np.array_equal(question, batch[1])
+    assert np.array_equal(asking.embed_batch(TEXTS[:FEW_TEXTS]), batch[:FEW_TEXTS])
+
+    harvesting = tiny_embedder(tiny_model_dir, tmp_path / "other-cache", "onnx-int8")
+    harvested = harvesting.embed_batch(TEXTS)  # loaded for a large call: the default session
+    harvesting.embed(TEXTS[0])
+    assert sorted(harvesting._model()._sessions) == [0]
+    assert np.array_equal(harvested, batch)
 
 
 def test_int8_is_its_own_file_and_close_to_fp32(tiny_model_dir: Path, tmp_path: Path, exports: list[Path]) -> None:

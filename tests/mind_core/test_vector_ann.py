@@ -5,6 +5,8 @@ and rebuilt by reconcile."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from mind_core.mind import Mind
 from mind_core.search import ann
 from mind_core.store import reconcile
+from tests.conftest import REPO_ROOT
 from tests.mind_core.test_vector_prescan import WORDS, DenseHashingEmbedder, fill, sentences
 
 
@@ -225,3 +228,35 @@ def test_a_mind_in_memory_keeps_no_index():
         fill(mind, sentences(50))
         assert reconcile.reconcile_indexes(mind.db, mind.embedder, ann_min_vectors=0).ann_rebuilt == 0
         assert reconcile.doctor(mind.db, mind.embedder, ann_min_vectors=0).finding("ann_index").ok
+
+
+def test_the_build_reads_the_vectors_in_bounded_pages_each_copied_once(mind, monkeypatch):
+    """The graph is built from pages of BUILD_PAGE vectors (a few MB whatever the mind's size),
+    each page one float32 block holding the stored vectors' values, cut to the indexed width."""
+    fill(mind, sentences(230))
+    monkeypatch.setattr(ann, "BUILD_PAGE", 50)
+    pages = list(ann._pages(mind.db, "memory_frames_vec", 7))
+    assert [len(keys) for keys, _ in pages] == [50, 50, 50, 50, len(pages[-1][0])] and len(pages[-1][0]) >= 30
+    stored = {row[0]: np.frombuffer(row[1], dtype=np.float32) for row in mind.db.query(
+        "SELECT rowid, embedding FROM memory_frames_vec")}
+    for keys, block in pages:
+        assert block.dtype == np.float32 and block.flags.c_contiguous and block.shape == (len(keys), 7)
+        for key, row in zip(keys, block, strict=True):
+            assert np.array_equal(row, stored[int(key)][:7])
+    build(mind)  # and a graph built page by page answers as the exact scan
+    assert_same(ann_nearest(mind, "budget meeting friday"), exact_nearest(mind, "budget meeting friday"))
+
+
+def test_a_question_embedded_after_a_graph_was_opened_does_not_crash_the_process(tmp_path):
+    """usearch loaded before ONNX Runtime made the later ONNX Runtime import crash the process
+    (SIGSEGV): a reconcile or a search opening the graph, then the model loaded for a question.
+    Run in a fresh process, where nothing else has loaded either library yet."""
+    script = (
+        "from mind_core.search import ann\n"
+        "ann.usearch_index()\n"
+        "import onnxruntime\n"
+        "print(onnxruntime.get_device())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "CPU"
