@@ -70,7 +70,8 @@ class Setting(SearchConfig):
 
     @property
     def addressed_per_session(self) -> float:
-        """For the ablation: 1 names stand for a role per session, 0 per source, -1 not at all
+        """For the ablation: 1 names stand for a role per session (others left alone), 0 per
+        source or session-exclusive (the "off" side takes the better of the two), -1 not at all
         (in neither side)."""
         if not self.addressed_names:
             return -1.0

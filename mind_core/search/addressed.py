@@ -10,8 +10,8 @@ name there. "There" is the source by default (a ChatGPT export has one user); wi
 addressed, the others getting no role, and with "session-exclusive" the frames of those others
 count as said by someone else (one mind holding several people's conversations). The speaker
 preference then prefers that role's frames there, and the lanes search the question without the
-name, as they do for a speaker named in the export (``mind_core.search.speakers``). A person only talked about ("my sister
-Kate said ...") is rarely addressed, so is given to no role.
+name, as they do for a speaker named in the export (``mind_core.search.speakers``). A person
+only talked about ("my sister Kate said ...") is rarely addressed, so is given to no role.
 """
 
 from __future__ import annotations
