@@ -221,6 +221,33 @@ def search_hit(result: SearchResult, query: str = "", snippet_chars: int | None 
     }
 
 
+def absolute_evidence(result: SearchResult) -> float:
+    """How well a frame matches the question on scales that mean the same in every mind: the mean
+    of its cosine similarity to the question (0 when the vector lane did not find it) and the share
+    of the question's keywords it holds; 1.0 for a frame from the time a question asks only about
+    (``in_asked_time``). A result's ``score`` is relative to its mind (the best candidate of a mind
+    of unrelated notes scores 1.0 there), so minds are merged by this."""
+    if result.in_asked_time:
+        return 1.0
+    return round(((result.similarity or 0.0) + result.keyword_share) / 2, 4)
+
+
+def weigh_minds(*answers: list[CombinedResult]) -> None:
+    """Make the scores of several minds' answers comparable before they are merged: each mind's
+    scores are multiplied by the absolute evidence of its best-matching result, so a mind whose
+    best candidate barely matches the question no longer places it above another mind's good
+    match (each mind's own order is kept; ``metadata["mind_weight"]`` says by how much)."""
+    if sum(1 for answer in answers if answer) < 2:
+        return
+    for answer in answers:
+        weight = max((r.metadata.get("evidence", 0.0) for r in answer), default=0.0)
+        for result in answer:
+            result.score = round(result.score * weight, 4)
+            result.metadata["mind_weight"] = weight
+            if result.explain is not None:
+                result.explain.update(score=result.score, mind_weight=weight)
+
+
 def map_memory_result(result: SearchResult, workspace: str) -> CombinedResult:
     """A search hit of the mind named ``workspace`` as a recall result."""
     frame = result.frame
@@ -234,6 +261,7 @@ def map_memory_result(result: SearchResult, workspace: str) -> CombinedResult:
         metadata={
             "match_score": result.match_score,
             "confident": result.confident,
+            "evidence": absolute_evidence(result),
             "frame_id": frame.id,
             "frame_type": frame.frame_type,
             "importance": frame.importance,
@@ -602,6 +630,7 @@ class CombinedRetrieval:
         personal_results = (
             self._search_mind(self.personal, PERSONAL, query, options) if scope != WORKSPACE else []
         )
+        weigh_minds(workspace_results, personal_results)
         result = CombinedRetrievalResult(
             query=query,
             workspace_results=workspace_results,

@@ -566,6 +566,21 @@ def test_linker_threshold_filters_on_the_match_scale(minds):
 
 
 # -- scores a person can trust ---------------------------------------------------------------------
+def test_a_mind_of_unrelated_notes_does_not_place_its_best_guess_above_another_minds_match(minds):
+    # each mind's scores are relative to it: alone, the notes mind's best guess scores 1.0
+    ws = minds(["CIFS patch series: local caching for network mounts", *FILLER])
+    notes = ["How the app stores data: a metadata cache on disk", "Canvas and file explorer"]
+    personal = minds(notes, importance=dict.fromkeys(notes, "critical"))  # relevance lifts them
+    alone = CombinedRetrieval(None, personal).search("CIFS local caching")
+    assert alone.merged()[0].score == pytest.approx(max(r.score for r in alone.merged()))
+    found = CombinedRetrieval(ws, personal).search("CIFS local caching")
+    merged = found.merged()
+    assert merged[0].workspace == "default" and merged[0].content.startswith("CIFS patch series")
+    weights = {r.workspace: r.metadata["mind_weight"] for r in merged}
+    assert weights["default"] > weights["personal"]
+    assert [r.score for r in merged] == sorted((r.score for r in merged), reverse=True)
+
+
 def test_shown_scores_are_the_order_and_stay_within_one(minds):
     # an important frame that matches less and a normal one that matches more: relevance reorders
     # them, and the shown score follows the order it makes
@@ -578,12 +593,16 @@ def test_shown_scores_are_the_order_and_stay_within_one(minds):
     merged = found.merged()
     scores = [r.score for r in merged]
     assert scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
-    finals = [r.explain["final_score"] for r in merged]
-    assert finals == sorted(finals, reverse=True)
+    for answer in (found.workspace_results, found.personal_results):  # each mind keeps its order
+        finals = [r.explain["final_score"] for r in answer]
+        assert finals == sorted(finals, reverse=True)
     top = merged[0]
     assert top.explain is not None and top.explain["score"] == top.score
+    assert 0.0 < top.metadata["mind_weight"] <= 1.0  # two minds: weighed by their best evidence
     assert top.score == pytest.approx(
         top.metadata["match_score"] * top.explain["relevance_score"] / top.explain["max_relevance"]
+        * top.metadata["mind_weight"],
+        abs=1e-3,
     )
     assert top.explain["final_score"] == pytest.approx(top.explain["rrf_score"] * top.explain["relevance_score"])
 
