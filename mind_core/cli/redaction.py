@@ -167,6 +167,12 @@ def redaction_preview(args: CommandArgs) -> int:
                 found = preview_redaction(mind, name, policy, args.limit)
                 results.append({"workspace": workspace, **found.to_dict()})
                 counts = ", ".join(f"{n} {kind}" for kind, n in found.counts.items()) or "nothing"
+                if str(found.policy) == "none" and not found.messages:
+                    lines.append(
+                        f"{workspace}/{name}: no redaction policy, nothing to preview (try one with --kinds,"
+                        f" e.g. --kinds secrets,email; keep it with `mind redaction set`)"
+                    )
+                    continue
                 lines.append(
                     f"{workspace}/{name} ({found.policy}): {found.messages_redacted} of {found.messages} "
                     f"messages, {counts}" + (f"; {found.hits_not_listed} more not listed" if found.hits_not_listed else "")

@@ -87,6 +87,12 @@ def test_the_dry_run_from_the_command_line(tmp_path, export, capsys):
     out = capsys.readouterr().out
     assert f"{EXPECTED['email']} email" in out and "would redact (nothing written)" in out
     assert not [v for v in PLANTED if v in out]
+    assert main(["sources", "add", str(export), "--name", "plain", *base]) == EXIT_OK
+    capsys.readouterr()
+    assert main(["redaction", "preview", "plain", *base]) == EXIT_OK  # no policy: says so, not "0 of 0"
+    assert "no redaction policy, nothing to preview (try one with --kinds" in capsys.readouterr().out
+    assert main(["sources", "remove", "plain", *base]) == EXIT_OK
+    capsys.readouterr()
     assert main(["harvest", "--json", *base]) == EXIT_OK
     (report,) = json.loads(capsys.readouterr().out)
     assert report["imported"]["redacted"] == secrets
