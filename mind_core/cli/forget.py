@@ -105,6 +105,8 @@ def _answer_text(answer: dict[str, Any]) -> list[Any]:
 
 def _dry_run_text(answer: dict[str, Any]) -> list[Any]:
     counts, shown = answer["counts"], answer["frames"]
+    if not any(counts.values()):
+        return ["nothing matches: no frame to delete, no name or address to redact (check the spelling or the workspace)"]
     lines: list[Any] = [
         "would forget: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()),
     ]

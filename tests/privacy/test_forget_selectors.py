@@ -126,6 +126,8 @@ def test_the_command_shows_then_forgets_and_marks_snapshots_stale(tmp_path, mail
     assert done["snapshot_marker"].endswith(FORGOTTEN_MARKER)
     code, out = _run(capsys, "forget", "--query", "kite festival", "--json", *base)
     assert json.loads(out)["counts"]["frames_deleted"] == 0
+    code, out = _run(capsys, "forget", "--person", "Nobody Atall", *base)  # says so, not a row of zeros
+    assert code == EXIT_OK and out.startswith("nothing matches: no frame to delete")
 
     with Mind.open(MindHome(str(home)).mind_path("default")) as mind:
         entry = dict(mind.db.query_one("SELECT * FROM privacy_audit"))
