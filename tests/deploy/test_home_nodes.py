@@ -11,15 +11,14 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
-from mind_harvest.pipelines.resources import MindHomeResource
 
-from deploy.local_cluster import ClusterSettings, LocalCluster
+from deploy.local_cluster import ClusterSettings
 from deploy.mind_comparison import mind_dump
 from deploy.step_events import step_records
 from mind_core.store.home import MindHome
 from mind_core.testing.exports import write_chatgpt_export
-from tests.pipelines import doubles
-from tests.pipelines.harness import add_partitions, harvest, register
+from tests.deploy.cluster_harness import harvest_in_one_process, running_cluster
+from tests.pipelines.harness import add_partitions, register
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -41,11 +40,8 @@ def cluster(tmp_path_factory):
         folder=folder, minds=folder / "code-location", location=LOCATION, webserver=False, ephemeral=True,
         any_worker=False, homes_file=homes_file,
     )
-    with LocalCluster(settings) as running, pytest.MonkeyPatch.context() as patch:
-        for name, value in running.instance_env.items():
-            patch.setenv(name, value)
-        with dg.DagsterInstance.get() as instance:
-            yield running, instance
+    with running_cluster(settings) as running:
+        yield running
 
 
 def _exports(folder: Path) -> dict[str, Path]:
@@ -57,16 +53,7 @@ def _exports(folder: Path) -> dict[str, Path]:
 
 def _one_process_minds(folder: Path, exports: dict[str, Path]) -> dict[str, dict]:
     home = MindHome(folder)
-    keys = [register(home, workspace, "chatgpt", exports[workspace], "chats") for workspace in SOURCES]
-    resources = {
-        "mind_home": MindHomeResource(root=str(home.root)),
-        "embedder": doubles.FakeEmbedderResource(),
-        "plugins": doubles.CountingPluginsResource(),
-    }
-    with dg.instance_for_test() as instance:
-        add_partitions(instance, *keys)
-        for key in keys:
-            assert harvest(instance, resources, key).success
+    harvest_in_one_process(home, [register(home, workspace, "chatgpt", exports[workspace], "chats") for workspace in SOURCES])
     return {workspace: mind_dump(home.mind_path(workspace)) for workspace in SOURCES}
 
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import redis
-from mind_harvest.pipelines.resources import MindHomeResource
 
 from deploy.local_cluster import ClusterSettings, LocalCluster
 from deploy.step_events import StepRecord, step_records
@@ -22,8 +21,8 @@ from mind_core.mind import Mind
 from mind_core.store.home import MindHome
 from mind_core.testing.dump import canonical_dump
 from mind_core.testing.exports import write_chatgpt_export
-from tests.pipelines import doubles
-from tests.pipelines.harness import add_partitions, harvest, register
+from tests.deploy.cluster_harness import harvest_in_one_process, running_cluster
+from tests.pipelines.harness import add_partitions, register
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -40,12 +39,9 @@ def cluster(tmp_path_factory):
     settings = ClusterSettings(
         folder=folder, minds=folder / "minds", location=LOCATION, webserver=False, ephemeral=True
     )
-    with LocalCluster(settings) as running, pytest.MonkeyPatch.context() as patch:
-        for name, value in running.instance_env.items():
-            patch.setenv(name, value)
-        with dg.DagsterInstance.get() as instance:
-            assert type(instance.run_storage).__name__ == "PostgresRunStorage"
-            yield running, instance
+    with running_cluster(settings) as (running, instance):
+        assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+        yield running, instance
 
 
 def _register_all(home: MindHome, exports: dict[str, Path]) -> list[str]:
@@ -58,16 +54,7 @@ def _register_all(home: MindHome, exports: dict[str, Path]) -> list[str]:
 def _single_process_minds(tmp_path: Path, exports: dict[str, Path]) -> dict[str, dict]:
     """The same sources harvested by in-process runs, one after another in partition order."""
     home = MindHome(tmp_path / "reference")
-    keys = _register_all(home, exports)
-    resources = {
-        "mind_home": MindHomeResource(root=str(home.root)),
-        "embedder": doubles.FakeEmbedderResource(),
-        "plugins": doubles.CountingPluginsResource(),
-    }
-    with dg.instance_for_test() as instance:
-        add_partitions(instance, *keys)
-        for key in keys:
-            assert harvest(instance, resources, key).success
+    harvest_in_one_process(home, _register_all(home, exports))
     return _dumps(home)
 
 

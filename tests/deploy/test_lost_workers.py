@@ -12,16 +12,15 @@ to the chunk's second success and the chunks redone are printed (``pytest -s``).
 
 import dagster as dg
 import pytest
-from mind_harvest.pipelines.resources import MindHomeResource
 
-from deploy.local_cluster import ClusterSettings, LocalCluster
+from deploy.local_cluster import ClusterSettings
 from deploy.lost_worker_trial import POOL, WORKER, await_recovery, kill_mid_chunk
 from deploy.mind_comparison import compare_minds, mind_dump
 from mind_core.store.home import MindHome
 from mind_core.testing.exports import write_chatgpt_export
+from tests.deploy.cluster_harness import harvest_in_one_process, running_cluster
 from tests.deploy.recovery_location import CHUNK_CONFIG
-from tests.pipelines import doubles
-from tests.pipelines.harness import add_partitions, harvest, register
+from tests.pipelines.harness import add_partitions, register
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -38,11 +37,8 @@ def cluster(tmp_path_factory):
         folder=folder, minds=folder / "minds", location=LOCATION, webserver=False, ephemeral=True,
         visibility_timeout_s=VISIBILITY_TIMEOUT_S, restore_interval_s=RESTORE_INTERVAL_S,
     )
-    with LocalCluster(settings) as running, pytest.MonkeyPatch.context() as patch:
-        for name, value in running.instance_env.items():
-            patch.setenv(name, value)
-        with dg.DagsterInstance.get() as instance:
-            yield running, instance
+    with running_cluster(settings) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
@@ -54,15 +50,7 @@ def export(tmp_path_factory):
 def one_process_mind(tmp_path_factory, export) -> dict:
     """The source harvested by one in-process run (the dump names no workspace)."""
     home = MindHome(tmp_path_factory.mktemp("reference"))
-    key = register(home, "solo", "chatgpt", export, "chats")
-    resources = {
-        "mind_home": MindHomeResource(root=str(home.root)),
-        "embedder": doubles.FakeEmbedderResource(),
-        "plugins": doubles.CountingPluginsResource(),
-    }
-    with dg.instance_for_test() as instance:
-        add_partitions(instance, key)
-        assert harvest(instance, resources, key, run_config=CHUNK_CONFIG).success
+    harvest_in_one_process(home, [register(home, "solo", "chatgpt", export, "chats")], CHUNK_CONFIG)
     return mind_dump(home.mind_path("solo"))
 
 

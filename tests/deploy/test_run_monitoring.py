@@ -23,6 +23,7 @@ from deploy.lost_worker_trial import harvest_runs, launch_harvest
 from deploy.mind_comparison import mind_dump
 from mind_core.store.home import MindHome
 from mind_core.testing.exports import write_chatgpt_export
+from tests.deploy.cluster_harness import running_cluster
 from tests.deploy.recovery_location import CHUNK_CONFIG
 from tests.pipelines.harness import add_partitions, register
 
@@ -50,11 +51,8 @@ def cluster(tmp_path_factory):
         instance_overrides={"run_monitoring": {**monitoring, "poll_interval_seconds": 1,
                                                "start_timeout_seconds": START_TIMEOUT_S}},
     )
-    with LocalCluster(settings) as running, pytest.MonkeyPatch.context() as patch:
-        for name, value in running.instance_env.items():
-            patch.setenv(name, value)
-        with dg.DagsterInstance.get() as instance:
-            yield running, instance
+    with running_cluster(settings) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
