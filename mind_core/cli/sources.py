@@ -415,9 +415,10 @@ def sources_remove(args: CommandArgs) -> int:
 @common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_set(args: CommandArgs) -> int:
-    """Change a source's path, schedule, reading rules, exclusions or redaction.
+    """Change a source's path, schedule, reading rules or redaction.
 
-    Changing the exclusions makes the next harvest read the source again.
+    Reading rules: --max-file-size, --follow-outside-links, --exclude. Changing the exclusions
+    makes the next harvest read the source again.
     """
     from mind_core.harvest.pipeline import get_registered, register_source
     from mind_core.harvest.stores import HarvestSourceStore
