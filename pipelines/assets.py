@@ -112,12 +112,13 @@ class HarvestItemsConfig(dg.Config):
     last_fingerprint: str | None = None
     max_file_bytes: int | None = None  # the source's reading rules (None: the default limits)
     follow_outside_links: bool = False
+    exclude: list[str] = []  # its files never read (``mind sources add --exclude GLOB``)
     redact: list[str] = []  # the kinds its redaction policy redacts (``mind redaction``)
 
     def scan_target(self, source: str) -> ScanTarget | None:
         if self.kind is None or self.source_path is None:
             return None
-        rules = ReadingRules(self.max_file_bytes, self.follow_outside_links)
+        rules = ReadingRules(self.max_file_bytes, self.follow_outside_links, tuple(self.exclude))
         redaction = RedactionPolicy.parse(self.redact)
         return ScanTarget(source, self.kind, self.source_path, self.last_fingerprint, rules, redaction)
 

@@ -55,6 +55,7 @@ def _scan_run_config(partition_key: str) -> dict[str, Any]:
         "last_fingerprint": target.last_fingerprint,
         "max_file_bytes": target.rules.max_file_bytes,
         "follow_outside_links": target.rules.follow_outside_links,
+        "exclude": list(target.rules.exclude),
         "redact": sorted(target.redaction.kinds),
     }
     return {"ops": {harvest_items.node_def.name: {"config": config}}}

@@ -83,6 +83,11 @@ def harvest(args: CommandArgs) -> int:
         for r in reports
         if (redacted := (r["imported"] or {}).get("redacted"))
     )
+    notes.extend(
+        f"  {r['workspace']}/{r['source']}: excluded {n} file{'s' if n != 1 else ''} (its --exclude globs)"
+        for r in reports
+        if (n := r.get("excluded_files"))
+    )
     if notes:
         parts.append("\n" + "\n".join(notes))
     error_lines = [

@@ -49,6 +49,12 @@ MAX_FILE_SIZE_HELP = (
     "file read whole (a note, a mail, a prompt), 32G for an export streamed record by record."
 )
 FOLLOW_HELP = "Follow symlinks that lead outside the source's folder (by default they are skipped and reported)."
+EXCLUDE_HELP = (
+    "Files of a folder source never read, as a glob matched against the path relative to the "
+    "folder (fnmatch: * also matches /; a pattern without / also matches any file or folder "
+    "name on the way; a folder matched excludes all below it): '*.msg', 'drafts/**'. Skipped "
+    "without an error, counted in the harvest's report"
+)
 REDACT_HELP = (
     "What harvests of this source redact, instead of the workspace's policy (`mind redaction`): "
     "secrets, email, phone, iban, card, people, all, personal or none, separated by commas"
@@ -64,14 +70,32 @@ def _set_redaction(mind: Mind, source: str, kinds: str | None) -> None:
         set_source_policy(mind.db, source, None if follow else RedactionPolicy.parse(kinds))
 
 
-def _reading_rules(source_rules: ReadingRules, max_file_size: int | None, follow: bool | None) -> ReadingRules:
+def _reading_rules(
+    source_rules: ReadingRules,
+    max_file_size: int | None,
+    follow: bool | None,
+    exclude: tuple[str, ...] | None = None,
+) -> ReadingRules:
+    """The source's rules with what the options changed (``exclude`` None: unchanged)."""
     from dataclasses import replace
 
     if max_file_size is not None:
         source_rules = replace(source_rules, max_file_bytes=max_file_size)
     if follow is not None:
         source_rules = replace(source_rules, follow_outside_links=follow)
+    if exclude is not None:
+        source_rules = replace(source_rules, exclude=exclude)
     return source_rules
+
+
+def _exclusions(globs: tuple[str, ...]) -> tuple[str, ...]:
+    """The --exclude globs as stored; a bad one is a usage error, before any mind is touched."""
+    from mind_core.harvest.source_files import exclusion_patterns
+
+    try:
+        return exclusion_patterns(globs)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--exclude") from exc
 
 
 class SourcesAddCommand(click.Command):
@@ -108,6 +132,7 @@ def sources() -> None:
     epilog=example(
         "mind sources add ~/Downloads/chatgpt-export.zip --name gpt",
         "mind sources add ~/Mail/archive --kind email -w team",
+        "mind sources add ~/Mail/archive --exclude '*.msg' --exclude 'drafts/**'",
     ),
 )
 @click.argument(
@@ -144,6 +169,7 @@ def sources() -> None:
 )
 @click.option("--max-file-size", type=SizeType(), help=MAX_FILE_SIZE_HELP)
 @click.option("--follow-outside-links", is_flag=True, default=None, help=FOLLOW_HELP)
+@click.option("--exclude", "exclude", multiple=True, metavar="GLOB", help=EXCLUDE_HELP + " (repeatable).")
 @click.option("--redact", metavar="KINDS", help=REDACT_HELP + ".")
 @common_options_hiding("embedder", "quiet")
 @mind_command
@@ -173,7 +199,8 @@ def sources_add(args: CommandArgs) -> int:
     if args.redact is not None and args.redact.strip().lower() != "workspace":
         RedactionPolicy.parse(args.redact)  # refused before any mind is created
     sync_given = args.auto_sync or args.interval_hours is not None
-    rules_given = args.max_file_size is not None or args.follow_outside_links is not None
+    exclude = _exclusions(args.exclude) if args.exclude else None
+    rules_given = args.max_file_size is not None or args.follow_outside_links is not None or exclude is not None
     with open_mind(args, embed=False, create=True) as mind:
         existing = None if args.replace else existing_registration(mind, plan)
         if existing is not None:
@@ -182,7 +209,10 @@ def sources_add(args: CommandArgs) -> int:
         source = existing
         if source is None or sync_given or rules_given:
             rules = _reading_rules(
-                HarvestSourceStore(mind.db).reading_rules(plan.name), args.max_file_size, args.follow_outside_links
+                HarvestSourceStore(mind.db).reading_rules(plan.name),
+                args.max_file_size,
+                args.follow_outside_links,
+                exclude,
             )
             source = register_planned(
                 mind,
@@ -292,8 +322,10 @@ def sources_list(args: CommandArgs) -> int:
     rows, data, notes = [], [], []
     for workspace in selected_workspaces(args):
         with open_mind(args, workspace, embed=False) as mind:
-            for s in HarvestSourceStore(mind.db).get_all():
-                data.append(Source.of(workspace, s).model_dump(mode="json"))
+            store = HarvestSourceStore(mind.db)
+            for s in store.get_all():
+                patterns = store.reading_rules(s.source).exclude
+                data.append({**Source.of(workspace, s).model_dump(mode="json"), "exclude": list(patterns)})
                 interval = f"every {s.sync_interval_hours}h" if s.auto_sync else "manual"
                 rows.append(
                     (
@@ -309,6 +341,8 @@ def sources_list(args: CommandArgs) -> int:
                         s.source_path,
                     )
                 )
+                if patterns:
+                    notes.append(f"  {workspace}/{s.source}: excludes {', '.join(patterns)}")
                 if s.last_status_reason:
                     notes.append(f"  {workspace}/{s.source}: {s.last_status}: {s.last_status_reason}")
                 notes.extend(f"    {error}" for error in s.last_first_errors)
@@ -350,7 +384,10 @@ def sources_remove(args: CommandArgs) -> int:
     return EXIT_OK
 
 
-@sources.command("set", epilog=example("mind sources set gpt --auto-sync --interval-hours 6"))
+@sources.command(
+    "set",
+    epilog=example("mind sources set gpt --auto-sync --interval-hours 6", "mind sources set mail --exclude '*.msg'"),
+)
 @click.argument("name", help="The source to change.")
 @click.option(
     "--path", type=click.Path(), metavar="PATH", help="Other files for the source: its ledger starts over."
@@ -370,14 +407,23 @@ def sources_remove(args: CommandArgs) -> int:
 )
 @click.option("--max-file-size", type=SizeType(), help=MAX_FILE_SIZE_HELP)
 @click.option("--follow-outside-links/--no-follow-outside-links", default=None, help=FOLLOW_HELP)
+@click.option(
+    "--exclude", "exclude", multiple=True, metavar="GLOB", help=EXCLUDE_HELP + " (repeatable; replaces the list)."
+)
+@click.option("--no-exclude", is_flag=True, help="Read every file again (drop the source's exclusions).")
 @click.option("--redact", metavar="KINDS", help=REDACT_HELP + "; workspace: follow the workspace's again.")
 @common_options_hiding("embedder", "quiet")
 @mind_command
 def sources_set(args: CommandArgs) -> int:
-    """Change a source's path, schedule, reading rules or redaction."""
+    """Change a source's path, schedule, reading rules or redaction.
+
+    Reading rules: --max-file-size, --follow-outside-links, --exclude. Changing the exclusions
+    makes the next harvest read the source again.
+    """
     from mind_core.harvest.pipeline import get_registered, register_source
     from mind_core.harvest.stores import HarvestSourceStore
 
+    exclude = _exclusions(args.exclude) if args.exclude else () if args.no_exclude else None
     with open_mind(args, embed=False) as mind:
         source = get_registered(mind, args.name, f"workspace {args.workspace!r}")
         if args.path:
@@ -387,19 +433,21 @@ def sources_set(args: CommandArgs) -> int:
         if args.auto_sync is not None or args.interval_hours is not None:
             enabled = source.auto_sync if args.auto_sync is None else args.auto_sync
             HarvestSourceStore(mind.db).set_auto_sync(args.name, enabled, args.interval_hours)
-        if args.max_file_size is not None or args.follow_outside_links is not None:
+        if args.max_file_size is not None or args.follow_outside_links is not None or exclude is not None:
             store = HarvestSourceStore(mind.db)
             store.set_reading_rules(
                 args.name,
-                _reading_rules(store.reading_rules(args.name), args.max_file_size, args.follow_outside_links),
+                _reading_rules(store.reading_rules(args.name), args.max_file_size, args.follow_outside_links, exclude),
             )
         with mind.db.transaction():
             _set_redaction(mind, args.name, args.redact)
         source = get_registered(mind, args.name)
+        patterns = HarvestSourceStore(mind.db).reading_rules(args.name).exclude
     emit(
         args,
-        source.__dict__,
+        {**source.__dict__, "exclude": list(patterns)},
         f"source {source.source!r}: auto-sync {'on' if source.auto_sync else 'off'}, "
-        f"every {source.sync_interval_hours}h, path {source.source_path}",
+        f"every {source.sync_interval_hours}h, path {source.source_path}"
+        + (f", excludes {', '.join(patterns)}" if patterns else ""),
     )
     return EXIT_OK

@@ -306,12 +306,16 @@ def source_fingerprint(
     harvested under: a new policy makes an unchanged source look changed, so it is read again."""
     with reading_with(rules):
         files = get_source(source.kind).fingerprint(plugin_location(source.source_path))  # type: ignore[arg-type]
-    return files + redaction.mark
+    return files + rules.exclusion_mark + redaction.mark
 
 
-def scan_source(source: HarvestSource, rules: ReadingRules = DEFAULT_RULES) -> Iterator[ScanEvent]:
-    """The plugin's scan of the source, its files read under the source's ``rules``."""
-    return scanned_with(get_source(source.kind).scan(plugin_location(source.source_path)), rules)  # type: ignore[arg-type]
+def scan_source(
+    source: HarvestSource, rules: ReadingRules = DEFAULT_RULES, excluded: set[str] | None = None
+) -> Iterator[ScanEvent]:
+    """The plugin's scan of the source, its files read under the source's ``rules`` (the paths of
+    the files they exclude collected in ``excluded``)."""
+    events = get_source(source.kind).scan(plugin_location(source.source_path))  # type: ignore[arg-type]
+    return scanned_with(events, rules, excluded)
 
 
 class _TimedScan:
@@ -349,6 +353,7 @@ class HarvestReport:
     # frames rewritten under a new redaction policy: their old text was scrubbed from the files
     # (True), or could not all be (False: a reader held the WAL); None: nothing to scrub
     scrubbed: bool | None = None
+    excluded_files: int = 0  # files the source's exclusions (--exclude) passed over, unread
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -364,6 +369,7 @@ class HarvestReport:
             "stage_seconds": self.stage_seconds,
             "frames_held": self.frames_held,
             "scrubbed": self.scrubbed,
+            "excluded_files": self.excluded_files,
         }
 
 
@@ -526,7 +532,8 @@ def _harvest(
     def stage_progress(stage: str) -> Progress | None:
         return None if progress is None else (lambda done, total: progress(stage, done, total))
 
-    scan = _TimedScan(scan_source(source, rules))
+    excluded: set[str] = set()
+    scan = _TimedScan(scan_source(source, rules, excluded))
     began = time.perf_counter()
     report.imported = import_items(
         mind,
@@ -538,6 +545,7 @@ def _harvest(
         progress=stage_progress("import"),
     )
     report.status, report.reason = report.imported.status, report.imported.status_reason
+    report.excluded_files = len(excluded)
     if report.status not in FAILING_STATUSES:  # until the index and vectors are complete too
         with mind.db.transaction():
             HarvestSourceStore(mind.db).set_status(name, INTERRUPTED, UNFINISHED)

@@ -20,6 +20,8 @@ scan goes on:
   a file reached twice (a link beside its target, a hard link) is read once.
 - Walks are iterative: depth never overflows the stack; a folder too deep for the operating
   system's path limit is reported by name.
+- A source's exclusions (``mind sources add --exclude GLOB``) are skipped by every walk without
+  an error, and counted (``scanned_with(..., excluded=set())`` collects their paths).
 
 The rules of the source being scanned are a context variable (``scanned_with``), so a plugin's
 ``scan(path)`` keeps its signature and a third-party plugin gets the same protection by calling
@@ -33,11 +35,11 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from fnmatch import fnmatch
+from fnmatch import fnmatch, fnmatchcase
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
@@ -52,11 +54,13 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class ReadingRules:
-    """How a source's files may be read: its size limit (None: the defaults) and whether links
-    that lead outside its folder are followed."""
+    """How a source's files may be read: its size limit (None: the defaults), whether links
+    that lead outside its folder are followed, and the files it never reads (``exclude``: globs
+    matched against a file's path relative to the folder walked, as ``is_excluded`` says)."""
 
     max_file_bytes: int | None = None
     follow_outside_links: bool = False
+    exclude: tuple[str, ...] = ()
 
     def limit(self, streamed: bool) -> int:
         if self.max_file_bytes is not None:
@@ -65,7 +69,31 @@ class ReadingRules:
 
     def to_json(self) -> str:
         return json.dumps(
-            {"max_file_bytes": self.max_file_bytes, "follow_outside_links": self.follow_outside_links}
+            {
+                "max_file_bytes": self.max_file_bytes,
+                "follow_outside_links": self.follow_outside_links,
+                "exclude": list(self.exclude),
+            }
+        )
+
+    @property
+    def exclusion_mark(self) -> str:
+        """What a source fingerprint carries of the exclusions: new ones make the source read again."""
+        if not self.exclude:
+            return ""
+        return "+exclude:" + hashlib.sha256("\x00".join(self.exclude).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+    def is_excluded(self, relpath: str) -> bool:
+        """Whether ``relpath`` (``/``-separated, relative to the folder walked) matches an exclusion:
+        the whole path (``drafts/**``, ``*.msg``: ``*`` also matches ``/``) or a folder it lies in
+        (``drafts``); a pattern without ``/`` also any one name on the path (``outlook.msg``)."""
+        parts = relpath.split("/")
+        folders = ["/".join(parts[:end]) for end in range(1, len(parts))]
+        return any(
+            fnmatchcase(relpath, pattern)
+            or any(fnmatchcase(folder, pattern.rstrip("/")) for folder in folders)
+            or ("/" not in pattern and any(fnmatchcase(part, pattern) for part in parts))
+            for pattern in self.exclude
         )
 
     @classmethod
@@ -74,13 +102,30 @@ class ReadingRules:
             data = json.loads(text) if text else {}
         except ValueError:
             data = {}
-        limit = data.get("max_file_bytes") if isinstance(data, dict) else None
-        follow = data.get("follow_outside_links") if isinstance(data, dict) else False
-        return cls(limit if isinstance(limit, int) and limit > 0 else None, follow is True)
+        if not isinstance(data, dict):
+            data = {}
+        limit, follow, exclude = data.get("max_file_bytes"), data.get("follow_outside_links"), data.get("exclude")
+        patterns = tuple(p for p in exclude if isinstance(p, str) and p) if isinstance(exclude, list) else ()
+        return cls(limit if isinstance(limit, int) and limit > 0 else None, follow is True, patterns)
+
+
+def exclusion_patterns(globs: Iterable[str]) -> tuple[str, ...]:
+    """Globs as a source stores them: stripped, a leading ``./`` dropped, ``\\`` as ``/``, each once;
+    an empty one is refused (ValueError)."""
+    patterns: list[str] = []
+    for glob in globs:
+        pattern = glob.strip().replace("\\", "/").removeprefix("./")
+        if not pattern:
+            raise ValueError(f"{glob!r} is not a glob: give a pattern such as '*.msg' or 'drafts/**'")
+        if pattern not in patterns:
+            patterns.append(pattern)
+    return tuple(patterns)
 
 
 DEFAULT_RULES = ReadingRules()
 _rules: ContextVar[ReadingRules | None] = ContextVar("source_reading_rules", default=None)
+# the paths a scan's walks passed over as excluded (None: not counted, as in a fingerprint)
+_excluded: ContextVar[set[str] | None] = ContextVar("source_excluded_files", default=None)
 
 
 def current_rules() -> ReadingRules:
@@ -88,22 +133,24 @@ def current_rules() -> ReadingRules:
 
 
 @contextmanager
-def reading_with(rules: ReadingRules) -> Iterator[None]:
-    """The files opened and walked inside read under ``rules``."""
-    token = _rules.set(rules)
+def reading_with(rules: ReadingRules, excluded: set[str] | None = None) -> Iterator[None]:
+    """The files opened and walked inside read under ``rules``; the paths of the files excluded
+    are added to ``excluded`` when given."""
+    token, excluded_token = _rules.set(rules), _excluded.set(excluded)
     try:
         yield
     finally:
+        _excluded.reset(excluded_token)
         _rules.reset(token)
 
 
-def scanned_with(events: Iterator[T], rules: ReadingRules) -> Iterator[T]:
+def scanned_with(events: Iterator[T], rules: ReadingRules, excluded: set[str] | None = None) -> Iterator[T]:
     """``events`` (a plugin's scan) run under ``rules``: the rules hold during each step of the
     generator, however its consumer interleaves it with other work; closing this closes the scan
-    (its open files with it)."""
+    (its open files with it). The paths of the files the rules exclude go to ``excluded``."""
     try:
         while True:
-            with reading_with(rules):
+            with reading_with(rules, excluded):
                 try:
                     event = next(events)
                 except StopIteration:
@@ -211,8 +258,10 @@ def walk_files(
     order (a folder's files by name, then its subfolders by name, depth first), and a located
     error for each one that is skipped (not a regular file, a link leading outside, a broken
     link) or folder that cannot be listed. ``enter(folder, subfolder names)`` chooses the
-    subfolders to walk into. Iterative, links to folders not followed, each file yielded once."""
+    subfolders to walk into. Iterative, links to folders not followed, each file yielded once.
+    A file the source's rules exclude is passed over without an error (and counted)."""
     rules = current_rules()
+    excluded = _excluded.get()
     real_root = Path(os.path.realpath(root))
     seen: set[tuple[int, int]] = set()
     stack = [(Path(root), 0)]
@@ -237,6 +286,10 @@ def walk_files(
                         subfolders.append(entry.name)
                     continue
                 if not wanted(entry.name):
+                    continue
+                if rules.exclude and rules.is_excluded(path.relative_to(root).as_posix()):
+                    if excluded is not None:
+                        excluded.add(str(path))
                     continue
                 linked = entry.is_symlink()
                 status = entry.stat()

@@ -50,12 +50,14 @@ def test_the_registry_s_rules_limit_what_the_scan_reads(tmp_path, home, instance
 def test_the_harvest_job_carries_the_rules_to_the_scan_step(tmp_path, home, instance, resources, monkeypatch):
     monkeypatch.setenv("MIND_HOME", str(home.root))
     vault = vault_with_hostile_files(tmp_path)
-    rules = ReadingRules(max_file_bytes=1024, follow_outside_links=True)
+    rules = ReadingRules(max_file_bytes=1024, follow_outside_links=True, exclude=("never*",))
+    (vault / "never.md").write_text("# Never\n\nzqnever\n", encoding="utf-8")
     key = register(home, "alpha", "markdown", vault, "notes", rules=rules)
     add_partitions(instance, key)
     run_config = _scan_run_config(key)
     config = run_config["ops"]["harvest_items"]["config"]
-    assert (config["max_file_bytes"], config["follow_outside_links"]) == (1024, True)
+    assert (config["max_file_bytes"], config["follow_outside_links"], config["exclude"]) == (1024, True, ["never*"])
     meta = materialized(harvest(instance, resources, key, run_config=run_config))["harvest_items"]
     assert meta["items"] == 3 and meta["errors"] == 1 and "big.md" in meta["first_errors"]
     assert "osprey" in contents(home, "alpha")  # the outside link is followed: this source allows it
+    assert "zqnever" not in contents(home, "alpha")  # an excluded note is passed over, no error

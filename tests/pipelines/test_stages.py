@@ -122,7 +122,7 @@ def test_the_harvest_jobs_runs_carry_the_source_so_the_scan_opens_no_mind(
     made = job.partitioned_config.get_run_config_for_partition_key(key)
     assert made["ops"]["harvest_items"]["config"] == {
         "kind": "chatgpt", "source_path": registered.source_path, "last_fingerprint": None,
-        "max_file_bytes": None, "follow_outside_links": False,  # the source's reading rules (defaults)
+        "max_file_bytes": None, "follow_outside_links": False, "exclude": [],  # its reading rules (defaults)
         "redact": [],  # its redaction policy: none
     }
     staging_url = resources["mind_home"].staging().url
