@@ -325,7 +325,7 @@ def sources_list(args: CommandArgs) -> int:
             store = HarvestSourceStore(mind.db)
             for s in store.get_all():
                 patterns = store.reading_rules(s.source).exclude
-                data.append({**Source.of(workspace, s).model_dump(mode="json"), "exclude": list(patterns)})
+                data.append(Source.of(workspace, s, patterns).model_dump(mode="json"))
                 interval = f"every {s.sync_interval_hours}h" if s.auto_sync else "manual"
                 rows.append(
                     (

@@ -453,7 +453,8 @@ class MindTools:
         if mind is None:
             return SourcesResponse(sources=[])
         name = workspace or self.default_workspace
-        return SourcesResponse(sources=[Source.of(name, s) for s in HarvestSourceStore(mind.db).get_all()])
+        store = HarvestSourceStore(mind.db)
+        return SourcesResponse(sources=[Source.of(name, s, store.reading_rules(s.source).exclude) for s in store.get_all()])
 
     def cleanup_frames(
         self,

@@ -352,7 +352,8 @@ class QueryService:
 
         name = self._path(workspace)[0]
         with self._mind(workspace) as mind:
-            found = [Source.of(name, s) for s in HarvestSourceStore(mind.db).get_all()]
+            store = HarvestSourceStore(mind.db)
+            found = [Source.of(name, s, store.reading_rules(s.source).exclude) for s in store.get_all()]
         return SourcesResponse(sources=found)
 
     def entities(self, request: EntitiesRequest) -> EntitiesResponse:

@@ -3,6 +3,7 @@ tool list_sources answer them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import (
@@ -59,12 +60,16 @@ class Source(BaseModel):
     last_first_errors: list[str] = Field(
         [], description="The last harvest's first errors, each located (file, record, reason)."
     )
+    exclude: list[str] = Field(
+        [], description="Globs of files of its folder a harvest skips (`mind sources add/set --exclude`)."
+    )
 
     @classmethod
-    def of(cls, workspace: str, source: Any) -> Source:
-        """A stored source (``HarvestSource``) of ``workspace``, its counters renamed."""
+    def of(cls, workspace: str, source: Any, exclude: Sequence[str] = ()) -> Source:
+        """A stored source (``HarvestSource``) of ``workspace``, its counters renamed, with the
+        exclusions of its reading rules."""
         fields = {SOURCE_COUNTERS.get(key, key): value for key, value in vars(source).items()}
-        return cls.model_validate({"workspace": workspace, **fields})
+        return cls.model_validate({"workspace": workspace, **fields, "exclude": list(exclude)})
 
 
 SOURCE_EXAMPLE: dict[str, Any] = {
@@ -90,6 +95,7 @@ SOURCE_EXAMPLE: dict[str, Any] = {
     "frames_held": 200,
     "last_harvest_errors": 0,
     "last_first_errors": [],
+    "exclude": ["*.msg"],
 }
 
 
