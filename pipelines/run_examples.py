@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -186,8 +187,10 @@ def main() -> int:
         print("\nthe demo mind: " + ", ".join(f"{v:,} {k}" for k, v in totals.items()))
         failed = [f"{c.asset_key.to_user_string()}:{c.check_name}" for c in checks if not c.passed]
         skipped = sum(1 for key, result in results.items() if "harvest_items" not in _metadata(result))
+        kinds = Counter(c.check_name for c in checks)  # which checks: a run checks more than the sources
         print(
             f"asset checks: {len(checks) - len(failed)} of {len(checks)} passed"
+            + f" ({', '.join(f'{name} x{count}' for name, count in sorted(kinds.items()))})"
             + (f"; failed: {', '.join(failed)}" if failed else "")
             + (f" ({skipped} unchanged source{'s' if skipped > 1 else ''}: not scanned, only source_parsed checked)"
                if skipped else "")

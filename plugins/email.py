@@ -232,7 +232,10 @@ def _file_records(
                 )
             elif kind is FileKind.OUTLOOK and (claimed or file.suffix == ""):
                 yield HarvestError(
-                    where, "binary Outlook .msg (OLE2 compound file) is not RFC 822 mail; export it as .eml"
+                    where, (
+                        "binary Outlook .msg (OLE2 compound file) is not RFC 822 mail; export it as .eml,"
+                        " or leave it out: mind sources set SOURCE --exclude GLOB"
+                    )
                 )
             elif kind in (FileKind.EMPTY, FileKind.OTHER):
                 if claimed:

@@ -260,9 +260,11 @@ def _explain_line(rank: int, result: Any) -> str:
     match = parts.get("match", meta["match_score"])  # the ranking match; match_score is the thresholds'
     if abs(match - meta["match_score"]) >= 0.0005:
         timing += f", threshold match {meta['match_score']:.3f}"
+    weight = meta.get("mind_weight")
+    weighing = "" if weight is None else f" x mind weight {weight:.2f}"
     return (
         f"#{rank} score {result.score:.3f} = match {match:.3f} x relevance "
-        f"{share:.3f} ({relevance}); "
+        f"{share:.3f} ({relevance}){weighing}; "
         f"{_lanes(parts)}, "
         f"similarity {closeness}, keywords {parts.get('keyword_share', 0):.0%}{timing}"
     )

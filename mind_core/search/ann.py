@@ -18,11 +18,11 @@ a graph those calls also append the changed rowids to ``vector_ann_log`` — in 
 transaction, so the log can never disagree with the vectors. The files on disk record the log
 position they include (``seq``); a reader loads them and applies the later log entries (re-reading
 each changed row: present means add or replace, absent means remove) before it searches. So the
-files may lag, the answer never does. ``mind reconcile`` folds the log into the files (or
+files may lag, the answer never does. ``mind doctor --repair`` folds the log into the files (or
 rebuilds them), which keeps the log short.
 
 Removals: usearch keeps a removed vector's slot, its bytes included (in memory and in the saved
-files), until the graph is made again. ``mind reconcile`` folds the log while removals are few and
+files), until the graph is made again. ``mind doctor --repair`` folds the log while removals are few and
 rebuilds once they reach ``MAX_TOMBSTONE_SHARE`` of the graph, which also drops every deleted
 frame's copy from the files.
 
@@ -58,14 +58,14 @@ if TYPE_CHECKING:
 # The vector lane searches the graph once the mind holds at least this many frame vectors, the
 # size from which the pre-scan starts too (``PRESCAN_MIN_VECTORS``); below it the exact scan costs
 # under 15 ms CPU (9 ms at 10,000 frames, benchmarks/archive.py) and a mind needs no file beside
-# it. ``mind reconcile`` builds the graph when a mind crosses it.
+# it. ``mind doctor --repair`` builds the graph when a mind crosses it.
 ANN_MIN_VECTORS = 20_000
 # A search for k rows explores at least k x SEARCH_WIDTH candidates (usearch's expansion): at
 # exactly k, recall falls fast on clustered vectors (0.92 of the exact top 100 on
 # benchmarks/archive.py's 100k vectors, against 0.99 at twice k).
 SEARCH_WIDTH = 2
 # usearch keeps a removed vector's slot (and its bytes, in the files too) until the graph is made
-# again: ``mind reconcile`` rebuilds rather than folds once removals reach this share of it.
+# again: ``mind doctor --repair`` rebuilds rather than folds once removals reach this share of it.
 MAX_TOMBSTONE_SHARE = 0.1
 MAX_PENDING = 10_000  # log entries a reader applies in memory (seconds at most); beyond, the graph is stale
 # Vectors read per step while building: a page of stored vectors is a few MB (2,000 x 4 KiB at

@@ -6,7 +6,7 @@ A word a frame does not hold as written is looked up by FTS5 itself, in a scratc
 table with the mind's tokenizer that holds only the frames shown, not in the mind's index: there
 a word's lookup read every frame holding it (the index cannot seek a handful of rows), which at
 archive size made common words cost milliseconds each; here it costs the same at any size. (A
-frame whose index row is stale, until ``mind reconcile`` mends it, is judged by its text as
+frame whose index row is stale, until ``mind doctor --repair`` mends it, is judged by its text as
 shown rather than by the stale row.)
 """
 

@@ -119,7 +119,7 @@ class KeywordLane:
         every match itself before the LIMIT applies, while SQLite's own sorter keeps only the best
         ``limit`` (the same scores; ties in rowid order, as FTS5 returned them). Without a scope
         the frames table is not joined row by row either: the best rows are checked to be frames
-        afterwards (an index row whose frame is gone, until ``mind reconcile`` drops it, sends
+        afterwards (an index row whose frame is gone, until ``mind doctor --repair`` drops it, sends
         the search through the join)."""
         clauses, scope_params = scope.clauses("mf")
         if not clauses:

@@ -11,7 +11,7 @@ another, such as the original engine's 1024 for a mind shared with it. A mind th
 vectors keeps its width; the embedder is fitted to it (``at_width``), and ``mind reindex``
 re-embeds it at the embedder's own width.
 
-Scale: a mind whose ANN index (mind_core/search/ann.py, built by ``mind reconcile`` once the
+Scale: a mind whose ANN index (mind_core/search/ann.py, built by ``mind doctor --repair`` once the
 mind holds ``ANN_MIN_VECTORS`` frame vectors) is usable is searched through it; otherwise a table
 of PRESCAN_MIN_VECTORS vectors or more is searched through quantized companions (``nearest``,
 mind_core/search/vector_codes.py) rather than scanned whole.

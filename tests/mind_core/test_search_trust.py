@@ -16,6 +16,8 @@ from mind_core.cli.recall import format_recall
 from mind_core.harvest.importer import import_items
 from mind_core.harvest.items import HarvestItem, HarvestMessage
 from mind_core.mind import Mind
+from mind_core.query.models.recall import RecallResponse
+from mind_core.query.models.requests import RecallRequest
 from mind_core.retrieval import CombinedRetrieval, record_access
 from mind_core.search.config import SearchConfig
 from mind_core.search.results import CLEAR_SIMILARITY, CONFIDENT_SIMILARITY
@@ -453,3 +455,25 @@ def test_the_explain_line_is_arithmetic_that_adds_up():
     assert len(terms) == 4 and sum(s for _, s in terms) == pytest.approx(1.0, abs=0.02)
     assert sum(p * s for p, s in terms) == pytest.approx(relevance, abs=0.01)
     assert score == pytest.approx(match * relevance, abs=0.002)
+
+
+def test_the_explain_line_of_several_minds_shows_the_weight_each_mind_is_multiplied_by():
+    # two minds answer (the default scope): each mind's scores are weighed, and the line says by what
+    found = CombinedRetrieval(dated_mind(), dated_mind(), record_access_on_recall=False).search(
+        "scheduler rework", explain=True
+    )
+    lines = [part for part in format_recall(found, True, bold_markdown) if isinstance(part, str)]
+    line = next(line for text in lines for line in text.splitlines() if line.startswith("#1 "))
+    score, match, relevance, weight = (
+        float(x)
+        for x in re.search(
+            r"score ([\d.]+) = match ([\d.]+) x relevance ([\d.]+) \(.*\) x mind weight ([\d.]+);", line
+        ).groups()
+    )
+    assert 0.0 < weight < 1.0
+    assert score == pytest.approx(match * relevance * weight, abs=0.003)
+    answer = RecallResponse.from_retrieval(found, RecallRequest(query="scheduler rework")).model_dump()
+    first = answer["results"][0]["metadata"]  # the JSON of every surface says it too
+    assert first["mind_weight"] == pytest.approx(weight, abs=0.005) and 0.0 < first["evidence"] <= 1.0
+    alone = CombinedRetrieval(dated_mind(), record_access_on_recall=False).search("scheduler rework", scope="workspace")
+    assert "mind_weight" not in RecallResponse.from_retrieval(alone, RecallRequest(query="x")).model_dump()["results"][0]["metadata"]

@@ -95,6 +95,18 @@ class MemoryMetadata(BaseModel):
     )
     match_score: float = Field(description=MATCH_SCORE_HELP)
     confident: bool = Field(description="The frame is close in meaning or holds every keyword of the query.")
+    evidence: float = Field(
+        0.0,
+        description="0..1, how well the frame matches on scales every mind shares: the mean of its cosine "
+        "similarity to the query and the share of the query's keywords it holds (1.0 for a frame from the "
+        "only time the query asks about).",
+    )
+    mind_weight: float | None = Field(
+        None,
+        description="When several minds answered: what this mind's scores were multiplied by (the evidence "
+        "of its best result), so that minds compare; absent for a recall of one mind.",
+        exclude_if=absent,
+    )
     provenance: Provenance = Field(description="Where the frame came from.")
     source_fields: dict[str, Any] = Field(
         default_factory=dict,
