@@ -21,8 +21,8 @@ question is embedded once. Questions without resolvable evidence are excluded an
         [--context-windows 2] [--time-weights ...] [--speaker-weights ...] [--drop-speaker-names 0 1]
         [--topic-blend 0 1] [--addressed-names 0 1] [--addressed-scopes session session-exclusive source]
         [--without-off]
-        [--relevance-shares ...] [--session-caps ...]
-        [--session-weights ...] [--session-aggregates sum max] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
+        [--relevance-shares ...] [--session-caps ...] [--question-parts 0 1]
+        [--session-weights ...] [--session-aggregates sum max] [--session-diversity ...] [--session-firsts ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
 """
 
@@ -147,8 +147,8 @@ def label(config: Setting) -> str:
         methods += f", relevance {config.relevance_share:g}"
     if config.session_cap:
         methods += f", session cap {config.session_cap}"
-    if config.question_parts:
-        methods += ", question parts"
+    if not config.question_parts:
+        methods += ", no question parts"
     if config.session_diversity:
         methods += f", session diversity {config.session_diversity:g}"
     if config.session_firsts:
