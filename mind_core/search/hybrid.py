@@ -197,6 +197,7 @@ class HybridSearch:
         config = self.config
         if not config.question_parts or config.fusion != "convex" or not may_join_people(query):
             return []
+        query = query[:MAX_QUERY_CHARS]
         return people_parts(query, self.speakers.spoken(query, config.addressed_names, config.addressed_scope))
 
     def _search_once(

@@ -28,6 +28,11 @@ def _alternatives(names: Collection[str]) -> str:
     return "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
 
 
+def may_join_people(question: str) -> bool:
+    """Whether ``question`` may join people at all ("and" or a comma): the names are read only then."""
+    return "," in question or re.search(r"\band\b", question, flags=re.IGNORECASE) is not None
+
+
 def people_parts(question: str, names: Collection[str]) -> list[str]:
     """One question per person when ``question`` joins two or more of ``names`` (the people it
     names, as it says them) by "and" or a comma; [] when it does not ("What did Jon tell Gina?"
@@ -67,11 +72,7 @@ def merge_parts(asked: Sequence[tuple[str, list[SearchResult]]], limit: int) -> 
             kept = merged.get(result.frame.id)
             if kept is not None and kept.score >= score:
                 continue
-            explain = {**result.explain, "question_part": text} if result.explain is not None else None
+            explain = None if result.explain is None else {**result.explain, "score": score, "question_part": text}
             merged[result.frame.id] = replace(result, score=score, explain=explain)
     return sorted(merged.values(), key=lambda result: (-result.score, result.frame.id))[:limit]
 
-
-def may_join_people(question: str) -> bool:
-    """Whether ``question`` may join people at all ("and" or a comma): the names are read only then."""
-    return "," in question or re.search(r"\band\b", question, flags=re.IGNORECASE) is not None

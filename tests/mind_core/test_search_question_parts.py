@@ -61,6 +61,7 @@ def test_each_person_gets_their_own_turn_into_the_results():
         found_by = {result.frame.id: result.explain["question_part"] for result in results}
         assert found_by[ginas_answer] == "What do Gina love?"
         assert [result.score for result in results] == sorted((result.score for result in results), reverse=True)
+        assert all(result.explain["score"] == result.score for result in results)  # the merged, shown score
         # a question about one person, or one exchange between two, is searched once, as before
         for question in ("What does Jon love?", "What did Jon ask Gina?"):
             assert mind.search._people_parts(question) == []
