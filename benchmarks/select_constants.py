@@ -21,8 +21,8 @@ question is embedded once. Questions without resolvable evidence are excluded an
         [--context-windows 2] [--time-weights ...] [--speaker-weights ...] [--drop-speaker-names 0 1]
         [--topic-blend 0 1] [--addressed-names 0 1] [--addressed-scopes session session-exclusive source]
         [--without-off]
-        [--relevance-shares ...] [--session-caps ...]
-        [--session-weights ...] [--session-aggregates sum max] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
+        [--relevance-shares ...] [--session-caps ...] [--question-parts 0 1]
+        [--session-weights ...] [--session-aggregates sum max] [--session-diversity ...] [--session-firsts ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
 """
 
@@ -50,7 +50,15 @@ from _memory_eval import (
     recall,
     session_recall,
 )
-from _session_rerank import POOL, SESSION_AGGREGATES, by_session_strength, spread_sessions
+from _session_rerank import (
+    POOL,
+    SESSION_AGGREGATES,
+    asks_for_several,
+    by_session_strength,
+    diverse_sessions,
+    sessions_then_turns,
+    spread_sessions,
+)
 
 from mind_core.embeddings import InprocessEmbedder
 from mind_core.embeddings.base import Embedder
@@ -67,6 +75,8 @@ class Setting(SearchConfig):
     session_cap: int = 0
     session_weight: float = 0.0
     session_aggregate: str = "sum"
+    session_diversity: float = 0.0
+    session_firsts: int = 0
 
     @property
     def addressed_per_session(self) -> float:
@@ -79,13 +89,19 @@ class Setting(SearchConfig):
 
     @property
     def reranks(self) -> bool:
-        return self.session_cap > 0 or self.session_weight > 0
+        return self.session_cap > 0 or self.session_weight > 0 or self.session_diversity > 0 or self.session_firsts > 0
 
     def ranked_ids(self, run: HarvestedMind, question: str, k: int) -> list[int]:
         """The frame ids of the top k: the product's search, then the session re-ranking."""
         if not self.reranks:
             return run.retrieve("hybrid", question, k)
         results = run.mind.search.search(question, limit=POOL)
+        if (self.session_diversity > 0 or self.session_firsts > 0) and not asks_for_several(question):
+            return run.retrieve("hybrid", question, k)
+        if self.session_diversity > 0:
+            results = diverse_sessions(results, self.session_diversity, k)
+        if self.session_firsts > 0:
+            results = sessions_then_turns(results, self.session_firsts, k)
         if self.session_weight > 0:
             results = by_session_strength(results, self.session_weight, self.session_aggregate)
         if self.session_cap > 0:
@@ -131,6 +147,12 @@ def label(config: Setting) -> str:
         methods += f", relevance {config.relevance_share:g}"
     if config.session_cap:
         methods += f", session cap {config.session_cap}"
+    if not config.question_parts:
+        methods += ", no question parts"
+    if config.session_diversity:
+        methods += f", session diversity {config.session_diversity:g}"
+    if config.session_firsts:
+        methods += f", sessions first {config.session_firsts}"
     if config.session_weight:
         methods += f", session {config.session_aggregate} {config.session_weight:g}"
     return (
@@ -162,6 +184,8 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         blend,
         addressed,
         addressed_scope,
+        parts,
+        (spread, spread_value),
     ) in product(
         args.context_weights,
         args.vector_weights,
@@ -177,6 +201,8 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         args.topic_blend,
         args.addressed_names,
         args.addressed_scopes,
+        args.question_parts,
+        [("", 0.0)] + [("diversity", w) for w in args.session_diversity] + [("firsts", n) for n in args.session_firsts],
     ):
         settings.append(
             replace(
@@ -196,6 +222,9 @@ def grid(args: argparse.Namespace) -> list[Setting]:
                 topic_blend=bool(blend),
                 addressed_names=bool(addressed),
                 addressed_scope=addressed_scope,
+                question_parts=bool(parts),
+                session_diversity=spread_value if spread == "diversity" else 0.0,
+                session_firsts=int(spread_value) if spread == "firsts" else 0,
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -211,6 +240,9 @@ METHODS = {
     "addressed per session": "addressed_per_session",
     "session cap": "session_cap",
     "session strength": "session_weight",
+    "question parts": "question_parts",
+    "session diversity (multi-part questions)": "session_diversity",
+    "sessions then turns (multi-part questions)": "session_firsts",
 }
 
 
@@ -546,6 +578,28 @@ def arguments() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--session-aggregates", nargs="+", choices=SESSION_AGGREGATES, default=[DEFAULT.session_aggregate]
+    )
+    parser.add_argument(
+        "--question-parts",
+        type=int,
+        nargs="+",
+        choices=(0, 1),
+        default=[DEFAULT.question_parts],
+        help="1: a question joining several people it names is also asked of each (give both to measure it)",
+    )
+    parser.add_argument(
+        "--session-diversity",
+        type=float,
+        nargs="*",
+        default=[],
+        help="multi-part questions: a frame's score x (1 - w) per frame of its session already taken",
+    )
+    parser.add_argument(
+        "--session-firsts",
+        type=int,
+        nargs="*",
+        default=[],
+        help="multi-part questions: the best frame of each of the N best sessions in the top k",
     )
     parser.add_argument("--conversations", nargs="+", help="only these (for development)")
     parser.add_argument("--questions", type=int, help="only the first N questions of each (for development)")

@@ -76,6 +76,10 @@ class SearchConfig:
     # ("What activities does Melanie partake in?" + "activities partake"): a question's vector lies
     # near other questions, its topic's near the statements that answer it
     topic_blend: bool = True
+    # a question joining several people it names ("What do Jon and Gina both have in common?") is
+    # also asked once per person, the lists merged (``mind_core.search.question_parts``): chosen by
+    # every joint held-out fold (benchmarks/README.md, "Multi-hop, fifth round")
+    question_parts: bool = True
     time_scale_days: float = 1.0  # the time boost's shortest decay scale: a day's window reaches the next day
     # how much of the shown score the relevance profile (recency, importance, graph nearness,
     # popularity) may take away from the match: 1 = all of it, 0 = relevance only breaks ties

@@ -37,6 +37,7 @@ from mind_core.search.fusion import (
 )
 from mind_core.search.keywords import keyword_tokens
 from mind_core.search.lanes import KeywordLane, Scope, VectorLane, topic_words
+from mind_core.search.question_parts import may_join_people, merge_parts, people_parts
 from mind_core.search.results import SearchResult
 from mind_core.search.scoring import (
     SCORING_PROFILES,
@@ -170,7 +171,51 @@ class HybridSearch:
         ``time_aware=False`` ignores dates in the query (for a text that is not a question, such as
         the linker's frame content); ``since``/``until`` always filter. A time the query names
         that no memory of this mind is near is ignored, unless ``keep_far_window`` (another mind
-        searched with this one has memories then: see ``names_a_time_near``)."""
+        searched with this one has memories then: see ``names_a_time_near``). A question joining
+        several people it names is also asked of each (``question_parts``)."""
+        options = {
+            "limit": limit,
+            "gop_id": gop_id,
+            "profile": profile,
+            "context": context,
+            "since": since,
+            "until": until,
+            "explain": explain,
+            "source": source,
+            "as_of": as_of,
+            "time_aware": time_aware,
+            "keep_far_window": keep_far_window,
+        }
+        parts = self._people_parts(query) if isinstance(query, str) else []
+        if not parts:
+            return self._search_once(query, **options)
+        asked = [(text, self._search_once(text, **options)) for text in (query, *parts)]
+        return merge_parts(asked, max(1, min(int(limit), 1000)))
+
+    def _people_parts(self, query: str) -> list[str]:
+        """The question once per person it joins with others (``question_parts``), or []."""
+        config = self.config
+        if not config.question_parts or config.fusion != "convex" or not may_join_people(query):
+            return []
+        query = query[:MAX_QUERY_CHARS]
+        return people_parts(query, self.speakers.spoken(query, config.addressed_names, config.addressed_scope))
+
+    def _search_once(
+        self,
+        query: str,
+        limit: int = 20,
+        gop_id: str | None = None,
+        profile: str = "balanced",
+        context: ScoringContext | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        explain: bool = False,
+        source: SourceFilter | None = None,
+        as_of: str | None = None,
+        time_aware: bool = True,
+        keep_far_window: bool = False,
+    ) -> list[SearchResult]:
+        """One search of ``query`` (see ``search``)."""
         weights = profile_weights(profile)
         if not isinstance(query, str):
             raise InvalidInputError("query must be a string")

@@ -128,3 +128,19 @@ def test_the_joint_folds_choose_on_the_conversations_of_both_data_sets(capsys):
     assert (summary["x"]["mean_over_folds"], summary["y"]["mean_over_folds"]) == (100.0, 50.0)
     assert summary["y"]["by_category"] == {"1": 50.0}
     assert "multi-hop 50.0" in capsys.readouterr().out
+
+
+def test_question_parts_and_the_multi_part_reranks_are_crossed_labelled_and_ablated():
+    settings = sc.grid(grid_args("--question-parts 0 1 --session-diversity 0.1 --session-firsts 4"))
+    parts = sc.Setting(**POINT)
+    whole = sc.Setting(**POINT, question_parts=False)
+    diverse = sc.Setting(**POINT, session_diversity=0.1)
+    firsts = sc.Setting(**POINT, session_firsts=4)
+    assert {parts, whole, diverse, firsts} <= set(settings)
+    assert len(settings) == 1 + 2 * 3 + 2  # the defaults, parts off/on x (none, diversity, firsts), 2 ablations
+    assert sc.label(whole).endswith("no question parts") and "question parts" not in sc.label(parts)
+    assert "session diversity 0.1" in sc.label(diverse) and "sessions first 4" in sc.label(firsts)
+    assert diverse.reranks and firsts.reranks and not parts.reranks
+    table = {parts: rows("a", [1.0]) + rows("b", [1.0]), whole: rows("a", [0.0]) + rows("b", [1.0])}
+    ablation = sc.ablation(table, ["a", "b"])["question parts"]
+    assert (ablation["on"], ablation["off"]) == (100.0, 50.0)

@@ -5,7 +5,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from _session_rerank import by_session_strength, spread_sessions  # noqa: E402
+from _session_rerank import (  # noqa: E402
+    asks_for_several,
+    by_session_strength,
+    diverse_sessions,
+    sessions_then_turns,
+    spread_sessions,
+)
 
 from mind_core.search.results import SearchResult  # noqa: E402
 from mind_core.store.frames import Frame  # noqa: E402
@@ -51,3 +57,25 @@ def test_session_strength_lifts_a_frame_of_a_strong_session_over_a_lone_match():
     assert ids(by_session_strength(pool, 0.2, "sum")) == [2, 3, 1, 4]
     # by the best frame alone session b is the strongest: the order stays
     assert ids(by_session_strength(pool, 0.2, "max")) == [1, 2, 3, 4]
+
+
+def test_a_question_asking_for_several_things_is_told_apart():
+    for question in (
+        "What activities does Melanie partake in?",
+        "What do Jon and Gina both have in common?",
+        "How many children does Melanie have?",
+        "What kind of art does Caroline make?",
+    ):
+        assert asks_for_several(question), question
+    for question in ("What did Caroline paint?", "When did Melanie go camping?", "What is Caroline's identity?"):
+        assert not asks_for_several(question), question
+
+
+def test_sessions_first_keeps_the_best_frame_of_each_best_session_in_the_top_k():
+    assert ids(sessions_then_turns(POOL, 3, 4)) == [1, 2, 5, 6, 3, 4]
+    assert ids(sessions_then_turns(POOL, 1, 4)) == ids(POOL)  # the first session's best is first anyway
+
+
+def test_session_diversity_lowers_a_frame_per_frame_of_its_session_already_taken():
+    assert ids(diverse_sessions(POOL, 0.0, 4)) == ids(POOL)
+    assert ids(diverse_sessions(POOL, 0.5, 4)) == [1, 5, 2, 6, 3, 4]  # 0.8 x 0.5 < 0.5; 0.7 x 0.25 < 0.4
