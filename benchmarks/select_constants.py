@@ -125,6 +125,8 @@ def label(config: Setting) -> str:
         methods += ", no addressed names"
     elif config.addressed_scope != DEFAULT.addressed_scope:
         methods += f", addressed per {config.addressed_scope}"
+    if config.addressed_unnamed != DEFAULT.addressed_unnamed:
+        methods += f", unnamed role {'on' if config.addressed_unnamed else 'off'}"
     if not config.topic_blend:
         methods += ", no topic blend"
     if config.relevance_share != 1.0:
@@ -162,6 +164,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         blend,
         addressed,
         addressed_scope,
+        unnamed,
     ) in product(
         args.context_weights,
         args.vector_weights,
@@ -177,6 +180,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         args.topic_blend,
         args.addressed_names,
         args.addressed_scopes,
+        args.addressed_unnamed,
     ):
         settings.append(
             replace(
@@ -196,6 +200,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
                 topic_blend=bool(blend),
                 addressed_names=bool(addressed),
                 addressed_scope=addressed_scope,
+                addressed_unnamed=bool(unnamed),
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -209,6 +214,7 @@ METHODS = {
     "topic blend": "topic_blend",
     "addressed names": "addressed_names",
     "addressed per session": "addressed_per_session",
+    "unnamed role": "addressed_unnamed",
     "session cap": "session_cap",
     "session strength": "session_weight",
 }
@@ -507,6 +513,15 @@ def arguments() -> argparse.ArgumentParser:
         default=[1],
         help="1: in a chat exported with roles, a name one side keeps addressing stands for the other "
         "side (speaker preference, names out of the lanes); 0: off (give both to measure the method)",
+    )
+    parser.add_argument(
+        "--addressed-unnamed",
+        type=int,
+        nargs="+",
+        choices=(0, 1),
+        default=[int(DEFAULT.addressed_unnamed)],
+        help="1: a question's name no turn talks about stands for the role a source leaves without a "
+        "name (SearchConfig.addressed_unnamed); give both to measure the method",
     )
     parser.add_argument(
         "--without-off",
