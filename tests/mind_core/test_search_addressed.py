@@ -216,3 +216,39 @@ def test_a_nickname_said_in_the_same_sessions_is_the_same_person():
         assert names.roles("Melanie", scope="session") == {"chat-2": "assistant"}
         assert names.roles("Mel", scope="session") == {"chat-1": "assistant", "chat-2": "assistant"}
         assert not names.split("Melanie")
+
+
+# the assistant calls the user Kevin; nobody calls the assistant anything, and Kate is talked about
+KEVIN = [
+    ("assistant", "Hi Kevin! How was the game?"),
+    ("user", "We won! I scored twice"),
+    ("assistant", "Congrats, Kevin! I baked a lemon cake for my class"),
+    ("user", "Sounds delicious, my sister Kate loves lemon"),
+    ("assistant", "Thanks, Kevin."),
+    ("user", "I baked bread once, it was a brick"),
+]
+
+
+def test_a_name_no_turn_talks_about_stands_for_the_role_left_without_a_name():
+    mind, ids = build(SearchConfig(speaker_weight=0.5), chat=KEVIN)
+    with mind:
+        speakers = mind.search.speakers
+        assert speakers.addressed("What did Kevin bake?") == {"Kevin": {"chatgpt-1": "user"}}
+        assert speakers.addressed("What did Paola bake?") == {"Paola": {"chatgpt-1": "assistant"}}
+        assert speakers.addressed("What did Kate bake?") == {}  # talked about: someone else
+        assert speakers.addressed("What did Paola bake in June?") == {"Paola": {"chatgpt-1": "assistant"}}
+        assert speakers.addressed("Did Paola bake for Zed?") == {}  # two unsaid words: which one?
+        results = mind.search.search("What did Paola bake?", limit=2, explain=True)
+        assert results[0].frame.id == ids[2]  # the assistant's cake, not the user's bread
+        assert results[0].explain["lanes_without"] == ["Paola"]
+    mind, _ = build(SearchConfig(addressed_unnamed=False), chat=KEVIN)
+    with mind:
+        assert mind.search.speakers.addressed("What did Paola bake?") == {}
+
+
+def test_no_role_is_left_without_a_name_where_both_are_named():
+    both = [*KEVIN, ("user", "Thanks, Gina!"), ("user", "Bye, Gina!"), ("user", "Hey Gina, one more thing")]
+    mind, _ = build(SearchConfig(), chat=both)
+    with mind:
+        assert AddressedNames(mind.db).named_roles() == {"chatgpt-1": {"user", "assistant"}}
+        assert mind.search.speakers.addressed("What did Paola bake?") == {}
