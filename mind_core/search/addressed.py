@@ -30,8 +30,8 @@ DOMINANCE = 4  # ... and this many times as often as the other role does (in the
 SAMPLED_FRAMES = 400  # the most recent frames holding the name that are read (bounds the cost)
 # "auto": how many of the addressing side's most recent frames outside the name's sessions are read
 # for other names it addresses, and how many of those names (the most addressed first) are checked
-SAMPLED_OTHERS = 300
-SAMPLED_CHARS = 200  # of a long turn, its first and last this many characters (where a name is said)
+SAMPLED_OTHERS = 200
+SAMPLED_CHARS = 160  # of a long turn, its first and last this many characters (where a name is said)
 CHECKED_OTHERS = 3
 _SOURCE_SQL = "(CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.provenance.source') END)"
 _PREFIX = re.compile(r"^\[[^\]\n]*\] [^:\n]{1,80}: ")  # "[title] Speaker: " of a chat frame
@@ -43,15 +43,30 @@ _GREETING = (
 _FILLER = re.compile(rf"{_GREETING}$", re.IGNORECASE)  # "Hi", "Thanks": a greeting is no one's name
 
 
-def vocative(name: str) -> re.Pattern[str]:
-    """A pattern for ``name`` said to someone: at the start, after a greeting or after a clause's
+# what may come before a name said to someone (after a clause's end, or a greeting) and after it
+# (a clause's end); one compiled pattern each for every name (a pattern per name costs more to
+# compile than a one-shot search reads)
+_BEFORE_VOCATIVE = re.compile(rf"(?:[,!.?;:]\s+|\b{_GREETING}\W{{0,2}}\s*)$", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"\s*(?:[!?,.;:]|$)")
+_SENTENCE_END = re.compile(r"\s*(?:[!?.;]|$)")
+_COMMA_BEFORE = re.compile(r",\s*$")
+_LEADING = re.compile(r"\W*")
+_WORD = re.compile(r"\w")
+
+
+def said_to(text: str, name: str) -> bool:
+    """Whether ``text`` says ``name`` to someone: at the start, after a greeting or after a clause's
     end, and ending a clause ("Hey Caroline!", "Caroline, look", "that's cool, Caroline!")."""
-    return re.compile(_vocative_of(re.escape(name)), re.IGNORECASE)
-
-
-def _vocative_of(said: str) -> str:
-    # what follows the name is looked at, not taken: "Thanks, Jon." holds two
-    return rf"(?:^\W*|[,!.?;:]\s+|\b{_GREETING}\W{{0,2}}\s*){said}\b(?=\s*(?:[!?,.;:]|$))|,\s*{said}(?=\s*(?:[!?.;]|$))"
+    for found in re.finditer(re.escape(name), text, re.IGNORECASE):
+        start, end = found.span()
+        before = text[max(0, start - 40) : start]
+        word_ends = end == len(text) or not _WORD.match(text, end)
+        if word_ends and _CLAUSE_END.match(text, end):
+            if _LEADING.fullmatch(text, 0, start) or _BEFORE_VOCATIVE.search(before):
+                return True
+        if _SENTENCE_END.match(text, end) and _COMMA_BEFORE.search(before):
+            return True
+    return False
 
 
 # a name said to someone, found cheaply in a sample of a role's turns: a capitalized word ending a
@@ -132,12 +147,9 @@ class AddressedNames:
             " WHERE memory_frames_fts MATCH ? ORDER BY memory_frames_fts.rowid DESC LIMIT ?",
             (f'"{name.lower()}"', SAMPLED_FRAMES),
         )
-        said_to = vocative(name)
-        # a vocative ends a clause after the name: frames without that are passed over cheaply
-        ending = re.compile(rf"{re.escape(name)}\s*(?:[!?,.;:]|$)", re.IGNORECASE | re.MULTILINE)
         saying = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
         bodies = [(frame_id, _PREFIX.sub("", content, count=1)) for frame_id, content in rows]
-        addressing = [frame_id for frame_id, body in bodies if ending.search(body) and said_to.search(body)]
+        addressing = [frame_id for frame_id, body in bodies if said_to(body, name)]
         return addressing, sum(1 for _, body in bodies if saying.search(body))
 
     def roles(self, name: str, scope: str = "source") -> dict[str, str]:
