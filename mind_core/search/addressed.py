@@ -5,13 +5,17 @@ question names a person ("What did Caroline paint?"), and with roles only, her n
 turns where the other side addresses her ("Wow, that's cool, Caroline!"), not in her own. So a
 name one role of a source addresses again and again (as a vocative: a greeting, or set off by
 commas and ending a clause) while the other role (almost) never does is read as the other role's
-name there. "There" is the source by default (a ChatGPT export has one user); with
-``SearchConfig.addressed_scope`` "session" it is each conversation (session) where the name is
-addressed, the others getting no role, and with "session-exclusive" the frames of those others
-count as said by someone else (one mind holding several people's conversations). The speaker
+name there. "There" (``SearchConfig.addressed_scope``) is the source ("source": a ChatGPT export
+has one user), each conversation (session) where the name is addressed, the others getting no
+role ("session"), the same with the frames of those others counted as said by someone else
+("session-exclusive": one export holding several people's conversations), or, by default, one
+of the two read from the mind ("auto": per session, exclusive, when the source calls the same
+role by other people's names in other conversations, ``AddressedNames.split``). The speaker
 preference then prefers that role's frames there, and the lanes search the question without the
 name, as they do for a speaker named in the export (``mind_core.search.speakers``). A person
-only talked about ("my sister Kate said ...") is rarely addressed, so is given to no role.
+only talked about ("my sister Kate said ...") is rarely addressed, so is given to no role; a
+name no turn talks about may stand for the role a source leaves without a name
+(``AddressedNames.named_roles``, ``SearchConfig.addressed_unnamed``).
 """
 
 from __future__ import annotations
