@@ -100,11 +100,19 @@ def capitalized_words(query: str) -> list[str]:
 
 def _names_addressed(rows: list[tuple[str]], besides: str = "") -> list[str]:
     """The capitalized words the frames' ``rows`` (content) say as a vocative ``MIN_ADDRESSED``
-    times or more, ``besides`` left out, the most addressed ``CHECKED_OTHERS`` first; a word the
-    sample also writes in lower case as often ("Thanks", "Wow", "Absolutely") is no name."""
+    times or more, ``besides`` left out, the most addressed ``CHECKED_OTHERS`` first (``_names_said_to``)."""
+    said = _names_said_to([content for (content,) in rows], besides)
+    names = [word for word, times in sorted(said.items(), key=lambda pair: -pair[1]) if times >= MIN_ADDRESSED]
+    return names[:CHECKED_OTHERS]
+
+
+def _names_said_to(contents: list[str], besides: str = "") -> dict[str, int]:
+    """How often the frames' ``contents`` say each capitalized word as a vocative, ``besides``
+    left out; a word the sample also writes in lower case as often ("Thanks", "Wow",
+    "Absolutely") is no name. Of a long turn, its first and last ``SAMPLED_CHARS`` characters."""
     said: dict[str, int] = {}
     texts = []
-    for (content,) in rows:
+    for content in contents:
         text = _PREFIX.sub("", content, count=1)
         text = text if len(text) <= 2 * SAMPLED_CHARS else f"{text[:SAMPLED_CHARS]}\n{text[-SAMPLED_CHARS:]}"
         texts.append(text)
@@ -112,12 +120,11 @@ def _names_addressed(rows: list[tuple[str]], besides: str = "") -> list[str]:
             if word[1:].islower() and word.lower() != besides.lower() and not _FILLER.match(word):
                 said[word] = said.get(word, 0) + 1
     sample = "\n".join(texts)
-    names = [
-        word
-        for word, times in sorted(said.items(), key=lambda pair: -pair[1])
-        if times >= MIN_ADDRESSED and len(re.findall(rf"\b{re.escape(word.lower())}\b", sample)) < times
-    ]
-    return names[:CHECKED_OTHERS]
+    return {
+        word: times
+        for word, times in said.items()
+        if times < MIN_ADDRESSED or len(re.findall(rf"\b{re.escape(word.lower())}\b", sample)) < times
+    }
 
 
 class AddressedNames:
@@ -189,23 +196,19 @@ class AddressedNames:
         sessions = self.roles(name, "session")
         if not sessions:
             return False
-        sources = self._sources(sorted(sessions))
+        rows = self.db.query(
+            f"SELECT DISTINCT {_SOURCE_SQL} FROM memory_frames WHERE id IN ({IN_LIST}) AND gop_id IN ({IN_LIST})",
+            (in_list(self.addressing(name)), in_list(sorted(sessions))),
+        )
+        sources = {source for (source,) in rows if isinstance(source, str)}
         for role in set(sessions.values()):
             own = {session for session, said in sessions.items() if said == role}
+            # the other names come from the same sources' turns, so stand for the role there
             for other in self._others_addressed(name, PARTNER_ROLES[role], own, sources):
                 theirs = {session for session, said in self.roles(other, "session").items() if said == role}
-                if theirs and not theirs & own and len(self._sources(sorted(theirs)) & sources) > 0:
+                if theirs and not theirs & own:
                     return True
         return False
-
-    def _sources(self, sessions: list[str]) -> set[str]:
-        """The sources of these sessions (one frame of each read, by ``idx_frames_gop_t``)."""
-        sources = set()
-        for session in sessions:
-            row = self.db.query(f"SELECT {_SOURCE_SQL} FROM memory_frames WHERE gop_id = ? LIMIT 1", (session,))
-            if row and isinstance(row[0][0], str):
-                sources.add(row[0][0])
-        return sources
 
     def _others_addressed(self, name: str, addresser: str, own: set[str], sources: set[str]) -> list[str]:
         """The names ``addresser`` says most as a vocative (``_names_addressed``) in its
@@ -218,17 +221,26 @@ class AddressedNames:
         return _names_addressed(rows, name)
 
     def named_roles(self) -> dict[str, set[str]]:
-        """Per source, the roles a name addresses there (``roles``), of the names each side says
-        most often as a vocative in its ``SAMPLED_OTHERS`` most recent frames of the mind."""
-        named: dict[str, set[str]] = {}
+        """Per source, the roles named there: a capitalized word one side says as a vocative in its
+        ``SAMPLED_OTHERS`` most recent frames of the mind ``MIN_ADDRESSED`` times or more, and
+        ``DOMINANCE`` times as often as the other side's sample does, names the other side."""
+        said: dict[str, dict[str, dict[str, int]]] = {}  # addresser -> source -> word -> times
         for addresser in PARTNER_ROLES:
-            rows = self.db.query(
-                f"SELECT content FROM memory_frames WHERE {FRAME_ROLE_SQL} = ? ORDER BY id DESC LIMIT ?",
+            by_source: dict[str, list[str]] = {}
+            for source, content in self.db.query(
+                f"SELECT {_SOURCE_SQL}, content FROM memory_frames WHERE {FRAME_ROLE_SQL} = ?"
+                " ORDER BY id DESC LIMIT ?",
                 (addresser, SAMPLED_OTHERS),
-            )
-            for name in _names_addressed(rows):
-                for source, role in self.roles(name, "source").items():
-                    named.setdefault(source, set()).add(role)
+            ):
+                if isinstance(source, str):
+                    by_source.setdefault(source, []).append(content)
+            said[addresser] = {source: _names_said_to(contents) for source, contents in by_source.items()}
+        named: dict[str, set[str]] = {}
+        for addresser, by_source in said.items():
+            for source, words in by_source.items():
+                others = said[PARTNER_ROLES[addresser]].get(source, {})
+                if any(t >= MIN_ADDRESSED and t >= DOMINANCE * others.get(w, 0) for w, t in words.items()):
+                    named.setdefault(source, set()).add(PARTNER_ROLES[addresser])
         return named
 
     def places_roles(
