@@ -32,8 +32,9 @@ PARTNER_ROLES = {"user": "assistant", "assistant": "user"}
 MIN_ADDRESSED = 3  # a role must address the name this often (per source; per session: in all) ...
 DOMINANCE = 4  # ... and this many times as often as the other role does (in the source or session)
 SAMPLED_FRAMES = 400  # the most recent frames holding the name that are read (bounds the cost)
-# "auto": how many of the addressing side's most recent frames outside the name's sessions are read
-# for other names it addresses, and how many of those names (the most addressed first) are checked
+# how many of a side's most recent frames are read for the names it addresses (outside a name's
+# sessions for ``split``; the whole mind for ``named_roles``), and how many of those names (the
+# most addressed first) ``split`` checks
 SAMPLED_OTHERS = 200
 SAMPLED_CHARS = 160  # of a long turn, its first and last this many characters (where a name is said)
 CHECKED_OTHERS = 3
