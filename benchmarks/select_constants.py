@@ -19,7 +19,8 @@ question is embedded once. Questions without resolvable evidence are excluded an
         [--format chatgpt|telegram] [--setting per-conversation|one-mind]
         [--context-weights 0.2 0.4 0.6] [--vector-weights 0.3 0.5 0.7] [--lane-depths 100]
         [--context-windows 2] [--time-weights ...] [--speaker-weights ...] [--drop-speaker-names 0 1]
-        [--topic-blend 0 1] [--addressed-names 0 1] [--addressed-scopes session session-exclusive source]
+        [--topic-blend 0 1] [--addressed-names 0 1] [--addressed-scopes auto session session-exclusive source]
+        [--addressed-unnamed 0 1]
         [--without-off]
         [--relevance-shares ...] [--session-caps ...] [--question-parts 0 1]
         [--session-weights ...] [--session-aggregates sum max] [--session-diversity ...] [--session-firsts ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
@@ -141,6 +142,8 @@ def label(config: Setting) -> str:
         methods += ", no addressed names"
     elif config.addressed_scope != DEFAULT.addressed_scope:
         methods += f", addressed per {config.addressed_scope}"
+    if config.addressed_unnamed != DEFAULT.addressed_unnamed:
+        methods += f", unnamed role {'on' if config.addressed_unnamed else 'off'}"
     if not config.topic_blend:
         methods += ", no topic blend"
     if config.relevance_share != 1.0:
@@ -186,6 +189,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         addressed_scope,
         parts,
         (spread, spread_value),
+        unnamed,
     ) in product(
         args.context_weights,
         args.vector_weights,
@@ -203,6 +207,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         args.addressed_scopes,
         args.question_parts,
         [("", 0.0)] + [("diversity", w) for w in args.session_diversity] + [("firsts", n) for n in args.session_firsts],
+        args.addressed_unnamed,
     ):
         settings.append(
             replace(
@@ -225,6 +230,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
                 question_parts=bool(parts),
                 session_diversity=spread_value if spread == "diversity" else 0.0,
                 session_firsts=int(spread_value) if spread == "firsts" else 0,
+                addressed_unnamed=bool(unnamed),
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -238,6 +244,7 @@ METHODS = {
     "topic blend": "topic_blend",
     "addressed names": "addressed_names",
     "addressed per session": "addressed_per_session",
+    "unnamed role": "addressed_unnamed",
     "session cap": "session_cap",
     "session strength": "session_weight",
     "question parts": "question_parts",
@@ -539,6 +546,15 @@ def arguments() -> argparse.ArgumentParser:
         default=[1],
         help="1: in a chat exported with roles, a name one side keeps addressing stands for the other "
         "side (speaker preference, names out of the lanes); 0: off (give both to measure the method)",
+    )
+    parser.add_argument(
+        "--addressed-unnamed",
+        type=int,
+        nargs="+",
+        choices=(0, 1),
+        default=[int(DEFAULT.addressed_unnamed)],
+        help="1: a question's name no turn talks about stands for the role a source leaves without a "
+        "name (SearchConfig.addressed_unnamed); give both to measure the method",
     )
     parser.add_argument(
         "--without-off",

@@ -14,7 +14,7 @@ LANE_DEPTH_FACTOR = 2  # rrf: each lane returns limit * 2 candidates, as the ori
 RELEVANCE_POOL_FACTOR = 2 * LANE_DEPTH_FACTOR  # fused candidates that relevance may reorder, per result
 RELEVANCE_POOL_LIMIT = 10  # the pool is never smaller than for this many results (the default limit)
 FUSIONS = ("convex", "rrf")
-ADDRESSED_SCOPES = ("session", "session-exclusive", "source")  # where a name that stands for a role holds
+ADDRESSED_SCOPES = ("auto", "session", "session-exclusive", "source")  # where a name that stands for a role holds
 # The fusion weights the score thresholds (linker 0.6, coverage 0.7, conflict 0.6) were calibrated
 # on: ``match_score`` reads the lanes at these, so equal lane weights keep "one lane alone gives at
 # most 0.5" whatever ``SearchConfig.vector_weight`` and ``context_weight`` order the results by.
@@ -66,12 +66,21 @@ class SearchConfig:
     # (``mind_core.search.addressed``)
     addressed_names: bool = True
     # where such a name's role holds: "source" (every conversation of the export), "session" (each
-    # conversation where it is addressed; the others left alone) or "session-exclusive" (the same,
-    # and the frames of every other conversation count as said by someone else). Measured held out
-    # (benchmarks/README.md): per session loses everywhere; session-exclusive wins with several
-    # people's conversations in one mind, loses where a pair rarely says each other's name
-    # (REALTALK), so the default stays per source
-    addressed_scope: str = "source"
+    # conversation where it is addressed; the others left alone), "session-exclusive" (the same,
+    # and the frames of every other conversation count as said by someone else) or "auto": per
+    # source while the source calls each role by one person's name, session-exclusive when it
+    # calls the same role by other people's names in other conversations (several people's
+    # role-only chats in one export; ``AddressedNames.split``). Measured held out
+    # (benchmarks/README.md): per source loses with several people's conversations in one mind
+    # (77.2 against 78.7), session-exclusive where a pair rarely says each other's name (REALTALK
+    # 61.8 against 63.6); "auto" gets both (78.7, 63.6)
+    addressed_scope: str = "auto"
+    # a capitalized question word no turn talks about (every turn saying it addresses it, or none
+    # does; not a month or weekday) stands for the role a source leaves without a name when the
+    # source names the other one ("Paola" where the assistant calls the user Kevin and nobody
+    # calls the assistant anything); one such word per question. Held out: REALTALK 68.8 against
+    # 63.6, LoCoMo unchanged in both settings (benchmarks/README.md)
+    addressed_unnamed: bool = True
     # the vector lane searches the mean direction of the question's vector and its topic words'
     # ("What activities does Melanie partake in?" + "activities partake"): a question's vector lies
     # near other questions, its topic's near the statements that answer it

@@ -107,6 +107,7 @@ class HybridSearch:
         self._config = config
         self.vectors.prescan_min_vectors = config.prescan_min_vectors
         self.keyword_lane.split_frames = config.keyword_split_frames
+        self.speakers.unnamed_roles = config.addressed_unnamed
 
     @property
     def embedder(self) -> Embedder | None:

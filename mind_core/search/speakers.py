@@ -11,6 +11,7 @@ exported with roles (``user``/``assistant``), a name the other side addresses st
 
 from __future__ import annotations
 
+import calendar
 import re
 
 from mind_core.search.addressed import PARTNER_ROLES, AddressedNames, capitalized_words
@@ -22,6 +23,11 @@ from mind_core.store.schema import FRAME_ROLE_SQL
 # The roles an AI chat export gives its two sides name no one a question asks about: "add a user
 # to postgres" must not prefer the user's turns over the assistant's answer.
 GENERIC_ROLES = frozenset({"user", "assistant", "system", "tool", "model", "human", "unknown"})
+# months and weekdays, capitalized in a question but no one's name (``addressed_unnamed``)
+CALENDAR_WORDS = frozenset(
+    word.lower() for names in (calendar.month_name, calendar.month_abbr, calendar.day_name, calendar.day_abbr)
+    for word in names if word
+)
 
 
 def without_names(text: str, names: set[str]) -> str:
@@ -51,7 +57,10 @@ class Speakers:
     def __init__(self, db: Database, kept: UntilChanged) -> None:
         self.db = db
         self.kept = kept
-        self.addressed_names = AddressedNames(db)
+        self.addressed_names = AddressedNames(db, kept)
+        # a name no turn talks about stands for the role a source leaves without a name
+        # (``SearchConfig.addressed_unnamed``)
+        self.unnamed_roles = False
 
     def named(self, query: str) -> set[str]:
         """The mind's speakers (lower case) the query names, generic roles left out: by the whole
@@ -68,21 +77,68 @@ class Speakers:
 
     def addressed(self, query: str, scope: str = "source") -> dict[str, dict[str, str]]:
         """The names the query says (capitalized) that stand for a role of a chat exported with
-        roles, with that role per session or source (``AddressedNames.roles``); read only in a
-        mind with such roles, and each name once per change of the mind."""
-        speakers = self.kept.get("speakers", self._all)
-        if not speakers & PARTNER_ROLES.keys():
-            return {}
-        found = {}
-        for word in capitalized_words(query):
-            if word.lower() in speakers or word.lower() in GENERIC_ROLES:
-                continue
+        roles, with that role per session or source (``AddressedNames.roles``; ``scope`` "auto"
+        as ``resolved_scope`` reads it); read only in a mind with such roles, and each name once
+        per change of the mind."""
+        scope = self.resolved_scope(query, scope)
+        found, unnamed = {}, {}
+        for word in self._role_words(query):
             roles = self.kept.get(
                 f"addressed:{scope}:{word.lower()}", lambda word=word: self.addressed_names.roles(word, scope)
             )
             if roles:
                 found[word] = roles
+            elif self.unnamed_roles and scope == "source" and word.lower() not in CALENDAR_WORDS:
+                roles = self.kept.get(f"unnamed:{word.lower()}", lambda word=word: self._unnamed_role(word))
+                if roles:
+                    unnamed[word] = roles
+        if len(unnamed) == 1:  # one role left without a name: two such words cannot both be it
+            found.update(unnamed)
         return found
+
+    def _unnamed_role(self, name: str) -> dict[str, str]:
+        """Per source, the role ``name`` is read as when no turn talks about it (every turn saying
+        it addresses it, or none says it) and the source names one role only, by another name:
+        the other role, the one left without a name ("Paola" where the assistant calls the user
+        Kevin and nobody says Paola), provided whoever addresses ``name`` there is that named side."""
+        names = self.addressed_names
+        addressing = names.addressing(name)
+        if not names.only_addressed(name):
+            return {}
+        addressers: dict[str, set[str]] = {}
+        for source, role in names.places_roles(addressing, "source").values():
+            addressers.setdefault(source, set()).add(role)
+        unnamed = {}
+        for source, roles in self.kept.get("addressed-named", names.named_roles).items():
+            if len(roles) == 1:
+                (named,) = roles
+                if addressers.get(source, {named}) == {named}:
+                    unnamed[source] = PARTNER_ROLES[named]
+        return unnamed
+
+    def resolved_scope(self, query: str, scope: str) -> str:
+        """``scope``, with "auto" read for this question: "session-exclusive" when a name it says
+        stands for a role in a source that calls that role by other people's names in other
+        sessions (``AddressedNames.split``: several people's role-only chats in one export),
+        else "source" (one person's export: who is the user never changes)."""
+        if scope != "auto":
+            return scope
+        for word in self._role_words(query):
+            if self.kept.get(f"addressed-split:{word.lower()}", lambda word=word: self.addressed_names.split(word)):
+                return "session-exclusive"
+        return "source"
+
+    def _role_words(self, query: str) -> list[str]:
+        """The capitalized words of the query that may stand for a role: none in a mind without
+        the roles of an AI chat export, nor a speaker's name or a generic role."""
+        speakers = self.kept.get("speakers", self._all)
+        if not speakers & PARTNER_ROLES.keys():
+            return []
+        return [
+            word
+            for word in capitalized_words(query)
+            if word.lower() not in speakers and word.lower() not in GENERIC_ROLES
+        ]
 
     def _mentions(self, query: str) -> list[tuple[str, set[str]]]:
         asked = query.lower()
@@ -106,7 +162,10 @@ class Speakers:
         none of the mind's speakers (most do not) reads no frame's role."""
         asked = self.named(query)
         if not asked:
-            return self._addressed_scores(self.addressed(query, scope), frame_ids, scope) if addressed else SpeakerScores()
+            if not addressed:
+                return SpeakerScores()
+            scope = self.resolved_scope(query, scope)
+            return self._addressed_scores(self.addressed(query, scope), frame_ids, scope)
         rows = self.db.query(
             f"SELECT id, {FRAME_ROLE_SQL} FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(frame_ids),)
         )
