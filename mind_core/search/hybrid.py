@@ -106,6 +106,7 @@ class HybridSearch:
         self._config = config
         self.vectors.prescan_min_vectors = config.prescan_min_vectors
         self.keyword_lane.split_frames = config.keyword_split_frames
+        self.keyword_lane.index = config.keyword_index
 
     @property
     def embedder(self) -> Embedder | None:

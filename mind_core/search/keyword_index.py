@@ -1,0 +1,340 @@
+"""The keyword lane's top-k index for a large mind: for each frequent word, its best frames by
+the part of BM25 that does not depend on the word's rarity, so a question's best matches are
+found without scoring every frame that holds one of its words.
+
+Why: FTS5's ``bm25()`` scores every frame that matches (at a million frames, a question's rarer
+words can hold 50,000 frames each), and it cannot stop early. BM25 is a sum over the question's
+words of ``idf(word) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |frame| / avgdl))``; the second
+factor (the word's *impact* on a frame) does not depend on the word's IDF, so each word's frames
+can be put in order once. For each word held by more than ``list_min_frames`` frames the index
+keeps its ``kept`` best frames by impact (table ``keyword_top_frames``: one row per word, the
+frame ids and impacts as arrays, best first). A question then reads:
+
+- its indexed (frequent) words' lists, each term's impact times its IDF and its weight in the
+  lane's expression (a rarer word counts twice where the lane splits, ``KeywordLane``);
+- its other (rare) words through FTS5 as before (``bm25()`` over at most ``list_min_frames``
+  frames a word: cheap), scored exactly;
+- frames written, edited or deleted since the build (the change log after the build's position)
+  through FTS5 exactly, or left out when gone.
+
+A frame missing from a frequent word's list holds the word at most at the list's last impact and
+is given 0 for it: the answer is the exact lane's but for frames that hold a frequent word too
+weakly to make its list (measured: ``benchmarks/archive.py``). FTS5's own BM25 is matched: k1 1.2,
+b 0.75, one column of weight 1, ``idf = log((N - n + 0.5) / (n + 0.5))`` (at least 1e-6), with N,
+n and avgdl of the build.
+
+Built by ``mind reconcile`` (``refresh``) for a mind of ``min_frames`` frames or more, in bounded
+memory (one word's frames at a time, plus one frame length per frame id as int32); its parameters
+and the build's position are recorded in ``meta``; ``mind doctor`` reports it missing, made with
+other parameters, or worn (too many frames changed since, ``MAX_EDITED`` and ``MAX_ADDED_SHARE``:
+then the lane is exact until the next reconcile rebuilds it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from mind_core.store import change_log
+from mind_core.store.db import Database
+from mind_core.store.schema import get_meta, set_meta
+
+K1 = 1.2
+B = 0.75
+MIN_IDF = 1e-6
+TABLE = "keyword_top_frames"
+META_KEY = "keyword_index"
+# Frames changed since the build that a question reads exactly (FTS5) before the index counts as
+# worn (the lane is exact until the next reconcile rebuilds it): an edited or deleted frame costs
+# a query of its own; frames added after the build are read by one query, whose cost grows with them.
+MAX_EDITED = 200
+MAX_ADDED_SHARE = 0.05  # of the frames at the build
+BUILD_CACHE_KIB = 8 * 1024
+_IDS = np.dtype("<i4")
+_IMPACTS = np.dtype("<f8")
+
+
+@dataclass(frozen=True)
+class KeywordIndexParameters:
+    """``min_frames``: from how many frames a mind keeps the index; ``list_min_frames``: a word
+    held by more frames than this gets a list; ``kept``: how many of a listed word's frames (its
+    best by impact) a question considers as candidates (all, when it holds fewer)."""
+
+    min_frames: int = 20_000
+    list_min_frames: int = 1_000
+    kept: int = 50_000
+
+
+PARAMETERS = KeywordIndexParameters()
+
+
+def idf(frames: int, holding: int) -> float:
+    """FTS5's IDF of a word held by ``holding`` of ``frames`` frames."""
+    value = math.log((frames - holding + 0.5) / (holding + 0.5))
+    return value if value > 0 else MIN_IDF
+
+
+def impacts(counts: np.ndarray, lengths: np.ndarray, average_length: float) -> np.ndarray:
+    """The word's part of BM25 on each frame, without its IDF: ``tf (k1 + 1) / (tf + k1 (1 - b + b |d| / avgdl))``."""
+    tf = counts.astype(np.float64)
+    return tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * lengths.astype(np.float64) / average_length))
+
+
+def read_manifest(db: Database) -> dict[str, Any] | None:
+    """The build's record (parameters, position, N, avgdl), or None when the mind has no index."""
+    value = get_meta(db, META_KEY)
+    if value is None or not db.table_exists(TABLE):
+        return None
+    return dict(json.loads(value))
+
+
+def needed(db: Database, params: KeywordIndexParameters = PARAMETERS) -> bool:
+    """Whether the mind should keep the index: it holds ``min_frames`` frames (ids issued) or more."""
+    return int(db.scalar("SELECT coalesce(max(id), 0) FROM memory_frames") or 0) >= params.min_frames
+
+
+def changed_since_build(db: Database, manifest: dict[str, Any]) -> tuple[list[int], int] | None:
+    """(frames of the build edited or deleted since, frames added since); None when the log
+    cannot say (pruned past the build)."""
+    built = change_log.Position.parse(manifest["position"])
+    changes = change_log.changes_since(db, built)
+    if changes is None:
+        return None
+    edited = [frame_id for frame_id in changes.frames if frame_id <= built.frame_id]
+    return edited, len(changes.frames) - len(edited)
+
+
+def _wear(manifest: dict[str, Any], changed: tuple[list[int], int] | None) -> str | None:
+    if changed is None:
+        return "worn: the change log no longer reaches the build"
+    edited, added = changed
+    if len(edited) > MAX_EDITED:
+        return f"worn: {len(edited)} frames edited or deleted since the build (at most {MAX_EDITED})"
+    if added > MAX_ADDED_SHARE * manifest["frames"]:
+        return f"worn: {added} frames added since the build (at most {MAX_ADDED_SHARE:.0%} of {manifest['frames']})"
+    return None
+
+
+def problem(db: Database, params: KeywordIndexParameters = PARAMETERS) -> str | None:
+    """Why the mind's index is unusable (None when fine or not needed): missing, other parameters,
+    or worn (too many frames changed since the build for a question to read them exactly)."""
+    if not needed(db, params):
+        return None
+    manifest = read_manifest(db)
+    if manifest is None:
+        return "missing"
+    if manifest.get("parameters") != asdict(params):
+        return f"made with other parameters ({manifest.get('parameters')})"
+    return _wear(manifest, changed_since_build(db, manifest))
+
+
+def refresh(db: Database, params: KeywordIndexParameters = PARAMETERS) -> int:
+    """Build the index when the mind needs one and has none usable; the number of word lists
+    written (0 when nothing was done)."""
+    if db.readonly or problem(db, params) is None:
+        return 0
+    with db.memory_bounds(0, BUILD_CACHE_KIB):  # one pass over the index: no map, a small cache
+        return build(db, params)
+
+
+def _varint(blob: bytes) -> int:
+    value = 0
+    for i, byte in enumerate(blob):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            break
+    return value
+
+
+def frame_lengths(db: Database) -> tuple[np.ndarray, int, int]:
+    """(tokens per frame id as FTS5 counts them, frames indexed, tokens in all): FTS5's docsize."""
+    top = int(db.scalar("SELECT coalesce(max(id), 0) FROM memory_frames_fts_docsize") or 0)
+    lengths = np.zeros(top + 1, dtype=np.int32)
+    frames = 0
+    for frame_id, size in db.conn.execute("SELECT id, sz FROM memory_frames_fts_docsize"):
+        lengths[frame_id] = size[0] if size and size[0] < 0x80 else _varint(size)
+        frames += 1
+    return lengths, frames, int(lengths.sum(dtype=np.int64))
+
+
+def _word_lists(db: Database, lengths: np.ndarray, average: float, params: KeywordIndexParameters) -> Iterator[tuple[str, int, bytes, bytes]]:
+    """(word, frames holding it, their ids ascending, their impacts) of each word with a list."""
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_rows USING fts5vocab(main, memory_frames_fts, row)")
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_instances USING fts5vocab(main, memory_frames_fts, instance)")
+    words = [(str(w), int(n)) for w, n in db.conn.execute("SELECT term, doc FROM temp.keyword_rows WHERE doc > ?", (params.list_min_frames,))]
+    for word, holding in words:
+        rows = np.array(
+            db.conn.execute("SELECT doc, count(*) FROM temp.keyword_instances WHERE term = ? GROUP BY doc ORDER BY doc", (word,)).fetchall(),
+            dtype=np.int64,
+        ).reshape(-1, 2)
+        ids = rows[:, 0]
+        inside = ids < len(lengths)
+        ids, counts = ids[inside], rows[inside, 1]
+        scores = impacts(counts, lengths[ids], average)
+        yield word, holding, ids.astype(_IDS).tobytes(), scores.astype(_IMPACTS).tobytes()
+
+
+def build(db: Database, params: KeywordIndexParameters = PARAMETERS) -> int:
+    """Write the index anew (into a new table, swapped in at the end with the manifest) and
+    return the number of word lists. The position is read first: frames changed while it builds
+    are after it, so questions read them exactly."""
+    position = change_log.position(db)
+    lengths, frames, tokens = frame_lengths(db)
+    average = tokens / frames if frames else 1.0
+    staging = f"{TABLE}_new"
+    db.execute(f"DROP TABLE IF EXISTS {staging}")
+    db.execute(f"CREATE TABLE {staging} (word TEXT PRIMARY KEY, frames INTEGER NOT NULL, ids BLOB NOT NULL, impacts BLOB NOT NULL) WITHOUT ROWID")
+    written = 0
+    batch: list[tuple[str, int, bytes, bytes]] = []
+    for row in _word_lists(db, lengths, average, params):
+        batch.append(row)
+        if len(batch) >= 200:
+            with db.transaction():
+                db.executemany(f"INSERT INTO {staging} VALUES (?, ?, ?, ?)", batch)
+            written += len(batch)
+            batch = []
+    manifest = {"parameters": asdict(params), "position": str(position), "frames": frames, "average_length": average}
+    with db.transaction():
+        db.executemany(f"INSERT INTO {staging} VALUES (?, ?, ?, ?)", batch)
+        db.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        db.execute(f"ALTER TABLE {staging} RENAME TO {TABLE}")
+        set_meta(db, META_KEY, json.dumps({**manifest, "words": written + len(batch)}))
+    return written + len(batch)
+
+
+def drop(db: Database) -> None:
+    """Remove the index (the lane is exact again)."""
+    with db.transaction():
+        db.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        db.execute("DELETE FROM meta WHERE key = ?", (META_KEY,))
+
+
+@dataclass
+class TopFrames:
+    """What a question reads of a usable index: the build's figures and the frames to read exactly."""
+
+    frames: int
+    average_length: float
+    kept: int
+    list_min_frames: int
+    after_id: int  # frames above this id were written after the build
+    changed: frozenset[int]  # frames at or below it edited or deleted since
+
+    def word(self, db: Database, word: str) -> tuple[int, np.ndarray, np.ndarray] | None:
+        """(frames holding the word at the build, its best frame ids, their impacts), or None
+        when the word has no list (it is rare: FTS5 scores it)."""
+        row = db.query(f"SELECT frames, ids, impacts FROM {TABLE} WHERE word = ?", (word,))
+        if not row:
+            return None
+        holding, ids, scores = row[0]
+        return int(holding), np.frombuffer(ids, dtype=_IDS), np.frombuffer(scores, dtype=_IMPACTS)
+
+
+def usable(db: Database, params: KeywordIndexParameters = PARAMETERS) -> TopFrames | None:
+    """The index as a question reads it, or None when the lane must be exact (no index, or not usable)."""
+    manifest = read_manifest(db)
+    if manifest is None or manifest.get("parameters") != asdict(params):
+        return None
+    changed = changed_since_build(db, manifest)
+    if changed is None or _wear(manifest, changed) is not None:
+        return None
+    return TopFrames(
+        frames=int(manifest["frames"]),
+        average_length=float(manifest["average_length"]),
+        kept=params.kept,
+        list_min_frames=params.list_min_frames,
+        after_id=change_log.Position.parse(manifest["position"]).frame_id,
+        changed=frozenset(changed[0]),
+    )
+
+
+@dataclass(frozen=True)
+class QuestionWord:
+    """One keyword of a question as the lane's expression holds it: the token, its term's list in
+    the index (None for a rare word), its weight (2 for a rarer word where the lane splits) and whether a
+    frame must hold one such word to be found (the lane's ``(rarer) AND (every)``)."""
+
+    token: str
+    listed: tuple[int, np.ndarray, np.ndarray] | None  # ``TopFrames.word`` of its term
+    weight: int
+    required: bool
+
+
+def _quoted(tokens: list[str]) -> str:
+    return " OR ".join(f'"{token}"' for token in tokens)
+
+
+def _fts_scores(db: Database, expression: str, extra: str = "", params: tuple[Any, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
+    rows = db.query(
+        f"SELECT rowid, bm25(memory_frames_fts) FROM memory_frames_fts WHERE memory_frames_fts MATCH ?{extra}",
+        (expression, *params),
+    )
+    found = np.array(rows, dtype=np.float64).reshape(-1, 2)
+    return found[:, 0].astype(np.int64), -found[:, 1]
+
+
+def best_frames(db: Database, top: TopFrames, words: list[QuestionWord], expression: str, limit: int) -> list[tuple[int, float]]:
+    """(frame id, BM25 negated as FTS5 ranks it) of the best frames for ``words`` (at least
+    ``limit``, more when frames may be gone), the lane's ``expression`` being what FTS5 would have
+    been sent. Candidates: the frames of the rare words (FTS5) and each listed word's best
+    ``kept`` frames (only those holding a required word, where some are); each scored exactly:
+    the rare words by FTS5, the listed words by their impacts; frames changed since the build by
+    FTS5 with ``expression``."""
+    rare_ids: list[np.ndarray] = []
+    rare_scores: list[np.ndarray] = []
+    candidates: list[np.ndarray] = []
+    by_weight: dict[tuple[int, bool], list[str]] = {}
+    for word in words:
+        if word.listed is None:
+            by_weight.setdefault((word.weight, word.required), []).append(word.token)
+    required = any(word.required for word in words)
+    for (weight, needed_word), tokens in by_weight.items():
+        found, bm25 = _fts_scores(db, _quoted(tokens))
+        rare_ids.append(found)
+        rare_scores.append(weight * bm25)
+        if needed_word or not required:
+            candidates.append(found)
+    for word in words:
+        if word.listed is not None and (word.required or not required):
+            _, frame_ids, word_impacts = word.listed
+            if len(frame_ids) > top.kept:
+                frame_ids = frame_ids[np.argpartition(-word_impacts, top.kept - 1)[: top.kept]]
+            candidates.append(frame_ids.astype(np.int64))
+    frames = np.unique(np.concatenate(candidates)) if candidates else np.empty(0, np.int64)
+    frames = frames[frames <= top.after_id]
+    if top.changed:
+        frames = frames[~np.isin(frames, np.fromiter(top.changed, dtype=np.int64, count=len(top.changed)))]
+    total = np.zeros(len(frames), dtype=np.float64)
+    if rare_ids:
+        rare, where = np.unique(np.concatenate(rare_ids), return_inverse=True)
+        summed = np.bincount(where, weights=np.concatenate(rare_scores), minlength=len(rare))
+    if rare_ids and len(rare):
+        at = np.minimum(np.searchsorted(rare, frames), len(rare) - 1)
+        total += np.where(rare[at] == frames, summed[at], 0.0)
+    for word in words:
+        if word.listed is not None:
+            holding, frame_ids, word_impacts = word.listed
+            at = np.minimum(np.searchsorted(frame_ids, frames), len(frame_ids) - 1)
+            held = frame_ids[at] == frames
+            total += np.where(held, word.weight * idf(top.frames, holding) * word_impacts[at].astype(np.float64), 0.0)
+    newest = int(db.scalar("SELECT coalesce(max(id), 0) FROM memory_frames") or 0)
+    if newest > top.after_id:
+        found, bm25 = _fts_scores(db, expression, " AND rowid > ?", (top.after_id,))
+        frames, total = np.concatenate([frames, found]), np.concatenate([total, bm25])
+    for frame_id in sorted(top.changed):
+        found, bm25 = _fts_scores(db, expression, " AND rowid = ?", (frame_id,))
+        frames, total = np.concatenate([frames, found]), np.concatenate([total, bm25])
+    total = np.round(total, 9)  # sums in another order than FTS5's: equal scores stay equal (ties by id)
+    wanted = min(len(frames), max(limit, 0) * 2 + 10)
+    if wanted < len(frames):
+        best = np.argpartition(-total, wanted - 1)[:wanted]
+        frames, total = frames[best], total[best]
+    order = np.lexsort((frames, -total))
+    return [(int(frames[i]), -float(total[i])) for i in order]
