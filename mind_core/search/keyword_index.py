@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -55,6 +57,12 @@ META_KEY = "keyword_index"
 MAX_EDITED = 200
 MAX_ADDED_SHARE = 0.05  # of the frames at the build
 BUILD_CACHE_KIB = 8 * 1024
+# A question's common words are read from memory: a searching process keeps the word lists it
+# read lately (at most CACHE_BYTES); a word held by more than DENSE_SHARE of the frames is kept
+# as one impact per frame id too (8 bytes a frame), so its part of a question's candidates'
+# scores is a lookup, not a pass over its hundreds of thousands of frames.
+CACHE_BYTES = 192 * 2**20
+DENSE_SHARE = 1 / 16
 _IDS = np.dtype("<i4")
 _IMPACTS = np.dtype("<f8")
 
@@ -164,8 +172,11 @@ def frame_lengths(db: Database) -> tuple[np.ndarray, int, int]:
     return lengths, frames, int(lengths.sum(dtype=np.int64))
 
 
-def _word_lists(db: Database, lengths: np.ndarray, average: float, params: KeywordIndexParameters) -> Iterator[tuple[str, int, bytes, bytes]]:
-    """(word, frames holding it, their ids ascending, their impacts) of each word with a list."""
+def _word_lists(
+    db: Database, lengths: np.ndarray, average: float, through_id: int, params: KeywordIndexParameters
+) -> Iterator[tuple[str, int, bytes, bytes]]:
+    """(word, frames holding it, their ids ascending, their impacts) of each word with a list;
+    frames above ``through_id`` (written while it builds) are left to the questions' exact read."""
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_rows USING fts5vocab(main, memory_frames_fts, row)")
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_instances USING fts5vocab(main, memory_frames_fts, instance)")
     words = [(str(w), int(n)) for w, n in db.conn.execute("SELECT term, doc FROM temp.keyword_rows WHERE doc > ?", (params.list_min_frames,))]
@@ -175,7 +186,7 @@ def _word_lists(db: Database, lengths: np.ndarray, average: float, params: Keywo
             dtype=np.int64,
         ).reshape(-1, 2)
         ids = rows[:, 0]
-        inside = ids < len(lengths)
+        inside = (ids < len(lengths)) & (ids <= through_id)
         ids, counts = ids[inside], rows[inside, 1]
         scores = impacts(counts, lengths[ids], average)
         yield word, holding, ids.astype(_IDS).tobytes(), scores.astype(_IMPACTS).tobytes()
@@ -193,7 +204,7 @@ def build(db: Database, params: KeywordIndexParameters = PARAMETERS) -> int:
     db.execute(f"CREATE TABLE {staging} (word TEXT PRIMARY KEY, frames INTEGER NOT NULL, ids BLOB NOT NULL, impacts BLOB NOT NULL) WITHOUT ROWID")
     written = 0
     batch: list[tuple[str, int, bytes, bytes]] = []
-    for row in _word_lists(db, lengths, average, params):
+    for row in _word_lists(db, lengths, average, position.frame_id, params):
         batch.append(row)
         if len(batch) >= 200:
             with db.transaction():
@@ -217,8 +228,25 @@ def drop(db: Database) -> None:
 
 
 @dataclass
+class WordList:
+    """A listed word as a question reads it: how many frames held it at the build, their ids
+    (ascending) and impacts; for a word held by more than ``DENSE_SHARE`` of the frames, also its
+    impacts by frame id (``dense``), so scoring a question's candidates reads only theirs."""
+
+    holding: int
+    ids: np.ndarray
+    impacts: np.ndarray
+    dense: np.ndarray | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return self.ids.nbytes + self.impacts.nbytes + (0 if self.dense is None else self.dense.nbytes)
+
+
+@dataclass
 class TopFrames:
-    """What a question reads of a usable index: the build's figures and the frames to read exactly."""
+    """What a question reads of a usable index: the build's figures, the frames to read exactly,
+    and the word lists read lately (at most ``CACHE_BYTES``, least recently used dropped first)."""
 
     frames: int
     average_length: float
@@ -226,15 +254,31 @@ class TopFrames:
     list_min_frames: int
     after_id: int  # frames above this id were written after the build
     changed: frozenset[int]  # frames at or below it edited or deleted since
+    cache: OrderedDict[str, WordList | None] = field(default_factory=OrderedDict)
+    cached_bytes: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def word(self, db: Database, word: str) -> tuple[int, np.ndarray, np.ndarray] | None:
-        """(frames holding the word at the build, its best frame ids, their impacts), or None
-        when the word has no list (it is rare: FTS5 scores it)."""
+    def word(self, db: Database, word: str) -> WordList | None:
+        """The word's list, or None when the word has none (it is rare: FTS5 scores it)."""
+        with self.lock:
+            if word in self.cache:
+                self.cache.move_to_end(word)
+                return self.cache[word]
         row = db.query(f"SELECT frames, ids, impacts FROM {TABLE} WHERE word = ?", (word,))
-        if not row:
-            return None
-        holding, ids, scores = row[0]
-        return int(holding), np.frombuffer(ids, dtype=_IDS), np.frombuffer(scores, dtype=_IMPACTS)
+        found = None
+        if row:
+            holding, ids, scores = row[0]
+            found = WordList(int(holding), np.frombuffer(ids, dtype=_IDS).astype(np.intp), np.frombuffer(scores, dtype=_IMPACTS))
+            if found.holding > DENSE_SHARE * self.frames:
+                found.dense = np.zeros(self.after_id + 1, dtype=np.float64)
+                found.dense[found.ids] = found.impacts
+        with self.lock:
+            self.cache[word] = found
+            self.cached_bytes += 0 if found is None else found.nbytes
+            while self.cached_bytes > CACHE_BYTES and len(self.cache) > 1:
+                _, dropped = self.cache.popitem(last=False)
+                self.cached_bytes -= 0 if dropped is None else dropped.nbytes
+        return found
 
 
 def usable(db: Database, params: KeywordIndexParameters = PARAMETERS) -> TopFrames | None:
@@ -262,7 +306,7 @@ class QuestionWord:
     frame must hold one such word to be found (the lane's ``(rarer) AND (every)``)."""
 
     token: str
-    listed: tuple[int, np.ndarray, np.ndarray] | None  # ``TopFrames.word`` of its term
+    listed: WordList | None  # ``TopFrames.word`` of its term
     weight: int
     required: bool
 
@@ -285,45 +329,39 @@ def best_frames(db: Database, top: TopFrames, words: list[QuestionWord], express
     ``limit``, more when frames may be gone), the lane's ``expression`` being what FTS5 would have
     been sent. Candidates: the frames of the rare words (FTS5) and each listed word's best
     ``kept`` frames (only those holding a required word, where some are); each scored exactly:
-    the rare words by FTS5, the listed words by their impacts; frames changed since the build by
-    FTS5 with ``expression``."""
-    rare_ids: list[np.ndarray] = []
-    rare_scores: list[np.ndarray] = []
-    candidates: list[np.ndarray] = []
+    the rare words by FTS5, the listed words by their impacts (summed over one array per frame id
+    of the build, no sorting); frames changed since the build by FTS5 with ``expression``."""
+    scores = np.zeros(top.after_id + 1, dtype=np.float64)
+    candidate = np.zeros(top.after_id + 1, dtype=bool)
+    required = any(word.required for word in words)
     by_weight: dict[tuple[int, bool], list[str]] = {}
     for word in words:
         if word.listed is None:
             by_weight.setdefault((word.weight, word.required), []).append(word.token)
-    required = any(word.required for word in words)
     for (weight, needed_word), tokens in by_weight.items():
         found, bm25 = _fts_scores(db, _quoted(tokens))
-        rare_ids.append(found)
-        rare_scores.append(weight * bm25)
+        inside = found <= top.after_id
+        scores[found[inside]] += weight * bm25[inside]
         if needed_word or not required:
-            candidates.append(found)
+            candidate[found[inside]] = True
     for word in words:
-        if word.listed is not None and (word.required or not required):
-            _, frame_ids, word_impacts = word.listed
+        listed = word.listed
+        if listed is None:
+            continue
+        if listed.dense is None:
+            scores[listed.ids] += word.weight * idf(top.frames, listed.holding) * listed.impacts
+        if word.required or not required:
+            frame_ids = listed.ids
             if len(frame_ids) > top.kept:
-                frame_ids = frame_ids[np.argpartition(-word_impacts, top.kept - 1)[: top.kept]]
-            candidates.append(frame_ids.astype(np.int64))
-    frames = np.unique(np.concatenate(candidates)) if candidates else np.empty(0, np.int64)
-    frames = frames[frames <= top.after_id]
+                frame_ids = frame_ids[np.argpartition(-listed.impacts, top.kept - 1)[: top.kept]]
+            candidate[frame_ids] = True
     if top.changed:
-        frames = frames[~np.isin(frames, np.fromiter(top.changed, dtype=np.int64, count=len(top.changed)))]
-    total = np.zeros(len(frames), dtype=np.float64)
-    if rare_ids:
-        rare, where = np.unique(np.concatenate(rare_ids), return_inverse=True)
-        summed = np.bincount(where, weights=np.concatenate(rare_scores), minlength=len(rare))
-    if rare_ids and len(rare):
-        at = np.minimum(np.searchsorted(rare, frames), len(rare) - 1)
-        total += np.where(rare[at] == frames, summed[at], 0.0)
+        candidate[np.fromiter(top.changed, dtype=np.int64, count=len(top.changed))] = False
+    frames = np.flatnonzero(candidate)
+    total = scores[frames]
     for word in words:
-        if word.listed is not None:
-            holding, frame_ids, word_impacts = word.listed
-            at = np.minimum(np.searchsorted(frame_ids, frames), len(frame_ids) - 1)
-            held = frame_ids[at] == frames
-            total += np.where(held, word.weight * idf(top.frames, holding) * word_impacts[at].astype(np.float64), 0.0)
+        if word.listed is not None and word.listed.dense is not None:
+            total += word.weight * idf(top.frames, word.listed.holding) * word.listed.dense[frames]
     newest = int(db.scalar("SELECT coalesce(max(id), 0) FROM memory_frames") or 0)
     if newest > top.after_id:
         found, bm25 = _fts_scores(db, expression, " AND rowid > ?", (top.after_id,))
@@ -333,8 +371,9 @@ def best_frames(db: Database, top: TopFrames, words: list[QuestionWord], express
         frames, total = np.concatenate([frames, found]), np.concatenate([total, bm25])
     total = np.round(total, 9)  # sums in another order than FTS5's: equal scores stay equal (ties by id)
     wanted = min(len(frames), max(limit, 0) * 2 + 10)
-    if wanted < len(frames):
-        best = np.argpartition(-total, wanted - 1)[:wanted]
+    if wanted < len(frames):  # the best ``wanted`` and every frame tied with the last (ties go by id)
+        floor = -np.partition(-total, wanted - 1)[wanted - 1]
+        best = total >= floor
         frames, total = frames[best], total[best]
     order = np.lexsort((frames, -total))
     return [(int(frames[i]), -float(total[i])) for i in order]

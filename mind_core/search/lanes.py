@@ -142,7 +142,7 @@ class KeywordLane:
         def holding(token: str, most: int) -> int:
             found = listed[terms[tokens.index(token)]]
             if found is not None:
-                return found[0]
+                return found.holding
             return top.list_min_frames if top.list_min_frames <= most else self.frequency(token, most)
 
         rarer = self.rarer_words(tokens, holding)
