@@ -58,13 +58,15 @@ MAX_EDITED = 200
 MAX_ADDED_SHARE = 0.05  # of the frames at the build
 BUILD_CACHE_KIB = 8 * 1024
 # A question's common words are read from memory: a searching process keeps the word lists it
-# read lately (at most CACHE_BYTES); a word held by more than DENSE_SHARE of the frames is kept
+# read lately (at most CACHE_BYTES, ``WordListCache``); a word held by more than DENSE_SHARE of the frames is kept
 # as one impact per frame id too (8 bytes a frame), so its part of a question's candidates'
 # scores is a lookup, not a pass over its hundreds of thousands of frames.
 CACHE_BYTES = 192 * 2**20
 DENSE_SHARE = 1 / 16
 _IDS = np.dtype("<i4")
-_IMPACTS = np.dtype("<f8")
+_COUNTS = np.dtype("<u2")  # a word's occurrences in a frame (at most 65,535 counted)
+FORMAT = 2  # of the stored lists: an index of another format is rebuilt
+LENGTHS_TABLE = "keyword_frame_lengths"  # one row: each frame id's length in tokens at the build (int32)
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ def problem(db: Database, params: KeywordIndexParameters = PARAMETERS) -> str | 
     manifest = read_manifest(db)
     if manifest is None:
         return "missing"
+    if manifest.get("format") != FORMAT:
+        return "made by another version"
     if manifest.get("parameters") != asdict(params):
         return f"made with other parameters ({manifest.get('parameters')})"
     return _wear(manifest, changed_since_build(db, manifest))
@@ -175,7 +179,7 @@ def frame_lengths(db: Database) -> tuple[np.ndarray, int, int]:
 def _word_lists(
     db: Database, lengths: np.ndarray, average: float, through_id: int, params: KeywordIndexParameters
 ) -> Iterator[tuple[str, int, bytes, bytes]]:
-    """(word, frames holding it, their ids ascending, their impacts) of each word with a list;
+    """(word, frames holding it, their ids ascending, its occurrences in each) of each word with a list;
     frames above ``through_id`` (written while it builds) are left to the questions' exact read."""
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_rows USING fts5vocab(main, memory_frames_fts, row)")
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_instances USING fts5vocab(main, memory_frames_fts, instance)")
@@ -188,8 +192,7 @@ def _word_lists(
         ids = rows[:, 0]
         inside = (ids < len(lengths)) & (ids <= through_id)
         ids, counts = ids[inside], rows[inside, 1]
-        scores = impacts(counts, lengths[ids], average)
-        yield word, holding, ids.astype(_IDS).tobytes(), scores.astype(_IMPACTS).tobytes()
+        yield word, holding, ids.astype(_IDS).tobytes(), np.minimum(counts, 65_535).astype(_COUNTS).tobytes()
 
 
 def build(db: Database, params: KeywordIndexParameters = PARAMETERS) -> int:
@@ -201,7 +204,7 @@ def build(db: Database, params: KeywordIndexParameters = PARAMETERS) -> int:
     average = tokens / frames if frames else 1.0
     staging = f"{TABLE}_new"
     db.execute(f"DROP TABLE IF EXISTS {staging}")
-    db.execute(f"CREATE TABLE {staging} (word TEXT PRIMARY KEY, frames INTEGER NOT NULL, ids BLOB NOT NULL, impacts BLOB NOT NULL) WITHOUT ROWID")
+    db.execute(f"CREATE TABLE {staging} (word TEXT PRIMARY KEY, frames INTEGER NOT NULL, ids BLOB NOT NULL, counts BLOB NOT NULL) WITHOUT ROWID")
     written = 0
     batch: list[tuple[str, int, bytes, bytes]] = []
     for row in _word_lists(db, lengths, average, position.frame_id, params):
@@ -211,11 +214,14 @@ def build(db: Database, params: KeywordIndexParameters = PARAMETERS) -> int:
                 db.executemany(f"INSERT INTO {staging} VALUES (?, ?, ?, ?)", batch)
             written += len(batch)
             batch = []
-    manifest = {"parameters": asdict(params), "position": str(position), "frames": frames, "average_length": average}
+    manifest = {"format": FORMAT, "parameters": asdict(params), "position": str(position), "frames": frames, "average_length": average}
     with db.transaction():
         db.executemany(f"INSERT INTO {staging} VALUES (?, ?, ?, ?)", batch)
         db.execute(f"DROP TABLE IF EXISTS {TABLE}")
         db.execute(f"ALTER TABLE {staging} RENAME TO {TABLE}")
+        db.execute(f"DROP TABLE IF EXISTS {LENGTHS_TABLE}")
+        db.execute(f"CREATE TABLE {LENGTHS_TABLE} (lengths BLOB NOT NULL)")
+        db.execute(f"INSERT INTO {LENGTHS_TABLE} VALUES (?)", (lengths[: position.frame_id + 1].astype(_IDS).tobytes(),))
         set_meta(db, META_KEY, json.dumps({**manifest, "words": written + len(batch)}))
     return written + len(batch)
 
@@ -224,14 +230,16 @@ def drop(db: Database) -> None:
     """Remove the index (the lane is exact again)."""
     with db.transaction():
         db.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        db.execute(f"DROP TABLE IF EXISTS {LENGTHS_TABLE}")
         db.execute("DELETE FROM meta WHERE key = ?", (META_KEY,))
 
 
 @dataclass
 class WordList:
     """A listed word as a question reads it: how many frames held it at the build, their ids
-    (ascending) and impacts; for a word held by more than ``DENSE_SHARE`` of the frames, also its
-    impacts by frame id (``dense``), so scoring a question's candidates reads only theirs."""
+    (ascending) and its impacts on them; for a word held by more than ``DENSE_SHARE`` of the
+    frames, its impacts by frame id instead (``dense``), so scoring a question's candidates reads
+    only theirs."""
 
     holding: int
     ids: np.ndarray
@@ -243,59 +251,85 @@ class WordList:
         return self.ids.nbytes + self.impacts.nbytes + (0 if self.dense is None else self.dense.nbytes)
 
 
+class WordListCache:
+    """The word lists a searching process read lately, for one build of the index (a rebuild
+    empties it; other changes of the mind do not touch the lists): at most ``CACHE_BYTES``, least
+    recently used dropped first, plus the build's frame lengths."""
+
+    def __init__(self) -> None:
+        self.build: str | None = None
+        self.lengths: np.ndarray | None = None
+        self.lists: OrderedDict[str, WordList | None] = OrderedDict()
+        self.nbytes = 0
+        self.lock = threading.Lock()
+
+    def word(self, db: Database, top: TopFrames, word: str) -> WordList | None:
+        with self.lock:
+            if self.build != top.build:
+                self.build, self.lengths, self.nbytes = top.build, None, 0
+                self.lists.clear()
+            if word in self.lists:
+                self.lists.move_to_end(word)
+                return self.lists[word]
+            if self.lengths is None:
+                self.lengths = np.frombuffer(db.scalar(f"SELECT lengths FROM {LENGTHS_TABLE}") or b"", dtype=_IDS)
+            lengths = self.lengths
+        row = db.query(f"SELECT frames, ids, counts FROM {TABLE} WHERE word = ?", (word,))
+        found = None
+        if row:
+            holding, ids, counts = row[0]
+            frame_ids = np.frombuffer(ids, dtype=_IDS).astype(np.intp)
+            word_impacts = impacts(np.frombuffer(counts, dtype=_COUNTS), lengths[frame_ids], top.average_length)
+            found = WordList(int(holding), frame_ids, word_impacts)
+            if found.holding > DENSE_SHARE * top.frames:
+                found.dense = np.zeros(top.after_id + 1, dtype=np.float64)
+                found.dense[frame_ids] = word_impacts
+        with self.lock:
+            if self.build == top.build and word not in self.lists:
+                self.lists[word] = found
+                self.nbytes += 0 if found is None else found.nbytes
+                while self.nbytes > CACHE_BYTES and len(self.lists) > 1:
+                    _, dropped = self.lists.popitem(last=False)
+                    self.nbytes -= 0 if dropped is None else dropped.nbytes
+        return found
+
+
 @dataclass
 class TopFrames:
-    """What a question reads of a usable index: the build's figures, the frames to read exactly,
-    and the word lists read lately (at most ``CACHE_BYTES``, least recently used dropped first)."""
+    """What a question reads of a usable index: the build's figures and the frames to read exactly."""
 
+    build: str  # the build's position: what the word lists were made from
     frames: int
     average_length: float
     kept: int
     list_min_frames: int
     after_id: int  # frames above this id were written after the build
     changed: frozenset[int]  # frames at or below it edited or deleted since
-    cache: OrderedDict[str, WordList | None] = field(default_factory=OrderedDict)
-    cached_bytes: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    cache: WordListCache = field(default_factory=WordListCache)
 
     def word(self, db: Database, word: str) -> WordList | None:
         """The word's list, or None when the word has none (it is rare: FTS5 scores it)."""
-        with self.lock:
-            if word in self.cache:
-                self.cache.move_to_end(word)
-                return self.cache[word]
-        row = db.query(f"SELECT frames, ids, impacts FROM {TABLE} WHERE word = ?", (word,))
-        found = None
-        if row:
-            holding, ids, scores = row[0]
-            found = WordList(int(holding), np.frombuffer(ids, dtype=_IDS).astype(np.intp), np.frombuffer(scores, dtype=_IMPACTS))
-            if found.holding > DENSE_SHARE * self.frames:
-                found.dense = np.zeros(self.after_id + 1, dtype=np.float64)
-                found.dense[found.ids] = found.impacts
-        with self.lock:
-            self.cache[word] = found
-            self.cached_bytes += 0 if found is None else found.nbytes
-            while self.cached_bytes > CACHE_BYTES and len(self.cache) > 1:
-                _, dropped = self.cache.popitem(last=False)
-                self.cached_bytes -= 0 if dropped is None else dropped.nbytes
-        return found
+        return self.cache.word(db, self, word)
 
 
-def usable(db: Database, params: KeywordIndexParameters = PARAMETERS) -> TopFrames | None:
-    """The index as a question reads it, or None when the lane must be exact (no index, or not usable)."""
+def usable(db: Database, params: KeywordIndexParameters = PARAMETERS, cache: WordListCache | None = None) -> TopFrames | None:
+    """The index as a question reads it (its lists through ``cache``, kept across questions),
+    or None when the lane must be exact (no index, or not usable)."""
     manifest = read_manifest(db)
-    if manifest is None or manifest.get("parameters") != asdict(params):
+    if manifest is None or manifest.get("parameters") != asdict(params) or manifest.get("format") != FORMAT:
         return None
     changed = changed_since_build(db, manifest)
     if changed is None or _wear(manifest, changed) is not None:
         return None
     return TopFrames(
+        build=str(manifest["position"]),
         frames=int(manifest["frames"]),
         average_length=float(manifest["average_length"]),
         kept=params.kept,
         list_min_frames=params.list_min_frames,
         after_id=change_log.Position.parse(manifest["position"]).frame_id,
         changed=frozenset(changed[0]),
+        cache=cache or WordListCache(),
     )
 
 

@@ -110,6 +110,7 @@ class KeywordLane:
         self.held_words = HeldWords(db)
         self.index = index
         self.word_terms = WordTerms(db)
+        self.word_lists = keyword_index.WordListCache()
 
     def hits(self, query: str, limit: int, scope: Scope, phrases: Sequence[str] = ()) -> list[LaneHit]:
         """FTS5 matches in rank order with their BM25 score (FTS5's ``rank`` negated, >= 0);
@@ -132,7 +133,7 @@ class KeywordLane:
         if self.index is None or limit > self.index.kept or any(p.strip() for p in phrases) or scope.clauses("mf")[0]:
             return None
         index = self.index
-        top = self.kept.get(f"keyword_index:{index}", lambda: keyword_index.usable(self.db, index))
+        top = self.kept.get(f"keyword_index:{index}", lambda: keyword_index.usable(self.db, index, self.word_lists))
         tokens = keyword_tokens(query)
         terms = self.word_terms.terms(tokens)
         if top is None or not tokens or None in terms:
