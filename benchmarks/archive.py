@@ -189,7 +189,10 @@ def built_keyword_index(path: Path) -> dict:
             figures = {"build_wall_s": time.perf_counter() - began, "build_cpu_s": time.process_time() - began_cpu,
                        "build_rss_growth_mb": (psutil.Process().memory_info().rss - rss) / 2**20}
         manifest = keyword_index.read_manifest(mind.db) or {}
-        size = mind.db.scalar(f"SELECT sum(length(word) + length(ids) + length(impacts) + 8) FROM {keyword_index.TABLE}")
+        size = mind.db.scalar(
+            f"SELECT (SELECT sum(length(word) + length(ids) + length(counts) + 8) FROM {keyword_index.TABLE})"
+            f" + (SELECT length(lengths) FROM {keyword_index.LENGTHS_TABLE})"
+        )
     return {**figures, "words": manifest.get("words", 0), "mb": (size or 0) / 2**20, "parameters": manifest.get("parameters")}
 
 

@@ -57,6 +57,7 @@ META_KEY = "keyword_index"
 MAX_EDITED = 200
 MAX_ADDED_SHARE = 0.05  # of the frames at the build
 BUILD_CACHE_KIB = 8 * 1024
+FETCH_ROWS = 50_000
 # A question's common words are read from memory: a searching process keeps the word lists it
 # read lately (at most CACHE_BYTES, ``WordListCache``); a word held by more than DENSE_SHARE of the frames is kept
 # as one impact per frame id too (8 bytes a frame), so its part of a question's candidates'
@@ -185,10 +186,13 @@ def _word_lists(
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.keyword_instances USING fts5vocab(main, memory_frames_fts, instance)")
     words = [(str(w), int(n)) for w, n in db.conn.execute("SELECT term, doc FROM temp.keyword_rows WHERE doc > ?", (params.list_min_frames,))]
     for word, holding in words:
-        rows = np.array(
-            db.conn.execute("SELECT doc, count(*) FROM temp.keyword_instances WHERE term = ? GROUP BY doc ORDER BY doc", (word,)).fetchall(),
-            dtype=np.int64,
-        ).reshape(-1, 2)
+        cursor = db.conn.execute(
+            "SELECT doc, count(*) FROM temp.keyword_instances WHERE term = ? GROUP BY doc ORDER BY doc", (word,)
+        )
+        parts = [np.empty((0, 2), dtype=np.int64)]
+        while chunk := cursor.fetchmany(FETCH_ROWS):  # a word of every frame: never a million tuples at once
+            parts.append(np.array(chunk, dtype=np.int64).reshape(-1, 2))
+        rows = np.concatenate(parts)
         ids = rows[:, 0]
         inside = (ids < len(lengths)) & (ids <= through_id)
         ids, counts = ids[inside], rows[inside, 1]

@@ -5,6 +5,7 @@ Small thresholds stand in for a large mind."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -14,6 +15,7 @@ from mind_core.search import keyword_index
 from mind_core.search.keyword_index import KeywordIndexParameters
 from mind_core.search.lanes import Scope
 from mind_core.store import reconcile
+from mind_core.store.schema import set_meta
 from mind_core.testing.fakes import HashingEmbedder
 from tests.mind_core.test_vector_prescan import WORDS, fill
 
@@ -141,6 +143,12 @@ def test_doctor_reports_a_missing_or_worn_index_and_repair_builds_it(mind, monke
     assert report.after is not None and report.after.finding("keyword_index").ok
     other = KeywordIndexParameters(min_frames=50, list_min_frames=6, kept=10_000)
     assert "other parameters" in reconcile.doctor(mind.db, mind.embedder, keyword_params=other).finding("keyword_index").detail
+    manifest = keyword_index.read_manifest(mind.db)
+    with mind.db.transaction():
+        set_meta(mind.db, keyword_index.META_KEY, json.dumps({**manifest, "format": keyword_index.FORMAT - 1}))
+    assert "another version" in reconcile.doctor(mind.db, mind.embedder, keyword_params=EVERYTHING).finding("keyword_index").detail
+    assert keyword_index.usable(mind.db, EVERYTHING) is None
+    build(mind)
 
     monkeypatch.setattr(keyword_index, "MAX_EDITED", 1)
     for frame_id in (1, 2):
@@ -161,6 +169,20 @@ def test_a_mind_below_the_threshold_is_unchanged(mind, index_calls):
     assert finding.ok and "not kept" in finding.detail
     assert lane(mind, "budget meeting", index=small) == lane(mind, "budget meeting", index=None)
     assert not index_calls
+
+
+def test_the_lists_read_stay_in_memory_until_the_index_is_rebuilt(mind):
+    build(mind)
+    lane(mind, "budget meeting")
+    cache = mind.search.keyword_lane.word_lists
+    read = dict(cache.lists)
+    assert read and cache.nbytes > 0
+    fill(mind, ["budget review"])  # a change of the mind: the lists are those of the same build
+    lane(mind, "budget meeting")
+    assert all(cache.lists[word] is listed for word, listed in read.items())
+    keyword_index.build(mind.db, EVERYTHING)  # a rebuild empties them
+    lane(mind, "budget meeting")
+    assert all(cache.lists[word] is not listed for word, listed in read.items() if word in cache.lists)
 
 
 def test_the_default_reconcile_builds_nothing_for_a_small_mind(mind):
