@@ -1,33 +1,40 @@
-"""The keyword lane's top-k index for a large mind: for each frequent word, its best frames by
-the part of BM25 that does not depend on the word's rarity, so a question's best matches are
-found without scoring every frame that holds one of its words.
+"""The keyword lane's top-k index for a large mind: each frequent word's frames with its count
+in each, so a question's best matches are found without FTS5 scoring every frame that holds one
+of its words.
 
-Why: FTS5's ``bm25()`` scores every frame that matches (at a million frames, a question's rarer
-words can hold 50,000 frames each), and it cannot stop early. BM25 is a sum over the question's
-words of ``idf(word) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |frame| / avgdl))``; the second
-factor (the word's *impact* on a frame) does not depend on the word's IDF, so each word's frames
-can be put in order once. For each word held by more than ``list_min_frames`` frames the index
-keeps its ``kept`` best frames by impact (table ``keyword_top_frames``: one row per word, the
-frame ids and impacts as arrays, best first). A question then reads:
+Why: FTS5's ``bm25()`` scores every frame that matches, a row at a time (at a million frames, a
+question's rarer words can hold 50,000 frames each), and it cannot stop early. BM25 is a sum over
+the question's words of ``idf(word) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |frame| / avgdl))``;
+the second factor (the word's *impact* on a frame) needs only the word's count in the frame and
+the frame's length. For each word held by more than ``list_min_frames`` frames the index keeps
+its frames' ids (ascending) and counts (table ``keyword_top_frames``, one row per word, arrays as
+blobs), and each frame's length (``keyword_frame_lengths``). A question then:
 
-- its indexed (frequent) words' lists, each term's impact times its IDF and its weight in the
-  lane's expression (a rarer word counts twice where the lane splits, ``KeywordLane``);
-- its other (rare) words through FTS5 as before (``bm25()`` over at most ``list_min_frames``
-  frames a word: cheap), scored exactly;
-- frames written, edited or deleted since the build (the change log after the build's position)
-  through FTS5 exactly, or left out when gone.
+- adds up its listed words' impacts times their IDF and their weight in the lane's expression (a
+  rarer word counts twice where the lane splits, ``KeywordLane``) in numpy, over one array per
+  frame id (``best_frames``);
+- reads its other (rare) words through FTS5 as before (``bm25()`` over at most
+  ``list_min_frames`` frames a word: cheap);
+- takes as candidates the frames holding a required word (the lane's ``(rarer) AND (every)``),
+  at most ``kept`` of a word's frames (its best by impact) when it brings candidates alone;
+- reads frames written, edited or deleted since the build (the change log after the build's
+  position) through FTS5 exactly, or leaves them out when gone.
 
-A frame missing from a frequent word's list holds the word at most at the list's last impact and
-is given 0 for it: the answer is the exact lane's but for frames that hold a frequent word too
-weakly to make its list (measured: ``benchmarks/archive.py``). FTS5's own BM25 is matched: k1 1.2,
-b 0.75, one column of weight 1, ``idf = log((N - n + 0.5) / (n + 0.5))`` (at least 1e-6), with N,
-n and avgdl of the build.
+Tried first, and why the lists are whole: a top list per word (its best frames by impact) lost
+half of FTS5's top 10 on the benchmark archive, whose frames tie on the rarer words while a
+common word (a speaker's name, in a quarter of the frames) decides among them: a frame missing
+from the common word's list lost its part (benchmarks/README.md, fourth round).
+
+FTS5's own BM25 is matched: k1 1.2, b 0.75, one column of weight 1, ``idf = log((N - n + 0.5) /
+(n + 0.5))`` (at least 1e-6), with N, n and avgdl of the build; the same top 100 as FTS5 for every
+benchmark question at 100k and 1M frames (``benchmarks/archive.py``).
 
 Built by ``mind reconcile`` (``refresh``) for a mind of ``min_frames`` frames or more, in bounded
-memory (one word's frames at a time, plus one frame length per frame id as int32); its parameters
-and the build's position are recorded in ``meta``; ``mind doctor`` reports it missing, made with
-other parameters, or worn (too many frames changed since, ``MAX_EDITED`` and ``MAX_ADDED_SHARE``:
-then the lane is exact until the next reconcile rebuilds it).
+memory (one word's frames at a time, plus one frame length per frame id as int32); its format,
+parameters and the build's position are recorded in ``meta``; ``mind doctor`` reports it
+missing, of another format or parameters, or worn (too many frames changed since,
+``MAX_EDITED`` and ``MAX_ADDED_SHARE``: then the lane is exact until the next reconcile rebuilds
+it).
 """
 
 from __future__ import annotations
@@ -59,9 +66,9 @@ MAX_ADDED_SHARE = 0.05  # of the frames at the build
 BUILD_CACHE_KIB = 8 * 1024
 FETCH_ROWS = 50_000
 # A question's common words are read from memory: a searching process keeps the word lists it
-# read lately (at most CACHE_BYTES, ``WordListCache``); a word held by more than DENSE_SHARE of the frames is kept
-# as one impact per frame id too (8 bytes a frame), so its part of a question's candidates'
-# scores is a lookup, not a pass over its hundreds of thousands of frames.
+# read lately (at most CACHE_BYTES, ``WordListCache``); a word held by more than DENSE_SHARE of
+# the frames is kept as one impact per frame id as well (8 bytes a frame), so its part of a
+# question's candidates' scores is a lookup, not a pass over its hundreds of thousands of frames.
 CACHE_BYTES = 192 * 2**20
 DENSE_SHARE = 1 / 16
 _IDS = np.dtype("<i4")
@@ -178,7 +185,7 @@ def frame_lengths(db: Database) -> tuple[np.ndarray, int, int]:
 
 
 def _word_lists(
-    db: Database, lengths: np.ndarray, average: float, through_id: int, params: KeywordIndexParameters
+    db: Database, lengths: np.ndarray, through_id: int, params: KeywordIndexParameters
 ) -> Iterator[tuple[str, int, bytes, bytes]]:
     """(word, frames holding it, their ids ascending, its occurrences in each) of each word with a list;
     frames above ``through_id`` (written while it builds) are left to the questions' exact read."""
@@ -211,7 +218,7 @@ def build(db: Database, params: KeywordIndexParameters = PARAMETERS) -> int:
     db.execute(f"CREATE TABLE {staging} (word TEXT PRIMARY KEY, frames INTEGER NOT NULL, ids BLOB NOT NULL, counts BLOB NOT NULL) WITHOUT ROWID")
     written = 0
     batch: list[tuple[str, int, bytes, bytes]] = []
-    for row in _word_lists(db, lengths, average, position.frame_id, params):
+    for row in _word_lists(db, lengths, position.frame_id, params):
         batch.append(row)
         if len(batch) >= 200:
             with db.transaction():
@@ -230,19 +237,11 @@ def build(db: Database, params: KeywordIndexParameters = PARAMETERS) -> int:
     return written + len(batch)
 
 
-def drop(db: Database) -> None:
-    """Remove the index (the lane is exact again)."""
-    with db.transaction():
-        db.execute(f"DROP TABLE IF EXISTS {TABLE}")
-        db.execute(f"DROP TABLE IF EXISTS {LENGTHS_TABLE}")
-        db.execute("DELETE FROM meta WHERE key = ?", (META_KEY,))
-
-
 @dataclass
 class WordList:
     """A listed word as a question reads it: how many frames held it at the build, their ids
     (ascending) and its impacts on them; for a word held by more than ``DENSE_SHARE`` of the
-    frames, its impacts by frame id instead (``dense``), so scoring a question's candidates reads
+    frames, also its impacts by frame id (``dense``), so scoring a question's candidates reads
     only theirs."""
 
     holding: int
