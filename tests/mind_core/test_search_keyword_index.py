@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 
 from mind_core.mind import Mind
+from mind_core.privacy.forget import forget, plan_forget
+from mind_core.privacy.selection import Selector
 from mind_core.search import keyword_index
 from mind_core.search.keyword_index import KeywordIndexParameters
 from mind_core.search.lanes import Scope
@@ -133,6 +136,16 @@ def test_deleted_frames_are_never_returned(mind):
     found = [frame_id for frame_id, _ in lane(mind, "marathon knee", limit=50)]
     assert not set(best[:3]) & set(found)
     assert found == ids(lane(mind, "marathon knee", limit=50, index=None))
+
+
+def test_forget_makes_the_index_again_without_the_forgotten_frames(mind):
+    build(mind)
+    gone = ids(lane(mind, "marathon knee", limit=3))
+    forget(mind, plan_forget(mind.db, Selector(frame_ids=tuple(gone))), "tester", vacuum=False)
+    for ids_blob, in mind.db.query(f"SELECT ids FROM {keyword_index.TABLE}"):
+        assert not set(gone) & set(np.frombuffer(ids_blob, dtype="<i4").tolist())
+    assert keyword_index.problem(mind.db, EVERYTHING) is None  # made again with its parameters
+    assert ids(lane(mind, "marathon knee", limit=50)) == ids(lane(mind, "marathon knee", limit=50, index=None))
 
 
 def test_doctor_reports_a_missing_or_worn_index_and_repair_builds_it(mind, monkeypatch):
