@@ -18,10 +18,15 @@ includes embedding the query. The modes take turns query by query on one mind op
 - ``prescan``: without the ANN index (sign bits, int8 codes, then floats), the default below
   ``ANN_MIN_VECTORS``;
 - ``ann``: with the ANN index (mind_core/search/ann.py), built by ``reconcile``: the default above;
-- ``library`` (vector lane only): usearch alone on the mind's own graph file, the floor under it.
+- ``library`` (vector lane only): usearch alone on the mind's own graph file, the floor under it;
+- ``ann_fts`` (whole search only): the ANN index with the keyword lane asking FTS5 for every
+  question, as before the keyword lane's top-k index (mind_core/search/keyword_index.py).
 
-The keyword lane is the default's in all three, so the whole search's recall@10 against
-``exact`` measures only what the vector lane's shortcut loses.
+``exact`` is exact in both lanes (every vector scanned, the keyword lane's FTS5 ``bm25()``); the
+other modes use the keyword lane's top-k index (built by ``reconcile``; built here into a mind
+that has none, its build time and size printed), except ``ann_fts``. The keyword lane alone is
+measured both ways on the same questions (``keyword_lane``: the index, ``keyword_lane_fts``:
+FTS5), with the index's recall of the FTS5 lane's top 10 and of its whole depth.
 
 Generated minds (and the pool's real vectors) are kept in ``--minds`` (default
 benchmarks/results/archive/): building the 1M mind and its graph takes hours on a loaded 2-core
@@ -59,13 +64,16 @@ from search import NOISE_COSINE, VECTOR_BATCH, pool_vectors, questions, write_fr
 from mind_core.embeddings import InprocessEmbedder
 from mind_core.embeddings.base import to_blob
 from mind_core.mind import Mind
-from mind_core.search import ann, vector_codes
+from mind_core.search import ann, keyword_index, vector_codes
 from mind_core.search.hybrid import SearchConfig
+from mind_core.search.lanes import Scope
 from mind_core.store.reconcile import refresh_ann_index
 
 MODES = ("exact", "prescan", "ann")
+SEARCH_MODES = (*MODES, "ann_fts")
 DEFAULT = SearchConfig()
-EXACT = SearchConfig(prescan_min_vectors=10**12)
+EXACT = SearchConfig(prescan_min_vectors=10**12, keyword_index=None)
+FTS_KEYWORDS = SearchConfig(keyword_index=None)
 LIMIT = 10
 
 
@@ -97,8 +105,8 @@ def store_vectors(mind: Mind, ids: list[int], pool: np.ndarray) -> float:
 def use_mode(mind: Mind, mode: str) -> None:
     """Only the vector lane differs between the modes (the keyword lane is the default's), so a
     whole search's recall against ``exact`` measures what the vector lane's shortcut loses."""
-    mind.search.config = EXACT if mode == "exact" else DEFAULT
-    mind.search.vectors.ann_min_vectors = 0 if mode == "ann" else 10**12
+    mind.search.config = EXACT if mode == "exact" else FTS_KEYWORDS if mode == "ann_fts" else DEFAULT
+    mind.search.vectors.ann_min_vectors = 0 if mode in ("ann", "ann_fts") else 10**12
 
 
 def timed_ms(call, *args, **kwargs) -> tuple[float, float, object]:
@@ -169,6 +177,25 @@ def built_mind(
     return path, figures
 
 
+def built_keyword_index(path: Path) -> dict:
+    """The keyword lane's top-k index of the mind at ``path``, built as a reconcile (``mind doctor --repair``) builds
+    it when the mind has none usable: its size, and what building it took (when built now)."""
+    figures: dict = {}
+    with Mind.open(path) as mind:
+        if keyword_index.problem(mind.db) is not None:
+            began, began_cpu = time.perf_counter(), time.process_time()
+            rss = psutil.Process().memory_info().rss
+            keyword_index.refresh(mind.db)
+            figures = {"build_wall_s": time.perf_counter() - began, "build_cpu_s": time.process_time() - began_cpu,
+                       "build_rss_growth_mb": (psutil.Process().memory_info().rss - rss) / 2**20}
+        manifest = keyword_index.read_manifest(mind.db) or {}
+        size = mind.db.scalar(
+            f"SELECT (SELECT sum(length(word) + length(ids) + length(counts) + 8) FROM {keyword_index.TABLE})"
+            f" + (SELECT length(lengths) FROM {keyword_index.LENGTHS_TABLE})"
+        )
+    return {**figures, "words": manifest.get("words", 0), "mb": (size or 0) / 2**20, "parameters": manifest.get("parameters")}
+
+
 def library_search(path: Path) -> tuple[object, int]:
     """The ANN library alone on the mind's own graph file (usearch, memory-mapped, one thread):
     the floor under the vector lane, measured on the same queries."""
@@ -183,6 +210,7 @@ def run_size(
     size: int, asked: list[str], real: InprocessEmbedder, pool: np.ndarray, folder: Path, wait: bool = False
 ) -> dict:
     path, build = built_mind(size, real, pool, folder, wait)
+    keywords = built_keyword_index(path)
     ann_mb = sum(p.stat().st_size for p in Path(str(path) + ".ann").iterdir()) / 2**20
     graph, dims = library_search(path)
     with Mind.open(path, embedder=real, readonly=True) as mind:
@@ -193,25 +221,29 @@ def run_size(
         ann_rss_mb = (psutil.Process().memory_info().rss - rss) / 2**20
         manifest = ann.read_manifest(mind.db)
         depth = mind.search.config.lane_depth
-        for mode in MODES:
+        assert keyword_index.usable(mind.db) is not None, "the keyword index was refused"
+        for mode in SEARCH_MODES:
             use_mode(mind, mode)
             mind.search.search(asked[0], limit=LIMIT)  # first touch of the file's pages
-        measured = {what: {mode: {"wall": [], "cpu": [], "recall": []} for mode in MODES}
-                    for what in ("vector_lane", "search")}
+        measured = {what: {mode: {"wall": [], "cpu": [], "recall": []} for mode in modes}
+                    for what, modes in (("vector_lane", MODES), ("search", SEARCH_MODES))}
         library = {"wall": [], "cpu": [], "recall": []}
-        keyword = {"wall": [], "cpu": []}
+        keyword = {"wall": [], "cpu": [], "recall": []}
+        keyword_fts = {"wall": [], "cpu": []}
+        keyword_depth_recall = []
         depth_recall = {mode: [] for mode in MODES}  # of the lane's whole depth, what the fusion reads
         for i, query in enumerate(asked):
             vector = mind.search.vectors.embed_query(query)
             blob = to_blob(vector)
-            order = MODES if i % 2 == 0 else tuple(reversed(MODES))
+            order = SEARCH_MODES if i % 2 == 0 else tuple(reversed(SEARCH_MODES))
             lane_hits, search_hits = {}, {}
             for mode in order:
                 use_mode(mind, mode)
-                wall, cpu, hits = timed_ms(lane, mind, mode, blob, depth)
-                measured["vector_lane"][mode]["wall"].append(wall)
-                measured["vector_lane"][mode]["cpu"].append(cpu)
-                lane_hits[mode] = [frame_id for frame_id, _ in hits]
+                if mode in MODES:
+                    wall, cpu, hits = timed_ms(lane, mind, mode, blob, depth)
+                    measured["vector_lane"][mode]["wall"].append(wall)
+                    measured["vector_lane"][mode]["cpu"].append(cpu)
+                    lane_hits[mode] = [frame_id for frame_id, _ in hits]
                 wall, cpu, results = timed_ms(mind.search.search, query, limit=LIMIT)
                 measured["search"][mode]["wall"].append(wall)
                 measured["search"][mode]["cpu"].append(cpu)
@@ -220,13 +252,20 @@ def run_size(
             library["wall"].append(wall)
             library["cpu"].append(cpu)
             library["recall"].append(overlap([int(key) for key in found.keys], lane_hits["exact"]))
-            use_mode(mind, "prescan")
-            wall, cpu, _ = timed_ms(mind.search.keyword_search, query, depth)
-            keyword["wall"].append(wall)
-            keyword["cpu"].append(cpu)
+            found = {}
+            for mode, times in ((("prescan", keyword), ("ann_fts", keyword_fts)) if i % 2 == 0
+                                else (("ann_fts", keyword_fts), ("prescan", keyword))):
+                use_mode(mind, mode)
+                wall, cpu, found[mode] = timed_ms(mind.search.keyword_lane.hits, query, depth, Scope())
+                times["wall"].append(wall)
+                times["cpu"].append(cpu)
+            by_index, by_fts = ([hit.frame_id for hit in found[mode]] for mode in ("prescan", "ann_fts"))
+            keyword["recall"].append(overlap(by_index, by_fts))
+            keyword_depth_recall.append(len(set(by_index) & set(by_fts)) / max(1, len(by_fts)))
             for mode in MODES:
                 measured["vector_lane"][mode]["recall"].append(overlap(lane_hits[mode], lane_hits["exact"]))
                 depth_recall[mode].append(len(set(lane_hits[mode]) & set(lane_hits["exact"])) / max(1, depth))
+            for mode in SEARCH_MODES:
                 measured["search"][mode]["recall"].append(overlap(search_hits[mode], search_hits["exact"]))
 
         searched_rss_mb = (psutil.Process().memory_info().rss - rss) / 2**20
@@ -253,8 +292,10 @@ def run_size(
         },
         "mind_mb": path.stat().st_size / 2**20,
         "vector_lane": lanes,
-        "search": {mode: figures(measured["search"][mode]) for mode in MODES},
-        "keyword_lane": figures(keyword),
+        "search": {mode: figures(measured["search"][mode]) for mode in SEARCH_MODES},
+        "keyword_lane": {**figures(keyword), "recall_at_depth": float(np.mean(keyword_depth_recall))},
+        "keyword_lane_fts": figures(keyword_fts),
+        "keyword_index": keywords,
     }
 
 
@@ -271,9 +312,17 @@ def table(results: dict[str, dict]) -> str:
                     f"{row['cpu_50_ms']:8.2f} {row['cpu_95_ms']:8.2f} {row['recall_at_10']:10.3f} {row['worst_at_10']:6.2f}"
                     + (f" {row['recall_at_depth']:9.3f}" if "recall_at_depth" in row else "")
                 )
-        row = result["keyword_lane"]
-        lines.append(f"{int(size):>9,} {'keyword_lane':14} {'':8} {row['wall_50_ms']:9.2f} {row['wall_95_ms']:9.2f} "
-                     f"{row['cpu_50_ms']:8.2f} {row['cpu_95_ms']:8.2f}")
+        for what in ("keyword_lane", "keyword_lane_fts"):
+            row = result[what]
+            lines.append(f"{int(size):>9,} {what:16} {'':6} {row['wall_50_ms']:9.2f} {row['wall_95_ms']:9.2f} "
+                         f"{row['cpu_50_ms']:8.2f} {row['cpu_95_ms']:8.2f}"
+                         + (f" {row['recall_at_10']:10.3f} {row['worst_at_10']:6.2f} {row['recall_at_depth']:9.3f}"
+                            if "recall_at_10" in row else ""))
+        built = result["keyword_index"]
+        lines.append(f"{int(size):>9,} keyword index: {built['words']:,} word lists, {built['mb']:.0f} MB in the mind, "
+                     + (f"built in {built['build_wall_s']:.1f} s ({built['build_cpu_s']:.1f} s CPU, RSS grew "
+                        f"{built['build_rss_growth_mb']:.0f} MB)" if "build_wall_s" in built else "built before this run")
+                     + f"; parameters {built['parameters']}")
         built = result["ann"]
         lines.append(
             f"{int(size):>9,} ANN index: built in {result['build_s']:.1f} s, {built['files_mb']:.0f} MB on disk, "
@@ -304,7 +353,7 @@ def projection(results: dict[str, dict], harvests: dict[str, dict], target: int 
     if len(sizes) >= 2:
         small, large = str(sizes[-2]), str(sizes[-1])
         steps = np.log(target / int(large)) / np.log(int(large) / int(small))
-        for mode in MODES:
+        for mode in SEARCH_MODES:
             a, b = results[small]["search"][mode]["cpu_95_ms"], results[large]["search"][mode]["cpu_95_ms"]
             lines.append(f"search {mode}: CPU p95 {b:.0f} ms at {int(large):,} -> about {b * (b / a) ** steps:.0f} ms at {target:,}")
         a, b = results[small]["mind_mb"], results[large]["mind_mb"]

@@ -188,6 +188,7 @@ def _doctor_mind(args: CommandArgs, workspace: str) -> DoctorCheck:
             f"{repaired.fts_fixed:,} full-text rows, {repaired.vectors_fixed:,} vectors, "
             f"{repaired.orphans_removed:,} orphans"
             + (f", ANN index rebuilt ({repaired.ann_rebuilt:,} vectors)" if repaired.ann_rebuilt else "")
+            + (f", keyword index rebuilt ({repaired.keyword_index_rebuilt:,} word lists)" if repaired.keyword_index_rebuilt else "")
             + "; after: "
             + ("ok" if report.after.ok else "problems: " + ", ".join(report.after.problems))
         )
@@ -324,6 +325,11 @@ def compact(args: CommandArgs) -> int:
         f"pruned {compacted.temporary_pruned:,} temporary and {compacted.deprecated_pruned:,} deprecated "
         f"frames, merged {compacted.p_frames_merged:,} P-frames; reindexed {reconciled.fts_fixed:,} "
         f"full-text rows and {reconciled.vectors_fixed:,} vectors, removed {reconciled.orphans_removed:,} orphans"
-        + (f", rebuilt the ANN index ({reconciled.ann_rebuilt:,} vectors)" if reconciled.ann_rebuilt else ""),
+        + (f", rebuilt the ANN index ({reconciled.ann_rebuilt:,} vectors)" if reconciled.ann_rebuilt else "")
+        + (
+            f", rebuilt the keyword index ({reconciled.keyword_index_rebuilt:,} word lists)"
+            if reconciled.keyword_index_rebuilt
+            else ""
+        ),
     )
     return EXIT_OK

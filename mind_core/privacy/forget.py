@@ -16,7 +16,8 @@ everywhere, and no byte of it stays in the mind's files.
 - an audit entry records who, which kinds of selector (its text only as a keyed hash), how much.
 
 A mind with an ANN index (``mind_core.search.ann``) gets its graphs made again: usearch keeps a
-removed vector's bytes in its files until then. Then ``scrub`` makes the deletion physical: the
+removed vector's bytes in its files until then; so does the keyword lane's top-k index
+(``mind_core.search.keyword_index``), whose lists name the frames holding each frequent word. Then ``scrub`` makes the deletion physical: the
 connection runs with ``secure_delete`` (freed content is overwritten with zeros), the FTS index is
 merged into new segments (its old segments held the words), the file is vacuumed and the WAL
 checkpointed and truncated.
@@ -37,7 +38,7 @@ from mind_core.privacy import audit, tombstones
 from mind_core.privacy.keys import mind_key, person_term
 from mind_core.privacy.person import Person, find_person, redact
 from mind_core.privacy.selection import Selector, selected_frames
-from mind_core.search import ann
+from mind_core.search import ann, keyword_index
 from mind_core.search.vector_index import VectorIndex
 from mind_core.store.db import IN_LIST, Database, in_list
 from mind_core.store.reconcile import reconcile_vec_index
@@ -214,6 +215,11 @@ def _forget(mind: Mind, plan: ForgetPlan, actor: str, vacuum: bool) -> ForgetRes
     if ann.enabled(db) and (plan.frame_ids or plan.redacted_ids):
         # the graph keeps a removed vector's bytes until it is made again: made again now
         counts["ann_vectors"] = sum(ann.build(db, VectorIndex(db, None).stored_fingerprint()).counts().values())
+    built = keyword_index.read_manifest(db)
+    if built is not None and (plan.frame_ids or plan.redacted_ids):
+        # its lists still name the forgotten frames and count their words: made again now
+        params = keyword_index.KeywordIndexParameters(**built["parameters"])
+        counts["keyword_lists"] = keyword_index.build(db, params)
     report = scrub(db, vacuum=vacuum)
     return ForgetResult(counts, audit_id, report, time.perf_counter() - started)
 

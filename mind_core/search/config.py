@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mind_core.errors import InvalidInputError
+from mind_core.search.keyword_index import PARAMETERS as KEYWORD_INDEX_PARAMETERS
+from mind_core.search.keyword_index import KeywordIndexParameters
 from mind_core.search.vector_index import PRESCAN_MIN_VECTORS
 
 RRF_K = 60
@@ -97,6 +99,9 @@ class SearchConfig:
     # vector lane pre-scans quantized vectors (benchmarks force these to 0 to measure the effect)
     keyword_split_frames: int = KEYWORD_SPLIT_FRAMES
     prescan_min_vectors: int = PRESCAN_MIN_VECTORS
+    # the keyword lane's top-k index (``mind_core.search.keyword_index``), read when the mind has
+    # one built with these parameters; None: the lane always asks FTS5 (the exact lane)
+    keyword_index: KeywordIndexParameters | None = KEYWORD_INDEX_PARAMETERS
 
     def __post_init__(self) -> None:
         if self.addressed_scope not in ADDRESSED_SCOPES:

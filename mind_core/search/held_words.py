@@ -60,10 +60,47 @@ class HeldWords:
 
     def _table(self) -> Any:
         if self._scratch is None:
-            made = self.db.scalar("SELECT sql FROM sqlite_master WHERE name = 'memory_frames_fts'") or ""
-            tokenizer = _TOKENIZE.search(made)
-            options = f", tokenize='{tokenizer.group(1)}'" if tokenizer else ""
-            scratch = driver().connect(":memory:", isolation_level=None, check_same_thread=False)
-            scratch.execute(f"CREATE VIRTUAL TABLE shown USING fts5(content{options})")
-            self._scratch = scratch
+            self._scratch = scratch_fts(self.db, "shown")
         return self._scratch
+
+
+def scratch_fts(db: Database, table: str) -> Any:
+    """A connection to a new in-memory database holding one FTS5 table ``table`` with the
+    tokenizer the mind's ``memory_frames_fts`` was made with."""
+    made = db.scalar("SELECT sql FROM sqlite_master WHERE name = 'memory_frames_fts'") or ""
+    tokenizer = _TOKENIZE.search(made)
+    options = f", tokenize='{tokenizer.group(1)}'" if tokenizer else ""
+    scratch = driver().connect(":memory:", isolation_level=None, check_same_thread=False)
+    scratch.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(content{options})")
+    return scratch
+
+
+class WordTerms:
+    """The term the mind's full-text index holds for a keyword (its porter stem: "painting" ->
+    "paint"), by FTS5's own tokenizer in a scratch table; None for a keyword that is not one term.
+    Kept per keyword (the tokenizer never changes)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._scratch: Any = None
+        self._terms: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+
+    def terms(self, words: list[str]) -> list[str | None]:
+        missing = [word for word in dict.fromkeys(words) if word not in self._terms]
+        if missing:
+            with self._lock:
+                if self._scratch is None:
+                    self._scratch = scratch_fts(self.db, "words")
+                    self._scratch.execute("CREATE VIRTUAL TABLE words_terms USING fts5vocab(words, instance)")
+                self._scratch.executemany("INSERT INTO words (rowid, content) VALUES (?, ?)", list(enumerate(missing)))
+                try:
+                    found: dict[int, list[str]] = {}
+                    for row, term in self._scratch.execute("SELECT doc, term FROM words_terms"):
+                        found.setdefault(int(row), []).append(str(term))
+                finally:
+                    self._scratch.execute("DELETE FROM words")
+                for row, word in enumerate(missing):
+                    terms = found.get(row, [])
+                    self._terms[word] = terms[0] if len(terms) == 1 else None
+        return [self._terms[word] for word in words]

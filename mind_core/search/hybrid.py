@@ -108,6 +108,7 @@ class HybridSearch:
         self.vectors.prescan_min_vectors = config.prescan_min_vectors
         self.keyword_lane.split_frames = config.keyword_split_frames
         self.speakers.unnamed_roles = config.addressed_unnamed
+        self.keyword_lane.index = config.keyword_index
 
     @property
     def embedder(self) -> Embedder | None:

@@ -9,15 +9,17 @@ tokens joined with OR; a failure of either lane degrades to the other, never to 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from mind_core.search import keyword_index
 from mind_core.search.config import KEYWORD_SPLIT_FRAMES
 from mind_core.search.filters import SourceFilter
-from mind_core.search.held_words import HeldWords
+from mind_core.search.held_words import HeldWords, WordTerms
+from mind_core.search.keyword_index import KeywordIndexParameters, QuestionWord
 from mind_core.search.keywords import NON_WORD, keyword_tokens
 from mind_core.search.results import LaneHit
 from mind_core.search.until_changed import UntilChanged
@@ -91,13 +93,24 @@ def normalize_min_max(hits: list[LaneHit], cut: bool = True) -> dict[int, float]
 
 class KeywordLane:
     """FTS5 matches ranked by BM25; ``split_frames``: from how many frames a query mixing rare and
-    common words finds frames by its rarer words only (``match_expression``)."""
+    common words finds frames by its rarer words only (``match_expression``); ``index``: the
+    parameters of the top-k index (``keyword_index``) it reads when the mind has a usable one,
+    or None to always ask FTS5."""
 
-    def __init__(self, db: Database, split_frames: int = KEYWORD_SPLIT_FRAMES, kept: UntilChanged | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        split_frames: int = KEYWORD_SPLIT_FRAMES,
+        kept: UntilChanged | None = None,
+        index: KeywordIndexParameters | None = keyword_index.PARAMETERS,
+    ) -> None:
         self.db = db
         self.split_frames = split_frames
         self.kept = kept or UntilChanged(db)
         self.held_words = HeldWords(db)
+        self.index = index
+        self.word_terms = WordTerms(db)
+        self.word_lists = keyword_index.WordListCache()
 
     def hits(self, query: str, limit: int, scope: Scope, phrases: Sequence[str] = ()) -> list[LaneHit]:
         """FTS5 matches in rank order with their BM25 score (FTS5's ``rank`` negated, >= 0);
@@ -105,12 +118,45 @@ class KeywordLane:
         if not fts_query(query) and not any(phrase.strip() for phrase in phrases):
             return []
         try:
-            expression = self.match_expression(query, phrases)
-            rows = self._ranked(expression, limit, scope)
+            rows = self._by_index(query, limit, scope, phrases)
+            if rows is None:
+                rows = self._ranked(self.match_expression(query, phrases), limit, scope)
             return [LaneHit(row[0], max(0.0, -float(row[1]))) for row in rows]
         except self.db.errors.Error as exc:
             log.warning("FTS query failed (%s); using the LIKE fallback", exc)
             return [LaneHit(frame_id, 1.0) for frame_id in self.like_fallback(query, limit, scope)]
+
+    def _by_index(self, query: str, limit: int, scope: Scope, phrases: Sequence[str]) -> list[Any] | None:
+        """``_ranked``'s rows from the top-k index (``keyword_index.best_frames``), or None when
+        the lane asks FTS5: no usable index, a scope, phrases, a depth past the lists' length, or
+        a keyword the index cannot look up as one term."""
+        if self.index is None or limit > self.index.kept or any(p.strip() for p in phrases) or scope.clauses("mf")[0]:
+            return None
+        index = self.index
+        top = self.kept.get(f"keyword_index:{index}", lambda: keyword_index.usable(self.db, index, self.word_lists))
+        tokens = keyword_tokens(query)
+        terms = self.word_terms.terms(tokens)
+        if top is None or not tokens or None in terms:
+            return None
+        listed = {term: top.word(self.db, term) for term in set(terms) if term is not None}
+
+        def holding(token: str, most: int) -> int:
+            found = listed[terms[tokens.index(token)]]
+            if found is not None:
+                return found.holding
+            return top.list_min_frames if top.list_min_frames <= most else self.frequency(token, most)
+
+        rarer = self.rarer_words(tokens, holding)
+        words = [
+            QuestionWord(token, listed[term], 2 if rarer and token in rarer else 1, bool(rarer) and token in rarer)
+            for token, term in zip(tokens, terms, strict=True)
+            if term is not None
+        ]
+        expression = any_of(tokens) if rarer is None else f"({any_of(rarer)}) AND ({any_of(tokens)})"
+        rows = keyword_index.best_frames(self.db, top, words, expression, limit)
+        ids = [row[0] for row in rows]
+        present = {row[0] for row in self.db.query(f"SELECT id FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(ids),))}
+        return [row for row in rows if row[0] in present][:limit]
 
     def _ranked(self, expression: str, limit: int, scope: Scope) -> list[Any]:
         """(frame id, BM25 as FTS5 ranks it: negative, best first) of the best ``limit`` matches.
@@ -150,16 +196,20 @@ class KeywordLane:
         count as one term each."""
         tokens = keyword_tokens(query) + [p for p in (" ".join(p.split()) for p in phrases) if p]
         every = any_of(tokens)
+        rarer = self.rarer_words(tokens, self.frequency)
+        return every if rarer is None else f"({any_of(rarer)}) AND ({every})"
+
+    def rarer_words(self, tokens: list[str], holding: Callable[[str, int], int]) -> list[str] | None:
+        """The rarer of ``tokens`` when the lane splits (``match_expression``), else None;
+        ``holding(token, most)``: how many frames hold the token (exact up to ``most + 1``)."""
         if len(tokens) < 2:
-            return every
+            return None
         frames = int(self.db.scalar("SELECT max(id) FROM memory_frames") or 0)  # ids issued: cheap
         if frames < self.split_frames:
-            return every
+            return None
         most = int(COMMON_WORD_SHARE * frames)
-        rarer = [t for t in tokens if self.frequency(t, most) <= most]
-        if not rarer or len(rarer) == len(tokens):
-            return every
-        return f"({any_of(rarer)}) AND ({every})"
+        rarer = [t for t in tokens if holding(t, most) <= most]
+        return None if not rarer or len(rarer) == len(tokens) else rarer
 
     def frequency(self, word: str, most: int) -> int:
         """How many frames hold the word (as FTS5 matches it), counted only up to ``most + 1``

@@ -18,7 +18,8 @@ from typing import Any
 
 from mind_core.embeddings.base import Embedder
 from mind_core.errors import FingerprintMismatchError
-from mind_core.search import ann, vector_codes
+from mind_core.search import ann, keyword_index, vector_codes
+from mind_core.search.keyword_index import KeywordIndexParameters
 from mind_core.search.vector_index import LONG_FRAME_WORDS, VectorIndex, split_chunks
 from mind_core.store import change_log, changed_rows
 from mind_core.store.change_log import Changes
@@ -123,6 +124,7 @@ class ReconcileResult:
     vectors_fixed: int = 0
     orphans_removed: int = 0
     ann_rebuilt: int = 0  # vectors in the ANN index when this pass (re)built it, else 0
+    keyword_index_rebuilt: int = 0  # word lists in the keyword lane's top-k index when this pass (re)built it
     # how the pass went, not what it repaired (left out of comparisons)
     full: bool = field(default=True, compare=False)  # every frame examined; else those changed since
     frames_examined: int = field(default=0, compare=False)  # frames (and deleted chunks) checked
@@ -342,14 +344,19 @@ def _examined(db: Database, changes: Changes | None) -> int:
 
 
 def reconcile_indexes(
-    db: Database, embedder: Embedder | None = None, ann_min_vectors: int = ann.ANN_MIN_VECTORS, full: bool = False
+    db: Database,
+    embedder: Embedder | None = None,
+    ann_min_vectors: int = ann.ANN_MIN_VECTORS,
+    full: bool = False,
+    keyword_params: KeywordIndexParameters = keyword_index.PARAMETERS,
 ) -> ReconcileResult:
     """FTS repair, vector repair (when an embedder is given), orphan sweeps, then the ANN index
-    of a large mind brought up to date (``ann_min_vectors``: the size from which a mind keeps one).
+    of a large mind brought up to date (``ann_min_vectors``: the size from which a mind keeps one)
+    and the keyword lane's top-k index (re)built when missing or worn (``keyword_params``).
     Only the frames changed since the last reconcile unless ``full``; without an embedder the
     vectors are not repaired and the watermark stays (the next pass with one looks again)."""
     changes, end = changes_to_check(db, change_log.RECONCILE, full)
-    result = repair_indexes(db, embedder, changes, ann_min_vectors)
+    result = repair_indexes(db, embedder, changes, ann_min_vectors, keyword_params)
     if embedder is not None:
         record_reconciled(db, end)
     return result
@@ -365,7 +372,11 @@ def record_reconciled(db: Database, through: change_log.Position) -> None:
 
 
 def repair_indexes(
-    db: Database, embedder: Embedder | None, changes: Changes | None, ann_min_vectors: int = ann.ANN_MIN_VECTORS
+    db: Database,
+    embedder: Embedder | None,
+    changes: Changes | None,
+    ann_min_vectors: int = ann.ANN_MIN_VECTORS,
+    keyword_params: KeywordIndexParameters = keyword_index.PARAMETERS,
 ) -> ReconcileResult:
     """One reconcile pass over ``changes`` (every frame when None), recording no watermark."""
     fts_fixed = reconcile_fts_index(db, changes)
@@ -377,6 +388,7 @@ def repair_indexes(
         vectors_fixed=vectors_fixed,
         orphans_removed=orphans,
         ann_rebuilt=refresh_ann_index(db, ann_min_vectors),
+        keyword_index_rebuilt=keyword_index.refresh(db, keyword_params),
         full=changes is None,
         frames_examined=_examined(db, changes),
     )
@@ -417,6 +429,7 @@ def doctor(
     repair: bool = False,
     ann_min_vectors: int = ann.ANN_MIN_VECTORS,
     full: bool = False,
+    keyword_params: KeywordIndexParameters = keyword_index.PARAMETERS,
 ) -> DoctorReport:
     """Check the indexes against memory_frames; with ``repair`` fix what can be fixed.
 
@@ -441,6 +454,7 @@ def doctor(
         Finding("vec_bits", len(stale_bits), "vector tables whose sign bits (the vector lane's pre-scan) lag behind")
     )
     findings.append(_ann_finding(db, ann_min_vectors))
+    findings.append(_keyword_index_finding(db, keyword_params))
     try:
         index.check_fingerprint()
         findings.append(Finding("fingerprint", 0, "the embedder matches the mind's vectors"))
@@ -460,8 +474,10 @@ def doctor(
     )
     if repair and not report.ok:
         can_embed = embedder is not None and report.count("fingerprint") == 0
-        report.repaired = repair_indexes(db, embedder if can_embed else None, changes, ann_min_vectors)
-        report.after = doctor(db, embedder, repair=False, ann_min_vectors=ann_min_vectors, full=full)
+        report.repaired = repair_indexes(db, embedder if can_embed else None, changes, ann_min_vectors, keyword_params)
+        report.after = doctor(
+            db, embedder, repair=False, ann_min_vectors=ann_min_vectors, full=full, keyword_params=keyword_params
+        )
     elif report.ok and not db.readonly and change_log.enabled(db):
         with db.transaction():
             change_log.set_watermark(db, change_log.DOCTOR, end)
@@ -480,4 +496,16 @@ def _ann_finding(db: Database, min_vectors: int) -> Finding:
         0,
         f"{manifest.get('library')}, {manifest.get('counts')} vectors of {manifest.get('indexed_dims')} values, "
         f"{manifest.get('parameters')}",
+    )
+
+
+def _keyword_index_finding(db: Database, params: KeywordIndexParameters) -> Finding:
+    if not keyword_index.needed(db, params):
+        return Finding("keyword_index", 0, f"not kept below {params.min_frames:,} frames: the keyword lane asks FTS5")
+    found = keyword_index.problem(db, params)
+    if found is not None:
+        return Finding("keyword_index", 1, f"the keyword lane's top-k index is unusable: {found}")
+    manifest = keyword_index.read_manifest(db) or {}
+    return Finding(
+        "keyword_index", 0, f"{manifest.get('words')} word lists of {manifest.get('frames')} frames, {manifest.get('parameters')}"
     )

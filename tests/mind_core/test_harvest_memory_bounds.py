@@ -1,6 +1,6 @@
 """A harvest reads the mind file through bounded memory (issue #31): no memory map and a small
 page cache while it runs, the connection's own bounds after; and it leaves the ANN graph of a
-large mind to ``mind reconcile``, which a search does without until then."""
+large mind to a reconcile (``mind doctor --repair``), which a search does without until then."""
 
 from __future__ import annotations
 
