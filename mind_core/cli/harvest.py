@@ -157,17 +157,25 @@ def harvest_sources(args: CommandArgs) -> tuple[list[dict[str, Any]], int]:
 
 
 def _note_ann_waiting(mind: Any, workspace: str) -> None:
-    """Say when the mind should keep a vector graph and has none usable: a harvest leaves it to
-    the next reconcile, its memory growing with the mind."""
+    """Say when the mind should keep a vector graph or a keyword index and has none usable: a
+    harvest leaves them to the next reconcile, the graph's memory growing with the mind."""
     from mind_core.harvest.pipeline import HARVEST_CACHE_KIB, HARVEST_MMAP_BYTES
+    from mind_core.search import keyword_index
     from mind_core.store.reconcile import ann_waiting
 
     with mind.db.memory_bounds(HARVEST_MMAP_BYTES, HARVEST_CACHE_KIB):  # (it counts the vectors)
         waiting = ann_waiting(mind.db)
+        keywords = keyword_index.problem(mind.db)
     if waiting is not None:
         print(
             f"note: {workspace}: the vector graph of this large mind is not built ({waiting}): "
             "`mind doctor --repair` (or the daily upkeep) builds it; searches use the pre-scan until then",
+            file=sys.stderr,
+        )
+    if keywords is not None:
+        print(
+            f"note: {workspace}: the keyword index of this large mind is not usable ({keywords}): "
+            "`mind doctor --repair` (or the daily upkeep) builds it; the keyword lane asks FTS5 until then",
             file=sys.stderr,
         )
 

@@ -84,3 +84,22 @@ def test_mind_harvest_says_when_the_graph_waits_for_a_reconcile(tmp_path: Path, 
     capsys.readouterr()
     assert main(["harvest", "--force", *home]) == 0
     assert "vector graph" not in capsys.readouterr().err  # built: nothing to say
+
+
+def test_mind_harvest_says_when_the_keyword_index_waits_for_a_reconcile(tmp_path: Path, monkeypatch, capsys) -> None:
+    from mind_core.cli import main
+    from mind_core.search import keyword_index
+
+    home = ["--home", str(tmp_path / "home"), "--embedder", "mock"]
+    export = write_chatgpt_export(tmp_path / "e" / "conversations.json", 2, 10)
+    assert main(["sources", "add", "chatgpt", str(export), "--name", "chats", "-q", *home]) == 0
+    assert main(["harvest", *home]) == 0
+    assert "keyword index" not in capsys.readouterr().err  # a small mind keeps none
+    monkeypatch.setattr(keyword_index, "needed", lambda db, params=None: True)  # a "large" mind
+    assert main(["harvest", "--force", *home]) == 0
+    err = capsys.readouterr().err
+    assert "the keyword index of this large mind is not usable (missing)" in err and "mind doctor --repair" in err
+    assert main(["doctor", "--repair", *home]) == 0
+    capsys.readouterr()
+    assert main(["harvest", "--force", *home]) == 0
+    assert "keyword index" not in capsys.readouterr().err  # built: nothing to say
