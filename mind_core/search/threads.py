@@ -14,9 +14,9 @@ message's own text does, or than the nearest message further up the thread that 
 reply to one patch of a series, whose patch says nothing of the question, yields past it to the
 cover letter, which describes the series): its match goes just under that message's, when that
 message matched the question itself. When that message yields in turn, the reply yields on up the
-thread to the first message that does not ("Thanks!" to "Applied." to the patch). A reply whose own words say
-as much of the question keeps its rank, and so does one whose parent is not in the mind or did
-not match (it may be all the mind has). Measured: benchmarks/README.md, "Mail and notes".
+thread to the first message that does not ("Thanks!" to "Applied." to the patch). A reply whose own
+words say as much of the question keeps its rank, and so does one whose parent is not in the mind
+or did not match (it may be all the mind has). Measured: benchmarks/README.md, "Mail and notes".
 
 A note's sections are a session too (``t`` is the section's place in the note), but a section's
 neighbours are other topics of the same note more often than a conversation's next turn is the
@@ -87,21 +87,22 @@ class ThreadReplies:
 
     def yielding(self, frame_ids: list[int], question_words: Iterable[str]) -> dict[int, int]:
         """Reply frame -> the frame it yields to, for each of ``frame_ids`` that is a mail reply
-        whose own text holds fewer of ``question_words`` than the message it answers (or none),
-        that message being in the mind; on up the thread while that message yields too."""
+        whose own text holds none of ``question_words`` (then: the message it answers) or fewer
+        than a message up its thread (then: the nearest such), that message being in the mind; on
+        up the thread while that message yields too."""
         asked = {stem(word) for word in question_words}
         frames = self._mail_frames(frame_ids)
         replies = [frame_id for frame_id in frame_ids if frames.get(frame_id) and frames[frame_id].in_reply_to]
         yields = {}
         for reply in replies:
-            target, seen = self._parent_it_yields_to(reply, frames, asked), {reply}
+            target, seen = self._message_it_yields_to(reply, frames, asked), {reply}
             while target is not None and target not in seen:
                 seen.add(target)
                 yields[reply] = target
-                target = self._parent_it_yields_to(target, frames, asked)
+                target = self._message_it_yields_to(target, frames, asked)
         return yields
 
-    def _parent_it_yields_to(self, frame_id: int, frames: dict[int, MailFrame | None], asked: set[str]) -> int | None:
+    def _message_it_yields_to(self, frame_id: int, frames: dict[int, MailFrame | None], asked: set[str]) -> int | None:
         """The message above ``frame_id`` it yields to: its parent when its own text holds none of
         the question's words, else the nearest message up the thread whose own text holds more of
         them (a reply to one patch of a series yields past the patch to the cover letter)."""
