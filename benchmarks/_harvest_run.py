@@ -1,6 +1,6 @@
-"""One ``mind harvest`` of a generated ChatGPT export, measured from outside as a user runs it: a
-new process (``mind sources add``, then ``mind harvest``) with the mock embedder, so the figures
-are the pipeline's own cost. Reported: wall and CPU time per stage, messages/s, the process's peak
+"""One ``mind harvest`` of a source (a generated ChatGPT export, the shared mail...), measured from
+outside as a user runs it: a new process (``mind sources add``, then ``mind harvest``), with the
+mock embedder for the pipeline's own cost or the real model. Reported: wall and CPU time per stage, messages/s, the process's peak
 RSS (the kernel's ``ru_maxrss`` of the harvest process, from ``wait4``), the peak of its memory
 other than file-backed pages (sampled), and the mind's size on disk.
 
@@ -63,11 +63,21 @@ def folder_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in files if p.exists())
 
 
-def measured_harvest(home: Path, export: Path, messages: int, workspace: str = "archive") -> dict:
-    """Register ``export`` in a fresh home and harvest it with ``mind harvest`` (mock embedder)."""
-    env = {**os.environ, "MIND_HOME": str(home), "MIND_HARVEST_EMBEDDER": "mock", "PYTHONUNBUFFERED": "1"}
+def measured_harvest(
+    home: Path,
+    export: Path,
+    messages: int | None,
+    workspace: str = "archive",
+    kind: str = "chatgpt",
+    embedder: str = "mock",
+    allowed_exits: tuple[int, ...] = (0,),
+) -> dict:
+    """Register ``export`` (a source of ``kind``) in a fresh home and harvest it with ``mind
+    harvest`` and ``embedder`` (``inprocess``: the real model); ``messages`` None: the count the
+    harvest read. ``allowed_exits``: 1 too for a source that ends ``partial`` (files it could not read)."""
+    env = {**os.environ, "MIND_HOME": str(home), "MIND_HARVEST_EMBEDDER": embedder, "PYTHONUNBUFFERED": "1"}
     mind = [sys.executable, "-m", "mind_core.cli"]
-    subprocess.run([*mind, "sources", "add", "chatgpt", str(export), "--name", "generated", "--workspace", workspace],
+    subprocess.run([*mind, "sources", "add", kind, str(export), "--name", "generated", "--workspace", workspace],
                    env=env, check=True, capture_output=True)
     began = time.perf_counter()
     process = subprocess.Popen([*mind, "harvest", "--workspace", workspace, "--json"], env=env,
@@ -105,13 +115,17 @@ def measured_harvest(home: Path, export: Path, messages: int, workspace: str = "
     done.set()
     for thread in threads:
         thread.join(timeout=5)
-    if process.returncode != 0:
+    if process.returncode not in allowed_exits:
         raise RuntimeError(f"mind harvest exited {process.returncode}: {output[-2000:]}")
     report = json.loads(output)[0]
+    imported = report.get("imported") or {}
+    messages = imported.get("messages_seen", 0) if messages is None else messages
     cpu_total = usage.ru_utime + usage.ru_stime
     return {
         "messages": messages,
-        "frames": (report.get("imported") or {}).get("frames_new"),
+        "items": imported.get("items_seen"),
+        "status": report.get("status"),
+        "frames": imported.get("frames_new"),
         "wall_s": wall,
         "cpu_s": cpu_total,
         "messages_per_s": messages / wall,

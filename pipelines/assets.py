@@ -266,9 +266,10 @@ def harvest_items(
         )
         return
     redacted: Counter[str] = Counter()
+    excluded: set[str] = set()
     with _staging_store():
         staged = stage_scan(
-            iter(()) if missing else redacted_scan(plugins.scan(source), Redactor(source.redaction), redacted),
+            iter(()) if missing else redacted_scan(plugins.scan(source, excluded), Redactor(source.redaction), redacted),
             mind_home.scan_url(key.workspace, key.source),
             fingerprint=fingerprint,
             labels=labels,
@@ -289,8 +290,11 @@ def harvest_items(
         "staged_bytes": staged.bytes,
         "fingerprint": fingerprint or "",
         "first_errors": errors_table(staged.errors, staged.error_count),
+        "excluded_files": len(excluded),  # passed over by the source's exclude globs, unread
         **redaction_metadata(source.redaction.describe(), redacted),
     }
+    if excluded:
+        context.log.info(f"{key}: excluded {len(excluded)} file{'' if len(excluded) == 1 else 's'}")
     outcome = staged_outcome(staged, str(source.source_path), frames=0)  # its status needs no mind
     parsed = source_parsed_result(outcome.status, outcome.reason, staged.items, staged.errors, staged.error_count)
     if not parsed.passed:

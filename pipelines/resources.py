@@ -186,8 +186,9 @@ class PluginManagerResource(dg.ConfigurableResource):
             redaction = source.redaction if isinstance(source, ScanTarget) else NO_REDACTION
         return source_fingerprint(source, _rules_of(source), redaction)  # type: ignore[arg-type]
 
-    def scan(self, source: HarvestSource | ScanTarget) -> Iterator[ScanEvent]:
-        return scan_source(source, _rules_of(source))  # type: ignore[arg-type]
+    def scan(self, source: HarvestSource | ScanTarget, excluded: set[str] | None = None) -> Iterator[ScanEvent]:
+        """The source's scan; the paths of the files its exclusions pass over go to ``excluded``."""
+        return scan_source(source, _rules_of(source), excluded)  # type: ignore[arg-type]
 
 
 def _rules_of(source: HarvestSource | ScanTarget) -> ReadingRules:

@@ -39,7 +39,7 @@ from mind_harvest.plugins._jsonstream import (
     stream_records,
 )
 
-from mind_core.harvest import epoch_to_iso, folder_entries, normalize_iso
+from mind_core.harvest import depth_of_first, epoch_to_iso, folder_entries, normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -47,7 +47,7 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint, open_source_file
+from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
 
 KIND = "chatgpt"
@@ -475,7 +475,7 @@ class ChatGPTSource:
     def detect(self, path: Path) -> bool:
         path = Path(path)
         if path.is_dir():
-            return any(looks_like_chatgpt(read_head(file)) for file in export_files(path))
+            return export_depth(path) is not None
         if is_archive(path):
             return any_member_head(path, EXPORT_FILE, looks_like_chatgpt)
         return path.is_file() and looks_like_chatgpt(read_head(path))
@@ -485,11 +485,31 @@ class ChatGPTSource:
         if path.is_dir():
             files = export_files(path)
             if not files:
-                yield HarvestError(str(path), f"no {EXPORT_FILE} and no ChatGPT conversation file in this folder")
+                yield from self._scan_exports_below(path)
+                return
             for file in files:
                 yield from self._scan_file(file, within=path)
             return
         yield from self._scan_file(path)
+
+    def _scan_exports_below(self, root: Path) -> Iterator[ScanEvent]:
+        """The exports in the folders below a folder that holds none at its top (a folder of
+        unpacked exports): in each folder its conversations.json, else its JSON files that start
+        like a ChatGPT export, as at the top."""
+        by_folder: dict[Path, list[Path]] = {}
+        for found in walk_files(root, lambda name: name.lower().endswith(".json")):
+            if isinstance(found, HarvestError):
+                yield found
+            else:
+                by_folder.setdefault(found.parent, []).append(found)
+        read = 0
+        for files in by_folder.values():
+            exports = [file for file in files if looks_like_chatgpt(read_head(file))]  # not Claude's conversations.json
+            for file in [f for f in exports if f.name == EXPORT_FILE] or exports:
+                read += 1
+                yield from self._scan_file(file, within=root)
+        if not read:
+            yield HarvestError(str(root), f"no {EXPORT_FILE} and no ChatGPT conversation file in this folder")
 
     @staticmethod
     def _scan_file(path: Path, within: Path | None = None) -> Iterator[ScanEvent]:
@@ -525,6 +545,11 @@ def export_files(folder: Path) -> list[Path]:
     ]
 
 
+def export_depth(folder: Path) -> int | None:
+    """How deep below ``folder`` the first folder holding a ChatGPT export is (0: at its top), or None."""
+    return depth_of_first(folder, lambda current: any(looks_like_chatgpt(read_head(f)) for f in export_files(current)))
+
+
 def _scan_members(archive: zipfile.ZipFile, report_path: str) -> Iterator[ScanEvent]:
     """Stream every conversations.json member of the export archive."""
     members = [info for info in safe_files(archive) if member_basename(info) == EXPORT_FILE]
@@ -545,5 +570,10 @@ def register_sources(register: Any) -> None:
 
 @hookimpl
 def detect_sources(path: Path) -> dict[str, float]:
-    """Sure when the export's conversations.json (in a folder, a zip, or alone) starts like ChatGPT's."""
+    """Sure when the export's conversations.json (in a folder, a zip, or alone) starts like ChatGPT's;
+    plausible when exports lie in folders below (a folder of unpacked exports)."""
+    path = Path(path)
+    if path.is_dir():
+        depth = export_depth(path)
+        return {KIND: 0.0 if depth is None else 0.95 if depth == 0 else 0.7}
     return {KIND: 0.95 if ChatGPTSource().detect(path) else 0.0}

@@ -49,6 +49,15 @@ from mind_core.plugins import hookimpl
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 SKIPPED_DIRS = frozenset({".obsidian", ".trash"})  # every other hidden folder is skipped too
+# The Markdown files a repository or a downloaded export carries beside its data: alone, they
+# say nothing about a folder being notes (a ChatGPT export copied with its LICENSE.md).
+PROJECT_FILES = frozenset(
+    {"authors", "changelog", "changes", "code_of_conduct", "contributing", "copying", "history",
+     "licence", "license", "notice", "readme", "security"}
+)
+VAULT = 0.95  # a folder with Obsidian's .obsidian settings
+NOTES = 0.85  # a Markdown file, or a folder with notes at or one level below its top
+PROJECT_FILES_ONLY = 0.3  # a folder whose only Markdown files are project files: named, never chosen
 # Frontmatter properties that date a note, in order of precedence (the first one holding a date
 # wins). Keys compare without case, spaces, "-" or "_": "Date Created" is "date_created" and
 # "createdAt" is "created_at". The note's own date: when it was written
@@ -135,14 +144,7 @@ class MarkdownSource:
     display_name = "Markdown notes / Obsidian vault"
 
     def detect(self, path: Path) -> bool:
-        path = Path(path)
-        if path.is_file():
-            return path.suffix.lower() in MARKDOWN_SUFFIXES
-        if not path.is_dir():
-            return False
-        if (path / ".obsidian").is_dir():
-            return True
-        return _has_notes_near_top(path)
+        return notes_confidence(path) >= NOTES
 
     def scan(self, path: Path) -> Iterator[ScanEvent]:
         root = Path(path)
@@ -163,8 +165,30 @@ class MarkdownSource:
         return file_fingerprint(Path(path), tuple(f"*{suffix}" for suffix in MARKDOWN_SUFFIXES))
 
 
-def _has_notes_near_top(folder: Path) -> bool:
-    """A Markdown file in the folder or one level below (cheap: a mail folder is never walked whole)."""
+def notes_confidence(path: Path | str) -> float:
+    """How sure it is that the path holds notes: a vault, a Markdown file, a folder with a note at
+    or one level below its top (cheap: a mail folder is never walked whole); a folder whose only
+    Markdown files there are project files (README.md, LICENSE.md) is named but never chosen."""
+    path = Path(path)
+    if path.is_file():
+        return NOTES if path.suffix.lower() in MARKDOWN_SUFFIXES else 0.0
+    if not path.is_dir():
+        return 0.0
+    if (path / ".obsidian").is_dir():
+        return VAULT
+    names = _markdown_near_top(path)
+    if any(not is_project_file(name) for name in names):
+        return NOTES
+    return PROJECT_FILES_ONLY if names else 0.0
+
+
+def is_project_file(name: str) -> bool:
+    """Whether a Markdown file's name is one a repository or an export carries beside its data."""
+    return name.split(".", 1)[0].lower() in PROJECT_FILES
+
+
+def _markdown_near_top(folder: Path) -> list[str]:
+    """The names of the Markdown files in the folder and one level below it."""
     try:
         entries = sorted(folder.iterdir())
         candidates = [
@@ -172,8 +196,8 @@ def _has_notes_near_top(folder: Path) -> bool:
             *(e for d in entries if d.is_dir() and not d.name.startswith(".") for e in d.iterdir()),
         ]
     except OSError:
-        return False
-    return any(e.suffix.lower() in MARKDOWN_SUFFIXES and e.is_file() for e in candidates)
+        return []
+    return [e.name for e in candidates if e.suffix.lower() in MARKDOWN_SUFFIXES and e.is_file()]
 
 
 def iter_note_files(root: Path, errors: list[HarvestError]) -> Iterator[tuple[Path, str]]:
@@ -649,7 +673,4 @@ def register_sources(register: Any) -> None:
 @hookimpl
 def detect_sources(path: Path) -> dict[str, float]:
     """Sure of an Obsidian vault, a Markdown file, or a folder with notes at its top."""
-    path = Path(path)
-    if path.is_dir() and (path / ".obsidian").is_dir():
-        return {"markdown": 0.95}
-    return {"markdown": 0.85 if MarkdownSource().detect(path) else 0.0}
+    return {"markdown": notes_confidence(path)}

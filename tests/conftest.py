@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -80,10 +81,10 @@ def real_embedder(onnx_cache):
     return embedder
 
 
-@pytest.fixture
-def running(home):
-    """``start(**config)``: a query server on a free loopback port over the test module's ``home``
-    (workspace ``team``, the fake embedder), its URL; every server started is stopped afterwards."""
+@contextmanager
+def query_servers(home):
+    """``start(**config)``: a query server on a free loopback port over ``home`` (workspace
+    ``team``, the fake embedder), its URL; every server started is stopped when the block ends."""
     from mind_core.query.http_server import QueryServer
     from mind_core.query.service import ServiceConfig
     from mind_core.testing.fakes import HashingEmbedder
@@ -98,8 +99,17 @@ def running(home):
         servers.append((server, thread))
         return server.url
 
-    yield start
-    for server, thread in servers:
-        server.stop()
-        thread.join(timeout=10)
-        server.close()
+    try:
+        yield start
+    finally:
+        for server, thread in servers:
+            server.stop()
+            thread.join(timeout=10)
+            server.close()
+
+
+@pytest.fixture
+def running(home):
+    """``query_servers`` over the test module's ``home``: the servers a test starts stop after it."""
+    with query_servers(home) as start:
+        yield start

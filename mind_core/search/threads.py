@@ -9,12 +9,14 @@ vector lane nearly the subject's own vector. It outranks the long message it ans
 question about that subject, and so does a longer reply that says little of the question. The
 title is the same in every frame of the thread; what tells them apart is each message's own text.
 So a mail reply yields to the message it answers (``yield_to_parents``) when its own text (without
-title and sender) holds fewer of the question's words than that message's own text does, or none
-of them (an acknowledgement): its match goes just under that message's, when that message matched
-the question itself. When that message yields in turn, the reply yields on up the thread to the
-first message that does not ("Thanks!" to "Applied." to the patch). A reply whose own words say
-as much of the question keeps its rank, and so does one whose parent is not in the mind or did
-not match (it may be all the mind has). Measured: benchmarks/README.md, "Mail and notes".
+title and sender) holds none of the question's words (an acknowledgement), or fewer than that
+message's own text does, or than the nearest message further up the thread that holds more (a
+reply to one patch of a series, whose patch says nothing of the question, yields past it to the
+cover letter, which describes the series): its match goes just under that message's, when that
+message matched the question itself. When that message yields in turn, the reply yields on up the
+thread to the first message that does not ("Thanks!" to "Applied." to the patch). A reply whose own
+words say as much of the question keeps its rank, and so does one whose parent is not in the mind
+or did not match (it may be all the mind has). Measured: benchmarks/README.md, "Mail and notes".
 
 A note's sections are a session too (``t`` is the section's place in the note), but a section's
 neighbours are other topics of the same note more often than a conversation's next turn is the
@@ -85,33 +87,43 @@ class ThreadReplies:
 
     def yielding(self, frame_ids: list[int], question_words: Iterable[str]) -> dict[int, int]:
         """Reply frame -> the frame it yields to, for each of ``frame_ids`` that is a mail reply
-        whose own text holds fewer of ``question_words`` than the message it answers (or none),
-        that message being in the mind; on up the thread while that message yields too."""
+        whose own text holds none of ``question_words`` (then: the message it answers) or fewer
+        than a message up its thread (then: the nearest such), that message being in the mind; on
+        up the thread while that message yields too."""
         asked = {stem(word) for word in question_words}
         frames = self._mail_frames(frame_ids)
         replies = [frame_id for frame_id in frame_ids if frames.get(frame_id) and frames[frame_id].in_reply_to]
         yields = {}
         for reply in replies:
-            target, seen = self._parent_it_yields_to(reply, frames, asked), {reply}
+            target, seen = self._message_it_yields_to(reply, frames, asked), {reply}
             while target is not None and target not in seen:
                 seen.add(target)
                 yields[reply] = target
-                target = self._parent_it_yields_to(target, frames, asked)
+                target = self._message_it_yields_to(target, frames, asked)
         return yields
 
-    def _parent_it_yields_to(self, frame_id: int, frames: dict[int, MailFrame | None], asked: set[str]) -> int | None:
+    def _message_it_yields_to(self, frame_id: int, frames: dict[int, MailFrame | None], asked: set[str]) -> int | None:
+        """The message above ``frame_id`` it yields to: its parent when its own text holds none of
+        the question's words, else the nearest message up the thread whose own text holds more of
+        them (a reply to one patch of a series yields past the patch to the cover letter)."""
         frame = frames[frame_id]
-        if frame is None or frame.in_reply_to is None:
-            return None
-        parent = self._messages(frame.thread).get(frame.in_reply_to)
-        if parent is None or parent == frame_id:
-            return None
-        if parent not in frames:
-            frames.update(self._mail_frames([parent]))
-        if frames.get(parent) is None:
+        if frame is None:
             return None
         held = len(asked & frame.stems)
-        return parent if held == 0 or held < len(asked & frames[parent].stems) else None
+        seen, current = {frame_id}, frame
+        while current.in_reply_to is not None:
+            above = self._messages(current.thread).get(current.in_reply_to)
+            if above is None or above in seen:
+                return None
+            seen.add(above)
+            if above not in frames:
+                frames.update(self._mail_frames([above]))
+            current = frames.get(above)
+            if current is None:
+                return None
+            if held == 0 or held < len(asked & current.stems):
+                return above
+        return None
 
     def _mail_frames(self, frame_ids: list[int]) -> dict[int, MailFrame | None]:
         kept: dict[int, MailFrame | None] = self.kept.get("mail_frames", dict)

@@ -189,3 +189,62 @@ def test_the_kept_mail_frames_are_bounded(mail_mind, monkeypatch):
     order = [r.frame.id for r in mind.search.search("fix the tag search in threads", limit=10)]
     assert order[0] == frames["root"]
     assert len(mind.search.kept.get("mail_frames", dict)) <= len(frames)
+
+
+SERIES_SUBJECT = "Remove unnecessary semicolons"
+SERIES = {
+    "cover": (
+        "<cover@example.org>",
+        None,
+        "Joe Patcher <joe@example.org>",
+        f"[PATCH 0/2] {SERIES_SUBJECT}",
+        "A trivial series: the drivers end their switch blocks with a semicolon the compiler\n"
+        "ignores. Each patch removes them from one driver; nothing else changes.\n\n"
+        "Joe Patcher (2):\n  net: remove them\n  scsi: remove them\n\n"
+        + "".join(f" drivers/net/card{n}.c | 2 +-\n drivers/scsi/host{n}.c | 4 ++--\n" for n in range(40)),
+    ),
+    "patch": (
+        "<patch-1@example.org>",
+        "<cover@example.org>",
+        "Joe Patcher <joe@example.org>",
+        f"[PATCH 1/2] net: {SERIES_SUBJECT}",
+        "Signed-off-by: Joe Patcher <joe@example.org>\n---\n drivers/net/card.c | 2 +-\n 1 file changed\n",
+    ),
+    "applied": (
+        "<applied-1@example.org>",
+        "<patch-1@example.org>",
+        "Max Maintainer <max@example.org>",
+        f"Re: [PATCH 1/2] net: {SERIES_SUBJECT}",
+        "Applied the net part of the series, thanks.\n",
+    ),
+}
+
+
+def test_a_reply_to_one_patch_of_a_series_yields_past_the_patch_to_the_cover_letter(tmp_path):
+    """The reply holds one of the question's words ("series"), its patch none: it does not yield to
+    the patch, but to the cover letter above it, which holds more of them (issue: the root of a
+    patch series ranked below the replies to its patches)."""
+    folder = tmp_path / "box" / "cur"
+    folder.mkdir(parents=True)
+    for day, (name, (message_id, parent, sender, subject, body)) in enumerate(SERIES.items(), start=1):
+        headers = [f"Message-ID: {message_id}", f"From: {sender}", f"Subject: {subject}"]
+        headers += [f"Date: Mon, {day} Jun 2026 10:00:00 +0000"] + ([f"In-Reply-To: {parent}"] if parent else [])
+        (folder / f"{day}.{name}:2,S").write_text("\n".join(headers) + "\n\n" + body, encoding="utf-8")
+    with Mind.open(tmp_path / "series.mind", embedder=HashingEmbedder()) as mind:
+        register_source(mind, "email", tmp_path / "box", "mail")
+        harvest(mind, "mail")
+        frames = {
+            name: mind.db.scalar(
+                "SELECT id FROM memory_frames WHERE json_extract(metadata, '$.source.message.message_id') = ?",
+                (message_id.strip("<>"),),
+            )
+            for name, (message_id, *_rest) in SERIES.items()
+        }
+        query = "unnecessary semicolons series"
+        without = ranked(mind, query, replace(SearchConfig(), replies_yield=False))
+        assert without.index(frames["applied"]) < without.index(frames["cover"])
+        mind.search.config = SearchConfig()
+        results = {r.frame.id: r for r in mind.search.search(query, limit=10, explain=True)}
+        order = list(results)
+        assert order[0] == frames["cover"]
+        assert results[frames["applied"]].explain["yielded_to"] == frames["cover"]

@@ -35,9 +35,9 @@ class OtherModelEmbedderResource(EmbedderResource):
 class CountingPluginsResource(PluginManagerResource):
     """The real plugins, counting scans per source name."""
 
-    def scan(self, source: HarvestSource) -> Iterator[ScanEvent]:
+    def scan(self, source: HarvestSource, excluded: set[str] | None = None) -> Iterator[ScanEvent]:
         SCANS[source.source] += 1
-        return super().scan(source)
+        return super().scan(source, excluded)
 
 
 def reset() -> None:

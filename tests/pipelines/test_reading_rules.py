@@ -61,3 +61,4 @@ def test_the_harvest_job_carries_the_rules_to_the_scan_step(tmp_path, home, inst
     assert meta["items"] == 3 and meta["errors"] == 1 and "big.md" in meta["first_errors"]
     assert "osprey" in contents(home, "alpha")  # the outside link is followed: this source allows it
     assert "zqnever" not in contents(home, "alpha")  # an excluded note is passed over, no error
+    assert meta["excluded_files"] == 1  # counted, as the command line's "excluded 1 file"

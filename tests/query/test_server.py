@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
@@ -36,6 +37,7 @@ from mind_core.query.http_server import QueryServer, is_loopback
 from mind_core.query.service import QueryService, ServiceConfig
 from mind_core.store.home import MindHome
 from mind_core.testing.fakes import HashingEmbedder
+from tests.conftest import query_servers
 from tests.query.helpers import (
     CONVERSATION_TITLE,
     RECALL_ANSWER_KEYS,
@@ -76,29 +78,10 @@ def home(tmp_path_factory) -> MindHome:
 
 
 @pytest.fixture(scope="module")
-def running(home):
-    servers = []
-
-    def start(**overrides) -> str:
-        config = ServiceConfig(home=home, default_workspace="team", embedder=HashingEmbedder())
-        for key, value in overrides.items():
-            setattr(config, key, value)
-        server = QueryServer(config, "127.0.0.1", 0)
-        thread = threading.Thread(target=server.serve, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        return server.url
-
-    yield start
-    for server, thread in servers:
-        server.stop()
-        thread.join(timeout=10)
-        server.close()
-
-
-@pytest.fixture(scope="module")
-def base(running) -> str:
-    return running()
+def base(home) -> Iterator[str]:
+    """The module's one shared server (the other tests start their own through ``running``)."""
+    with query_servers(home) as start:
+        yield start()
 
 
 @pytest.fixture(scope="module")
