@@ -257,7 +257,7 @@ def _forget(mind: Mind, plan: ForgetPlan, actor: str, vacuum: bool) -> ForgetRes
         counts["awareness_deleted"] = _delete_awareness(db, plan)
         for frame_id in plan.frame_ids:
             mind.frames.delete(frame_id)
-        counts["versions_deleted"] = _delete_knowledge(db, plan.entity_ids, plan.relation_ids)
+        counts["versions_deleted"] = delete_knowledge(db, plan.entity_ids, plan.relation_ids)
         if plan.person is not None:
             pattern = plan.person.pattern()
             if pattern is not None:
@@ -319,7 +319,7 @@ def _delete_awareness(db: Database, plan: ForgetPlan) -> int:
     return len(ids)
 
 
-def _delete_knowledge(db: Database, entity_ids: list[int], relation_ids: list[int]) -> int:
+def delete_knowledge(db: Database, entity_ids: list[int], relation_ids: list[int]) -> int:
     """Entities and relations with their links, lost-evidence notes and every earlier version."""
     versions = 0
     for kind, table, links, column, ids in (
