@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from mind_core.knowledge.addresses import address_kind
 from mind_core.knowledge.session_summary import MAX_TURNS_READ, extractive_summary
 from mind_core.mind import Mind
 from mind_core.privacy import audit, tombstones
@@ -118,14 +119,16 @@ def plan_forget(db: Database, selector: Selector) -> ForgetPlan:
 
 def _person_plan(db: Database, selector: Selector) -> ForgetPlan:
     """Their frames; the ``from`` header of a mail they wrote states a name and an address of
-    theirs (one address is one person), so what it adds finds more of them, until nothing new."""
+    theirs (one address is one person: not a list's or a role mailbox's, which a list rewriting
+    its senders' headers gives everyone), so what it adds finds more of them, until nothing new."""
     person = find_person(db, selector.person or "")
     for _ in range(MAX_EXPANSION_ROUNDS):
         written, mentioned, stated = _person_frames(db, person)
         before = (len(person.names), len(person.addresses))
         for name, address in stated:
-            person.names |= {name} - {""}
-            person.addresses |= {address} - {""}
+            if address and address_kind(address) == "person":  # a list or a role mailbox is many people
+                person.names |= {name} - {""}
+                person.addresses.add(address)
         if (len(person.names), len(person.addresses)) == before:
             break
         person = expand(db, person)

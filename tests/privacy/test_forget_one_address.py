@@ -21,6 +21,7 @@ ADDRESS = "alex.boterolowry@example.com"
 SHORT, LONG = ("Alex Botero-Lowry", ADDRESS), ("Alexander Botero-Lowry", ADDRESS)
 CARL = ("Carl Worth", "cworth@example.org")
 OTHER_ALEX = ("Alex Smith", "alex.smith@example.net")
+LIST = "notmuch@lists.example.org"
 TRACES = (b"botero", b"boterolowry", ADDRESS.encode())
 
 
@@ -35,6 +36,9 @@ MAILS = [
     _mail(3, LONG, CARL, "request for pull", "The following changes since commit e8c9c3e are available."),
     _mail(4, CARL, OTHER_ALEX, "Emacs keys", f"Alex, ask Alex Botero-Lowry ({ADDRESS}) about the show hook."),
     _mail(5, OTHER_ALEX, CARL, "Re: Emacs keys", "Will do, the word-wrap hook looks fine to me."),
+    # a list rewriting its senders' From: the list's address is not theirs, Keith's mail stays
+    _mail(6, (SHORT[0], LIST), CARL, "[notmuch] tags", "Tags could be stored in the database."),
+    _mail(7, ("Keith Packard", LIST), CARL, "[notmuch] vim", "The vim client is coming along nicely."),
 ]
 
 
@@ -63,19 +67,20 @@ def test_one_address_under_two_names_is_one_person_with_both_names(tmp_path):
         "SELECT name, properties FROM knowledge_entities WHERE entity_type = 'person' AND valid_to IS NULL"
     )
     stated = [r["name"] for r in rows if json.loads(r["properties"]).get("addresses")]
-    assert sorted(stated) == sorted([name, CARL[0], OTHER_ALEX[0]])  # one entity per address
+    assert sorted(stated) == sorted([name, CARL[0], OTHER_ALEX[0]])  # one person per address
     mind.close()
 
 
 def _forget_leaves_nothing(tmp_path, given: str) -> None:
     path, mind = _harvested(tmp_path)
     plan = plan_forget(mind.db, Selector(person=given))
-    assert len(plan.frame_ids) == 3  # all three mails they wrote, under either name
+    assert len(plan.frame_ids) == 4  # all four mails they wrote, under either name or through the list
     forget(mind, plan, "tester")
     texts = " ".join(r[0] + r[1] for r in mind.db.query("SELECT content, metadata FROM memory_frames")).lower()
     assert not [trace for trace in TRACES if trace.decode() in texts]
     assert "[forgotten person]" in texts and "hi alex," in texts and "alex smith" in texts  # first names stay
     assert "alex.smith@example.net" in texts  # another person's address is never touched
+    assert "keith packard" in texts and LIST in texts
     assert not plan_forget(mind.db, Selector(person=ADDRESS)).frame_ids
     mind.close()
     assert not [trace for trace in TRACES if trace in raw_bytes(path)]
@@ -94,7 +99,7 @@ def test_a_mail_they_wrote_states_their_other_name_even_without_the_graph(tmp_pa
     for table in ("kg_relation_frames", "knowledge_relations", "kg_entity_frames", "knowledge_entities"):
         mind.db.execute(f"DELETE FROM {table}")  # nothing known: only the headers link the names
     plan = plan_forget(mind.db, Selector(person=SHORT[0]))
-    assert len(plan.frame_ids) == 3 and plan.person is not None
+    assert len(plan.frame_ids) == 4 and plan.person is not None and LIST not in plan.person.addresses
     assert LONG[0] in plan.person.names and ADDRESS in plan.person.addresses
     mind.close()
 
