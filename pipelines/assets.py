@@ -70,8 +70,7 @@ from mind_core.harvest.pipeline import (
     cognify_source,
     complete_harvest,
     get_registered,
-    newly_redacting,
-    scrub_superseded,
+    settle_redaction,
 )
 from mind_core.harvest.scan_redaction import redacted_scan
 from mind_core.harvest.source_files import ReadingRules
@@ -539,10 +538,10 @@ def vector_index(
         seconds = time.perf_counter() - began
         scrubbed = None
         if complete and staged is not None and staged.fingerprint:
-            previous = get_registered(mind, key.source).last_fingerprint
+            registered = get_registered(mind, key.source)  # as it was before this harvest
             complete = complete_harvest(mind, key.source, staged.fingerprint)
-            if complete and newly_redacting(previous, effective_policy(mind.db, key.source)):
-                scrubbed = scrub_superseded(mind)  # frames rewritten under a new policy: old text gone
+            # frames rewritten under a new policy: the knowledge too, and the old text gone
+            scrubbed = settle_redaction(mind, registered, effective_policy(mind.db, key.source))
         gaps = index_gaps(mind.db, key.source)
         totals = mind_totals(mind)
     return dg.MaterializeResult(

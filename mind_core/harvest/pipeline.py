@@ -41,10 +41,11 @@ from mind_core.knowledge.structure_learning import learn_structure
 from mind_core.mind import Mind
 from mind_core.plugins import CONFIDENT, PLAUSIBLE, get_source, rank_sources, source_kinds
 from mind_core.privacy.forget import scrub
+from mind_core.privacy.knowledge_redaction import redact_knowledge
 from mind_core.privacy.redaction_policy import RedactionPolicy, effective_policy
 from mind_core.store import change_log
 from mind_core.store.change_log import Changes
-from mind_core.store.db import IN_LIST, in_list
+from mind_core.store.db import IN_LIST, Database, in_list
 from mind_core.store.reconcile import (
     ReconcileResult,
     changes_to_check,
@@ -54,6 +55,7 @@ from mind_core.store.reconcile import (
     reconcile_vec_index,
     record_reconciled,
 )
+from mind_core.store.schema import get_meta, set_meta
 
 # A harvest reads the mind file without a memory map and with a small page cache
 # (``Database.memory_bounds``): the mapped pages of its passes over the file counted in its
@@ -576,23 +578,78 @@ def _harvest(
         with mind.db.transaction():
             HarvestSourceStore(mind.db).set_status(name, report.status, report.reason)  # type: ignore[arg-type]
     complete_harvest(mind, name, fingerprint)
-    if report.imported.frames_updated and newly_redacting(source.last_fingerprint, policy):
-        report.scrubbed = scrub_superseded(mind)
+    report.scrubbed = settle_redaction(mind, source, policy, bool(report.imported.frames_updated))
     report.frames_held = frames_held(mind.db, name)
     return report
 
 
-def newly_redacting(last_fingerprint: str | None, policy: RedactionPolicy) -> bool:
-    """Whether a harvest under ``policy`` redacts what the last one (at ``last_fingerprint``) may
-    have stored: the policy redacts, and is not the one the source was last harvested under."""
-    return policy.active and last_fingerprint is not None and not last_fingerprint.endswith(policy.mark)
+APPLIED_REDACTION_KEY = "harvest_source_redaction_applied:"  # + the source: the policy mark its frames hold
 
 
-def scrub_superseded(mind: Mind) -> bool:
-    """After frames were rewritten under a new redaction policy, their earlier text made
-    unrecoverable from the mind's files (FTS segments merged, file vacuumed, WAL truncated:
-    ``mind_core.privacy.forget.scrub``); False when another reader kept the WAL from truncating."""
+def applied_redaction(db: Database, source: HarvestSource) -> str | None:
+    """The mark (``RedactionPolicy.mark``) of the policy the source's frames were last stored
+    under: recorded by every harvest, even a ``partial`` one (which records no fingerprint);
+    for a mind harvested before that record, read off its last fingerprint; None when unknown."""
+    recorded = get_meta(db, APPLIED_REDACTION_KEY + source.source)
+    if recorded is not None:
+        return recorded
+    if source.last_fingerprint is not None:
+        _, found, digest = source.last_fingerprint.rpartition("|redaction:")
+        return f"|redaction:{digest}" if found else ""
+    return None
+
+
+def newly_redacting(previous: str | None, policy: RedactionPolicy, harvested_before: bool = True) -> bool:
+    """Whether a harvest under ``policy`` redacts what the source's frames held before (stored
+    under the policy of mark ``previous``; None: unknown, so assumed unredacted when the source
+    was harvested before)."""
+    if not policy.active:
+        return False
+    return previous != policy.mark if previous is not None else harvested_before
+
+
+def settle_redaction(
+    mind: Mind, source: HarvestSource, policy: RedactionPolicy, frames_rewritten: bool = True
+) -> bool | None:
+    """After a source's harvest (``source`` as registered before it): when its policy newly
+    redacts, what its frames taught the knowledge graph and the summaries is brought to the
+    policy and the earlier text scrubbed from the files (``scrub_superseded``); then the policy
+    is recorded as applied. Returns whether the scrub finished (None: no scrub)."""
+    scrubbed = None
+    if newly_redacting(applied_redaction(mind.db, source), policy, source.last_harvest_at is not None):
+        scrubbed = scrub_superseded(mind, source.source, frames_rewritten)
+    with mind.db.transaction():
+        set_meta(mind.db, APPLIED_REDACTION_KEY + source.source, policy.mark)
+    return scrubbed
+
+
+def scrub_superseded(mind: Mind, source: str, frames_rewritten: bool = True) -> bool | None:
+    """After a harvest under a new redaction policy: what the source's frames taught the
+    knowledge graph and the session summaries brought to the policy too
+    (``mind_core.privacy.knowledge_redaction``), then, when anything was rewritten, the earlier
+    text made unrecoverable from the mind's files (FTS segments merged, file vacuumed, WAL
+    truncated: ``mind_core.privacy.forget.scrub``). False when another reader kept the WAL from
+    truncating; None when nothing was rewritten."""
+    superseded = _superseded_frames(mind.db, source)
+    for frame_id in superseded:
+        mind.frames.delete(frame_id)
+    rewritten = redact_knowledge(mind.db, source, effective_policy(mind.db, source))
+    if not frames_rewritten and not superseded and not any(rewritten.values()):
+        return None
     return not scrub(mind.db)["wal_busy"]
+
+
+def _superseded_frames(db: Database, source: str) -> list[int]:
+    """The source's message frames no ledger row holds any more: a frame two of its messages
+    shared (one mail in two files) is not rewritten in place; each gets the redacted frame, and
+    the old one, with the old text, is left to nobody."""
+    rows = db.query(
+        "SELECT id FROM memory_frames m WHERE frame_type = 'I' AND json_valid(metadata)"
+        " AND json_extract(metadata, '$.provenance.source') = ?"
+        " AND NOT EXISTS (SELECT 1 FROM harvest_ledger l WHERE l.frame_id = m.id)",
+        (source,),
+    )
+    return [row[0] for row in rows]
 
 
 def due_sources(mind: Mind) -> list[HarvestSource]:

@@ -22,6 +22,29 @@ def _count(properties: Mapping[str, Any]) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
 
 
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _carried_names(
+    name: str, properties: Mapping[str, Any], duplicate_name: str, duplicate: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``properties`` with the duplicate's name, its aliases and its addresses added (a merged
+    person keeps every name and address they were known by)."""
+    carried = dict(properties)
+    aliases = _strings(carried.get("aliases"))
+    for alias in [duplicate_name, *_strings(duplicate.get("aliases"))]:
+        if alias not in aliases and alias.lower() != name.lower():
+            aliases.append(alias)
+    if aliases:
+        carried["aliases"] = aliases
+    addresses = _strings(carried.get("addresses"))
+    added = [a for a in _strings(duplicate.get("addresses")) if a.lower() not in {b.lower() for b in addresses}]
+    if added:
+        carried["addresses"] = addresses + added
+    return carried
+
+
 class EntityMerging(RelationRows):
     """``merge_entity`` and the carrying over of the duplicate's relations and evidence."""
 
@@ -30,7 +53,8 @@ class EntityMerging(RelationRows):
         spelling) is ``into_id``. A correction of belief, not an event: the duplicate is ended at
         its own ``valid_from`` (it never held) with ``properties.merged_into``, so no valid-time
         query shows it and ``known_at`` before the merge still does (its versions are kept).
-        Its frame links move to ``into_id``, which takes its name into ``aliases``, its earlier
+        Its frame links move to ``into_id``, which takes its name and aliases into ``aliases``,
+        its addresses, its earlier
         ``valid_from`` and its ``extractors``; each of its active relations is carried over (a
         relation ``into_id`` already has gains its ``count``; one between the two ends with it)
         and ended the same way, the frames stating it now stating the carried one. False when the
@@ -50,10 +74,7 @@ class EntityMerging(RelationRows):
             self.db.execute("DELETE FROM kg_entity_frames WHERE entity_id = ?", (duplicate.id,))
             for relation in self._active_relations_touching(duplicate.id):
                 self._carry_relation(relation, duplicate.id, into.id)
-            properties = dict(into.properties)
-            aliases = [a for a in properties.get("aliases", []) if isinstance(a, str)]
-            if duplicate.name not in aliases and duplicate.name.lower() != into.name.lower():
-                properties["aliases"] = [*aliases, duplicate.name]
+            properties = _carried_names(into.name, into.properties, duplicate.name, duplicate.properties)
             properties = credit_extractors(properties, duplicate.properties.get("extractors") or ()) or properties
             if properties != into.properties:
                 self.update_entity(into.id, properties=properties)

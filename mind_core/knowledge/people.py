@@ -6,13 +6,17 @@ two persons. After each harvest, over the whole mind (a name in a chat may be a 
 mail), an active ``person`` that only text extraction found (no source stated it: no
 ``structure`` extractor, no address) is merged (``KnowledgeGraph.merge_entity``) when:
 
-1. its name is, up to case and punctuation, the name of exactly one person, mailing list or
-   organization a source states ("Aneesh Kumar K. V" is the sender "Aneesh Kumar K.V"; "Mail
+0. (any two persons) a source states one same address of both: one address is one person
+   (an earlier harvest named it "Alex Botero-Lowry", a later one "Alexander Botero-Lowry"); the
+   younger is merged into the older, which keeps both names and every address;
+1. its name is, up to case and punctuation, the name or an alias (an address's other display
+   name) of exactly one person, mailing list or organization a source states ("Aneesh Kumar K. V" is the sender "Aneesh Kumar K.V"; "Mail
    Delivery Subsystem" quoted from a bounce is the ``mailer-daemon@`` mailbox), or is it but
    for middle initials ("Barry A. Warsaw" is the sender "Barry Warsaw");
 2. its name is one word, a first name, and every frame that mentions it points to one and the
    same person: the persons of that frame (its sender, its recipients, full names in its text)
-   whose first name it is, exactly one; when the frame has none, the only person in the mind
+   whose first name it is (of their name or of an alias: "Alex" of "Alexander Botero-Lowry",
+   also known as "Alex Botero-Lowry"), exactly one; when the frame has none, the only person in the mind
    with that first name and a surname. Two different people, "John" greeted in a mail to John
    Doe and in one to John Smith, keep "John" apart, as does a mind with two Carls and a mention
    next to neither.
@@ -41,7 +45,7 @@ STATED_GROUP_TYPES = ("mailing_list", "organization")
 class Merge:
     mention: str
     into: str
-    rule: str  # "same name", "same name but initials", "a person's name" or "first name"
+    rule: str  # "same address", "same name", "same name but initials", "a person's name" or "first name"
 
 
 def _first_name(name: str) -> str:
@@ -120,11 +124,35 @@ def _key_without_initials(name: str) -> str:
 NAME_RULES = (("same name", name_key), ("same name but initials", _key_without_initials))
 
 
+def _addresses(entity: Entity) -> list[str]:
+    found = entity.properties.get("addresses")
+    return [a.lower() for a in found if isinstance(a, str)] if isinstance(found, list) else []
+
+
+def _names(entity: Entity) -> list[str]:
+    aliases = entity.properties.get("aliases")
+    return [entity.name, *(a for a in aliases if isinstance(a, str))] if isinstance(aliases, list) else [entity.name]
+
+
+def _merge_same_address(persons: list[Entity], knowledge: KnowledgeGraph) -> list[Merge]:
+    """Rule 0: a person holding an address an older person holds is that person."""
+    merges: list[Merge] = []
+    holder: dict[str, Entity] = {}
+    for person in persons:  # oldest first
+        into = next((holder[a] for a in _addresses(person) if a in holder), None)
+        if into is not None and knowledge.merge_entity(person.id, into.id):
+            merges.append(Merge(person.name, into.name, "same address"))
+            continue
+        for address in _addresses(person):
+            holder.setdefault(address, person)
+    return merges
+
+
 def resolve_people(db: Database, knowledge: KnowledgeGraph) -> list[Merge]:
     """Merge the person mentions the rules above resolve; returns what was merged (idempotent:
     a second run finds nothing)."""
-    merges: list[Merge] = []
     with db.transaction():
+        merges = _merge_same_address(_active(db, ("person",)), knowledge)
         persons = _active(db, ("person",))
         mentions = [p for p in persons if not _stated(p)]
         stated = [e for e in (*persons, *_active(db, STATED_GROUP_TYPES)) if _stated(e)]
@@ -132,7 +160,8 @@ def resolve_people(db: Database, knowledge: KnowledgeGraph) -> list[Merge]:
         for rule, key in NAME_RULES:
             named: dict[str, list[Entity]] = defaultdict(list)
             for entity in stated:
-                named[key(entity.name)].append(entity)
+                for spelling in {key(n) for n in _names(entity)}:
+                    named[spelling].append(entity)
             for mention in mentions:
                 found = named.get(key(mention.name), [])
                 if mention.id not in merged and len(found) == 1 and knowledge.merge_entity(mention.id, found[0].id):
@@ -149,9 +178,10 @@ def resolve_people(db: Database, knowledge: KnowledgeGraph) -> list[Merge]:
                 merges.append(Merge(concept.name, found[0].name, "a person's name"))
         first_names = [m for m in mentions if len(m.name.split()) == 1 and m.id not in merged]
         full_names: dict[str, list[Entity]] = defaultdict(list)
-        for person in persons:
-            if len(person.name.split()) > 1 and person.id not in merged:
-                full_names[_first_name(person.name)].append(person)
+        for person in _active(db, ("person",)):  # as the merges above left them (aliases taken)
+            if person.id not in merged:  # the first name of its name or of another of its full names
+                for first in {_first_name(n) for n in _names(person) if len(n.split()) > 1}:
+                    full_names[first].append(person)
         frames = _persons_by_frame(db, [m.id for m in first_names])
         for mention in first_names:
             target = _first_name_target(mention, frames[mention.id], full_names)

@@ -23,8 +23,10 @@ frames (``valid_from``); ``recorded_at`` stays the time the mind learned them.
   does not reopen the entity (its versions keep what was believed).
 - Email: one ``person`` entity per address, named by the display name its headers give it most
   often (the address when there is none), as the text extractor would name it ("Dr. Mark K.
-  Joseph (lab)" is "Mark K. Joseph"), so two addresses are one person only when the headers give
-  them the same name (up to case and punctuation); an address that a message's list headers name
+  Joseph (lab)" is "Mark K. Joseph"), its other display names its ``aliases`` (one address is one
+  person: "Alex Botero-Lowry" and "Alexander Botero-Lowry" from one address are one entity), so
+  two addresses are one person only when the headers give them the same name (up to case and
+  punctuation); an address that a message's list headers name
   (the plugin's ``mailing_lists``, and Gmane's rewrites of a known list's host) or that is shaped
   like a list is a ``mailing_list`` entity, a role mailbox (``noreply@``, ``postmaster@``) an
   ``organization`` (``mind_core.knowledge.addresses``); one ``thread`` entity per thread (its first
@@ -415,9 +417,14 @@ def email_structure(frames: list[FrameFacts], structure: Structure) -> None:
             return None
         key = structure.fact(entity_type, name, frame.id, frame.created_at)
         if address:
-            known = structure.facts[key].properties.setdefault("addresses", [])
+            properties = structure.facts[key].properties
+            known = properties.setdefault("addresses", [])
             if address not in known:
                 known.append(address)
+            others = (names.get(address) or ()) if entity_type == "person" else ()
+            for other in others:  # the address's other display names
+                if name_key(other) != name_key(name) and other not in properties.setdefault("aliases", []):
+                    properties["aliases"].append(other)
         return key
 
     threads: dict[str, list[FrameFacts]] = {}

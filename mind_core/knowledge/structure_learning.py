@@ -99,8 +99,9 @@ def _write_structure(knowledge: KnowledgeGraph, structure: Structure, created: d
     """Write one structure in one transaction, adding what was new to ``created``."""
     with knowledge.db.transaction():
         ids: dict[tuple[str, str], int] = {}
+        by_address = _persons_by_address(knowledge.db) if _any_address(structure) else {}
         for key, fact in structure.facts.items():
-            entity_id, new = _write_fact(knowledge, fact)
+            entity_id, new = _write_fact(knowledge, fact, by_address)
             if entity_id is None:
                 continue
             ids[key] = entity_id
@@ -112,14 +113,46 @@ def _write_structure(knowledge: KnowledgeGraph, structure: Structure, created: d
                 created["relations"] += _write_link(knowledge, ids[link.source], ids[link.target], link)
 
 
-def _write_fact(knowledge: KnowledgeGraph, fact: Fact) -> tuple[int | None, bool]:
+def _any_address(structure: Structure) -> bool:
+    return any(fact.entity_type == "person" and fact.properties.get("addresses") for fact in structure.facts.values())
+
+
+def _persons_by_address(db: Database) -> dict[str, int]:
+    """Every address an active person holds, to its (oldest) entity."""
+    rows = db.query(
+        "SELECT e.id, lower(a.value) FROM knowledge_entities e, json_each("
+        "CASE WHEN json_valid(e.properties) THEN e.properties ELSE '{}' END, '$.addresses') a"
+        " WHERE e.entity_type = 'person' AND e.valid_to IS NULL AND a.type = 'text' ORDER BY e.id DESC"
+    )
+    return {address: entity_id for entity_id, address in rows}
+
+
+def _person_of_address(knowledge: KnowledgeGraph, fact: Fact, by_address: dict[str, int]) -> Entity | None:
+    """The active person already holding one of the fact's addresses: one address is one person,
+    whatever name its headers give it this time."""
+    if fact.entity_type != "person":
+        return None
+    for address in fact.properties.get("addresses") or ():
+        if isinstance(address, str) and address.lower() in by_address:
+            return knowledge.get_entity(by_address[address.lower()])
+    return None
+
+
+def _write_fact(knowledge: KnowledgeGraph, fact: Fact, by_address: dict[str, int]) -> tuple[int | None, bool]:
     first = min(fact.frames.values())
-    existing = knowledge.find_entity(fact.entity_type, fact.name) or _ended_by_structure(knowledge, fact)
+    existing = (
+        knowledge.find_entity(fact.entity_type, fact.name)
+        or _person_of_address(knowledge, fact, by_address)
+        or _ended_by_structure(knowledge, fact)
+    )
     if existing is not None:
         knowledge.extend_validity_back("entity", existing.id, first)
         if fact.valid_to is not None:
             knowledge.end_validity("entity", existing.id, max(fact.valid_to, first))
-        merged = _merged_properties(existing.properties, fact.properties)
+        stated = fact.properties
+        if fact.name.lower() != existing.name.lower():  # found by its address under another name
+            stated = {**stated, "aliases": [*(stated.get("aliases") or ()), fact.name]}
+        merged = _merged_properties(existing.properties, stated)
         merged = credit_extractors(merged, [STRUCTURE_EXTRACTOR]) or merged  # found by a text extractor first
         if merged != existing.properties:
             knowledge.update_entity(existing.id, properties=merged)
@@ -128,6 +161,9 @@ def _write_fact(knowledge: KnowledgeGraph, fact: Fact) -> tuple[int | None, bool
     try:
         ended = None if fact.valid_to is None else max(fact.valid_to, first)  # never before it began
         entity = knowledge.create_entity(fact.entity_type, fact.name, properties, valid_from=first, valid_to=ended)
+        if fact.entity_type == "person":
+            for address in fact.properties.get("addresses") or ():
+                by_address.setdefault(str(address).lower(), entity.id)
         return entity.id, True
     except InvalidInputError as exc:
         log.warning("structure: entity %s %r skipped: %s", fact.entity_type, fact.name, exc)

@@ -27,16 +27,26 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from mind_core.knowledge.addresses import address_kind
 from mind_core.knowledge.session_summary import MAX_TURNS_READ, extractive_summary
 from mind_core.mind import Mind
 from mind_core.privacy import audit, tombstones
 from mind_core.privacy.keys import mind_key, person_term
-from mind_core.privacy.person import Person, find_person, redact
+from mind_core.privacy.person import (
+    MAX_EXPANSION_ROUNDS,
+    Mentions,
+    Person,
+    expand,
+    find_person,
+    redact,
+    stated_identities,
+)
 from mind_core.privacy.selection import Selector, selected_frames
 from mind_core.search import ann, keyword_index
 from mind_core.search.vector_index import VectorIndex
@@ -109,30 +119,79 @@ def plan_forget(db: Database, selector: Selector) -> ForgetPlan:
 
 
 def _person_plan(db: Database, selector: Selector) -> ForgetPlan:
+    """Their frames; the ``from`` header of a mail they wrote states a name and an address of
+    theirs (one address is one person: not a list's or a role mailbox's, which a list rewriting
+    its senders' headers gives everyone), so what it adds finds more of them, until nothing new."""
     person = find_person(db, selector.person or "")
+    for _ in range(MAX_EXPANSION_ROUNDS):
+        written, mentioned, stated = _person_frames(db, person)
+        before = (len(person.names), len(person.addresses))
+        for name, address in stated:
+            if address and address_kind(address) == "person":  # a list or a role mailbox is many people
+                person.names |= {name} - {""}
+                person.addresses.add(address)
+        if (len(person.names), len(person.addresses)) == before:
+            break
+        person = expand(db, person)
+    entity_ids = person.entity_ids | _read_only_in_mentions(db, person, written, mentioned)
+    return ForgetPlan(selector, written, mentioned, sorted(entity_ids), person=person)
+
+
+def _read_only_in_mentions(db: Database, person: Person, written: list[int], mentioned: list[int]) -> set[int]:
+    """Entities text extraction read out of their mentions ("Alex Botero" from "Alex
+    Botero-Lowry"): every frame evidencing one is forgotten or redacted, and none of the
+    redacted texts still names it."""
+    pattern = person.pattern()
+    if pattern is None or not mentioned:
+        return set()
+    touched = set(written) | set(mentioned)
+    redacted = [
+        pattern.sub(row["content"]).casefold()
+        for row in db.query(f"SELECT content FROM memory_frames WHERE id IN ({IN_LIST})", (in_list(mentioned),))
+    ]
+    found: set[int] = set()
+    rows = db.query(
+        "SELECT e.id, e.name, group_concat(l.frame_id) AS frames FROM knowledge_entities e"
+        " JOIN kg_entity_frames l ON l.entity_id = e.id WHERE e.id IN"
+        f" (SELECT entity_id FROM kg_entity_frames WHERE frame_id IN ({IN_LIST})) GROUP BY e.id",
+        (in_list(mentioned),),
+    )
+    for row in rows:
+        frames = {int(f) for f in str(row["frames"]).split(",")}
+        words = person_term(row["name"]).split()
+        if not frames <= touched or not words:
+            continue
+        named = re.compile(r"(?<![^\W_])" + r"[\W_]+".join(re.escape(w) for w in words) + r"(?![^\W_])")
+        if not any(named.search(text) for text in redacted):
+            found.add(row["id"])
+    return found
+
+
+def _person_frames(db: Database, person: Person) -> tuple[list[int], list[int], list[tuple[str, str]]]:
+    """The frames they wrote, the frames that mention them, and the ``(name, address)`` the
+    authors of the written ones state."""
     written: list[int] = []
     mentioned: list[int] = []
+    stated: list[tuple[str, str]] = []
     pattern = person.pattern()
     likes = person.like_patterns()
-    if likes and pattern is not None:
-        where = " OR ".join(["content LIKE ? ESCAPE '\\' OR metadata LIKE ? ESCAPE '\\'"] * len(likes))
-        params = [p for like in likes for p in (like, like)]
-        for row in db.query(
-            f"SELECT id, content, metadata FROM memory_frames WHERE {where} ORDER BY id", params
-        ):
-            metadata = _json(row["metadata"])
-            provenance = metadata.get("provenance") if isinstance(metadata.get("provenance"), dict) else {}
-            message = (
-                (metadata.get("source") or {}).get("message")
-                if isinstance(metadata.get("source"), dict)
-                else {}
-            )
-            authors = [provenance.get("author"), message.get("from") if isinstance(message, dict) else None]
-            if any(person.is_them(author) for author in authors):
-                written.append(row["id"])
-            elif pattern.search(row["content"]) or redact(metadata, pattern) != metadata:
-                mentioned.append(row["id"])
-    return ForgetPlan(selector, written, mentioned, sorted(person.entity_ids), person=person)
+    if not likes or pattern is None:
+        return written, mentioned, stated
+    where = " OR ".join(["content LIKE ? ESCAPE '\\' OR metadata LIKE ? ESCAPE '\\'"] * len(likes))
+    params = [p for like in likes for p in (like, like)]
+    for row in db.query(f"SELECT id, content, metadata FROM memory_frames WHERE {where} ORDER BY id", params):
+        metadata = _json(row["metadata"])
+        provenance = metadata.get("provenance") if isinstance(metadata.get("provenance"), dict) else {}
+        message = (
+            (metadata.get("source") or {}).get("message") if isinstance(metadata.get("source"), dict) else {}
+        )
+        authors = [provenance.get("author"), message.get("from") if isinstance(message, dict) else None]
+        if any(person.is_them(author) for author in authors):
+            written.append(row["id"])
+            stated += [stated_identities(author) for author in authors if person.is_them(author)]
+        elif pattern.found_in(row["content"]) or redact(metadata, pattern) != metadata:
+            mentioned.append(row["id"])
+    return written, mentioned, stated
 
 
 def _json(raw: str | None) -> dict[str, Any]:
@@ -202,7 +261,7 @@ def _forget(mind: Mind, plan: ForgetPlan, actor: str, vacuum: bool) -> ForgetRes
         counts["awareness_deleted"] = _delete_awareness(db, plan)
         for frame_id in plan.frame_ids:
             mind.frames.delete(frame_id)
-        counts["versions_deleted"] = _delete_knowledge(db, plan.entity_ids, plan.relation_ids)
+        counts["versions_deleted"] = delete_knowledge(db, plan.entity_ids, plan.relation_ids)
         if plan.person is not None:
             pattern = plan.person.pattern()
             if pattern is not None:
@@ -262,14 +321,14 @@ def _delete_awareness(db: Database, plan: ForgetPlan) -> int:
         metadata = _json(row["metadata"])
         many = metadata.get("frame_ids")
         refs = {metadata.get("frame_id"), *(many if isinstance(many, list) else [])}
-        mentions = pattern is not None and bool(pattern.search(f"{row['content']}\n{row['metadata']}"))
+        mentions = pattern is not None and pattern.found_in(f"{row['content']}\n{row['metadata']}")
         if refs & doomed or mentions:
             ids.add(row["id"])
     db.execute(f"DELETE FROM awareness WHERE id IN ({IN_LIST})", (in_list(ids),))
     return len(ids)
 
 
-def _delete_knowledge(db: Database, entity_ids: list[int], relation_ids: list[int]) -> int:
+def delete_knowledge(db: Database, entity_ids: list[int], relation_ids: list[int]) -> int:
     """Entities and relations with their links, lost-evidence notes and every earlier version."""
     versions = 0
     for kind, table, links, column, ids in (
@@ -286,7 +345,7 @@ def _delete_knowledge(db: Database, entity_ids: list[int], relation_ids: list[in
     return versions
 
 
-def _redact_frames(mind: Mind, frame_ids: list[int], pattern: Any) -> None:
+def _redact_frames(mind: Mind, frame_ids: list[int], pattern: Mentions) -> None:
     """Their mentions replaced in the frames' text (FTS follows, vectors are dropped to be made
     again) and metadata; the ledger's hash follows so an unchanged re-harvest writes nothing."""
     for frame in mind.frames.get_many(frame_ids).values():
@@ -299,7 +358,7 @@ def _redact_frames(mind: Mind, frame_ids: list[int], pattern: Any) -> None:
             )
 
 
-def _redact_columns(db: Database, person: Person, pattern: Any) -> int:
+def _redact_columns(db: Database, person: Person, pattern: Mentions) -> int:
     """Their mentions replaced in the knowledge graph, its history, session summaries and run reports."""
     likes = person.like_patterns()
     changed = 0
@@ -311,7 +370,7 @@ def _redact_columns(db: Database, person: Person, pattern: Any) -> int:
             new = (
                 json.dumps(redact(value, pattern))
                 if value is not None
-                else pattern.sub(tombstones.PLACEHOLDER, text)
+                else pattern.sub(text)
             )
             if new != text:
                 db.execute(f"UPDATE {table} SET {column} = ? WHERE {key} = ?", (new, row[0]))

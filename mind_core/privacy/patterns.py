@@ -46,9 +46,10 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("stripe-key", STRIPE_KEY),
 )
 
+# letters of any script (``danglüe@email.com``, internationalized addresses and domains) and "_"
 EMAIL = re.compile(
-    r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
-    r"[A-Za-z]{2,24}(?![\w-])"
+    r"(?<![\w.%+-])[^\W_][\w.%+-]{0,63}@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+"
+    r"[^\W\d_]{2,24}(?![\w-])"
 )
 IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])")
 CARD = re.compile(r"(?<![\w.,+-])\d(?:[ -]?\d){11,18}(?![\d-]|[.,]\d)")

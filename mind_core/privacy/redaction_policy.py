@@ -32,7 +32,7 @@ KIND_GROUPS = {
 WORKSPACE_KEY = "redaction_policy"
 SOURCE_KEY = "harvest_source_redaction:"  # + the source's name
 # raised when what the detectors find changes, so sources under a policy are read again
-RULES_VERSION = 1
+RULES_VERSION = 2  # 2: addresses with letters of any script and "_"
 
 
 @dataclass(frozen=True)

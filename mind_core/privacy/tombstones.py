@@ -100,7 +100,8 @@ class HarvestGuard:
         text = ADDRESS.sub(
             lambda m: PLACEHOLDER if self._holds("person", m.group(0).lower()) else m.group(0), text
         )
-        words = name_words(text)
+        inside = [m.span() for m in ADDRESS.finditer(text)]  # someone else's address: no name in it
+        words = [w for w in name_words(text) if not any(start <= w.start() < end for start, end in inside)]
         spans: list[tuple[int, int]] = []
         index = 0
         while index < len(words):

@@ -136,9 +136,14 @@ def test_notmuch_corpus_people_lists_and_first_names(shared_data: Path) -> None:
         assert "Carl" not in people and "Carl" in people["Carl Worth"]["aliases"]
         gmane_lists = {a for a in addresses if a.endswith("-u79uwxl29ty76z2rm5mhxa@public.gmane.org")}
         assert gmane_lists == set()  # Gmane's rewrites of vger's lists are lists too
-        for full_name, properties in people.items():  # every merged first name is that person's
-            for alias in properties.get("aliases", []):
-                assert len(alias.split()) > 1 or full_name.split()[0] == alias
+        for full_name, properties in people.items():  # every one-word alias is a word of that person's names
+            full_names = [full_name, *(a for a in properties.get("aliases", []) if len(a.split()) > 1)]
+            for alias in properties.get("aliases", []):  # a first name, or a header's "Iwai <tiwai@suse.de>"
+                assert len(alias.split()) > 1 or alias in {w for n in full_names for w in n.split()}
+        # one address, two names in its headers: one person known by both ("Alex" is theirs too)
+        holders = [(n, p) for n, p in people.items() if "alex.boterolowry@gmail.com" in p.get("addresses", [])]
+        assert len(holders) == 1 and "Botero-Lowry" not in " ".join(n for n in people if n != holders[0][0])
+        assert {holders[0][0], *holders[0][1]["aliases"]} >= {"Alex Botero-Lowry", "Alexander Botero-Lowry", "Alex"}
 
 
 def test_a_concept_with_a_stated_persons_full_name_is_that_person() -> None:

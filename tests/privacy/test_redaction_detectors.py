@@ -63,6 +63,13 @@ def test_a_policy_redacts_only_its_kinds():
     assert Redactor(RedactionPolicy.parse("none")).find(text) == []
 
 
+def test_addresses_in_any_script_and_with_underscores_are_found_whole():
+    email = Redactor(RedactionPolicy.parse("email"))
+    text = "To: danglüe@email.com, john_doe@example.com, ada@bücher.de; Грüße, ref 1.2@3.4, file@2x"
+    assert email.redact(text)[0] == "To: [email], [email], [email]; Грüße, ref 1.2@3.4, file@2x"
+    assert [f.value for f in email.find("<дмитрий.п@почта.рф>")] == ["дмитрий.п@почта.рф"]
+
+
 def test_known_people_are_redacted_by_their_full_name_only():
     redactor = Redactor(RedactionPolicy.parse("people"), ["Zephyrine Quarlesworth"])
     text, findings = redactor.redact("Ask zephyrine  QUARLESWORTH or Zephyrine herself.")
