@@ -119,8 +119,10 @@ WRITING_VERBS = frozenset(
 )
 
 # Two or more TitleCase words (the original's PROPER_NOUN_RE, ASCII like JS). Unlike the
-# original, the words are joined by spaces or tabs only: a line break ends a name.
-PROPER_NOUN_RE = re.compile(r"\b([A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)+)\b", re.ASCII)
+# original, the words are joined by spaces or tabs only (a line break ends a name), and a word may
+# be TitleCase parts joined by hyphens ("Alex Botero-Lowry", not "Alex Botero").
+_TITLE_WORD = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)*"
+PROPER_NOUN_RE = re.compile(rf"\b({_TITLE_WORD}(?:[ \t]+{_TITLE_WORD})+)\b", re.ASCII)
 
 SKIP_WORDS = frozenset(
     "The This That These What When Where Which Who How Why And But For Not You Your They Has Have Was Were"
@@ -308,7 +310,7 @@ def clean_proper_noun(phrase: str) -> str | None:
 
 def classify_proper_noun(name: str) -> str:
     """person > organization > project > concept when several indicators fire; concept when none."""
-    first_word = name.split(maxsplit=1)[0].lower() if name.strip() else ""
+    first_word = name.split(maxsplit=1)[0].split("-")[0].lower() if name.strip() else ""
     if first_word in PERSON_FIRST_NAMES:
         return "person"
     if ORG_INDICATORS.search(name):

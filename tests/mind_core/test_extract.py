@@ -107,6 +107,9 @@ def test_proper_noun_rules() -> None:
         ("Alice Johnson", "person"),
     }
     assert entities("we talked about NASA and McDonald today") == set()  # all-caps / camel case break it
+    # Hyphenated TitleCase parts are one word of the name, typed by the first name's first part.
+    assert entities("I met Alex Botero-Lowry at the conference") == {("Alex Botero-Lowry", "person")}
+    assert entities("A letter from Mary-Jane Watson arrived today") == {("Mary-Jane Watson", "person")}
 
 
 def test_leading_skip_word_is_dropped_not_the_name() -> None:
