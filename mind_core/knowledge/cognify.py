@@ -351,7 +351,10 @@ class CognifyPipeline:
 
     def _write_links(self, recognified: Sequence[Frame], links: Sequence[tuple[int, int]]) -> None:
         """Link entities to frames; a frame re-extracted after a content change loses its old links
-        (to entities and relations)."""
+        (to entities and relations), noted as lost evidence: what it no longer states, and no other
+        frame states, ends after the knowledge step (``end_facts_without_evidence``)."""
+        if recognified:
+            self.knowledge.note_evidence_lost([f.id for f in recognified])
         for table in ("kg_entity_frames", "kg_relation_frames"):
             self.db.executemany(f"DELETE FROM {table} WHERE frame_id = ?", [(f.id,) for f in recognified])
         self.db.executemany(

@@ -123,6 +123,31 @@ def test_a_renamed_section_keeps_its_facts_current(vault: Path) -> None:
         assert set(kg.frames_for_relation(link.id)) == set(kg.frames_for_entity(book.id))
 
 
+def test_an_edited_note_ends_what_it_no_longer_states(vault: Path) -> None:
+    """A note edited in place is re-extracted: the facts only its old text stated end at that
+    harvest (their history kept), what it still states stays current, the new facts begin."""
+    with Mind.open(":memory:", embedder=HashingEmbedder()) as mind:
+        register_source(mind, "markdown", vault, "vault")
+        harvest(mind, "vault")
+        kg = mind.knowledge
+        director, book, movie = (note(kg, n) for n in ("Akira Kurosawa", "Book Template", "Movie Template"))
+        dropped = relation(kg, director, book, "links_to")
+        kept = relation(kg, movie, director, "links_to")
+        path = vault / "Akira Kurosawa.md"
+        path.write_text("# Akira Kurosawa\n\nDirector of Ran and Ikiru; see [[Movie Template]].\n", encoding="utf-8")
+        report = harvest(mind, "vault")
+        assert report.cognified["relations_ended"] >= 1
+        ended = kg.get_relation(dropped.id)
+        assert ended is not None and ended.valid_to is not None  # the link the note no longer holds
+        assert kg.relation_history(dropped.id)[-2].valid_to is None  # what was believed before is kept
+        assert kg.get_relation(kept.id).valid_to is None and kg.get_entity(director.id).valid_to is None
+        assert relation(kg, director, movie, "links_to").valid_to is None  # the new link is current
+        assert mind.db.scalar("SELECT COUNT(*) FROM kg_evidence_lost") == 0
+
+        again = harvest(mind, "vault", force=True)  # re-reading the same text ends nothing more
+        assert again.cognified["entities_ended"] == again.cognified["relations_ended"] == 0
+
+
 def test_compaction_ends_what_pruned_frames_alone_stated(fake_embedder: HashingEmbedder) -> None:
     with Mind.open(":memory:", embedder=fake_embedder) as mind:
         kept = mind.cognify.cognify("Alice Johnson reviewed the PostgreSQL migration.")
