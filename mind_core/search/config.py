@@ -91,6 +91,11 @@ class SearchConfig:
     # also asked once per person, the lists merged (``mind_core.search.question_parts``): chosen by
     # every joint held-out fold (benchmarks/README.md, "Multi-hop, fifth round")
     question_parts: bool = True
+    # the frames said by a person the question names (her role's, in a chat exported with roles)
+    # are at graph distance 0 from her for relevance's graph nearness, as the authors an export
+    # with names links (``speakers.with_speakers_near``); else a role-only chat's graph links her
+    # to the other side's turns saying her name
+    speaker_nearness: bool = True
     time_scale_days: float = 1.0  # the time boost's shortest decay scale: a day's window reaches the next day
     # how much of the shown score the relevance profile (recency, importance, graph nearness,
     # popularity) may take away from the match: 1 = all of it, 0 = relevance only breaks ties

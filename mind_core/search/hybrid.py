@@ -51,7 +51,7 @@ from mind_core.search.scoring import (
     relevance_parts,
     weighted_relevance,
 )
-from mind_core.search.speakers import Speakers, without_names
+from mind_core.search.speakers import Speakers, with_speakers_near, without_names
 from mind_core.search.threads import ThreadReplies, note_frames, yield_scores, yield_to_parents
 from mind_core.search.time_lane import TimeLane, own_time_inside
 from mind_core.search.time_window import TimeWindow, date_phrases, may_name_a_time, without_dates
@@ -299,7 +299,10 @@ class HybridSearch:
         from a few columns; only the frames shown are read whole. A frame missing here was
         deleted, or its index row is an orphan."""
         pool = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))[: relevance_pool_size(limit)]
-        context = self._with_graph_distances(query, context or ScoringContext(), weights.contextual, pool)
+        given = context or ScoringContext()
+        context = self._with_graph_distances(query, given, weights.contextual, pool)
+        if self.config.speaker_nearness and self.knowledge is not None and given.graph_distances is None:
+            context = with_speakers_near(context, fused, pool)
         best_relevance = max_relevance(weights)
         share = self.config.relevance_share
         scores = {}
