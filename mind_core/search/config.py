@@ -77,6 +77,12 @@ class SearchConfig:
     # (77.2 against 78.7), session-exclusive where a pair rarely says each other's name (REALTALK
     # 61.8 against 63.6); "auto" gets both (78.7, 63.6)
     addressed_scope: str = "auto"
+    # a name that stands for a role seeds no graph nearness (relevance's contextual part): in a chat exported with
+    # roles the graph links the person only to the turns saying her name, the other side's, so
+    # nearness would prefer the turns the speaker preference puts after hers (with the speakers'
+    # names, she is linked to her own messages as well). Held out (benchmarks/README.md, "Multi-hop,
+    # seventh round"): LoCoMo 83.8 against 82.4, multi-hop 56.8 against 53.8
+    role_names_out_of_graph: bool = True
     # a capitalized question word no turn talks about (every turn saying it addresses it, or none
     # does; not a month or weekday) stands for the role a source leaves without a name when the
     # source names the other one ("Paola" where the assistant calls the user Kevin and nobody
@@ -91,11 +97,6 @@ class SearchConfig:
     # also asked once per person, the lists merged (``mind_core.search.question_parts``): chosen by
     # every joint held-out fold (benchmarks/README.md, "Multi-hop, fifth round")
     question_parts: bool = True
-    # the frames said by a person the question names (her role's, in a chat exported with roles)
-    # are at graph distance 0 from her for relevance's graph nearness, as the authors an export
-    # with names links (``speakers.with_speakers_near``); else a role-only chat's graph links her
-    # to the other side's turns saying her name
-    speaker_nearness: bool = True
     time_scale_days: float = 1.0  # the time boost's shortest decay scale: a day's window reaches the next day
     # how much of the shown score the relevance profile (recency, importance, graph nearness,
     # popularity) may take away from the match: 1 = all of it, 0 = relevance only breaks ties

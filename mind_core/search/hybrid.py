@@ -51,7 +51,7 @@ from mind_core.search.scoring import (
     relevance_parts,
     weighted_relevance,
 )
-from mind_core.search.speakers import Speakers, with_speakers_near, without_names
+from mind_core.search.speakers import Speakers, without_names
 from mind_core.search.threads import ThreadReplies, note_frames, yield_scores, yield_to_parents
 from mind_core.search.time_lane import TimeLane, own_time_inside
 from mind_core.search.time_window import TimeWindow, date_phrases, may_name_a_time, without_dates
@@ -299,10 +299,7 @@ class HybridSearch:
         from a few columns; only the frames shown are read whole. A frame missing here was
         deleted, or its index row is an orphan."""
         pool = sorted(fused, key=lambda fid: (-fused[fid]["match"], fid))[: relevance_pool_size(limit)]
-        given = context or ScoringContext()
-        context = self._with_graph_distances(query, given, weights.contextual, pool)
-        if self.config.speaker_nearness and self.knowledge is not None and given.graph_distances is None:
-            context = with_speakers_near(context, fused, pool)
+        context = self._with_graph_distances(query, context or ScoringContext(), weights.contextual, pool)
         best_relevance = max_relevance(weights)
         share = self.config.relevance_share
         scores = {}
@@ -486,10 +483,15 @@ class HybridSearch:
         self, query: str, context: ScoringContext, weight: float, frame_ids: list[int]
     ) -> ScoringContext:
         """Seed graph distances from the entities the query names (and recently active ones), for
-        the frames relevance scores (``frame_ids``)."""
+        the frames relevance scores (``frame_ids``); not from a name that stands for a role
+        (``SearchConfig.role_names_out_of_graph``)."""
         if context.graph_distances is not None or self.knowledge is None or weight <= 0:
             return context
-        seeds = [entity.id for entity in self.knowledge.find_entities_in_text(query)]
+        entities = self.knowledge.find_entities_in_text(query)
+        if entities and self.config.addressed_names and self.config.role_names_out_of_graph:
+            roles = {name.lower() for name in self.speakers.addressed(query, self.config.addressed_scope)}
+            entities = [entity for entity in entities if entity.name.lower() not in roles]
+        seeds = [entity.id for entity in entities]
         seeds += [e for e in context.recent_entity_ids if e not in seeds]
         if not seeds:
             return context

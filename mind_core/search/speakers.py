@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import calendar
 import re
-from typing import Any
 
 from mind_core.search.addressed import PARTNER_ROLES, AddressedNames, capitalized_words
 from mind_core.search.lanes import topic_words
-from mind_core.search.scoring import ScoringContext
 from mind_core.search.until_changed import UntilChanged
 from mind_core.store.db import IN_LIST, Database, in_list
 from mind_core.store.schema import FRAME_ROLE_SQL
@@ -41,20 +39,6 @@ def without_names(text: str, names: set[str]) -> str:
     left = re.sub(rf"\b(?:{pattern})(?:['\u2019]s)?\b", " ", text, flags=re.IGNORECASE)
     left = re.sub(r"\s+", " ", left).strip()
     return left if topic_words(left) else text
-
-
-def with_speakers_near(context: ScoringContext, fused: dict[int, dict[str, Any]], frame_ids: list[int]) -> ScoringContext:
-    """``context`` with the frames said by a speaker the question names (the speaker preference's
-    1, ``SpeakerScores``) at graph distance 0 (``SearchConfig.speaker_nearness``): she said them,
-    as an export with the speakers' names links its authors to their messages. In a chat exported
-    with roles the graph links her only to the turns saying her name, the other side's, so
-    nearness would otherwise prefer the turns the speaker preference puts after hers."""
-    said = [fid for fid in frame_ids if fused[fid].get("speaker_score") == 1.0 and "speaker" in fused[fid]]
-    if not said:
-        return context
-    distances = dict(context.graph_distances or {})
-    distances.update(dict.fromkeys(said, 0))
-    return ScoringContext(recent_entity_ids=context.recent_entity_ids, graph_distances=distances)
 
 
 class SpeakerScores(dict[int, float]):
