@@ -32,7 +32,8 @@ before the question's topic blend and speaker names out of the lanes (one query 
 `hybrid_no_addressed` the default without names that stand for a role (issue #35; it reads
 something only with ``--roles``: the frames as a ChatGPT harvest stores them, authors
 ``user``/``assistant``), `hybrid_addressed_source` with such names as the round before "auto"
-held them (``addressed_scope="source"``, no role left without a name: ``addressed_unnamed=False``). Beside the wall time of every mode, the CPU time of the process.
+held them (``addressed_scope="source"``, no role left without a name: ``addressed_unnamed=False``),
+`hybrid_role_names_in_graph` the default with such names seeding graph nearness (``role_names_out_of_graph=False``). Beside the wall time of every mode, the CPU time of the process.
 
     .venv/bin/python benchmarks/search.py [--sizes 10000] [--scale-sizes 100000 1000000] [--queries 300] [--single 300]
         [--widths 384 1024] [--recall-queries 100] [--roles]
@@ -80,6 +81,8 @@ NO_TIME = SearchConfig(time_weight=0.0)
 NO_ADDRESSED = SearchConfig(addressed_names=False)  # before issue #35's names that stand for a role
 # such names held per source, and no name standing for a role left without one (before "auto")
 ADDRESSED_SOURCE = SearchConfig(addressed_scope="source", addressed_unnamed=False)
+# a name that stands for a role still seeding graph nearness (before "Multi-hop, seventh round")
+ROLE_NAMES_IN_GRAPH = SearchConfig(role_names_out_of_graph=False)
 # the defaults before the speaker names left the lanes and the topic blend (one embedding per query)
 BEFORE_NAMES_AND_BLEND = SearchConfig(
     context_weight=0.6, vector_weight=0.4, speaker_weight=0.2, drop_speaker_names=False, topic_blend=False
@@ -157,6 +160,7 @@ def latencies(mind: Mind, asked: list[str]) -> dict[str, dict[str, float]]:
         "hybrid_no_time": hybrid(NO_TIME),
         "hybrid_no_addressed": hybrid(NO_ADDRESSED),
         "hybrid_addressed_source": hybrid(ADDRESSED_SOURCE),
+        "hybrid_role_names_in_graph": hybrid(ROLE_NAMES_IN_GRAPH),
         "hybrid_before_blend": hybrid(BEFORE_NAMES_AND_BLEND),
         "keyword": lambda q: search.keyword_search(q, 20),
         "vector": lambda q: search.vector_search(q, 20),

@@ -22,7 +22,7 @@ question is embedded once. Questions without resolvable evidence are excluded an
         [--topic-blend 0 1] [--addressed-names 0 1] [--addressed-scopes auto session session-exclusive source]
         [--addressed-unnamed 0 1]
         [--without-off]
-        [--relevance-shares ...] [--session-caps ...] [--question-parts 0 1]
+        [--relevance-shares ...] [--session-caps ...] [--question-parts 0 1] [--role-names-out-of-graph 0 1]
         [--session-weights ...] [--session-aggregates sum max] [--session-diversity ...] [--session-firsts ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
 """
@@ -152,6 +152,8 @@ def label(config: Setting) -> str:
         methods += f", session cap {config.session_cap}"
     if not config.question_parts:
         methods += ", no question parts"
+    if not config.role_names_out_of_graph:
+        methods += ", role names in the graph"
     if config.session_diversity:
         methods += f", session diversity {config.session_diversity:g}"
     if config.session_firsts:
@@ -190,6 +192,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         parts,
         (spread, spread_value),
         unnamed,
+        out_of_graph,
     ) in product(
         args.context_weights,
         args.vector_weights,
@@ -208,6 +211,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         args.question_parts,
         [("", 0.0)] + [("diversity", w) for w in args.session_diversity] + [("firsts", n) for n in args.session_firsts],
         args.addressed_unnamed,
+        args.role_names_out_of_graph,
     ):
         settings.append(
             replace(
@@ -231,6 +235,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
                 session_diversity=spread_value if spread == "diversity" else 0.0,
                 session_firsts=int(spread_value) if spread == "firsts" else 0,
                 addressed_unnamed=bool(unnamed),
+                role_names_out_of_graph=bool(out_of_graph),
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -248,6 +253,7 @@ METHODS = {
     "session cap": "session_cap",
     "session strength": "session_weight",
     "question parts": "question_parts",
+    "role names out of the graph": "role_names_out_of_graph",
     "session diversity (multi-part questions)": "session_diversity",
     "sessions then turns (multi-part questions)": "session_firsts",
 }
@@ -602,6 +608,14 @@ def arguments() -> argparse.ArgumentParser:
         choices=(0, 1),
         default=[DEFAULT.question_parts],
         help="1: a question joining several people it names is also asked of each (give both to measure it)",
+    )
+    parser.add_argument(
+        "--role-names-out-of-graph",
+        type=int,
+        nargs="+",
+        choices=(0, 1),
+        default=[DEFAULT.role_names_out_of_graph],
+        help="1: a name that stands for a role seeds no graph nearness (give both to measure it)",
     )
     parser.add_argument(
         "--session-diversity",

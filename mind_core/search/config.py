@@ -77,6 +77,13 @@ class SearchConfig:
     # (77.2 against 78.7), session-exclusive where a pair rarely says each other's name (REALTALK
     # 61.8 against 63.6); "auto" gets both (78.7, 63.6)
     addressed_scope: str = "auto"
+    # a name that stands for a role seeds no graph nearness (relevance's contextual part): in a
+    # chat exported with roles the graph links the person only to the turns saying her name, the
+    # other side's, so nearness would prefer the turns the speaker preference puts after hers
+    # (with the speakers' names, she is linked to her own messages as well). Held out
+    # (benchmarks/README.md, "Multi-hop, seventh round"): LoCoMo 83.8 against 82.4, multi-hop 56.8
+    # against 53.8, one mind 79.8 against 78.9, REALTALK 68.7 against 68.8
+    role_names_out_of_graph: bool = True
     # a capitalized question word no turn talks about (every turn saying it addresses it, or none
     # does; not a month or weekday) stands for the role a source leaves without a name when the
     # source names the other one ("Paola" where the assistant calls the user Kevin and nobody

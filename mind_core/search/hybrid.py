@@ -483,10 +483,15 @@ class HybridSearch:
         self, query: str, context: ScoringContext, weight: float, frame_ids: list[int]
     ) -> ScoringContext:
         """Seed graph distances from the entities the query names (and recently active ones), for
-        the frames relevance scores (``frame_ids``)."""
+        the frames relevance scores (``frame_ids``); not from a name that stands for a role
+        (``SearchConfig.role_names_out_of_graph``)."""
         if context.graph_distances is not None or self.knowledge is None or weight <= 0:
             return context
-        seeds = [entity.id for entity in self.knowledge.find_entities_in_text(query)]
+        entities = self.knowledge.find_entities_in_text(query)
+        if entities and self.config.addressed_names and self.config.role_names_out_of_graph:
+            roles = {name.lower() for name in self.speakers.addressed(query, self.config.addressed_scope)}
+            entities = [entity for entity in entities if entity.name.lower() not in roles]
+        seeds = [entity.id for entity in entities]
         seeds += [e for e in context.recent_entity_ids if e not in seeds]
         if not seeds:
             return context
