@@ -72,12 +72,17 @@ class TurnContext:
     own: np.ndarray
     context: np.ndarray  # a frame without a context text: its own vector
     has_context: np.ndarray
+    words: np.ndarray  # each frame's own words (without the importer's prefix)
     embed_cpu_s: float
     texts: int
 
     @classmethod
     def of(cls, mind: Mind, embedder: Embedder, words: int = CONTEXT_WORDS) -> TurnContext:
         rows = mind.db.query("SELECT rowid, embedding FROM memory_frames_vec ORDER BY rowid")
+        lengths = {
+            row[0]: len(turn_text(row[1]).split())
+            for row in mind.db.query("SELECT id, content FROM memory_frames")
+        }
         ids = np.array([row[0] for row in rows], dtype=np.int64)
         own = np.stack([np.frombuffer(row[1], dtype=np.float32) for row in rows])
         texts = context_texts(mind, words)
@@ -90,32 +95,39 @@ class TurnContext:
         for (row, _), vector in zip(wanted, vectors, strict=True):
             context[row, : len(vector)] = vector
             has[row] = True
-        return cls(ids, own, context, has, cpu, len(wanted))
+        own_words = np.array([lengths.get(int(frame_id), 0) for frame_id in ids], dtype=np.int64)
+        return cls(ids, own, context, has, own_words, cpu, len(wanted))
 
-    def scores(self, query: np.ndarray, mode: str, weight: float) -> np.ndarray:
+    def scores(self, query: np.ndarray, mode: str, weight: float, short: int = 0) -> np.ndarray:
+        """Each frame's cosine to ``query`` as ``mode`` reads it; ``short`` > 0: only turns of at
+        most that many words of their own read their context text, the others their own vector."""
         own = self.own[:, : len(query)] @ query
         if mode == "off":
             return own
         context = self.context[:, : len(query)] @ query
         if mode == "instead":
-            return context
-        if mode == "max":
-            return np.maximum(own, context)
-        return (1 - weight) * own + weight * context
+            read = context
+        elif mode == "max":
+            read = np.maximum(own, context)
+        else:
+            read = (1 - weight) * own + weight * context
+        return np.where(self.words <= short, read, own) if short > 0 else read
 
 
 _KEPT: dict[tuple[str, int], TurnContext] = {}
 
 
-def install(mind: Mind, embedder: Embedder, mode: str, weight: float, words: int = CONTEXT_WORDS) -> None:
+def install(
+    mind: Mind, embedder: Embedder, mode: str, weight: float, words: int = CONTEXT_WORDS, short: int = 0
+) -> None:
     """Make the mind's vector lane score frames as ``mode`` says ("off": the product's own lane),
-    the previous turn cut to ``words`` words."""
+    the previous turn cut to ``words`` words; ``short``: see ``TurnContext.scores``."""
     vectors = mind.search.vectors
     if mode == "off":
         vectors.__dict__.pop("knn", None)
         return
     if (mind.path, words) not in _KEPT:
-        _KEPT[(mind.path, words)] = TurnContext.of(mind, embedder)
+        _KEPT[(mind.path, words)] = TurnContext.of(mind, embedder, words)
         kept = _KEPT[(mind.path, words)]
         print(
             f"  turn context: {kept.texts} context texts embedded in {kept.embed_cpu_s:.1f} s CPU", flush=True
@@ -131,7 +143,7 @@ def install(mind: Mind, embedder: Embedder, mode: str, weight: float, words: int
         source: Any = None,
     ) -> list[tuple[int, float]]:
         query = np.asarray(vector, dtype=np.float32)
-        similarity = kept.scores(query, mode, weight)
+        similarity = kept.scores(query, mode, weight, short)
         order = np.argsort(-similarity, kind="stable")
         clauses, params = scope_clauses("", gop_id, since, until, source)
         alive = {
@@ -152,19 +164,21 @@ def install(mind: Mind, embedder: Embedder, mode: str, weight: float, words: int
     vectors.knn = knn  # type: ignore[method-assign]
 
 
-def parse(spec: str) -> tuple[str, float, int]:
+def parse(spec: str) -> tuple[str, float, int, int]:
     """ "off", "max", "instead" or "blend0.3" (the context text's share of the cosine), optionally
-    followed by ":N", the words kept of the previous turn (default ``CONTEXT_WORDS``)."""
+    followed by ":N", the words kept of the previous turn (default ``CONTEXT_WORDS``), and "@M":
+    only turns of at most M words read their context (default: every turn)."""
+    spec, _, short = spec.partition("@")
     spec, _, words = spec.partition(":")
     count = int(words) if words else CONTEXT_WORDS
     if spec.startswith("blend"):
-        return "blend", float(spec[len("blend") :] or 0.5), count
+        return "blend", float(spec[len("blend") :] or 0.5), count, int(short or 0)
     if spec not in MODES:
         raise ValueError(f"unknown turn context {spec!r}")
-    return spec, 0.0, count
+    return spec, 0.0, count, int(short or 0)
 
 
-def specs(values: Sequence[str]) -> list[tuple[str, float, int]]:
+def specs(values: Sequence[str]) -> list[tuple[str, float, int, int]]:
     return [parse(value) for value in values]
 
 

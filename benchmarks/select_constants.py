@@ -83,6 +83,7 @@ class Setting(SearchConfig):
     turn_context_mode: str = "off"
     turn_context_weight: float = 0.0
     turn_context_words: int = _turn_context.CONTEXT_WORDS
+    turn_context_short: int = 0
 
     @property
     def turn_context(self) -> float:
@@ -171,6 +172,8 @@ def label(config: Setting) -> str:
     if config.turn_context_mode != "off":
         weight = f" {config.turn_context_weight:g}" if config.turn_context_mode == "blend" else ""
         methods += f", turn context {config.turn_context_mode}{weight} ({config.turn_context_words} words)"
+        if config.turn_context_short:
+            methods += f" for turns of <= {config.turn_context_short} words"
     return (
         f"context {config.context_weight:g} x {config.context_window}, vector {config.vector_weight:g}, "
         f"depth {config.lane_depth}{methods}"
@@ -203,7 +206,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         parts,
         (spread, spread_value),
         unnamed,
-        (turn_mode, turn_weight, turn_words),
+        (turn_mode, turn_weight, turn_words, turn_short),
     ) in product(
         args.context_weights,
         args.vector_weights,
@@ -249,6 +252,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
                 turn_context_mode=turn_mode,
                 turn_context_weight=turn_weight,
                 turn_context_words=turn_words if turn_mode != "off" else _turn_context.CONTEXT_WORDS,
+                turn_context_short=turn_short if turn_mode != "off" else 0,
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -332,7 +336,12 @@ def score_grid(
                 for config in settings:
                     run.mind.search.config = config
                     _turn_context.install(
-                        run.mind, embedder, config.turn_context_mode, config.turn_context_weight, config.turn_context_words
+                        run.mind,
+                        embedder,
+                        config.turn_context_mode,
+                        config.turn_context_weight,
+                        config.turn_context_words,
+                        config.turn_context_short,
                     )
                     for conversation, question in asked:
                         ids = config.ranked_ids(run, question.question, k)
@@ -646,7 +655,8 @@ def arguments() -> argparse.ArgumentParser:
         help="the vector lane scores a chat turn by its own vector (off), by its text plus the previous "
         "turn of the other side (instead), the better of the two (max) or a blend (blend0.3: that share "
         "of the cosine from the context text), each optionally with :N, the words kept of the previous "
-        "turn (max:15); benchmark only (_turn_context.py)",
+        "turn (max:15), and with @M, only for turns of at most M words (instead@12); benchmark only "
+        "(_turn_context.py)",
     )
     parser.add_argument("--conversations", nargs="+", help="only these (for development)")
     parser.add_argument("--questions", type=int, help="only the first N questions of each (for development)")
