@@ -71,7 +71,6 @@ class TurnContext:
     ids: np.ndarray
     own: np.ndarray
     context: np.ndarray  # a frame without a context text: its own vector
-    has_context: np.ndarray
     words: np.ndarray  # each frame's own words (without the importer's prefix)
     embed_cpu_s: float
     texts: int
@@ -91,12 +90,10 @@ class TurnContext:
         vectors = np.asarray(embedder.embed_batch([text for _, text in wanted]), dtype=np.float32)
         cpu = time.process_time() - began
         context = own.copy()
-        has = np.zeros(len(ids), dtype=bool)
         for (row, _), vector in zip(wanted, vectors, strict=True):
             context[row, : len(vector)] = vector
-            has[row] = True
         own_words = np.array([lengths.get(int(frame_id), 0) for frame_id in ids], dtype=np.int64)
-        return cls(ids, own, context, has, own_words, cpu, len(wanted))
+        return cls(ids, own, context, own_words, cpu, len(wanted))
 
     def scores(self, query: np.ndarray, mode: str, weight: float, short: int = 0) -> np.ndarray:
         """Each frame's cosine to ``query`` as ``mode`` reads it; ``short`` > 0: only turns of at
@@ -127,8 +124,7 @@ def install(
         vectors.__dict__.pop("knn", None)
         return
     if (mind.path, words) not in _KEPT:
-        _KEPT[(mind.path, words)] = TurnContext.of(mind, embedder, words)
-        kept = _KEPT[(mind.path, words)]
+        kept = _KEPT[(mind.path, words)] = TurnContext.of(mind, embedder, words)
         print(
             f"  turn context: {kept.texts} context texts embedded in {kept.embed_cpu_s:.1f} s CPU", flush=True
         )

@@ -28,7 +28,9 @@ def chat() -> ev.Conversation:
         ("D1:4", "Caroline", "Sounds lovely, enjoy it"),
     ]
     session = ev.Session("session_1", "conv-t session 1", [ev.Turn(d, s, t, EPOCH) for d, s, t in turns])
-    other = ev.Session("session_2", "conv-t session 2", [ev.Turn("D2:1", "Caroline", "Weekend plans?", EPOCH + 9e5)])
+    other = ev.Session(
+        "session_2", "conv-t session 2", [ev.Turn("D2:1", "Caroline", "Weekend plans?", EPOCH + 9e5)]
+    )
     return ev.Conversation("conv-t", [session, other])
 
 
@@ -43,7 +45,11 @@ def mind(tmp_path):
 
 
 def frame_of(mind: Mind, words: str) -> int:
-    return next(frame_id for frame_id, content in mind.db.query("SELECT id, content FROM memory_frames") if words in content)
+    return next(
+        frame_id
+        for frame_id, content in mind.db.query("SELECT id, content FROM memory_frames")
+        if words in content
+    )
 
 
 def test_a_turn_is_written_with_the_other_sides_previous_turn_cut_and_marked(mind):
@@ -90,7 +96,6 @@ def test_short_turns_only_read_their_context():
         ids=np.array([1, 2]),
         own=np.array([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32),
         context=np.array([[0.0, 1.0], [0.0, 1.0]], dtype=np.float32),
-        has_context=np.array([True, True]),
         words=np.array([3, 30]),
         embed_cpu_s=0.0,
         texts=2,
