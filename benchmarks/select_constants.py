@@ -23,7 +23,8 @@ question is embedded once. Questions without resolvable evidence are excluded an
         [--addressed-unnamed 0 1]
         [--without-off]
         [--relevance-shares ...] [--session-caps ...] [--question-parts 0 1] [--role-names-out-of-graph 0 1]
-        [--session-weights ...] [--session-aggregates sum max] [--session-diversity ...] [--session-firsts ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
+        [--session-weights ...] [--session-aggregates sum max] [--session-diversity ...] [--session-firsts ...]
+        [--turn-context off max instead blend0.3 ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
 """
 
@@ -39,6 +40,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
+import _turn_context
 import locomo
 import realtalk
 from _common import machine, write_results
@@ -78,6 +80,15 @@ class Setting(SearchConfig):
     session_aggregate: str = "sum"
     session_diversity: float = 0.0
     session_firsts: int = 0
+    turn_context_mode: str = "off"
+    turn_context_weight: float = 0.0
+    turn_context_words: int = _turn_context.CONTEXT_WORDS
+    turn_context_short: int = 0
+
+    @property
+    def turn_context(self) -> float:
+        """For the ablation: 1 when the vector lane reads the turns' context vectors (``_turn_context``)."""
+        return 0.0 if self.turn_context_mode == "off" else 1.0
 
     @property
     def addressed_per_session(self) -> float:
@@ -160,6 +171,11 @@ def label(config: Setting) -> str:
         methods += f", sessions first {config.session_firsts}"
     if config.session_weight:
         methods += f", session {config.session_aggregate} {config.session_weight:g}"
+    if config.turn_context_mode != "off":
+        weight = f" {config.turn_context_weight:g}" if config.turn_context_mode == "blend" else ""
+        methods += f", turn context {config.turn_context_mode}{weight} ({config.turn_context_words} words)"
+        if config.turn_context_short:
+            methods += f" for turns of <= {config.turn_context_short} words"
     return (
         f"context {config.context_weight:g} x {config.context_window}, vector {config.vector_weight:g}, "
         f"depth {config.lane_depth}{methods}"
@@ -193,6 +209,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         (spread, spread_value),
         unnamed,
         out_of_graph,
+        (turn_mode, turn_weight, turn_words, turn_short),
     ) in product(
         args.context_weights,
         args.vector_weights,
@@ -212,6 +229,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         [("", 0.0)] + [("diversity", w) for w in args.session_diversity] + [("firsts", n) for n in args.session_firsts],
         args.addressed_unnamed,
         args.role_names_out_of_graph,
+        _turn_context.specs(args.turn_context),
     ):
         settings.append(
             replace(
@@ -236,6 +254,10 @@ def grid(args: argparse.Namespace) -> list[Setting]:
                 session_firsts=int(spread_value) if spread == "firsts" else 0,
                 addressed_unnamed=bool(unnamed),
                 role_names_out_of_graph=bool(out_of_graph),
+                turn_context_mode=turn_mode,
+                turn_context_weight=turn_weight,
+                turn_context_words=turn_words if turn_mode != "off" else _turn_context.CONTEXT_WORDS,
+                turn_context_short=turn_short if turn_mode != "off" else 0,
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -256,6 +278,7 @@ METHODS = {
     "role names out of the graph": "role_names_out_of_graph",
     "session diversity (multi-part questions)": "session_diversity",
     "sessions then turns (multi-part questions)": "session_firsts",
+    "turn context (vector lane)": "turn_context",
 }
 
 
@@ -318,6 +341,14 @@ def score_grid(
                 )
                 for config in settings:
                     run.mind.search.config = config
+                    _turn_context.install(
+                        run.mind,
+                        embedder,
+                        config.turn_context_mode,
+                        config.turn_context_weight,
+                        config.turn_context_words,
+                        config.turn_context_short,
+                    )
                     for conversation, question in asked:
                         ids = config.ranked_ids(run, question.question, k)
                         evidence = run.evidence(conversation, question)
@@ -630,6 +661,16 @@ def arguments() -> argparse.ArgumentParser:
         nargs="*",
         default=[],
         help="multi-part questions: the best frame of each of the N best sessions in the top k",
+    )
+    parser.add_argument(
+        "--turn-context",
+        nargs="+",
+        default=["off"],
+        help="the vector lane scores a chat turn by its own vector (off), by its text plus the previous "
+        "turn of the other side (instead), the better of the two (max) or a blend (blend0.3: that share "
+        "of the cosine from the context text), each optionally with :N, the words kept of the previous "
+        "turn (max:15), and with @M, only for turns of at most M words (instead@12); benchmark only "
+        "(_turn_context.py)",
     )
     parser.add_argument("--conversations", nargs="+", help="only these (for development)")
     parser.add_argument("--questions", type=int, help="only the first N questions of each (for development)")
