@@ -252,7 +252,8 @@ class LocalCluster:
     def wait_for_runs(self, instance, partitions: Sequence[str], timeout: float, job: str | None = None) -> list:
         """The latest run record of each of ``partitions`` (of ``job`` only, when named) once it has
         finished (success, failure or canceled) and no automatic retry of it is due (run retries,
-        ``deploy/dagster.yaml``).
+        ``deploy/dagster.yaml``; a failed run that the retry daemon has not looked at yet, such as one
+        the queue failed while launching it, may still be retried).
         Meanwhile a worker, the daemon or the webserver that exits is started again, as ``make
         cluster`` does; another piece that exits, or the timeout, raises ClusterError."""
         from dagster import DagsterRunStatus, RunsFilter
@@ -267,10 +268,7 @@ class LocalCluster:
                 key = record.dagster_run.tags.get("dagster/partition")
                 if key not in latest or record.create_timestamp > latest[key].create_timestamp:
                     latest[key] = record
-            done = [
-                r for r in latest.values()
-                if r.dagster_run.status in finished and r.dagster_run.tags.get(WILL_RETRY_TAG) != "true"
-            ]
+            done = [r for r in latest.values() if r.dagster_run.status in finished and not _retry_due(instance, r)]
             if len(done) == len(set(partitions)):
                 return done
             time.sleep(1)
@@ -602,6 +600,19 @@ class LocalCluster:
         psutil.wait_procs(alive, timeout=5)
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(5)
+
+
+def _retry_due(instance, record) -> bool:
+    """Whether run retries may still re-execute this finished run: it says so (the will-retry tag),
+    or it failed without the tag (it is set on a run failed during its steps, and by the retry
+    daemon's next look at one failed otherwise) while run retries are on."""
+    run = record.dagster_run
+    tag = run.tags.get(WILL_RETRY_TAG)
+    if tag is not None:
+        return tag == "true"
+    from dagster import DagsterRunStatus
+
+    return run.status == DagsterRunStatus.FAILURE and instance.run_retries_enabled
 
 
 def _exit_reason(code: int) -> str:
