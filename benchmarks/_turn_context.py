@@ -18,7 +18,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,6 +111,41 @@ class TurnContext:
         return np.where(self.words <= short, read, own) if short > 0 else read
 
 
+def scan_instead_of_knn(
+    mind: Mind, ids: np.ndarray, similarity_of: Callable[[np.ndarray], np.ndarray]
+) -> None:
+    """Replace the open mind's vector-lane ``knn`` by an exact scan: ``similarity_of(query)`` gives
+    each frame's cosine (the frames ``ids``, in its order); the scope filters are the lane's."""
+
+    def knn(
+        vector: Any,
+        limit: int,
+        gop_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        source: Any = None,
+    ) -> list[tuple[int, float]]:
+        similarity = similarity_of(np.asarray(vector, dtype=np.float32))
+        order = np.argsort(-similarity, kind="stable")
+        clauses, params = scope_clauses("", gop_id, since, until, source)
+        alive = {
+            row[0]
+            for row in mind.db.query(
+                f"SELECT id FROM memory_frames{' WHERE ' + ' AND '.join(clauses) if clauses else ''}", params
+            )
+        }
+        ranked: list[tuple[int, float]] = []
+        for row in order:
+            frame_id = int(ids[row])
+            if frame_id in alive:
+                ranked.append((frame_id, math.sqrt(max(0.0, 2.0 - 2.0 * float(similarity[row])))))
+                if len(ranked) >= limit:
+                    break
+        return ranked
+
+    mind.search.vectors.knn = knn  # type: ignore[method-assign]
+
+
 _KEPT: dict[tuple[str, int], TurnContext] = {}
 
 
@@ -129,35 +164,7 @@ def install(
             f"  turn context: {kept.texts} context texts embedded in {kept.embed_cpu_s:.1f} s CPU", flush=True
         )
     kept = _KEPT[(mind.path, words)]
-
-    def knn(
-        vector: Any,
-        limit: int,
-        gop_id: str | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        source: Any = None,
-    ) -> list[tuple[int, float]]:
-        query = np.asarray(vector, dtype=np.float32)
-        similarity = kept.scores(query, mode, weight, short)
-        order = np.argsort(-similarity, kind="stable")
-        clauses, params = scope_clauses("", gop_id, since, until, source)
-        alive = {
-            row[0]
-            for row in mind.db.query(
-                f"SELECT id FROM memory_frames{' WHERE ' + ' AND '.join(clauses) if clauses else ''}", params
-            )
-        }
-        ranked: list[tuple[int, float]] = []
-        for row in order:
-            frame_id = int(kept.ids[row])
-            if frame_id in alive:
-                ranked.append((frame_id, math.sqrt(max(0.0, 2.0 - 2.0 * float(similarity[row])))))
-                if len(ranked) >= limit:
-                    break
-        return ranked
-
-    vectors.knn = knn  # type: ignore[method-assign]
+    scan_instead_of_knn(mind, kept.ids, lambda query: kept.scores(query, mode, weight, short))
 
 
 def parse(spec: str) -> tuple[str, float, int, int]:

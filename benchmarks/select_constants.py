@@ -24,7 +24,8 @@ question is embedded once. Questions without resolvable evidence are excluded an
         [--without-off]
         [--relevance-shares ...] [--session-caps ...] [--question-parts 0 1] [--role-names-out-of-graph 0 1]
         [--session-weights ...] [--session-aggregates sum max] [--session-diversity ...] [--session-firsts ...]
-        [--turn-context off max instead blend0.3 ...] [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
+        [--turn-context off max instead blend0.3 ...] [--embed-prefix full no-speaker no-title none]
+        [--embed-backend onnx-int8|onnx|torch] [--minds DIR]
         [--conversations NAME ...] [--questions N]
 """
 
@@ -40,6 +41,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
+import _embed_prefix
 import _turn_context
 import locomo
 import realtalk
@@ -84,11 +86,18 @@ class Setting(SearchConfig):
     turn_context_weight: float = 0.0
     turn_context_words: int = _turn_context.CONTEXT_WORDS
     turn_context_short: int = 0
+    embed_prefix: str = "full"
 
     @property
     def turn_context(self) -> float:
         """For the ablation: 1 when the vector lane reads the turns' context vectors (``_turn_context``)."""
         return 0.0 if self.turn_context_mode == "off" else 1.0
+
+    @property
+    def prefix_changed(self) -> float:
+        """For the ablation: 1 when the vector lane reads frames re-embedded without part of their
+        prefix (``_embed_prefix``)."""
+        return 0.0 if self.embed_prefix == "full" else 1.0
 
     @property
     def addressed_per_session(self) -> float:
@@ -101,7 +110,12 @@ class Setting(SearchConfig):
 
     @property
     def reranks(self) -> bool:
-        return self.session_cap > 0 or self.session_weight > 0 or self.session_diversity > 0 or self.session_firsts > 0
+        return (
+            self.session_cap > 0
+            or self.session_weight > 0
+            or self.session_diversity > 0
+            or self.session_firsts > 0
+        )
 
     def ranked_ids(self, run: HarvestedMind, question: str, k: int) -> list[int]:
         """The frame ids of the top k: the product's search, then the session re-ranking."""
@@ -176,6 +190,8 @@ def label(config: Setting) -> str:
         methods += f", turn context {config.turn_context_mode}{weight} ({config.turn_context_words} words)"
         if config.turn_context_short:
             methods += f" for turns of <= {config.turn_context_short} words"
+    if config.embed_prefix != "full":
+        methods += f", embedded prefix {config.embed_prefix}"
     return (
         f"context {config.context_weight:g} x {config.context_window}, vector {config.vector_weight:g}, "
         f"depth {config.lane_depth}{methods}"
@@ -210,6 +226,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         unnamed,
         out_of_graph,
         (turn_mode, turn_weight, turn_words, turn_short),
+        embed_prefix,
     ) in product(
         args.context_weights,
         args.vector_weights,
@@ -226,11 +243,16 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         args.addressed_names,
         args.addressed_scopes,
         args.question_parts,
-        [("", 0.0)] + [("diversity", w) for w in args.session_diversity] + [("firsts", n) for n in args.session_firsts],
+        [("", 0.0)]
+        + [("diversity", w) for w in args.session_diversity]
+        + [("firsts", n) for n in args.session_firsts],
         args.addressed_unnamed,
         args.role_names_out_of_graph,
         _turn_context.specs(args.turn_context),
+        args.embed_prefix,
     ):
+        if turn_mode != "off" and embed_prefix != "full":
+            continue  # both replace the vector lane's knn: one probe at a time
         settings.append(
             replace(
                 DEFAULT,
@@ -258,6 +280,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
                 turn_context_weight=turn_weight,
                 turn_context_words=turn_words if turn_mode != "off" else _turn_context.CONTEXT_WORDS,
                 turn_context_short=turn_short if turn_mode != "off" else 0,
+                embed_prefix=embed_prefix,
             )
         )
     settings += [replace(DEFAULT, context_weight=0.0), replace(DEFAULT, fusion="rrf")]
@@ -279,6 +302,7 @@ METHODS = {
     "session diversity (multi-part questions)": "session_diversity",
     "sessions then turns (multi-part questions)": "session_firsts",
     "turn context (vector lane)": "turn_context",
+    "embedded prefix changed (vector lane)": "prefix_changed",
 }
 
 
@@ -349,6 +373,8 @@ def score_grid(
                         config.turn_context_words,
                         config.turn_context_short,
                     )
+                    if config.turn_context_mode == "off":
+                        _embed_prefix.install(run.mind, embedder, config.embed_prefix)
                     for conversation, question in asked:
                         ids = config.ranked_ids(run, question.question, k)
                         evidence = run.evidence(conversation, question)
@@ -671,6 +697,15 @@ def arguments() -> argparse.ArgumentParser:
         "of the cosine from the context text), each optionally with :N, the words kept of the previous "
         "turn (max:15), and with @M, only for turns of at most M words (instead@12); benchmark only "
         "(_turn_context.py)",
+    )
+    parser.add_argument(
+        "--embed-prefix",
+        nargs="+",
+        choices=_embed_prefix.MODES,
+        default=["full"],
+        help="the vector lane reads each frame embedded from its stored text (full), without a generic "
+        "role word as speaker (no-speaker), without the [title] (no-title) or from the message text "
+        "alone (none); benchmark only (_embed_prefix.py)",
     )
     parser.add_argument("--conversations", nargs="+", help="only these (for development)")
     parser.add_argument("--questions", type=int, help="only the first N questions of each (for development)")
