@@ -110,12 +110,7 @@ class Setting(SearchConfig):
 
     @property
     def reranks(self) -> bool:
-        return (
-            self.session_cap > 0
-            or self.session_weight > 0
-            or self.session_diversity > 0
-            or self.session_firsts > 0
-        )
+        return self.session_cap > 0 or self.session_weight > 0 or self.session_diversity > 0 or self.session_firsts > 0
 
     def ranked_ids(self, run: HarvestedMind, question: str, k: int) -> list[int]:
         """The frame ids of the top k: the product's search, then the session re-ranking."""
@@ -243,9 +238,7 @@ def grid(args: argparse.Namespace) -> list[Setting]:
         args.addressed_names,
         args.addressed_scopes,
         args.question_parts,
-        [("", 0.0)]
-        + [("diversity", w) for w in args.session_diversity]
-        + [("firsts", n) for n in args.session_firsts],
+        [("", 0.0)] + [("diversity", w) for w in args.session_diversity] + [("firsts", n) for n in args.session_firsts],
         args.addressed_unnamed,
         args.role_names_out_of_graph,
         _turn_context.specs(args.turn_context),
