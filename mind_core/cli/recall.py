@@ -262,6 +262,9 @@ def _explain_line(rank: int, result: Any) -> str:
         timing += f", threshold match {meta['match_score']:.3f}"
     weight = meta.get("mind_weight")
     weighing = "" if weight is None else f" x mind weight {weight:.2f}"
+    if "part_scale" in parts:  # found by one part of a question joining people (question_parts)
+        weighing = f" x part scale {parts['part_scale']:.2f}{weighing}"
+        timing += f", asked as {parts['question_part']!r}"
     return (
         f"#{rank} score {result.score:.3f} = match {match:.3f} x relevance "
         f"{share:.3f} ({relevance}){weighing}; "

@@ -61,7 +61,8 @@ def merge_parts(asked: Sequence[tuple[str, list[SearchResult]]], limit: int) -> 
     """The results of the whole question and of its parts (``(question asked, results)``, the
     whole first) in one list of at most ``limit``: each list's scores scaled so that its best
     equals the best of all lists, a frame found by several keeping its highest, in that order. With
-    ``explain``, a result says which question found it (``question_part``)."""
+    ``explain``, a result says which question found it (``question_part``) and by how much its
+    list's scores were scaled (``part_scale``), so its score is still the product of its parts."""
     tops = [max((result.score for result in results), default=0.0) for _, results in asked]
     best = max(tops, default=0.0)
     merged: dict[int, SearchResult] = {}
@@ -72,7 +73,10 @@ def merge_parts(asked: Sequence[tuple[str, list[SearchResult]]], limit: int) -> 
             kept = merged.get(result.frame.id)
             if kept is not None and kept.score >= score:
                 continue
-            explain = None if result.explain is None else {**result.explain, "score": score, "question_part": text}
+            explain = (
+                None if result.explain is None
+                else {**result.explain, "score": score, "question_part": text, "part_scale": scale}
+            )
             merged[result.frame.id] = replace(result, score=score, explain=explain)
     return sorted(merged.values(), key=lambda result: (-result.score, result.frame.id))[:limit]
 

@@ -1,7 +1,9 @@
 """A question about several people is also asked of each of them (issue #35, item 3)."""
 
 from dataclasses import replace
+from types import SimpleNamespace
 
+from mind_core.cli.recall import _explain_line
 from mind_core.mind import Mind
 from mind_core.search.config import SearchConfig
 from mind_core.search.question_parts import may_join_people, merge_parts, people_parts
@@ -62,6 +64,13 @@ def test_each_person_gets_their_own_turn_into_the_results():
         assert found_by[ginas_answer] == "What do Gina love?"
         assert [result.score for result in results] == sorted((result.score for result in results), reverse=True)
         assert all(result.explain["score"] == result.score for result in results)  # the merged, shown score
+        for result in results:  # explain's arithmetic adds up: match x relevance x the part's scale
+            parts = result.explain
+            assert abs(parts["match"] * parts["relevance_share"] * parts["part_scale"] - result.score) < 1e-9
+        line = _explain_line(1, SimpleNamespace(**{"metadata": {"match_score": 0.0}, "workspace": "w"}, **{
+            "explain": results[0].explain, "score": results[0].score}))
+        assert f"x part scale {results[0].explain['part_scale']:.2f}" in line
+        assert f"asked as {results[0].explain['question_part']!r}" in line
         # a question about one person, or one exchange between two, is searched once, as before
         for question in ("What does Jon love?", "What did Jon ask Gina?"):
             assert mind.search._people_parts(question) == []
