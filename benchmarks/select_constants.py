@@ -436,12 +436,12 @@ def report(
 ) -> dict[str, Any]:
     """Print the grid, the folds and the summary of one data set; return them for the JSON."""
     print(f"\n{data}: hybrid evidence recall@{k} (%) per setting, {machine()}")
-    print(f"  {'setting':52}{'pooled':>8}" + "".join(f"{name[:14]:>16}" for name in names))
-    for config, rows in scores.items():
+    print(f"  {'pooled':>8}" + "".join(f"{name[:14]:>16}" for name in names) + "  setting")
+    for config, rows in scores.items():  # the setting last and whole: settings differ at its end
         marks = " (default)" if config == DEFAULT else ""
         print(
-            f"  {(label(config) + marks)[:52]:52}{mean(rows):8.1f}"
-            + "".join(f"{mean(of(rows, [name])):16.1f}" for name in names)
+            f"  {mean(rows):8.1f}" + "".join(f"{mean(of(rows, [name])):16.1f}" for name in names)
+            + f"  {label(config)}{marks}"
         )
     in_sample = best(scores, names)
     summary: dict[str, Any] = {
