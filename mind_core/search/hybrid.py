@@ -51,7 +51,7 @@ from mind_core.search.scoring import (
     relevance_parts,
     weighted_relevance,
 )
-from mind_core.search.speakers import Speakers, without_names
+from mind_core.search.speakers import Speakers, as_written, without_names
 from mind_core.search.threads import ThreadReplies, note_frames, yield_scores, yield_to_parents
 from mind_core.search.time_lane import TimeLane, own_time_inside
 from mind_core.search.time_window import TimeWindow, date_phrases, may_name_a_time, without_dates
@@ -428,7 +428,7 @@ class HybridSearch:
                 config.addressed_scope,
             )
         prefer(match, notes.speaker_scores, config.speaker_weight)
-        notes.lanes_without = sorted(dropped) if lane_query != query else None
+        notes.lanes_without = as_written(query, dropped) if lane_query != query else None
         notes.blended_with = topic if topic and topic != lane_query and vector else None
         notes.question_vector_searched = own_vector is lane_vector
         pool = heapq.nsmallest(pool_size, match, key=lambda fid: (-match[fid], fid))  # sorted()[:pool_size]

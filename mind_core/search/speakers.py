@@ -41,6 +41,15 @@ def without_names(text: str, names: set[str]) -> str:
     return left if topic_words(left) else text
 
 
+def as_written(text: str, names: set[str]) -> list[str]:
+    """The names as ``text`` writes them (a speaker may be known in lower case), sorted."""
+    written = set()
+    for name in names:
+        found = re.search(rf"\b{re.escape(name)}\b", text, flags=re.IGNORECASE)
+        written.add(found.group(0) if found else name)
+    return sorted(written)
+
+
 class SpeakerScores(dict[int, float]):
     """Per frame, what the speaker preference multiplies its match by: 1 said by a speaker the
     question names, 0 said by another; and ``said_by``, who said each (the author as the frame

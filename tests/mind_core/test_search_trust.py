@@ -258,7 +258,7 @@ def test_explain_names_the_speaker_and_the_names_left_out_of_the_lanes():
     mind.search.index_frames_batch(mind.frames.get_many([1, 2]).values())
     lines = explained(mind, "What did Melanie make in pottery class?")
     assert len(lines) == 2
-    assert all("(lanes searched without melanie)" in line for line in lines)
+    assert all("(lanes searched without Melanie)" in line for line in lines)
     assert sum("said by Melanie (named)" in line for line in lines) == 1
     assert sum("said by Caroline (another speaker)" in line for line in lines) == 1
 
@@ -275,7 +275,7 @@ def test_the_confidence_reads_the_questions_own_similarity_not_the_lanes():
     mind.search.index_frames_batch(mind.frames.get_many([1, 2]).values())
     query = "What did Melanie paint over the lake?"
     results = mind.search.search(query, explain=True)
-    assert results and results[0].explain["lanes_without"] == ["melanie"]
+    assert results and results[0].explain["lanes_without"] == ["Melanie"]
     for result in results:
         own = float(np.dot(embedder.vector(query), embedder.vector(result.frame.content)))
         assert result.similarity == pytest.approx(own, abs=1e-5)
