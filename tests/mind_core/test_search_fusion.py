@@ -268,7 +268,7 @@ def test_the_lanes_search_the_question_without_the_speakers_names():
             assert embedder.texts_embedded[0] == query  # the question's own vector: the confidence reads it
             assert ("What painting did make?" in embedder.texts_embedded) == drop
     greeting, answer = turns[0][1], turns[1][1]
-    assert found[True][answer]["lanes_without"] == ["melanie"]
+    assert found[True][answer]["lanes_without"] == ["Melanie"]
     assert "lanes_without" not in found[False][answer]
     assert found[False][greeting]["keyword_score"] > 0  # the name alone
     assert found[True].get(greeting, {}).get("keyword_score", 0.0) == 0.0

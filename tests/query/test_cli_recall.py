@@ -262,7 +262,7 @@ def test_explain_names_who_said_each_turn_when_the_question_names_a_speaker(caps
     assert sum("said by Caroline (another speaker)" in line for line in lines) == 2
     # an AI chat's side is a role, not a name: said by no one the question could name
     assert sum("said by assistant (another speaker)" in line for line in lines) == 1
-    assert all("(lanes searched without melanie)" in line for line in lines)
+    assert all("(lanes searched without Melanie)" in line for line in lines)
     _, out, _ = recall(capsys, home, *query, "--explain", "--json")
     said = {r["content"]: (r["explain"]["speaker"], r["explain"]["speaker_score"]) for r in json.loads(out)["results"]}
     assert said[turns[1][1]] == ("Melanie", 1.0) and said[turns[0][1]] == ("Caroline", 0.0)
