@@ -47,7 +47,7 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
+from mind_core.harvest.source_files import JSON_FILES, file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
 
 KIND = "chatgpt"
@@ -529,7 +529,7 @@ class ChatGPTSource:
         path = Path(path)
         if path.is_dir() and (path / EXPORT_FILE).is_file():
             return file_fingerprint(path / EXPORT_FILE)
-        return file_fingerprint(path, ("*.json",) if path.is_dir() else ("*",))
+        return file_fingerprint(path, JSON_FILES if path.is_dir() else ("*",))
 
 
 def export_files(folder: Path) -> list[Path]:

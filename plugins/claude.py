@@ -1,5 +1,6 @@
 """Claude.ai data export: the export folder or ``.zip`` (``conversations.json`` plus ``projects.json``,
-``memories.json`` and ``users.json`` when present), or a single ``conversations.json`` file.
+``memories.json`` and ``users.json`` when present), a single ``conversations.json`` file, or a
+folder of saved conversations (JSON files of any name at its top that start like Claude's).
 
 Message text comes from the ``content`` blocks of type ``text`` (plus tool calls, tool results and
 artifacts with a readable label); the flat ``text`` field is used only when a message has no content
@@ -39,7 +40,7 @@ from mind_harvest.plugins._jsonstream import (
     stream_records,
 )
 
-from mind_core.harvest import normalize_iso
+from mind_core.harvest import folder_entries, normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -47,7 +48,7 @@ from mind_core.harvest.items import (
     ScanEvent,
     stable_key,
 )
-from mind_core.harvest.source_files import file_fingerprint, open_source_file
+from mind_core.harvest.source_files import JSON_FILES, file_fingerprint, open_source_file
 from mind_core.plugins import hookimpl
 
 KIND = "claude"
@@ -442,9 +443,9 @@ def _folder_opener(folder: Path) -> Opener:
     return opener
 
 
-def _single_file_opener(path: Path) -> Opener:
+def _single_file_opener(path: Path, within: Path | None = None) -> Opener:
     def opener(name: str) -> AbstractContextManager[IO[bytes]] | None:
-        return open_source_file(path, streamed=True) if name == CONVERSATIONS else None
+        return open_source_file(path, streamed=True, within=within) if name == CONVERSATIONS else None
 
     return opener
 
@@ -456,7 +457,9 @@ class ClaudeSource:
     def detect(self, path: Path) -> bool:
         path = Path(path)
         if path.is_dir():
-            return (path / CONVERSATIONS).is_file() and looks_like_claude(read_head(path / CONVERSATIONS))
+            if (path / CONVERSATIONS).is_file():
+                return looks_like_claude(read_head(path / CONVERSATIONS))
+            return bool(saved_conversations(path))
         if is_archive(path):
             return any_member_head(path, CONVERSATIONS, looks_like_claude)
         return path.is_file() and looks_like_claude(read_head(path))
@@ -464,12 +467,18 @@ class ClaudeSource:
     def scan(self, path: Path) -> Iterator[ScanEvent]:
         path = Path(path)
         if path.is_dir():
-            if not any((path / name).is_file() for name in EXPORT_FILES):
-                yield HarvestError(
-                    str(path), f"no Claude export files ({', '.join(EXPORT_FILES)}) in this folder"
-                )
+            if any((path / name).is_file() for name in EXPORT_FILES):
+                yield from _guarded(scan_export(_folder_opener(path), str(path)), str(path))
                 return
-            yield from _guarded(scan_export(_folder_opener(path), str(path)), str(path))
+            saved = saved_conversations(path)
+            if not saved:
+                yield HarvestError(
+                    str(path),
+                    f"no Claude export files ({', '.join(EXPORT_FILES)}) and no saved Claude "
+                    "conversation (a JSON file starting like one) in this folder",
+                )
+            for file in saved:
+                yield from _guarded(scan_export(_single_file_opener(file, within=path), str(file)), str(file))
         elif is_archive(path):
             yield from scan_archive(path, _scan_export_sets)
         elif path.is_file():
@@ -479,7 +488,21 @@ class ClaudeSource:
 
     def fingerprint(self, path: Path) -> str:
         path = Path(path)
-        return file_fingerprint(path, EXPORT_FILES) if path.is_dir() else file_fingerprint(path)
+        if not path.is_dir():
+            return file_fingerprint(path)
+        if any((path / name).is_file() for name in EXPORT_FILES):
+            return file_fingerprint(path, EXPORT_FILES)
+        return file_fingerprint(path, JSON_FILES)
+
+
+def saved_conversations(folder: Path) -> list[Path]:
+    """The JSON files at a folder's top that start like a Claude conversation or export (a folder
+    of conversations saved one by one, under names of their own), by name."""
+    return [
+        entry
+        for entry in folder_entries(folder)
+        if entry.suffix.lower() == ".json" and entry.is_file() and looks_like_claude(read_head(entry))
+    ]
 
 
 def _guarded(events: Iterator[ScanEvent], report_path: str) -> Iterator[ScanEvent]:

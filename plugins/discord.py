@@ -42,7 +42,7 @@ from mind_harvest.plugins._messaging import attachment, conversation, media_kind
 
 from mind_core.harvest import format_utc
 from mind_core.harvest.items import HarvestError, HarvestMessage, ScanEvent
-from mind_core.harvest.source_files import file_fingerprint, open_source_file
+from mind_core.harvest.source_files import JSON_FILES, file_fingerprint, open_source_file
 
 KIND = "discord"
 TURN_TYPES = frozenset({"Default", "Reply"})
@@ -221,7 +221,7 @@ class DiscordSource:
         return scan_path(path, scan_file, _json_name, keep=lambda found: looks_like_discord(read_head(found)))
 
     def fingerprint(self, path: Path) -> str:
-        return file_fingerprint(Path(path), ("*.json",))
+        return file_fingerprint(Path(path), JSON_FILES)
 
 
 def _json_name(name: str) -> bool:

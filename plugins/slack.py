@@ -47,7 +47,7 @@ from mind_harvest.plugins._messaging import attachment, conversation, media_kind
 
 from mind_core.harvest import format_utc
 from mind_core.harvest.items import HarvestError, HarvestMessage, ScanEvent
-from mind_core.harvest.source_files import file_fingerprint, open_source_file, walk_files
+from mind_core.harvest.source_files import JSON_FILES, file_fingerprint, open_source_file, walk_files
 from mind_core.plugins import hookimpl
 
 KIND = "slack"
@@ -357,7 +357,7 @@ class SlackSource:
                 yield from scan_channel(root, channel, directory)
 
     def fingerprint(self, path: Path) -> str:
-        return file_fingerprint(Path(path), ("*.json",))
+        return file_fingerprint(Path(path), JSON_FILES)
 
 
 def detect_confidence(path: Path) -> float:

@@ -316,6 +316,10 @@ def _depth(depth: int) -> str | None:
     return f"{depth} folders deep" if depth else None
 
 
+# fingerprint patterns for the JSON files a plugin reads, as it reads them: in any case
+JSON_FILES = ("*.[jJ][sS][oO][nN]",)
+
+
 def file_fingerprint(path: Path, patterns: tuple[str, ...] = ("*",)) -> str:
     """Sizes and mtimes of a file, or of every regular file below a folder whose name matches
     one of ``patterns``, hashed: a cheap change detector."""

@@ -93,6 +93,36 @@ def test_variant_shape_with_title_and_no_content_blocks(shared_data: Path) -> No
     ]
 
 
+def test_a_folder_of_conversations_saved_one_by_one(tmp_path: Path) -> None:
+    folder = tmp_path / "saved"
+    folder.mkdir()
+
+    def save(name: str, uuid: str, text: str, title: str) -> None:
+        talk = chat(uuid, [message(f"{uuid}-m", "human", text, "2025-03-01T09:00:00Z")], title)
+        (folder / name).write_text(json.dumps(talk), encoding="utf-8")
+
+    save("falcon.json", "c1", "Which database for Falcon?", "Falcon planning")
+    save("budget.JSON", "c2", "The budget is 40k.", "Budget")
+    (folder / "notes.json").write_text('{"mapping": {}}', encoding="utf-8")  # ChatGPT's shape: not read
+    (folder / "broken.json").write_text('{"uuid": "c3", "chat_messages": [', encoding="utf-8")
+    assert SOURCE.detect(folder)
+    fingerprint = SOURCE.fingerprint(folder)
+
+    items, errors = scan(folder)
+    assert sorted(i.title for i in items) == ["Budget", "Falcon planning"]
+    assert [Path(e.path).name for e in errors] == ["broken.json"]  # located; the others kept
+
+    save("budget.JSON", "c2", "The budget is now 45k.", "Budget")
+    assert SOURCE.fingerprint(folder) != fingerprint
+
+
+def test_a_folder_without_claude_files_says_what_it_looked_for(tmp_path: Path) -> None:
+    (tmp_path / "notes.json").write_text('{"mapping": {}}', encoding="utf-8")
+    assert not SOURCE.detect(tmp_path)
+    items, [error] = scan(tmp_path)
+    assert items == [] and "no saved Claude conversation" in error.reason
+
+
 def test_detects_claude_but_not_chatgpt(shared_data: Path) -> None:
     exports = shared_data / "chat-exports"
     assert SOURCE.detect(exports / "claude/anthropic-data-2025")
