@@ -17,7 +17,7 @@ export TOKENIZERS_PARALLELISM := false
 PIP := $(BIN)/python -m pip -qq
 
 $(STAMP): pyproject.toml deploy/requirements-dagster.txt
-	@echo "installing dependencies into $(VENV) (the first run takes 4-5 minutes) ..."
+	@echo "installing dependencies into $(VENV) (the first run takes 4-6 minutes) ..."
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "  [1/5] pip"
 	@$(PIP) install --upgrade pip

@@ -259,7 +259,7 @@ def _explain_line(rank: int, result: Any) -> str:
         timing += f", {parts['borrowed_time']} time: no recency"
     match = parts.get("match", meta["match_score"])  # the ranking match; match_score is the thresholds'
     if abs(match - meta["match_score"]) >= 0.0005:
-        timing += f", threshold match {meta['match_score']:.3f}"
+        timing += f", confidence judged on match {meta['match_score']:.3f} (without the preferences)"
     weight = meta.get("mind_weight")
     weighing = "" if weight is None else f" x mind weight {weight:.2f}"
     if "part_scale" in parts:  # found by one part of a question joining people (question_parts)

@@ -71,6 +71,8 @@ def test_each_person_gets_their_own_turn_into_the_results():
             "explain": results[0].explain, "score": results[0].score}))
         assert f"x part scale {results[0].explain['part_scale']:.2f}" in line
         assert f"asked as {results[0].explain['question_part']!r}" in line
+        # the match the confidence cuts read (here 0) is named when it is not the ranking match
+        assert "confidence judged on match 0.000 (without the preferences)" in line
         # a question about one person, or one exchange between two, is searched once, as before
         for question in ("What does Jon love?", "What did Jon ask Gina?"):
             assert mind.search._people_parts(question) == []
