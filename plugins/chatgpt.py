@@ -39,7 +39,7 @@ from mind_harvest.plugins._jsonstream import (
     stream_records,
 )
 
-from mind_core.harvest import depth_of_first, epoch_to_iso, folder_entries, normalize_iso
+from mind_core.harvest import depth_of_first, epoch_to_iso, json_files_at_top, normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -538,11 +538,7 @@ def export_files(folder: Path) -> list[Path]:
     main = folder / EXPORT_FILE
     if main.is_file():
         return [main]
-    return [
-        entry
-        for entry in folder_entries(folder)
-        if entry.suffix.lower() == ".json" and entry.is_file() and looks_like_chatgpt(read_head(entry))
-    ]
+    return json_files_at_top(folder, lambda entry: looks_like_chatgpt(read_head(entry)))
 
 
 def export_depth(folder: Path) -> int | None:

@@ -40,7 +40,7 @@ from mind_harvest.plugins._jsonstream import (
     stream_records,
 )
 
-from mind_core.harvest import folder_entries, normalize_iso
+from mind_core.harvest import json_files_at_top, normalize_iso
 from mind_core.harvest.items import (
     HarvestError,
     HarvestItem,
@@ -467,7 +467,7 @@ class ClaudeSource:
     def scan(self, path: Path) -> Iterator[ScanEvent]:
         path = Path(path)
         if path.is_dir():
-            if any((path / name).is_file() for name in EXPORT_FILES):
+            if _holds_export_files(path):
                 yield from _guarded(scan_export(_folder_opener(path), str(path)), str(path))
                 return
             saved = saved_conversations(path)
@@ -490,19 +490,19 @@ class ClaudeSource:
         path = Path(path)
         if not path.is_dir():
             return file_fingerprint(path)
-        if any((path / name).is_file() for name in EXPORT_FILES):
+        if _holds_export_files(path):
             return file_fingerprint(path, EXPORT_FILES)
         return file_fingerprint(path, JSON_FILES)
+
+
+def _holds_export_files(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in EXPORT_FILES)
 
 
 def saved_conversations(folder: Path) -> list[Path]:
     """The JSON files at a folder's top that start like a Claude conversation or export (a folder
     of conversations saved one by one, under names of their own), by name."""
-    return [
-        entry
-        for entry in folder_entries(folder)
-        if entry.suffix.lower() == ".json" and entry.is_file() and looks_like_claude(read_head(entry))
-    ]
+    return json_files_at_top(folder, lambda entry: looks_like_claude(read_head(entry)))
 
 
 def _guarded(events: Iterator[ScanEvent], report_path: str) -> Iterator[ScanEvent]:

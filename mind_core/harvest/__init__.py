@@ -4,7 +4,7 @@ Plugins import from here (and ``mind_core.plugins``) only: the item model, event
 the safe way to read a source's files and the HTTP retry policy.
 """
 
-from mind_core.harvest.detection import depth_of_first, folder_entries
+from mind_core.harvest.detection import depth_of_first, folder_entries, json_files_at_top
 from mind_core.harvest.items import (
     ITEM_KINDS,
     HarvestError,
@@ -33,6 +33,7 @@ __all__ = [
     "file_fingerprint",
     "format_utc",
     "is_retryable",
+    "json_files_at_top",
     "normalize_iso",
     "parse_instant",
     "retry_after_seconds",

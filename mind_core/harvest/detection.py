@@ -34,6 +34,16 @@ def folder_entries(folder: Path) -> list[Path]:
         return []
 
 
+def json_files_at_top(folder: Path, keep: Callable[[Path], bool]) -> list[Path]:
+    """The regular ``.json`` files (any case) at a folder's top that ``keep`` accepts, sorted: a
+    folder of conversations saved one by one, under names of their own."""
+    return [
+        entry
+        for entry in folder_entries(folder)
+        if entry.suffix.lower() == ".json" and entry.is_file() and keep(entry)
+    ]
+
+
 def subfolders(folder: Path, skip: Collection[str] = ()) -> list[Path]:
     """The folders an export may continue in, sorted: not hidden, not named in ``skip``, no symlinks."""
     return [
